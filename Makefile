@@ -1,0 +1,97 @@
+# gpuwise - GNU Make build.  `make` builds ./gpuwise; `make check` builds an
+# ASan+UBSan tree in build/check and runs every test; `make bench` prints figures.
+VERSION   := 0.1.0
+PREFIX    ?= /usr/local
+CC        ?= cc
+BUILD     ?= build/release
+CHECKDIR  ?= build/check
+PKG_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+
+WARN      := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wformat=2
+BASEFLAGS := -std=c17 -D_GNU_SOURCE -DGPUWISE_VERSION='"$(VERSION)"' -Isrc $(PKG_CFLAGS) $(WARN)
+OPT       ?= -O2 -g
+SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDLIBS    := $(PKG_LIBS) -ldl -lm -lpthread
+
+SRCS      := $(sort $(wildcard src/*.c src/*/*.c))
+LIBSRCS   := $(filter-out src/main.c,$(SRCS))
+DATA      := $(sort $(wildcard data/*.tsv))
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+FAKE_SRCS := $(sort $(wildcard tests/fake/*.c))
+
+# objects for a given build dir: $(call objs,DIR)
+objs = $(patsubst src/%.c,$(1)/obj/%.o,$(LIBSRCS)) $(1)/obj/embedded.o
+
+.SECONDARY:
+.PHONY: all check unit e2e bench install uninstall clean run fuzz lint
+all: gpuwise
+
+gpuwise: $(BUILD)/gpuwise
+	cp $< $@
+
+# ---- release tree --------------------------------------------------------
+$(BUILD)/gpuwise: $(call objs,$(BUILD)) $(BUILD)/obj/main.o
+	$(CC) $(OPT) -o $@ $^ $(LDLIBS)
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*/*.h src/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(OPT) -c -o $@ $<
+
+# ---- check tree (sanitizers) --------------------------------------------
+CHK_FLAGS := $(BASEFLAGS) -O1 -g $(SAN)
+$(CHECKDIR)/gpuwise: $(call objs,$(CHECKDIR)) $(CHECKDIR)/obj/main.o
+	$(CC) $(SAN) -o $@ $^ $(LDLIBS)
+$(CHECKDIR)/obj/%.o: src/%.c $(wildcard src/*/*.h src/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CHK_FLAGS) -c -o $@ $<
+$(CHECKDIR)/tests/%: tests/unit/%.c $(call objs,$(CHECKDIR)) $(wildcard tests/unit/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CHK_FLAGS) -Itests/unit -o $@ $< $(call objs,$(CHECKDIR)) $(LDLIBS) -lcmocka
+
+# ---- embedded knowledge tables ------------------------------------------
+%/obj/embedded.c: $(DATA) tools/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -O1 -o $*/embed tools/embed.c
+	$*/embed $(DATA) > $@
+%/obj/embedded.o: %/obj/embedded.c
+	$(CC) -std=c17 -c -o $@ $<
+
+# ---- test doubles: fake libnvidia-ml.so.1 and libcuda.so.1 --------------
+FAKEDIR := $(CHECKDIR)/fake
+FAKE_LIBS := $(patsubst tests/fake/%.c,$(FAKEDIR)/%.so,$(filter-out tests/fake/scenario.c,$(FAKE_SRCS)))
+$(FAKEDIR)/%.so: tests/fake/%.c $(wildcard tests/fake/*.h) tests/fake/scenario.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -D_GNU_SOURCE -O1 -g -fPIC -shared -Wall -Wextra -Werror -Wno-unused-parameter $(PKG_CFLAGS) \
+	    -o $@ $< tests/fake/scenario.c $(PKG_LIBS) -lpthread
+fakes: $(FAKE_LIBS)
+
+UNIT_BINS := $(patsubst tests/unit/%.c,$(CHECKDIR)/tests/%,$(UNIT_SRCS))
+
+check: $(CHECKDIR)/gpuwise $(UNIT_BINS) $(FAKE_LIBS)
+	@GW_BUILD=$(CHECKDIR) sh tests/run.sh $(UNIT_BINS)
+
+unit: $(UNIT_BINS) $(FAKE_LIBS)
+	@GW_BUILD=$(CHECKDIR) GW_ONLY=unit sh tests/run.sh $(UNIT_BINS)
+e2e: $(CHECKDIR)/gpuwise $(FAKE_LIBS)
+	@GW_BUILD=$(CHECKDIR) GW_ONLY=e2e sh tests/run.sh
+
+# ---- benchmarks (release build) -----------------------------------------
+bench: gpuwise
+	@$(MAKE) --no-print-directory CHECKDIR=$(BUILD) $(patsubst $(CHECKDIR)/%,$(BUILD)/%,$(FAKE_LIBS)) >/dev/null
+	@for b in $(sort $(wildcard bench/*.sh)); do GW=./gpuwise GW_BUILD=$(BUILD) sh $$b || exit 1; done
+
+run: gpuwise
+	./gpuwise doctor; ./gpuwise status; ./gpuwise plan llama3.1:8b --quant q4_k_m --gpu rtx-4060; true
+
+fuzz:
+	sh tests/fuzz/run.sh
+
+install: gpuwise
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 gpuwise $(DESTDIR)$(PREFIX)/bin/gpuwise
+	install -m 644 man/gpuwise.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpuwise.1
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/gpuwise $(DESTDIR)$(PREFIX)/share/man/man1/gpuwise.1
+
+clean:
+	rm -rf build gpuwise

@@ -1,0 +1,172 @@
+/*
+ * hw: one vendor-neutral snapshot per GPU from NVML, the CUDA driver and
+ * sysfs.  Vendor libraries are dlopen'ed, so nothing here needs them at
+ * build time.  Every field carries its own validity: a value NVML does not
+ * support is never reported as 0.
+ */
+#ifndef GW_HW_H
+#define GW_HW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/util.h"
+
+/* Why a field has no value. */
+typedef enum {
+	HW_OK = 0,
+	HW_UNQUERIED,       /* backend absent, or the device was asleep */
+	HW_NOT_SUPPORTED,   /* NVML_ERROR_NOT_SUPPORTED */
+	HW_NO_PERMISSION,   /* NVML_ERROR_NO_PERMISSION */
+	HW_GPU_LOST,        /* NVML_ERROR_GPU_IS_LOST */
+	HW_NO_SYMBOL,       /* the loaded library lacks the function (old driver) */
+	HW_FAILED,          /* any other error; see nvml_ret */
+} hw_status;
+
+typedef struct hw_val {
+	int64_t v;
+	hw_status st;      /* HW_OK when v is valid */
+	int nvml_ret;      /* the vendor's return code when st is not HW_OK */
+} hw_val;
+
+#define HW_VALID(x) ((x).st == HW_OK)
+
+typedef enum { HW_VENDOR_NVIDIA, HW_VENDOR_AMD, HW_VENDOR_INTEL, HW_VENDOR_OTHER } hw_vendor;
+
+typedef struct hw_proc {
+	uint32_t pid;
+	char user[64];          /* "" when unknown (no /proc entry) */
+	char command[256];      /* command line, spaces for NULs */
+	char cgroup[256];       /* cgroup path (container id when recognisable) */
+	char container[80];     /* docker/podman/k8s id, "" if none */
+	hw_val used_mem_bytes;
+	bool compute, graphics;
+	bool exists;            /* /proc/PID exists (else a stale NVML entry) */
+	uint32_t gpu_instance, compute_instance; /* MIG ids, UINT32_MAX when n/a */
+} hw_proc;
+
+typedef struct hw_mig {
+	char uuid[96];
+	char name[96];
+	uint32_t gpu_instance, compute_instance;
+	hw_val mem_total_bytes, mem_used_bytes;
+	hw_val sm_count;
+} hw_mig;
+
+/* Throttle / clocks-event reasons (NVML bit values). */
+enum {
+	HW_THR_GPU_IDLE = 0x1,
+	HW_THR_APP_CLOCKS = 0x2,
+	HW_THR_SW_POWER_CAP = 0x4,
+	HW_THR_HW_SLOWDOWN = 0x8,
+	HW_THR_SYNC_BOOST = 0x10,
+	HW_THR_SW_THERMAL = 0x20,
+	HW_THR_HW_THERMAL = 0x40,
+	HW_THR_HW_POWER_BRAKE = 0x80,
+	HW_THR_DISPLAY_CLOCKS = 0x100,
+};
+
+typedef struct hw_gpu {
+	int index;              /* gpuwise index: NVML order, then other PCI GPUs */
+	int nvml_index;         /* -1 when not an NVML device */
+	int cuda_ordinal;       /* -1 when not visible to CUDA (or CUDA not loaded) */
+	char uuid[96];
+	char name[96];
+	hw_vendor vendor;
+	char pci_bus_id[32];    /* "0000:01:00.0" */
+	uint32_t pci_vendor_id, pci_device_id, pci_subsys_id;
+	int pci_revision;       /* -1 unknown; 0xff = fell off the bus */
+	bool integrated;
+	char kernel_driver[32]; /* nvidia, nouveau, amdgpu, i915, xe, "" none */
+	char runtime_status[32];/* sysfs power/runtime_status: active, suspended ... */
+	bool asleep;            /* runtime-suspended and not woken */
+	bool fell_off_bus;
+	char arch[32];          /* "Ada Lovelace", "Hopper" ... */
+
+	hw_val cc_major, cc_minor;
+	hw_val mem_total_bytes, mem_used_bytes, mem_free_bytes, mem_reserved_bytes;
+	hw_val util_gpu_pct, util_mem_pct;
+	hw_val temp_c, temp_slowdown_c, temp_shutdown_c;
+	hw_val fan_pct;
+	hw_val power_mw, power_limit_mw, power_default_limit_mw;
+	hw_val clock_sm_mhz, clock_mem_mhz, clock_sm_max_mhz, clock_mem_max_mhz;
+	hw_val throttle_reasons;    /* HW_THR_* bits */
+	hw_val pcie_gen, pcie_width, pcie_gen_max, pcie_width_max;
+	hw_val persistence_mode, compute_mode, mig_mode;
+	hw_val ecc_mode, ecc_corrected, ecc_uncorrected;
+	hw_val retired_sbe, retired_dbe, retired_pending;
+	hw_val remap_correctable, remap_uncorrectable, remap_pending, remap_failure;
+	/* from the CUDA driver */
+	hw_val sm_count, mem_clock_khz, mem_bus_width_bits, l2_bytes;
+	double bandwidth_gbs;   /* theoretical, from clock x bus width; 0 unknown */
+
+	hw_mig *migs;
+	size_t n_migs;
+	hw_proc *procs;
+	size_t n_procs;
+} hw_gpu;
+
+typedef struct hw_snapshot {
+	uint64_t taken_wall_ms;
+	char driver_version[32];    /* "" unknown */
+	char nvml_version[32];
+	hw_val cuda_driver_version; /* 12080 = 12.8 */
+	bool nvml_loaded;
+	char nvml_path[512];        /* file the NVML library was loaded from */
+	char nvml_error[256];       /* why NVML is absent or failed, "" if fine */
+	bool nvml_initialised;      /* false when every NVIDIA GPU was asleep */
+	bool cuda_loaded;
+	char cuda_path[512];
+	char cuda_error[256];
+	char cuda_order_note[256];  /* why CUDA and NVML orders differ, "" if same */
+	hw_gpu *gpus;
+	size_t n_gpus;
+} hw_snapshot;
+
+typedef struct hw_opts {
+	bool wake;      /* initialise NVML even if an NVIDIA GPU is runtime-suspended */
+	bool no_procs;  /* skip per-process collection */
+	bool no_cuda;   /* skip the CUDA driver */
+} hw_opts;
+
+typedef struct hw hw;
+
+/*
+ * Open the backends (NVML, CUDA driver, sysfs).  A missing library is not
+ * an error: the snapshot says why.  Returns NULL only on bad input (a
+ * malformed fixture) with err set.
+ */
+hw *hw_open(const hw_opts *o, gw_error *err);
+/* Take a full snapshot; the caller releases it. */
+int hw_sample(hw *h, hw_snapshot *out, gw_error *err);
+void hw_snapshot_release(hw_snapshot *s);
+void hw_close(hw *h);
+
+/* One call: open, sample, close. */
+int hw_snapshot_take(const hw_opts *o, hw_snapshot *out, gw_error *err);
+
+/* Decode throttle bits to words ("thermal slowdown, power cap"). */
+const char *hw_throttle_words(uint64_t bits, char *buf, size_t n);
+const char *hw_vendor_name(hw_vendor v);
+const char *hw_status_name(hw_status s);
+
+/* ---- kernel log: NVIDIA Xid events ----------------------------------- */
+typedef struct hw_xid {
+	uint64_t ts_us;          /* kmsg timestamp, microseconds since boot */
+	int64_t wall_s;          /* wall clock seconds when derivable, else -1 */
+	char pci[32];            /* "0000:2a:00" */
+	int xid;
+	int pid;                 /* -1 unknown */
+	char process[64];
+	char text[256];          /* the rest of the message */
+} hw_xid;
+
+/*
+ * Read Xid events from a kmsg-format or dmesg-format file (NULL:
+ * GPUWISE_ROOT/dev/kmsg, read non-blocking to the end).  since_us filters
+ * by kmsg timestamp (0 = all).
+ */
+int hw_xid_read(const char *path, uint64_t since_us, hw_xid **out, size_t *n, gw_error *err);
+
+#endif

@@ -1,0 +1,151 @@
+/*
+ * gpuwise: answers the everyday questions of people who run AI on GPUs.
+ * This file holds only the command table and the global options (git
+ * style); each command lives in src/cmd/<name>.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "kb/kb.h"
+#include "util/util.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"plan", cmd_plan, "will this model fit this GPU, and how fast will it run"},
+	{"cards", cmd_cards, "which GPUs run this workload, how fast, at what price"},
+	{"cost", cmd_cost, "own a card or rent one: monthly cost and break-even hours"},
+	{"status", cmd_status, "GPUs now: memory, utilisation, temperature, power, processes"},
+	{"doctor", cmd_doctor, "is the driver, CUDA and PyTorch stack aligned and healthy"},
+	{"explain", cmd_explain, "what an error message means here, and what to run to fix it"},
+	{"run", cmd_run, "supervise a long GPU job: watch, restart, report"},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void print_help(FILE *f)
+{
+	fprintf(f, "usage: gpuwise [--data-dir DIR] [--no-color] COMMAND [ARGS...]\n"
+		   "       gpuwise help [COMMAND]\n"
+		   "       gpuwise --version\n\n"
+		   "Commands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nGlobal options:\n"
+		   "  --data-dir DIR  read the knowledge tables (*.tsv) from DIR instead of the\n"
+		   "                  built-in copies (also GPUWISE_DATA)\n"
+		   "  --no-color      never colour the output (also NO_COLOR)\n\n"
+		   "Exit status: 0 success, 1 runtime error, 2 usage error; 3 and 4 are each\n"
+		   "command's own verdicts (see 'gpuwise COMMAND --help' and gpuwise(1)).\n");
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static int unknown_command(const char *name)
+{
+	size_t best = (size_t)-1;
+	const char *best_name = NULL;
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		size_t d = str_distance(name, commands[i].name);
+		if (str_starts(commands[i].name, name) && strlen(name) >= 2)
+			d = 0;
+		if (d < best) {
+			best = d;
+			best_name = commands[i].name;
+		}
+	}
+	fprintf(stderr, "gpuwise: '%s' is not a gpuwise command. See 'gpuwise help'.\n", name);
+	if (best_name && best <= 3)
+		fprintf(stderr, "\nThe most similar command is\n\t%s\n", best_name);
+	return GW_EXIT_USAGE;
+}
+
+/*
+ * Remove the global options --data-dir DIR and --no-color from anywhere
+ * before a "--", so they work before or after the command name.
+ */
+static int strip_global_options(int *argc, char **argv)
+{
+	int out = 1;
+	bool dashdash = false;
+	for (int i = 1; i < *argc; i++) {
+		const char *a = argv[i];
+		if (!dashdash && strcmp(a, "--") == 0)
+			dashdash = true;
+		if (!dashdash && strcmp(a, "--data-dir") == 0) {
+			if (i + 1 >= *argc) {
+				gw_errorf("option '--data-dir' needs a directory");
+				return -1;
+			}
+			kb_set_data_dir(argv[++i]);
+			continue;
+		}
+		if (!dashdash && str_starts(a, "--data-dir=")) {
+			kb_set_data_dir(a + strlen("--data-dir="));
+			continue;
+		}
+		if (!dashdash && strcmp(a, "--no-color") == 0) {
+			out_set_nocolor(true);
+			continue;
+		}
+		argv[out++] = argv[i];
+	}
+	argv[out] = NULL;
+	*argc = out;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int rc;
+	if (strip_global_options(&argc, argv) < 0)
+		return GW_EXIT_USAGE;
+	if (argc < 2) {
+		print_help(stderr);
+		return GW_EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+		printf("gpuwise %s\n", GPUWISE_VERSION);
+		return GW_EXIT_OK;
+	}
+	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+		print_help(stdout);
+		return GW_EXIT_OK;
+	}
+	if (strcmp(name, "help") == 0) {
+		if (argc < 3) {
+			print_help(stdout);
+			return GW_EXIT_OK;
+		}
+		const struct command *c = find_command(argv[2]);
+		if (!c)
+			return unknown_command(argv[2]);
+		char *args[] = {(char *)c->name, "--help", NULL};
+		rc = c->fn(2, args);
+		kb_release_all();
+		return rc;
+	}
+	if (name[0] == '-') {
+		gw_errorf("unknown option '%s'", name);
+		fprintf(stderr, "try 'gpuwise help'\n");
+		return GW_EXIT_USAGE;
+	}
+	const struct command *c = find_command(name);
+	if (!c)
+		return unknown_command(name);
+	rc = c->fn(argc - 1, argv + 1);
+	kb_release_all();
+	return rc;
+}

@@ -1,0 +1,92 @@
+/*
+ * model: what the planner knows about a model, from a catalog entry, a
+ * GGUF file, safetensors (one file or an indexed directory), a Hugging
+ * Face config.json, or explicit numbers.  Readers touch headers only.
+ */
+#ifndef GW_MODEL_H
+#define GW_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/util.h"
+
+typedef enum {
+	MODEL_SRC_CATALOG,
+	MODEL_SRC_GGUF,
+	MODEL_SRC_SAFETENSORS,
+	MODEL_SRC_CONFIG,
+	MODEL_SRC_EXPLICIT,
+} model_source;
+
+/* Bytes of one tensor group, as stored (exact when read from a file). */
+typedef struct model_tensor_group {
+	uint64_t bytes;
+	uint64_t params;
+} model_tensor_group;
+
+typedef struct model_desc {
+	char *name;            /* display name */
+	char *path;            /* file or directory; NULL for catalog/explicit */
+	char *arch;            /* llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3 ... */
+	model_source source;
+
+	uint32_t n_layers, hidden, n_heads, n_kv_heads;
+	uint32_t head_dim_k, head_dim_v; /* real head dims (not hidden/heads) */
+	uint32_t ffn, vocab;
+	uint32_t n_experts, n_experts_used, expert_ffn;
+	uint32_t swa_window;   /* 0: no sliding-window layers */
+	bool *layer_swa;       /* n_layers flags when swa_window > 0, else NULL */
+	uint32_t *layer_kv_heads; /* per-layer KV heads when they vary, else NULL */
+	uint64_t ctx_train;
+	bool tied_embeddings;
+
+	double params_total;   /* parameters */
+	double params_active;  /* per token (MoE); = total for dense */
+
+	/* Exact storage, when read from a file (has_tensors); else estimated by plan/. */
+	bool has_tensors;
+	char *file_type;       /* "Q4_K_M", "BF16" ... or NULL */
+	uint64_t *layer_bytes; /* n_layers: all tensors named blk.N.* */
+	uint64_t *layer_expert_bytes; /* n_layers: MoE expert tensors within blk.N (subset) */
+	uint64_t embd_bytes;   /* token_embd (stays in host RAM under llama.cpp) */
+	uint64_t output_bytes; /* output.weight + output_norm (or 0 when tied) */
+	uint64_t other_bytes;  /* every other tensor */
+	uint64_t total_bytes;  /* sum of all tensor data */
+	uint64_t n_tensors;
+	/* safetensors: bytes by dtype ("BF16", "F32", "I8"...), NULL-terminated names */
+	char **dtype_names;
+	uint64_t *dtype_bytes;
+	size_t n_dtypes;
+} model_desc;
+
+/* Explicit numbers (--params 13b --layers 40 ...); 0 = not given. */
+typedef struct model_numbers {
+	double params;
+	uint32_t layers, hidden, heads, kv_heads, head_dim, ffn, vocab;
+	uint64_t ctx;
+} model_numbers;
+
+/*
+ * Resolve a model argument: an existing path (GGUF file, safetensors file
+ * or directory, config.json) or a catalog name/alias.  Explicit numbers
+ * fill and override fields, and alone (name NULL) describe a model.
+ * Returns 0, or a negative code with err naming the file and the problem.
+ */
+int model_load(const char *name, const model_numbers *nums, model_desc *m, gw_error *err);
+void model_release(model_desc *m);
+
+/* The individual readers (used by model_load, tests and fuzzers). */
+int gguf_read(const char *path, model_desc *m, gw_error *err);
+int gguf_read_mem(const uint8_t *buf, size_t len, uint64_t file_size, model_desc *m, gw_error *err);
+int safetensors_read(const char *path, model_desc *m, gw_error *err);
+int safetensors_read_mem(const uint8_t *buf, size_t len, uint64_t file_size, model_desc *m, gw_error *err);
+int hfconfig_read(const char *path, model_desc *m, gw_error *err);
+int hfconfig_read_mem(const char *text, size_t len, model_desc *m, gw_error *err);
+
+/* Fill derived fields (head dims, active params, parameter count estimate). */
+void model_finish(model_desc *m);
+const char *model_source_name(model_source s);
+
+#endif

@@ -1,0 +1,163 @@
+/*
+ * util: errors, allocation, units, strings, root-prefixed file access,
+ * tables and JSON helpers shared by every layer.  Nothing here prints
+ * except the explicit output helpers used by cmd/.
+ */
+#ifndef GW_UTIL_H
+#define GW_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- errors (libuv style X-macro) ------------------------------------- */
+#define GW_ERRNO_MAP(X)                                   \
+	X(NOMEM, "out of memory")                         \
+	X(IO, "input/output error")                       \
+	X(NOENT, "no such file or directory")             \
+	X(INVAL, "invalid argument")                      \
+	X(FORMAT, "malformed input")                      \
+	X(TRUNC, "truncated input")                       \
+	X(RANGE, "value out of range")                    \
+	X(NOTSUP, "not supported")                        \
+	X(NOSYM, "symbol not found")                      \
+	X(NODEV, "no such device")                        \
+	X(PERM, "permission denied")                      \
+	X(TIMEOUT, "timed out")                           \
+	X(NOTFOUND, "not found")                          \
+	X(LOST, "device lost")                            \
+	X(CHILD, "child process failed")
+
+enum {
+	GW_OK = 0,
+#define GW_ERR_ENUM(name, text) GW_E##name,
+	GW__EFIRST = -100,
+	GW_ERRNO_MAP(GW_ERR_ENUM)
+#undef GW_ERR_ENUM
+};
+
+const char *gw_strerror(int code);
+
+/* A failure with its specific text, filled by domain code, printed by cmd/. */
+typedef struct gw_error {
+	int code;
+	char msg[512];
+} gw_error;
+
+/* Set err (if non-NULL) and return code, for `return gw_fail(err, ...)`. */
+int gw_fail(gw_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Exit statuses, the same for every command. */
+enum {
+	GW_EXIT_OK = 0,
+	GW_EXIT_RUNTIME = 1,
+	GW_EXIT_USAGE = 2,
+	GW_EXIT_VERDICT3 = 3,
+	GW_EXIT_VERDICT4 = 4,
+};
+
+/* ---- allocation that aborts with a message on out-of-memory ---------- */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+/* Grow an array: returns p resized to hold at least need elements of size. */
+void *xgrow(void *p, size_t *cap, size_t need, size_t size);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- growable string ------------------------------------------------- */
+typedef struct strbuf {
+	char *buf;
+	size_t len, cap;
+} strbuf;
+#define STRBUF_INIT {NULL, 0, 0}
+void sb_init(strbuf *sb);
+void sb_release(strbuf *sb);
+void sb_add(strbuf *sb, const char *s, size_t n);
+void sb_puts(strbuf *sb, const char *s);
+void sb_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_vprintf(strbuf *sb, const char *fmt, va_list ap);
+char *sb_detach(strbuf *sb); /* caller frees; sb is reset */
+const char *sb_str(const strbuf *sb); /* never NULL */
+
+/* ---- strings --------------------------------------------------------- */
+bool str_starts(const char *s, const char *prefix);
+bool str_ends(const char *s, const char *suffix);
+bool str_ieq(const char *a, const char *b);
+char *str_trim(char *s); /* in place; returns s advanced past leading space */
+/* Lower-case, keep only [a-z0-9] into out (for fuzzy name matching). */
+void str_squash(const char *in, char *out, size_t n);
+/* Damerau-free Levenshtein distance (for "did you mean"). */
+size_t str_distance(const char *a, const char *b);
+/* Split s on sep (in place); returns count, fills at most max pointers. */
+size_t str_split(char *s, char sep, char **parts, size_t max);
+
+/* ---- units ----------------------------------------------------------- */
+/*
+ * Sizes: plain bytes, K/M/G/T and KiB/MiB/GiB/TiB (binary), KB/MB/GB/TB
+ * (decimal); fractions allowed ("7.5G").  Returns 0 or GW_EINVAL/GW_ERANGE.
+ */
+int parse_size(const char *s, uint64_t *bytes);
+/* Durations: ms, s, m, h (a bare number is seconds). */
+int parse_duration_ms(const char *s, uint64_t *ms);
+/* Counts with k/m/b/t suffixes ("13b" = 13e9).  Used for parameter counts. */
+int parse_count(const char *s, double *out);
+/* Strict integer parsing with bounds. */
+int parse_int(const char *s, long long min, long long max, long long *out);
+int parse_double(const char *s, double *out);
+/* "7.50 GiB", "512 MiB", "12 KiB", "100 B" */
+const char *fmt_bytes(char *buf, size_t n, uint64_t bytes);
+/* "1h 02m", "3m 05s", "4.2s", "250ms" */
+const char *fmt_duration(char *buf, size_t n, uint64_t ms);
+
+#define KiB (1024ULL)
+#define MiB (1024ULL * 1024ULL)
+#define GiB (1024ULL * 1024ULL * 1024ULL)
+
+/* ---- files under the root prefix (GPUWISE_ROOT) ---------------------- */
+/* The root prefix for /proc, /sys, /dev and system paths; "" when unset. */
+const char *gw_root(void);
+void gw_set_root(const char *root); /* tests; NULL = read env again */
+/* Malloc'd root + abs path. */
+char *gw_path(const char *abs);
+/* Read a whole file (root-prefixed when rooted is true), at most max bytes. */
+int gw_read_file(const char *path, bool rooted, size_t max, char **out, size_t *len, gw_error *err);
+/* Read the first line of a small file under the root, trimmed; NULL if absent. */
+char *gw_read_line(const char *abs);
+/* Read an integer from a small file under the root (sysfs style). */
+int gw_read_ll(const char *abs, long long *out);
+bool gw_exists(const char *abs);
+
+/* ---- time ------------------------------------------------------------ */
+uint64_t now_ms(void);      /* monotonic */
+uint64_t wall_ms(void);     /* CLOCK_REALTIME */
+void sleep_ms(uint64_t ms);
+
+/* ---- text tables (cmd/ output) --------------------------------------- */
+typedef struct table table;
+table *table_new(size_t ncols, const char *const *headers);
+void table_set_align(table *t, size_t col, bool right);
+void table_add(table *t, ...); /* exactly ncols const char * */
+void table_addv(table *t, const char *const *cells);
+void table_print(const table *t, FILE *f);
+void table_free(table *t);
+
+/* ---- terminal output helpers (cmd/ only) ------------------------------ */
+/* True when f is a terminal, NO_COLOR is unset and --no-color was not given. */
+bool out_color(FILE *f);
+void out_set_nocolor(bool off);
+const char *c_red(FILE *f);
+const char *c_yellow(FILE *f);
+const char *c_green(FILE *f);
+const char *c_bold(FILE *f);
+const char *c_dim(FILE *f);
+const char *c_reset(FILE *f);
+/* "gpuwise: <msg>" to stderr (git style: lowercase, no full stop). */
+void gw_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gw_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

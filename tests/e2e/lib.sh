@@ -1,0 +1,39 @@
+# TAP helpers for end-to-end tests of the real binary (sourced by *.t).
+# Provides: ok, is, isnt, like, unlike, run_gw, diag, skip, done_testing.
+# After run_gw: $out (stdout), $err (stderr), $rc (exit status).
+set -u
+GW=${GW:-$(cd "$(dirname "$0")/../.." && pwd)/gpuwise}
+GW_TOP=${GW_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+GW_FAKE=${GW_FAKE:-$GW_TOP/build/check/fake}
+FIX=$GW_TOP/tests/fixtures
+export NO_COLOR=1
+_n=0
+_failed=0
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/gw-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+diag() { printf '# %s\n' "$*"; }
+ok() { # ok COND_STATUS NAME
+	_n=$((_n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $_n - $2"; else echo "not ok $_n - $2"; _failed=$((_failed + 1)); fi
+}
+is() { # is GOT EXPECTED NAME
+	if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; diag "got:      '$1'"; diag "expected: '$2'"; fi
+}
+isnt() {
+	if [ "$1" != "$2" ]; then ok 0 "$3"; else ok 1 "$3"; diag "got '$1' (should differ)"; fi
+}
+like() { # like TEXT ERE NAME
+	if printf '%s\n' "$1" | grep -Eq -- "$2"; then ok 0 "$3"; else ok 1 "$3"; diag "'$2' not found in:"; printf '%s\n' "$1" | head -20 | sed 's/^/#   /'; fi
+}
+unlike() {
+	if printf '%s\n' "$1" | grep -Eq -- "$2"; then ok 1 "$3"; diag "'$2' unexpectedly found"; else ok 0 "$3"; fi
+}
+run_gw() { # run_gw ARGS...  (stdin from /dev/null unless redirected by caller)
+	out=$("$GW" "$@" 2>"$TMP/stderr"); rc=$?
+	err=$(cat "$TMP/stderr")
+}
+# jq-free JSON access through python3 (present on Debian): jget EXPR <<< json
+jget() { python3 -c 'import json,sys; d=json.load(sys.stdin); v=eval(sys.argv[1]); print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$1"; }
+skip() { _n=$((_n + 1)); echo "ok $_n # skip $*"; }
+done_testing() { echo "1..$_n"; [ "$_failed" -eq 0 ]; }
