@@ -66,7 +66,8 @@ static size_t split_tabs(char *line, char **out, size_t max)
 		n++;
 		if (!tab)
 			break;
-		*tab = '\0';
+		if (out) /* the counting pass (out NULL) must not cut the line */
+			*tab = '\0';
 		line = tab + 1;
 	}
 	return n;

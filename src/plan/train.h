@@ -1,0 +1,118 @@
+/*
+ * train: GPU memory of fine-tuning a transformer (full, LoRA, QLoRA) and
+ * the ranked changes that make it fit.  Pure: takes a model_desc and the
+ * options, returns numbers; nothing here prints.
+ *
+ * Sources (constants cite them where used):
+ * - bytes per parameter of mixed-precision Adam: ZeRO, arXiv:1910.02054;
+ * - activations per layer: Korthikanti et al., arXiv:2205.05198;
+ * - NF4 with block 64 and double quantization: QLoRA, arXiv:2305.14314;
+ * - LoRA adapters r*(d_in+d_out) per adapted matrix: arXiv:2106.09685.
+ */
+#ifndef GW_PLAN_TRAIN_H
+#define GW_PLAN_TRAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/model.h"
+#include "util/util.h"
+
+typedef enum { TRAIN_FULL, TRAIN_LORA, TRAIN_QLORA } train_method;
+typedef enum { TRAIN_FP32, TRAIN_MIXED_BF16, TRAIN_MIXED_FP16, TRAIN_BF16 } train_precision;
+typedef enum {
+	TRAIN_ADAMW,
+	TRAIN_ADAMW_8BIT,
+	TRAIN_PAGED_ADAMW_8BIT,
+	TRAIN_SGD,
+	TRAIN_ADAFACTOR,
+} train_optimizer;
+typedef enum { TRAIN_CKPT_NONE, TRAIN_CKPT_SELECTIVE, TRAIN_CKPT_FULL } train_ckpt;
+typedef enum { TRAIN_LORA_ATTN, TRAIN_LORA_ATTN_MLP, TRAIN_LORA_ALL_LINEAR } train_lora_targets;
+typedef enum { TRAIN_SHARD_NONE, TRAIN_SHARD_ZERO1, TRAIN_SHARD_ZERO2, TRAIN_SHARD_ZERO3, TRAIN_SHARD_FSDP } train_shard;
+
+typedef struct train_opts {
+	train_method method;
+	uint32_t seq;            /* tokens per sample */
+	uint32_t micro_batch;    /* samples per GPU per step */
+	uint32_t grad_accum;     /* steps accumulated (memory-neutral) */
+	train_precision precision;
+	train_optimizer optimizer;
+	train_ckpt ckpt;
+	uint32_t lora_rank;
+	train_lora_targets targets;
+	bool flash_attn;         /* FlashAttention / SDPA: no s^2 score storage */
+	uint32_t gpus;
+	train_shard shard;
+	bool offload_optimizer;  /* optimizer states (and fp32 master) in host RAM */
+	bool optimizer_in_bwd;   /* step fused into backward: no gradient buffer */
+	bool chunked_ce;         /* chunked cross-entropy: no full fp32 logits */
+} train_opts;
+
+/* Defaults: LoRA rank 16 on all linear layers, seq 2048, micro-batch 4,
+ * mixed-bf16 AdamW, no checkpointing, eager attention, one GPU. */
+void train_opts_init(train_opts *o);
+
+/* Parsers for the option words ("mixed-bf16"); 0 or GW_EINVAL. */
+int train_parse_method(const char *s, train_method *out);
+int train_parse_precision(const char *s, train_precision *out);
+int train_parse_optimizer(const char *s, train_optimizer *out);
+int train_parse_ckpt(const char *s, train_ckpt *out);
+int train_parse_targets(const char *s, train_lora_targets *out);
+int train_parse_shard(const char *s, train_shard *out);
+const char *train_method_name(train_method m);
+const char *train_precision_name(train_precision p);
+const char *train_optimizer_name(train_optimizer o);
+const char *train_ckpt_name(train_ckpt c);
+const char *train_targets_name(train_lora_targets t);
+const char *train_shard_name(train_shard s);
+
+/* Memory per GPU, in bytes. */
+typedef struct train_breakdown {
+	uint64_t weights;        /* base weights as stored on the GPU */
+	uint64_t quant_consts;   /* NF4 block constants (QLoRA) */
+	uint64_t gradients;      /* full fine-tune gradients */
+	uint64_t optimizer;      /* optimizer states + fp32 master (full) */
+	uint64_t activations;    /* saved activations + one layer's working set */
+	uint64_t logits;         /* logits and their softmax/gradient */
+	uint64_t adapter;        /* LoRA weights + their grads + optimizer states */
+	uint64_t overhead;       /* CUDA context + allocator reserve */
+	uint64_t total;          /* per GPU */
+} train_breakdown;
+
+typedef struct train_advice {
+	char *action;            /* "use a 4-bit base (QLoRA)" */
+	char *effect;            /* "total 5.31 GiB per GPU (-7.20 GiB)" */
+	uint64_t total_after;    /* per GPU, after this and the earlier steps */
+	bool fits_after;
+} train_advice;
+
+typedef struct train_plan {
+	train_opts opts;
+	train_breakdown bd;
+	uint64_t host_bytes;     /* offloaded or paged optimizer states */
+	double params;           /* model parameters */
+	double trainable_params;
+	uint64_t effective_batch; /* micro_batch x grad_accum x gpus */
+	uint64_t vram_bytes;     /* budget per GPU (0: unknown) */
+	bool has_budget;
+	bool fits;
+	train_advice *advice;
+	size_t n_advice;
+	const char *notes[8];    /* assumptions worth printing; static strings */
+	size_t n_notes;
+} train_plan;
+
+/*
+ * Plan fine-tuning m with o against vram_bytes per GPU (0: no budget, no
+ * verdict, no advice).  Returns 0, or GW_EINVAL when the model lacks the
+ * shape the activations need (layers, hidden, vocab).
+ */
+int train_plan_compute(const model_desc *m, const train_opts *o, uint64_t vram_bytes,
+		       train_plan *p, gw_error *err);
+/* Only the breakdown (used by advice, cards and tests). */
+int train_memory(const model_desc *m, const train_opts *o, train_breakdown *bd,
+		 uint64_t *host_bytes, double *trainable, gw_error *err);
+void train_plan_release(train_plan *p);
+
+#endif
