@@ -1,12 +1,241 @@
 /*
- * gpuwise explain (placeholder until its issue lands).
+ * gpuwise explain [TEXT | FILE | -] [--json]: what an error message means,
+ * its likely causes ranked, and the commands that fix it.
  */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "cmd/cmd.h"
+#include "cmd/probe.h"
+#include "doctor/doctor.h"
+#include "util/json.h"
+
+/* Logs can be long; the error is nearly always near the end. */
+#define EXPLAIN_MAX_INPUT (64u << 20)
+#define EXPLAIN_MATCH_TAIL (4u << 20)
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: gpuwise explain [TEXT | FILE | -] [--json] [--no-probe]\n\n"
+		   "Say what an error message means, its likely causes (most likely first)\n"
+		   "and the commands that fix it, made specific with what this machine says.\n"
+		   "  TEXT        the message itself (several words are joined)\n"
+		   "  FILE        a file holding the message or a whole log\n"
+		   "  -           read standard input: python train.py 2>&1 | gpuwise explain -\n"
+		   "  --json      print {\"matches\":[{\"id\",\"title\",\"causes\",\"fixes\",\"captures\"}]}\n"
+		   "  --no-probe  do not look at this machine's GPUs and Python environments\n"
+		   "  -h, --help  show this help\n\n"
+		   "Exit status: 0 a diagnosis was found, 1 runtime error (unreadable input),\n"
+		   "2 usage error, 3 the message matches no known signature.\n");
+}
+
+static int read_stream(FILE *f, const char *name, char **out, size_t *len)
+{
+	strbuf sb = STRBUF_INIT;
+	char buf[65536];
+	size_t r;
+	while ((r = fread(buf, 1, sizeof buf, f)) > 0) {
+		if (sb.len + r > EXPLAIN_MAX_INPUT) {
+			sb_release(&sb);
+			gw_errorf("cannot read '%s': larger than %u MiB", name, EXPLAIN_MAX_INPUT >> 20);
+			return GW_ERANGE;
+		}
+		sb_add(&sb, buf, r);
+	}
+	if (ferror(f)) {
+		sb_release(&sb);
+		gw_errorf("cannot read '%s': input/output error", name);
+		return GW_EIO;
+	}
+	sb_puts(&sb, "");
+	*len = sb.len;
+	*out = sb_detach(&sb);
+	return 0;
+}
+
+static json_t *oom_json(const char *text)
+{
+	oom_info o;
+	if (explain_parse_oom(text, &o) != 0)
+		return NULL;
+	json_t *j = json_object();
+	json_object_set_new(j, "format", json_string(o.old_format ? "old" : "new"));
+	json_object_set_new(j, "gpu", jint_or_null(o.gpu >= 0, o.gpu));
+	json_object_set_new(j, "requested_bytes", jint_or_null(o.requested >= 0, o.requested));
+	json_object_set_new(j, "total_bytes", jint_or_null(o.total >= 0, o.total));
+	json_object_set_new(j, "free_bytes", jint_or_null(o.free >= 0, o.free));
+	json_object_set_new(j, "this_process_bytes", jint_or_null(o.process >= 0, o.process));
+	json_object_set_new(j, "allocated_bytes", jint_or_null(o.allocated >= 0, o.allocated));
+	json_object_set_new(j, "reserved_bytes", jint_or_null(o.reserved >= 0, o.reserved));
+	json_object_set_new(j, "reserved_unallocated_bytes", jint_or_null(o.reserved_unalloc >= 0, o.reserved_unalloc));
+	json_t *procs = json_array();
+	for (size_t i = 0; i < o.n_others; i++) {
+		json_t *p = json_object();
+		json_object_set_new(p, "pid", json_integer(o.others[i].pid));
+		json_object_set_new(p, "used_bytes", json_integer(o.others[i].bytes));
+		json_array_append_new(procs, p);
+	}
+	json_object_set_new(j, "other_processes", procs);
+	json_object_set_new(j, "verdict", json_string(oom_verdict_name(o.verdict)));
+	json_object_set_new(j, "shortfall_bytes", jint_or_null(o.shortfall >= 0, o.shortfall));
+	json_object_set_new(j, "expandable_segments_helps", json_boolean(o.expandable_helps));
+	return j;
+}
+
+static void print_json(const explain_match_t *m, size_t n, const char *text)
+{
+	json_t *root = json_object();
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = json_object();
+		json_object_set_new(o, "id", json_string(m[i].id));
+		json_object_set_new(o, "title", json_string(m[i].title));
+		json_t *c = json_array();
+		for (size_t k = 0; k < m[i].n_causes; k++)
+			json_array_append_new(c, json_string(m[i].causes[k]));
+		json_object_set_new(o, "causes", c);
+		json_t *f = json_array();
+		for (size_t k = 0; k < m[i].n_fixes; k++)
+			json_array_append_new(f, json_string(m[i].fixes[k]));
+		json_object_set_new(o, "fixes", f);
+		json_t *caps = json_object();
+		for (size_t k = 0; k < m[i].n_caps; k++)
+			json_object_set_new(caps, m[i].caps[k].name, json_string(m[i].caps[k].value));
+		json_object_set_new(o, "captures", caps);
+		if (strcmp(m[i].id, "cuda-oom") == 0) {
+			json_t *oj = oom_json(text);
+			if (oj)
+				json_object_set_new(o, "oom", oj);
+		}
+		json_array_append_new(arr, o);
+	}
+	json_object_set_new(root, "matches", arr);
+	json_print(root, stdout);
+	json_decref(root);
+}
+
+static void print_text(const explain_match_t *m, size_t n)
+{
+	FILE *f = stdout;
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc('\n', f);
+		fprintf(f, "%s%s%s%s: %s\n", i == 0 ? c_red(f) : c_yellow(f), c_bold(f), m[i].id, c_reset(f), m[i].title);
+		if (m[i].n_caps) {
+			fprintf(f, "  %sfrom the message:%s", c_dim(f), c_reset(f));
+			for (size_t k = 0; k < m[i].n_caps; k++)
+				fprintf(f, "%s %s=%s", k ? "," : "", m[i].caps[k].name, m[i].caps[k].value);
+			fputc('\n', f);
+		}
+		if (m[i].n_causes) {
+			fprintf(f, "  likely causes:\n");
+			for (size_t k = 0; k < m[i].n_causes; k++)
+				fprintf(f, "    %zu. %s\n", k + 1, m[i].causes[k]);
+		}
+		if (m[i].n_fixes) {
+			fprintf(f, "  %sfix:%s\n", c_green(f), c_reset(f));
+			for (size_t k = 0; k < m[i].n_fixes; k++)
+				fprintf(f, "    - %s\n", m[i].fixes[k]);
+		}
+	}
+}
 
 int cmd_explain(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	gw_errorf("'explain' is not built yet");
-	return GW_EXIT_RUNTIME;
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"no-probe", no_argument, NULL, 'P'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	bool json = false, probe = true;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'P':
+			probe = false;
+			break;
+		case 'h':
+			usage(stdout);
+			return GW_EXIT_OK;
+		default:
+			return usage_error("explain", "unknown option");
+		}
+	}
+	int status = GW_EXIT_RUNTIME;
+	char *text = NULL;
+	size_t len = 0;
+	int nargs = argc - optind;
+	struct stat st;
+	if (nargs == 0) {
+		if (isatty(STDIN_FILENO))
+			return usage_error("explain", "give the error message, a file, or '-' for standard input");
+		if (read_stream(stdin, "-", &text, &len))
+			goto out;
+	} else if (nargs == 1 && strcmp(argv[optind], "-") == 0) {
+		if (read_stream(stdin, "-", &text, &len))
+			goto out;
+	} else if (nargs == 1 && stat(argv[optind], &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			gw_errorf("cannot read '%s': is a directory", argv[optind]);
+			goto out;
+		}
+		FILE *f = fopen(argv[optind], "rb");
+		if (!f) {
+			gw_errorf("cannot read '%s': permission denied or unreadable", argv[optind]);
+			goto out;
+		}
+		int rc = read_stream(f, argv[optind], &text, &len);
+		fclose(f);
+		if (rc)
+			goto out;
+	} else {
+		strbuf sb = STRBUF_INIT;
+		for (int i = optind; i < argc; i++)
+			sb_printf(&sb, "%s%s", i > optind ? " " : "", argv[i]);
+		sb_puts(&sb, "");
+		len = sb.len;
+		text = sb_detach(&sb);
+	}
+	if (strlen(text) == 0 || strspn(text, " \t\r\n") == strlen(text)) {
+		status = usage_error("explain", "the message is empty");
+		goto out;
+	}
+	const char *subject = text;
+	if (len > EXPLAIN_MATCH_TAIL)
+		subject = text + len - EXPLAIN_MATCH_TAIL;
+
+	explain_match_t *m;
+	size_t n;
+	gw_error err = {0};
+	if (explain_match(subject, &m, &n, &err)) {
+		gw_errorf("cannot load the error signatures: %s", err.msg);
+		goto out;
+	}
+	if (probe && n) {
+		probe_info pi;
+		probe_take(&pi);
+		explain_contextualize(m, n, subject, &pi.ctx);
+		probe_release(&pi);
+	}
+	if (json)
+		print_json(m, n, subject);
+	else if (n)
+		print_text(m, n);
+	else
+		printf("This message matches no known error signature (gpuwise knows the ids listed in "
+		       "docs/diagnoses.md).\n");
+	status = n ? GW_EXIT_OK : GW_EXIT_VERDICT3;
+	explain_matches_free(m, n);
+out:
+	free(text);
+	return status;
 }

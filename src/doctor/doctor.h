@@ -1,0 +1,142 @@
+/*
+ * doctor: error-message diagnosis (explain), the compatibility rules
+ * between driver, CUDA, compute capability and PyTorch builds, and the
+ * doctor checks.  Pure logic over plain structs: nothing here prints.
+ */
+#ifndef GW_DOCTOR_H
+#define GW_DOCTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/util.h"
+
+/* ---- explain: error signatures (data/errors.tsv) ------------------------ */
+
+typedef struct explain_capture {
+	char *name;
+	char *value;
+} explain_capture;
+
+typedef struct explain_match {
+	char *id;          /* stable diagnosis id: "cuda-oom", "arch-unsupported" ... */
+	char *title;       /* one line: what happened */
+	char **causes;     /* most likely first */
+	size_t n_causes;
+	char **fixes;      /* commands and steps, the most specific first */
+	size_t n_fixes;
+	explain_capture *caps; /* named captures plus derived values */
+	size_t n_caps;
+	int priority;      /* the signature's rank weight */
+	size_t offset;     /* where the signature matched in the text */
+	size_t length;
+} explain_match_t;
+
+/*
+ * Match every signature against text and return one match per diagnosis
+ * id, best first (higher priority, then earlier in the text).  *out is
+ * malloc'd (NULL when *n is 0); free it with explain_matches_free().
+ * Fails only when the signature table is unreadable or a regex is bad.
+ * Safe to call from several threads.
+ */
+int explain_match(const char *text, explain_match_t **out, size_t *n, gw_error *err);
+void explain_matches_free(explain_match_t *m, size_t n);
+/* The value of a named capture, NULL when absent. */
+const char *explain_cap(const explain_match_t *m, const char *name);
+/* Free the compiled signatures (valgrind-clean exits, tests). */
+void explain_release(void);
+
+/* PyTorch's CUDA out-of-memory message, both formats. */
+typedef enum {
+	OOM_UNKNOWN = 0,
+	OOM_TOO_BIG,       /* the request exceeds the whole GPU */
+	OOM_NOT_SHORTAGE,  /* free memory covered the request: not a plain shortage */
+	OOM_FRAGMENTATION, /* free + reserved-but-unallocated covers it: fragmentation */
+	OOM_SHORTAGE,      /* really not enough memory */
+} oom_verdict;
+
+#define OOM_MAX_PROCS 32
+typedef struct oom_info {
+	bool old_format;       /* "(GPU 0; X total capacity; ...)" before PyTorch 2.x */
+	int gpu;               /* -1 unknown */
+	/* bytes, -1 when the message does not say */
+	int64_t requested, total, free, process, allocated, reserved, reserved_unalloc;
+	struct {
+		uint32_t pid;
+		int64_t bytes;
+	} others[OOM_MAX_PROCS];   /* "Process N has X memory in use" */
+	size_t n_others;
+	oom_verdict verdict;
+	int64_t shortfall;     /* bytes missing even reusing reserved memory; -1 n/a */
+	bool expandable_helps; /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True */
+} oom_info;
+
+/* Parse an OOM message; 0 when found, GW_ENOTFOUND otherwise. */
+int explain_parse_oom(const char *text, oom_info *o);
+const char *oom_verdict_name(oom_verdict v);
+
+/* cuDriverGetVersion encoding: 11040 -> "11.4", 12080 -> "12.8". */
+const char *cuda_version_decode(long v, char *buf, size_t n);
+
+/* What this machine says, to make fixes specific (all optional). */
+typedef struct explain_context {
+	const char *driver_version;  /* "570.133.07", NULL unknown */
+	const char *gpu_name;        /* first NVIDIA GPU */
+	int cc_major, cc_minor;      /* -1 unknown */
+	const char *torch_version;   /* "2.5.1+cu124" of the first Python found */
+	const char *torch_cuda;      /* "12.4", NULL for CPU-only or unknown */
+	const char *python;          /* that interpreter */
+} explain_context;
+
+/*
+ * Rewrite the matches' fixes with what ctx says (the pip line for this
+ * GPU and driver, the installed torch, the users of the processes an OOM
+ * message names).  Reads /proc through the root prefix.
+ */
+void explain_contextualize(explain_match_t *m, size_t n, const char *text, const explain_context *ctx);
+
+/* ---- compatibility rules (data/torch-builds.tsv, cuda-*.tsv) ----------- */
+
+/* Compare dotted versions numerically ("570.26" < "570.124.06"). */
+int version_cmp(const char *a, const char *b);
+
+/*
+ * Minimum Linux driver for CUDA "X.Y" (its GA release; a version not in
+ * the table takes the nearest older one).  Writes "" when unknown.
+ */
+void compat_driver_min(const char *cuda, char *out, size_t n);
+/* Minor-version compatibility floor for CUDA major X ("525" for 12); "" unknown. */
+void compat_minor_floor(int cuda_major, char *out, size_t n);
+
+/*
+ * Can code from arch_list ("sm_50 sm_86 compute_86") run on CC major.minor?
+ * Cubins run on the same major with an equal or higher minor (except the
+ * Tegra parts 5.3, 6.2, 7.2, 8.7, 10.1 and 'a' targets, which need an exact
+ * match); PTX runs on any equal or newer CC.  *ptx_only tells the PTX case.
+ */
+bool compat_arch_covers(const char *arch_list, int major, int minor, bool *ptx_only);
+
+typedef struct torch_pick {
+	bool found;            /* a build covers the GPU (and the driver, if given) */
+	char torch[16];        /* "2.11" */
+	char variant[16];      /* "cu128" */
+	char cuda[16];         /* "12.8" */
+	char index_url[128];
+	char pip_line[192];    /* "pip install torch --index-url ..." */
+	char min_driver[32];   /* the Linux driver that build needs */
+	bool driver_too_old;   /* builds cover the GPU, none this driver */
+	char need_driver[32];  /* then: the driver to upgrade to */
+} torch_pick;
+
+/*
+ * Pick a PyTorch build for CC major.minor.  With a driver version: the
+ * newest build whose CUDA that driver fully supports; without: the build
+ * needing the oldest driver.  Returns 0, or an error when the table is bad.
+ */
+int compat_pick_torch(int major, int minor, const char *driver, torch_pick *out, gw_error *err);
+
+/* Look an Xid up in data/xid.tsv; false when unknown. */
+bool xid_lookup(int xid, const char **meaning, const char **severity, const char **action);
+
+#endif

@@ -1,0 +1,733 @@
+/*
+ * explain.c: match error text against the signatures of data/errors.tsv
+ * (POSIX extended regular expressions with named captures), rank the
+ * diagnoses, and parse PyTorch's out-of-memory message.
+ */
+#include "doctor/doctor.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kb/kb.h"
+
+typedef struct sig {
+	char *id, *title, *causes, *fixes;
+	int priority;
+	regex_t re;
+	char **names;   /* names[i] names group i (NULL: unnamed), i <= nsub */
+	size_t nsub;
+} sig;
+
+static sig *sigs;
+static size_t nsigs;
+static int sigs_rc;
+static gw_error sigs_err;
+static bool sigs_loaded;
+static pthread_mutex_t sigs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * Rewrite "(?<name>" to "(" and record which group number each name
+ * belongs to.  Groups are counted by unescaped '(' outside bracket
+ * expressions, which is how regcomp numbers them.  Returns the new
+ * pattern (caller frees); *names gets ngroups+1 entries.
+ */
+static char *strip_names(const char *re, char ***names, size_t *ngroups)
+{
+	strbuf sb = STRBUF_INIT;
+	size_t cap = 0, g = 0;
+	char **nm = NULL;
+	for (const char *p = re; *p;) {
+		if (*p == '\\' && p[1]) {
+			sb_add(&sb, p, 2);
+			p += 2;
+		} else if (*p == '[') {
+			const char *q = p + 1;
+			if (*q == '^')
+				q++;
+			if (*q == ']')
+				q++;
+			while (*q && *q != ']') {
+				if (*q == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
+					const char *e = strstr(q + 2, (char[]){q[1], ']', 0});
+					q = e ? e + 2 : q + strlen(q);
+				} else {
+					q++;
+				}
+			}
+			if (*q)
+				q++;
+			sb_add(&sb, p, (size_t)(q - p));
+			p = q;
+		} else if (*p == '(') {
+			g++;
+			nm = xgrow(nm, &cap, g + 1, sizeof *nm);
+			nm[g] = NULL;
+			sb_add(&sb, "(", 1);
+			p++;
+			if (p[0] == '?' && p[1] == '<') {
+				const char *e = strchr(p + 2, '>');
+				if (e) {
+					nm[g] = xstrndup(p + 2, (size_t)(e - p - 2));
+					p = e + 1;
+				}
+			}
+		} else {
+			sb_add(&sb, p, 1);
+			p++;
+		}
+	}
+	if (!nm)
+		nm = xcalloc(1, sizeof *nm);
+	nm[0] = NULL;
+	*names = nm;
+	*ngroups = g;
+	return sb_detach(&sb);
+}
+
+static void sig_free(sig *s)
+{
+	free(s->id);
+	free(s->title);
+	free(s->causes);
+	free(s->fixes);
+	regfree(&s->re);
+	for (size_t i = 0; i <= s->nsub; i++)
+		free(s->names[i]);
+	free(s->names);
+}
+
+static void load_sigs(void)
+{
+	const kb_table *t = kb_get_table("errors", &sigs_err);
+	if (!t) {
+		sigs_rc = sigs_err.code ? sigs_err.code : GW_ENOENT;
+		return;
+	}
+	long ci = kb_col(t, "id"), cp = kb_col(t, "priority"), cr = kb_col(t, "regex"),
+	     ct = kb_col(t, "title"), cc = kb_col(t, "causes"), cf = kb_col(t, "fixes");
+	if (ci < 0 || cr < 0 || ct < 0 || cc < 0 || cf < 0 || cp < 0) {
+		sigs_rc = gw_fail(&sigs_err, GW_EFORMAT,
+				  "table 'errors': needs columns id, priority, regex, title, causes, fixes");
+		return;
+	}
+	sigs = xcalloc(t->nrows ? t->nrows : 1, sizeof *sigs);
+	for (size_t r = 0; r < t->nrows; r++) {
+		sig *s = &sigs[nsigs];
+		char *pat = strip_names(kb_cell(t, r, cr), &s->names, &s->nsub);
+		int rc = regcomp(&s->re, pat, REG_EXTENDED | REG_ICASE);
+		free(pat);
+		if (rc) {
+			char msg[128];
+			regerror(rc, &s->re, msg, sizeof msg);
+			for (size_t i = 0; i <= s->nsub; i++)
+				free(s->names[i]);
+			free(s->names);
+			sigs_rc = gw_fail(&sigs_err, GW_EFORMAT, "table 'errors' row %zu (%s): bad regex: %s",
+					  r + 1, kb_cell(t, r, ci), msg);
+			return;
+		}
+		if (s->re.re_nsub != s->nsub) {
+			regfree(&s->re);
+			for (size_t i = 0; i <= s->nsub; i++)
+				free(s->names[i]);
+			free(s->names);
+			sigs_rc = gw_fail(&sigs_err, GW_EFORMAT, "table 'errors' row %zu (%s): group count %zu, expected %zu",
+					  r + 1, kb_cell(t, r, ci), (size_t)s->re.re_nsub, s->nsub);
+			return;
+		}
+		s->id = xstrdup(kb_cell(t, r, ci));
+		s->title = xstrdup(kb_cell(t, r, ct));
+		s->causes = xstrdup(kb_cell(t, r, cc));
+		s->fixes = xstrdup(kb_cell(t, r, cf));
+		s->priority = atoi(kb_cell(t, r, cp));
+		nsigs++;
+	}
+}
+
+void explain_release(void)
+{
+	pthread_mutex_lock(&sigs_lock);
+	for (size_t i = 0; i < nsigs; i++)
+		sig_free(&sigs[i]);
+	free(sigs);
+	sigs = NULL;
+	nsigs = 0;
+	sigs_rc = 0;
+	sigs_loaded = false;
+	pthread_mutex_unlock(&sigs_lock);
+}
+
+const char *explain_cap(const explain_match_t *m, const char *name)
+{
+	for (size_t i = 0; i < m->n_caps; i++)
+		if (strcmp(m->caps[i].name, name) == 0)
+			return m->caps[i].value;
+	return NULL;
+}
+
+static void cap_set(explain_match_t *m, const char *name, const char *value)
+{
+	for (size_t i = 0; i < m->n_caps; i++)
+		if (strcmp(m->caps[i].name, name) == 0) {
+			free(m->caps[i].value);
+			m->caps[i].value = xstrdup(value);
+			return;
+		}
+	m->caps = xrealloc(m->caps, (m->n_caps + 1) * sizeof *m->caps);
+	m->caps[m->n_caps].name = xstrdup(name);
+	m->caps[m->n_caps].value = xstrdup(value);
+	m->n_caps++;
+}
+
+/* Fill {name} placeholders; *ok is false when one has no value. */
+static char *render(const char *tmpl, const explain_match_t *m, bool *ok)
+{
+	strbuf sb = STRBUF_INIT;
+	*ok = true;
+	for (const char *p = tmpl; *p;) {
+		const char *e;
+		if (*p == '{' && (e = strchr(p, '}')) && e - p < 40) {
+			char name[40];
+			memcpy(name, p + 1, (size_t)(e - p - 1));
+			name[e - p - 1] = '\0';
+			const char *v = explain_cap(m, name);
+			if (v && *v)
+				sb_puts(&sb, v);
+			else
+				*ok = false;
+			p = e + 1;
+		} else {
+			sb_add(&sb, p, 1);
+			p++;
+		}
+	}
+	sb_puts(&sb, "");
+	return sb_detach(&sb);
+}
+
+static void list_add(char ***list, size_t *n, char *s, bool front)
+{
+	*list = xrealloc(*list, (*n + 1) * sizeof **list);
+	if (front) {
+		memmove(*list + 1, *list, *n * sizeof **list);
+		(*list)[0] = s;
+	} else {
+		(*list)[*n] = s;
+	}
+	(*n)++;
+}
+
+/* Split "a | b | c" and render each; entries with a missing capture are left out. */
+static void render_list(const char *tmpl, const explain_match_t *m, char ***list, size_t *n)
+{
+	char *copy = xstrdup(tmpl);
+	char *p = copy;
+	while (p) {
+		char *sep = strstr(p, " | ");
+		if (sep)
+			*sep = '\0';
+		char *item = str_trim(p);
+		if (*item) {
+			bool ok;
+			char *r = render(item, m, &ok);
+			if (ok)
+				list_add(list, n, r, false);
+			else
+				free(r);
+		}
+		p = sep ? sep + 3 : NULL;
+	}
+	free(copy);
+}
+
+const char *cuda_version_decode(long v, char *buf, size_t n)
+{
+	/* cuDriverGetVersion: 1000 * major + 10 * minor (CUDA driver API docs) */
+	if (v <= 0)
+		snprintf(buf, n, "unknown");
+	else
+		snprintf(buf, n, "%ld.%ld", v / 1000, (v % 1000) / 10);
+	return buf;
+}
+
+static void free_match(explain_match_t *m)
+{
+	free(m->id);
+	free(m->title);
+	for (size_t i = 0; i < m->n_causes; i++)
+		free(m->causes[i]);
+	free(m->causes);
+	for (size_t i = 0; i < m->n_fixes; i++)
+		free(m->fixes[i]);
+	free(m->fixes);
+	for (size_t i = 0; i < m->n_caps; i++) {
+		free(m->caps[i].name);
+		free(m->caps[i].value);
+	}
+	free(m->caps);
+}
+
+void explain_matches_free(explain_match_t *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free_match(&m[i]);
+	free(m);
+}
+
+static void add_fix(explain_match_t *m, char *s, bool front)
+{
+	list_add(&m->fixes, &m->n_fixes, s, front);
+}
+
+static void add_cause(explain_match_t *m, char *s, bool front)
+{
+	list_add(&m->causes, &m->n_causes, s, front);
+}
+
+/* Values the templates can use beyond the raw captures. */
+static void derive_caps(explain_match_t *m)
+{
+	const char *v = explain_cap(m, "cudaver");
+	if (v) {
+		char buf[32];
+		cap_set(m, "cudaver_dotted", cuda_version_decode(atol(v), buf, sizeof buf));
+	}
+	v = explain_cap(m, "sm");
+	if (v && strlen(v) >= 2) {
+		char buf[16];
+		size_t l = strspn(v, "0123456789");
+		if (l >= 2) {
+			snprintf(buf, sizeof buf, "%.*s.%c", (int)(l - 1), v, v[l - 1]);
+			cap_set(m, "cc", buf);
+		}
+	}
+}
+
+static void fmt_size_or(char *buf, size_t n, int64_t b)
+{
+	if (b < 0)
+		snprintf(buf, n, "?");
+	else
+		fmt_bytes(buf, n, (uint64_t)b);
+}
+
+/* Specific causes and fixes computed from what the text says. */
+static void enrich(explain_match_t *m, const char *text)
+{
+	char b1[32], b2[32], b3[32];
+	if (strcmp(m->id, "cuda-oom") == 0) {
+		oom_info o;
+		if (explain_parse_oom(text, &o) != 0)
+			return;
+		if (o.requested >= 0)
+			cap_set(m, "requested", fmt_bytes(b1, sizeof b1, (uint64_t)o.requested));
+		if (o.total >= 0)
+			cap_set(m, "total", fmt_bytes(b1, sizeof b1, (uint64_t)o.total));
+		if (o.free >= 0)
+			cap_set(m, "free", fmt_bytes(b1, sizeof b1, (uint64_t)o.free));
+		if (o.process >= 0)
+			cap_set(m, "this_process", fmt_bytes(b1, sizeof b1, (uint64_t)o.process));
+		if (o.allocated >= 0)
+			cap_set(m, "allocated", fmt_bytes(b1, sizeof b1, (uint64_t)o.allocated));
+		if (o.reserved_unalloc >= 0)
+			cap_set(m, "reserved_unallocated", fmt_bytes(b1, sizeof b1, (uint64_t)o.reserved_unalloc));
+		if (o.gpu >= 0) {
+			snprintf(b1, sizeof b1, "%d", o.gpu);
+			cap_set(m, "gpu", b1);
+		}
+		cap_set(m, "verdict", oom_verdict_name(o.verdict));
+		fmt_size_or(b1, sizeof b1, o.requested);
+		fmt_size_or(b2, sizeof b2, o.free);
+		int64_t others = 0;
+		for (size_t i = 0; i < o.n_others; i++)
+			others += o.others[i].bytes;
+		switch (o.verdict) {
+		case OOM_TOO_BIG:
+			fmt_size_or(b2, sizeof b2, o.total);
+			free(m->title);
+			m->title = xasprintf("the GPU ran out of memory: %s requested, more than the whole GPU (%s)", b1, b2);
+			add_cause(m, xasprintf("one allocation of %s is larger than the GPU's total %s: this "
+					       "job cannot fit on this GPU as configured", b1, b2), true);
+			add_fix(m, xstrdup("shrink the job (batch, sequence length, precision, quantization) or use "
+					   "several GPUs or a larger one; gpuwise plan MODEL shows what fits"), true);
+			break;
+		case OOM_NOT_SHORTAGE:
+			add_cause(m, xasprintf("not a plain shortage: %s was free for a %s request, so the memory "
+					       "belongs to something outside this allocator (another CUDA context, a "
+					       "driver problem) or the job used another GPU than intended", b2, b1), true);
+			add_fix(m, xstrdup("check which GPU the job really uses (CUDA_VISIBLE_DEVICES, "
+					   "CUDA_DEVICE_ORDER=PCI_BUS_ID) and the kernel log for Xid errors"), true);
+			break;
+		case OOM_FRAGMENTATION:
+			fmt_size_or(b3, sizeof b3, o.reserved_unalloc);
+			add_cause(m, xasprintf("fragmentation: %s free plus %s reserved by PyTorch but unallocated "
+					       "would cover the %s request", b2, b3, b1), true);
+			add_fix(m, xstrdup("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True and rerun (lets "
+					   "the allocator grow segments instead of leaving reserved gaps)"), true);
+			break;
+		case OOM_SHORTAGE:
+			fmt_size_or(b3, sizeof b3, o.shortfall);
+			if (o.n_others && others >= o.shortfall) {
+				char b4[32];
+				fmt_bytes(b4, sizeof b4, (uint64_t)others);
+				add_cause(m, xasprintf("a real shortage of %s, and other processes hold %s on this GPU: "
+						       "stopping them would make room", b3, b4), true);
+			} else {
+				add_cause(m, xasprintf("a real shortage: %s requested, %s free; %s short even if all "
+						       "reserved-but-unallocated memory were reused", b1, b2, b3), true);
+			}
+			if (o.reserved_unalloc >= (int64_t)GiB)
+				add_fix(m, xstrdup("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reclaims part of the "
+						   "reserved-but-unallocated memory, but not enough on its own"), false);
+			break;
+		default:
+			break;
+		}
+		for (size_t i = 0; i < o.n_others; i++) {
+			fmt_bytes(b1, sizeof b1, (uint64_t)o.others[i].bytes);
+			snprintf(b2, sizeof b2, "%u", o.others[i].pid);
+			char key[32];
+			snprintf(key, sizeof key, "process_%zu", i + 1);
+			char *val = xasprintf("%u %s", o.others[i].pid, b1);
+			cap_set(m, key, val);
+			free(val);
+		}
+		if (o.n_others) {
+			strbuf sb = STRBUF_INIT;
+			sb_puts(&sb, "see who holds the memory: gpuwise status (the message names process");
+			sb_puts(&sb, o.n_others > 1 ? "es" : "");
+			for (size_t i = 0; i < o.n_others; i++)
+				sb_printf(&sb, "%s %u", i ? "," : "", o.others[i].pid);
+			sb_puts(&sb, "); stop them or pick another GPU with CUDA_VISIBLE_DEVICES");
+			add_fix(m, sb_detach(&sb), o.verdict == OOM_SHORTAGE);
+		}
+	} else if (strcmp(m->id, "arch-unsupported") == 0) {
+		const char *cc = explain_cap(m, "cc");
+		int ma, mi;
+		if (cc && sscanf(cc, "%d.%d", &ma, &mi) == 2) {
+			torch_pick p;
+			if (compat_pick_torch(ma, mi, NULL, &p, NULL) == 0 && (p.found || p.driver_too_old)) {
+				add_fix(m, xasprintf("then check the driver: this build (torch %s, CUDA %s) needs "
+						     "driver >= %s (nvidia-smi shows it)", p.torch, p.cuda, p.min_driver), true);
+				add_fix(m, xstrdup(p.pip_line), true);
+				add_fix(m, xstrdup("pip uninstall -y torch torchvision torchaudio"), true);
+				cap_set(m, "pip_line", p.pip_line);
+			}
+		}
+	} else if (explain_cap(m, "xid")) {
+		const char *meaning, *sev, *action;
+		int xid = atoi(explain_cap(m, "xid"));
+		if (xid_lookup(xid, &meaning, &sev, &action)) {
+			cap_set(m, "xid_meaning", meaning);
+			cap_set(m, "dcgm_severity", sev);
+			if (strcmp(m->id, "xid") == 0) {
+				free(m->title);
+				m->title = xasprintf("the NVIDIA driver reported Xid %d: %s", xid, meaning);
+				add_cause(m, xasprintf("Xid %d: %s (DCGM severity: %s)", xid, meaning, sev), true);
+			}
+			add_fix(m, xstrdup(action), true);
+		}
+	} else if (strcmp(m->id, "driver-too-old") == 0 && explain_cap(m, "cudaver_dotted")) {
+		/* which wheels this driver can run: CUDA majors up to the driver's */
+		int major = atoi(explain_cap(m, "cudaver_dotted"));
+		char floor[16];
+		compat_minor_floor(major + 1, floor, sizeof floor);
+		if (*floor)
+			add_fix(m, xasprintf("a CUDA %d.x build of PyTorch needs driver >= %s (minor-version "
+					     "compatibility); upgrade to at least that", major + 1, floor), true);
+	}
+}
+
+static int cmp_match(const void *a, const void *b)
+{
+	const explain_match_t *x = a, *y = b;
+	if (x->priority != y->priority)
+		return y->priority - x->priority;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+int explain_match(const char *text, explain_match_t **out, size_t *n, gw_error *err)
+{
+	*out = NULL;
+	*n = 0;
+	pthread_mutex_lock(&sigs_lock);
+	if (!sigs_loaded) {
+		load_sigs();
+		sigs_loaded = true;
+	}
+	pthread_mutex_unlock(&sigs_lock);
+	if (sigs_rc) {
+		if (err)
+			*err = sigs_err;
+		return sigs_rc;
+	}
+	explain_match_t *m = NULL;
+	size_t nm = 0;
+	regmatch_t pm[32];
+	for (size_t i = 0; i < nsigs; i++) {
+		sig *s = &sigs[i];
+		size_t ng = s->nsub + 1 > 32 ? 32 : s->nsub + 1;
+		if (regexec(&s->re, text, ng, pm, 0) != 0)
+			continue;
+		size_t k;
+		for (k = 0; k < nm; k++)
+			if (strcmp(m[k].id, s->id) == 0)
+				break;
+		if (k < nm) {
+			if (m[k].priority >= s->priority)
+				continue;
+			free_match(&m[k]);
+		} else {
+			m = xrealloc(m, (nm + 1) * sizeof *m);
+			k = nm++;
+		}
+		explain_match_t *x = &m[k];
+		memset(x, 0, sizeof *x);
+		x->id = xstrdup(s->id);
+		x->priority = s->priority;
+		x->offset = (size_t)pm[0].rm_so;
+		x->length = (size_t)(pm[0].rm_eo - pm[0].rm_so);
+		for (size_t g = 1; g < ng; g++) {
+			if (!s->names[g] || pm[g].rm_so < 0 || explain_cap(x, s->names[g]))
+				continue;
+			char *v = xstrndup(text + pm[g].rm_so, (size_t)(pm[g].rm_eo - pm[g].rm_so));
+			char *t = str_trim(v);
+			cap_set(x, s->names[g], t);
+			free(v);
+		}
+		derive_caps(x);
+		bool ok;
+		x->title = render(s->title, x, &ok);
+		if (!ok) {
+			/* drop the parenthesised detail that had no value */
+			char *paren = strstr(x->title, " (");
+			if (paren)
+				*paren = '\0';
+		}
+		render_list(s->causes, x, &x->causes, &x->n_causes);
+		render_list(s->fixes, x, &x->fixes, &x->n_fixes);
+	}
+	for (size_t k = 0; k < nm; k++)
+		enrich(&m[k], text);
+	if (nm > 1)
+		qsort(m, nm, sizeof *m, cmp_match);
+	*out = m;
+	*n = nm;
+	return 0;
+}
+
+/* ---- PyTorch out-of-memory messages ------------------------------------ */
+
+static const char *const oom_names[] = {"unknown", "too-big", "not-a-shortage", "fragmentation", "shortage"};
+
+const char *oom_verdict_name(oom_verdict v)
+{
+	return (unsigned)v < sizeof oom_names / sizeof oom_names[0] ? oom_names[v] : "unknown";
+}
+
+/* Parse "12.34 GiB" at p; -1 when it is not a size. */
+static int64_t size_at(const char *p)
+{
+	char buf[48];
+	size_t i = 0;
+	while (*p == ' ')
+		p++;
+	while (i < sizeof buf - 1 && (isdigit((unsigned char)p[i]) || p[i] == '.'))
+		i++;
+	if (!i)
+		return -1;
+	size_t j = i;
+	while (p[j] == ' ')
+		j++;
+	size_t u = 0;
+	while (u < 4 && isalpha((unsigned char)p[j + u]))
+		u++;
+	if (i + 1 + u >= sizeof buf)
+		return -1;
+	memcpy(buf, p, i);
+	buf[i] = ' ';
+	memcpy(buf + i + 1, p + j, u);
+	buf[i + 1 + u] = '\0';
+	uint64_t b;
+	if (parse_size(buf, &b) != 0 || b > INT64_MAX)
+		return -1;
+	return (int64_t)b;
+}
+
+/* Case-insensitive strstr. */
+static const char *find(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (; *hay; hay++)
+		if (strncasecmp(hay, needle, n) == 0)
+			return hay;
+	return NULL;
+}
+
+/* The size just before `marker` ("9.35 GiB is reserved ..."), searching from `from`. */
+static int64_t size_before(const char *from, const char *marker)
+{
+	const char *m = find(from, marker);
+	if (!m)
+		return -1;
+	const char *p = m;
+	/* back over spaces, the unit, spaces and the number */
+	while (p > from && p[-1] == ' ')
+		p--;
+	while (p > from && isalpha((unsigned char)p[-1]))
+		p--;
+	while (p > from && p[-1] == ' ')
+		p--;
+	while (p > from && (isdigit((unsigned char)p[-1]) || p[-1] == '.'))
+		p--;
+	return size_at(p);
+}
+
+int explain_parse_oom(const char *text, oom_info *o)
+{
+	memset(o, 0, sizeof *o);
+	o->gpu = -1;
+	o->requested = o->total = o->free = o->process = o->allocated = o->reserved = o->reserved_unalloc = -1;
+	o->shortfall = -1;
+	const char *s = find(text, "out of memory");
+	if (!s)
+		return GW_ENOTFOUND;
+	const char *p = find(s, "Tried to allocate");
+	if (p)
+		o->requested = size_at(p + strlen("Tried to allocate"));
+	const char *q;
+	if ((q = find(s, "(GPU ")) && (!p || q - p < 64) && find(q, "total capacity;")) {
+		/* old: (GPU 0; 10.92 GiB total capacity; 8.57 MiB already allocated;
+		 * 9.28 GiB free; 4.68 MiB cached) or "... reserved in total by PyTorch)" */
+		o->old_format = true;
+		o->gpu = atoi(q + 5);
+		o->total = size_before(q, "total capacity");
+		o->allocated = size_before(q, "already allocated");
+		o->free = size_before(q, " free");
+		o->reserved = size_before(q, "reserved in total");
+		if (o->reserved < 0)
+			o->reserved = size_before(q, " cached");
+		if (o->reserved >= 0 && o->allocated >= 0 && o->reserved >= o->allocated)
+			o->reserved_unalloc = o->reserved - o->allocated;
+	} else {
+		/* new: GPU 0 has a total capacity of X of which Y is free. [Process N has Z
+		 * memory in use.] Including non-PyTorch memory, this process has W memory in
+		 * use. Of the allocated memory A is allocated by PyTorch, and R is reserved
+		 * by PyTorch but unallocated. */
+		if ((q = find(s, "GPU ")) && isdigit((unsigned char)q[4]))
+			o->gpu = atoi(q + 4);
+		if ((q = find(s, "total capacity of")))
+			o->total = size_at(q + strlen("total capacity of"));
+		if ((q = find(s, "of which")))
+			o->free = size_at(q + strlen("of which"));
+		if ((q = find(s, "this process has")))
+			o->process = size_at(q + strlen("this process has"));
+		o->allocated = size_before(s, "is allocated by PyTorch");
+		o->reserved_unalloc = size_before(s, "is reserved by PyTorch but unallocated");
+		if (o->allocated >= 0 && o->reserved_unalloc >= 0)
+			o->reserved = o->allocated + o->reserved_unalloc;
+		for (q = s; (q = find(q, "Process ")) && o->n_others < OOM_MAX_PROCS; q += 8) {
+			if (!isdigit((unsigned char)q[8]))
+				continue;
+			char *end;
+			unsigned long pid = strtoul(q + 8, &end, 10);
+			if (strncasecmp(end, " has ", 5) != 0)
+				continue;
+			int64_t b = size_at(end + 5);
+			if (b < 0)
+				continue;
+			o->others[o->n_others].pid = (uint32_t)pid;
+			o->others[o->n_others].bytes = b;
+			o->n_others++;
+		}
+	}
+	/* The rule: bigger than the GPU -> impossible; free covered it -> not a
+	 * shortage; free + reserved-but-unallocated covers it -> fragmentation
+	 * (expandable segments let the allocator reuse that memory); else short. */
+	if (o->requested < 0)
+		o->verdict = OOM_UNKNOWN;
+	else if (o->total >= 0 && o->requested > o->total)
+		o->verdict = OOM_TOO_BIG;
+	else if (o->free >= 0 && o->requested <= o->free)
+		o->verdict = OOM_NOT_SHORTAGE;
+	else if (o->free >= 0 && o->reserved_unalloc > 0 && o->requested <= o->free + o->reserved_unalloc)
+		o->verdict = OOM_FRAGMENTATION;
+	else if (o->free >= 0)
+		o->verdict = OOM_SHORTAGE;
+	if (o->verdict == OOM_SHORTAGE)
+		o->shortfall = o->requested - o->free - (o->reserved_unalloc > 0 ? o->reserved_unalloc : 0);
+	o->expandable_helps = o->verdict == OOM_FRAGMENTATION;
+	return 0;
+}
+
+/* ---- machine context ---------------------------------------------------- */
+
+/* The user owning /proc/PID (through the root prefix); "" when unknown. */
+static void proc_user(uint32_t pid, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%u/status", pid);
+	char *st;
+	if (gw_read_file(path, true, 1 << 16, &st, NULL, NULL))
+		return;
+	const char *u = strstr(st, "\nUid:");
+	if (u) {
+		unsigned long uid = strtoul(u + 5, NULL, 10);
+		struct passwd pw, *res = NULL;
+		char pwbuf[1024];
+		if (getpwuid_r((uid_t)uid, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res)
+			snprintf(buf, n, "%s", res->pw_name);
+		else
+			snprintf(buf, n, "uid %lu", uid);
+	}
+	free(st);
+}
+
+void explain_contextualize(explain_match_t *m, size_t n, const char *text, const explain_context *ctx)
+{
+	for (size_t i = 0; i < n; i++) {
+		explain_match_t *x = &m[i];
+		if (strcmp(x->id, "arch-unsupported") == 0 || strcmp(x->id, "torch-cpu-only") == 0 ||
+		    strcmp(x->id, "driver-too-old") == 0) {
+			int ma = ctx->cc_major, mi = ctx->cc_minor;
+			const char *cc = explain_cap(x, "cc");
+			if (cc && sscanf(cc, "%d.%d", &ma, &mi) != 2)
+				ma = -1;
+			if (ma < 0 || !ctx->driver_version)
+				continue;
+			torch_pick p;
+			if (compat_pick_torch(ma, mi, ctx->driver_version, &p, NULL) != 0)
+				continue;
+			if (p.found)
+				add_fix(x, xasprintf("on this machine (%s%sdriver %s): %s", ctx->gpu_name ? ctx->gpu_name : "",
+						     ctx->gpu_name ? ", " : "", ctx->driver_version ? ctx->driver_version : "unknown",
+						     p.pip_line), true);
+			else if (p.driver_too_old)
+				add_fix(x, xasprintf("on this machine the driver %s is too old for any PyTorch build that "
+						     "supports CC %d.%d: upgrade the driver to >= %s first, then %s",
+						     ctx->driver_version, ma, mi, p.need_driver, p.pip_line), true);
+			if (ctx->torch_version)
+				add_cause(x, xasprintf("installed here: torch %s (CUDA %s)%s%s", ctx->torch_version,
+						       ctx->torch_cuda ? ctx->torch_cuda : "none, CPU-only",
+						       ctx->python ? " in " : "", ctx->python ? ctx->python : ""), false);
+		} else if (strcmp(x->id, "cuda-oom") == 0 && text) {
+			oom_info o;
+			if (explain_parse_oom(text, &o) != 0)
+				continue;
+			for (size_t k = 0; k < o.n_others; k++) {
+				char user[64], b[32];
+				proc_user(o.others[k].pid, user, sizeof user);
+				if (!*user)
+					continue;
+				add_cause(x, xasprintf("process %u (user %s) holds %s on this GPU", o.others[k].pid, user,
+						       fmt_bytes(b, sizeof b, (uint64_t)o.others[k].bytes)), false);
+			}
+		}
+	}
+}

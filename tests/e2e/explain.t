@@ -1,0 +1,97 @@
+#!/bin/sh
+# gpuwise explain: every message of the error corpus gets its expected
+# diagnosis (the table message -> diagnosis is printed), plus the options,
+# input forms, JSON shape and bad input.
+. "$(dirname "$0")/lib.sh"
+V=$GW_TOP/tests/validation
+tab=$(printf '\t')
+
+# best id for a message: explain --json, first match (or "none")
+best_id() {
+	printf '%s' "$1" | "$GW" explain --no-probe --json - 2>/dev/null |
+		python3 -c 'import json,sys; m=json.load(sys.stdin)["matches"]; print(m[0]["id"] if m else "none")'
+}
+
+diag "message -> diagnosis (expected)"
+n=0
+tail -n +2 "$V/error-corpus.tsv" | cut -f1 > "$TMP/msgs"
+grep -v '^#' "$V/error-corpus-expected.tsv" | tail -n +2 > "$TMP/exp"
+is "$(wc -l < "$TMP/msgs")" "$(wc -l < "$TMP/exp")" "corpus and expected ids have the same number of rows"
+while IFS= read -r msg; do
+	n=$((n + 1))
+	line=$(sed -n "${n}p" "$TMP/exp")
+	prefix=$(printf '%s' "$line" | cut -f2)
+	want=$(printf '%s' "$line" | cut -f3)
+	case $msg in "$prefix"*) ;; *) ok 1 "row $n: expected-file prefix matches the corpus"; continue ;; esac
+	got=$(best_id "$msg")
+	diag "$(printf '%-60.60s -> %s' "$msg" "$got")"
+	is "$got" "$want" "corpus row $n is $want"
+done < "$TMP/msgs"
+
+tail -n +2 "$V/error-extra.tsv" > "$TMP/extra"
+while IFS="$tab" read -r msg want src; do
+	got=$(best_id "$msg")
+	diag "$(printf '%-60.60s -> %s' "$msg" "$got")"
+	is "$got" "$want" "extra message is $want"
+done < "$TMP/extra"
+
+# every stable id documented in docs/diagnoses.md exists in data/errors.tsv and back
+for id in $(grep -v '^#' "$GW_TOP/data/errors.tsv" | tail -n +2 | cut -f1 | sort -u); do
+	grep -q "^| \`$id\`" "$GW_TOP/docs/diagnoses.md"; ok $? "id $id is documented"
+done
+
+# the sm_120 case names the exact install line
+run_gw explain --no-probe "NVIDIA GeForce RTX 5070 Laptop GPU with CUDA capability sm_120 is not compatible with the current PyTorch installation. The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90."
+is "$rc" 0 "sm_120 message exits 0"
+like "$out" '^    - pip install torch --index-url https://download.pytorch.org/whl/cu128$' "sm_120 gives the cu128 pip line"
+like "$out" 'gpu=NVIDIA GeForce RTX 5070 Laptop GPU' "the GPU name is captured"
+
+# driver version decode
+run_gw explain --no-probe --json "The NVIDIA driver on your system is too old (found version 11040)."
+is "$(printf '%s' "$out" | jget 'd["matches"][0]["captures"]["cudaver_dotted"]')" "11.4" "11040 decodes to CUDA 11.4"
+like "$(printf '%s' "$out" | jget 'd["matches"][0]["title"]')" "CUDA 11.4" "title names CUDA 11.4"
+
+# OOM numbers in JSON (new format)
+msg="torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.50 GiB is free. Process 4242 has 6.00 GiB memory in use. Including non-PyTorch memory, this process has 16.00 GiB memory in use. Of the allocated memory 12.00 GiB is allocated by PyTorch, and 3.00 GiB is reserved by PyTorch but unallocated."
+run_gw explain --no-probe --json "$msg"
+is "$(printf '%s' "$out" | jget 'd["matches"][0]["oom"]["requested_bytes"]')" "2147483648" "requested parsed"
+is "$(printf '%s' "$out" | jget 'd["matches"][0]["oom"]["reserved_unallocated_bytes"]')" "3221225472" "reserved-but-unallocated parsed"
+is "$(printf '%s' "$out" | jget 'd["matches"][0]["oom"]["other_processes"][0]["pid"]')" "4242" "other process pid parsed"
+is "$(printf '%s' "$out" | jget 'd["matches"][0]["oom"]["verdict"]')" "fragmentation" "1.5 free + 3 reserved covers 2 GiB: fragmentation"
+like "$out" 'expandable_segments:True' "fragmentation suggests expandable segments"
+like "$out" 'gpuwise plan' "OOM points to gpuwise plan"
+
+# input forms: file, stdin, several words
+printf 'blah\nRuntimeError: CUDA error: an illegal memory access was encountered\nmore\n' > "$TMP/log.txt"
+run_gw explain --no-probe "$TMP/log.txt"
+is "$rc" 0 "a file is read"
+like "$out" '^illegal-memory-access:' "file content diagnosed"
+out=$(printf 'Torch not compiled with CUDA enabled' | "$GW" explain --no-probe -); rc=$?
+is "$rc" 0 "stdin with - is read"
+like "$out" '^torch-cpu-only:' "stdin diagnosed"
+run_gw explain --no-probe Torch not compiled with CUDA enabled
+like "$out" '^torch-cpu-only:' "several words are joined"
+
+# no match: plain statement, empty list, exit 3
+run_gw explain --no-probe "everything is fine"
+is "$rc" 3 "unknown message exits 3"
+like "$out" 'matches no known error signature' "unknown message says so"
+run_gw explain --no-probe --json "everything is fine"
+is "$rc" 3 "unknown message exits 3 with --json"
+is "$(printf '%s' "$out" | jget 'd["matches"]')" "[]" "unknown message gives an empty list"
+
+# bad input
+run_gw explain --bogus
+is "$rc" 2 "unknown option exits 2"
+like "$err" "unknown option" "unknown option is named"
+run_gw explain --no-probe ""
+is "$rc" 2 "empty message exits 2"
+like "$err" "message is empty" "empty message is explained"
+mkdir "$TMP/dir"
+run_gw explain --no-probe "$TMP/dir"
+is "$rc" 1 "a directory is a runtime error"
+like "$err" "^gpuwise: cannot read '.*dir': is a directory" "directory error message"
+run_gw explain --help
+is "$rc" 0 "--help exits 0"
+like "$out" 'Exit status' "--help lists exit codes"
+done_testing

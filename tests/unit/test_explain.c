@@ -1,0 +1,237 @@
+/*
+ * Unit tests for doctor/explain.c and doctor/compat.c: OOM parsing, the
+ * fragmentation rule, captures, ranking, version and architecture rules.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "doctor/doctor.h"
+#include "kb/kb.h"
+
+/* sizes in messages are rounded: within one byte of the exact product */
+#define assert_near(got, want) assert_in_range((got), (int64_t)(want) - 1, (int64_t)(want) + 1)
+
+static void test_oom_new_format(void **state)
+{
+	(void)state;
+	oom_info o;
+	const char *msg = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.78 GiB. GPU 0 has a "
+			  "total capacity of 31.47 GiB of which 12.73 GiB is free. Including non-PyTorch memory, "
+			  "this process has 18.73 GiB memory in use. Of the allocated memory 9.08 GiB is allocated "
+			  "by PyTorch, and 9.35 GiB is reserved by PyTorch but unallocated.";
+	assert_int_equal(explain_parse_oom(msg, &o), 0);
+	assert_false(o.old_format);
+	assert_int_equal(o.gpu, 0);
+	assert_near(o.requested, 22.78 * GiB);
+	assert_near(o.total, 31.47 * GiB);
+	assert_near(o.free, 12.73 * GiB);
+	assert_near(o.process, 18.73 * GiB);
+	assert_near(o.allocated, 9.08 * GiB);
+	assert_near(o.reserved_unalloc, 9.35 * GiB);
+	/* 12.73 + 9.35 = 22.08 < 22.78: a real shortage of about 0.70 GiB */
+	assert_int_equal(o.verdict, OOM_SHORTAGE);
+	assert_true(o.shortfall > (int64_t)(0.69 * GiB) && o.shortfall < (int64_t)(0.71 * GiB));
+	assert_false(o.expandable_helps);
+}
+
+static void test_oom_processes_and_too_big(void **state)
+{
+	(void)state;
+	oom_info o;
+	const char *msg = "CUDA out of memory. Tried to allocate 124.68 GiB. GPU 0 has a total capacity of 95.22 "
+			  "GiB of which 51.23 GiB is free. Process 608946 has 14.91 GiB memory in use. Process "
+			  "734147 has 29.07 GiB memory in use. ...";
+	assert_int_equal(explain_parse_oom(msg, &o), 0);
+	assert_int_equal(o.n_others, 2);
+	assert_int_equal(o.others[0].pid, 608946);
+	assert_int_equal(o.others[1].pid, 734147);
+	assert_near(o.others[1].bytes, 29.07 * GiB);
+	assert_int_equal(o.verdict, OOM_TOO_BIG);
+}
+
+static void test_oom_old_format(void **state)
+{
+	(void)state;
+	oom_info o;
+	const char *msg = "RuntimeError: CUDA out of memory. Tried to allocate 12.50 MiB (GPU 0; 10.92 GiB total "
+			  "capacity; 8.57 MiB already allocated; 9.28 GiB free; 4.68 MiB cached)";
+	assert_int_equal(explain_parse_oom(msg, &o), 0);
+	assert_true(o.old_format);
+	assert_near(o.requested, 12.5 * MiB);
+	assert_near(o.total, 10.92 * GiB);
+	assert_near(o.allocated, 8.57 * MiB);
+	assert_near(o.free, 9.28 * GiB);
+	assert_near(o.reserved, 4.68 * MiB);
+	assert_int_equal(o.verdict, OOM_NOT_SHORTAGE);
+
+	const char *msg2 = "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.79 GiB total capacity; "
+			   "3.00 GiB already allocated; 1.00 GiB free; 5.50 GiB reserved in total by PyTorch)";
+	assert_int_equal(explain_parse_oom(msg2, &o), 0);
+	assert_near(o.reserved_unalloc, 2.5 * GiB);
+	assert_int_equal(o.verdict, OOM_FRAGMENTATION);
+	assert_true(o.expandable_helps);
+
+	assert_int_equal(explain_parse_oom("segmentation fault", &o), GW_ENOTFOUND);
+}
+
+static void test_cuda_version_decode(void **state)
+{
+	(void)state;
+	char b[16];
+	assert_string_equal(cuda_version_decode(11040, b, sizeof b), "11.4");
+	assert_string_equal(cuda_version_decode(12080, b, sizeof b), "12.8");
+	assert_string_equal(cuda_version_decode(13000, b, sizeof b), "13.0");
+	assert_string_equal(cuda_version_decode(0, b, sizeof b), "unknown");
+}
+
+static void test_versions(void **state)
+{
+	(void)state;
+	assert_true(version_cmp("570.26", "570.124.06") < 0);
+	assert_true(version_cmp("2.10", "2.9") > 0);
+	assert_int_equal(version_cmp("12.8", "12.8"), 0);
+	assert_true(version_cmp("535.183.01", "570") < 0);
+	char d[32];
+	compat_driver_min("12.8", d, sizeof d);
+	assert_string_equal(d, "570.26");
+	compat_driver_min("12.8.93", d, sizeof d); /* a patch release: its minor's GA */
+	assert_string_equal(d, "570.26");
+	compat_driver_min("13.0", d, sizeof d);
+	assert_string_equal(d, "580.65.06");
+	compat_minor_floor(12, d, sizeof d);
+	assert_string_equal(d, "525");
+}
+
+static void test_arch_rules(void **state)
+{
+	(void)state;
+	bool ptx;
+	const char *cu124 = "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90";
+	assert_false(compat_arch_covers(cu124, 12, 0, &ptx));     /* RTX 50 */
+	assert_true(compat_arch_covers(cu124, 8, 9, &ptx));       /* Ada runs sm_86 cubins */
+	assert_false(ptx);
+	assert_false(compat_arch_covers(cu124, 8, 7, &ptx));      /* Orin is not binary compatible */
+	assert_true(compat_arch_covers("sm_75 sm_80 sm_86 sm_90 sm_100 sm_120", 12, 0, &ptx));
+	assert_true(compat_arch_covers("sm_80 compute_80", 9, 0, &ptx)); /* PTX JIT */
+	assert_true(ptx);
+	assert_false(compat_arch_covers("sm_90a", 9, 1, &ptx));   /* arch-specific: exact only */
+	assert_false(compat_arch_covers("sm_50 sm_60", 3, 7, &ptx));
+}
+
+static void test_pick_torch(void **state)
+{
+	(void)state;
+	torch_pick p;
+	/* no driver known: the build that needs the oldest driver */
+	assert_int_equal(compat_pick_torch(12, 0, NULL, &p, NULL), 0);
+	assert_true(p.found);
+	assert_string_equal(p.variant, "cu128");
+	assert_string_equal(p.pip_line, "pip install torch --index-url https://download.pytorch.org/whl/cu128");
+	/* driver 570: cu128 is the newest it runs */
+	assert_int_equal(compat_pick_torch(12, 0, "570.133.07", &p, NULL), 0);
+	assert_true(p.found);
+	assert_string_equal(p.variant, "cu128");
+	/* driver 580.82: cu130 */
+	assert_int_equal(compat_pick_torch(12, 0, "580.82.07", &p, NULL), 0);
+	assert_string_equal(p.variant, "cu130");
+	/* driver 535: too old for any sm_120 build; upgrade to 570.26 */
+	assert_int_equal(compat_pick_torch(12, 0, "535.183.01", &p, NULL), 0);
+	assert_false(p.found);
+	assert_true(p.driver_too_old);
+	assert_string_equal(p.need_driver, "570.26");
+	/* Pascal: only cu126-or-older builds */
+	assert_int_equal(compat_pick_torch(6, 1, "580.82.07", &p, NULL), 0);
+	assert_true(p.found);
+	assert_string_equal(p.variant, "cu126");
+}
+
+static void test_match_rank_and_captures(void **state)
+{
+	(void)state;
+	explain_match_t *m;
+	size_t n;
+	gw_error err;
+	const char *msg = "docker: Error response from daemon: ... stderr: nvidia-container-cli: initialization "
+			  "error: nvml error: driver not loaded: unknown.";
+	assert_int_equal(explain_match(msg, &m, &n, &err), 0);
+	assert_true(n >= 2);
+	assert_string_equal(m[0].id, "container-toolkit");
+	assert_string_equal(explain_cap(&m[0], "stage"), "initialization");
+	assert_string_equal(m[1].id, "no-driver");
+	explain_matches_free(m, n);
+
+	assert_int_equal(explain_match("Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: "
+				       "cannot open shared object file: No such file or directory", &m, &n, &err), 0);
+	assert_true(n >= 1);
+	assert_string_equal(m[0].id, "library-missing");
+	assert_string_equal(explain_cap(&m[0], "lib"), "libcuda.so");
+	explain_matches_free(m, n);
+
+	assert_int_equal(explain_match("NVRM: Xid (PCI:0000:0c:00): 31, pid=11461, Ch 00000053", &m, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(explain_cap(&m[0], "pci"), "0000:0c:00");
+	assert_string_equal(explain_cap(&m[0], "dcgm_severity"), "warn");
+	assert_non_null(strstr(m[0].title, "page fault"));
+	explain_matches_free(m, n);
+
+	assert_int_equal(explain_match("all good here", &m, &n, &err), 0);
+	assert_int_equal(n, 0);
+	assert_null(m);
+}
+
+static void test_bad_table(void **state)
+{
+	(void)state;
+	/* a data directory whose errors.tsv has a bad regex fails cleanly */
+	char dir[] = "/tmp/gw-explain-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char *path = xasprintf("%s/errors.tsv", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("id\tpriority\tregex\ttitle\tcauses\tfixes\tsource\nx\t1\t(unclosed\tt\tc\tf\ts\n", f);
+	fclose(f);
+	explain_release();
+	kb_set_data_dir(dir);
+	explain_match_t *m;
+	size_t n;
+	gw_error err = {0};
+	assert_int_not_equal(explain_match("anything", &m, &n, &err), 0);
+	assert_non_null(strstr(err.msg, "bad regex"));
+	explain_release();
+	kb_set_data_dir(NULL);
+	remove(path);
+	rmdir(dir);
+	free(path);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	explain_release();
+	kb_release_all();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_oom_new_format),
+		cmocka_unit_test(test_oom_processes_and_too_big),
+		cmocka_unit_test(test_oom_old_format),
+		cmocka_unit_test(test_cuda_version_decode),
+		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_arch_rules),
+		cmocka_unit_test(test_pick_torch),
+		cmocka_unit_test(test_match_rank_and_captures),
+		cmocka_unit_test(test_bad_table),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, teardown);
+	return rc;
+}
