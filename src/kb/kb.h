@@ -18,6 +18,7 @@ typedef struct kb_table {
 	size_t ncols, nrows;
 	char **header;  /* ncols */
 	char **cells;   /* nrows * ncols, never NULL ("" when empty) */
+	size_t *lines;  /* nrows: 1-based line of each row in the file */
 	char *text;     /* backing store */
 } kb_table;
 
@@ -30,7 +31,27 @@ int kb_parse_tsv(kb_table *t, const char *name, const char *text, size_t len, gw
 void kb_table_release(kb_table *t);
 long kb_col(const kb_table *t, const char *col); /* -1 when absent */
 const char *kb_cell(const kb_table *t, size_t row, long col); /* "" when col < 0 */
-void kb_release_all(void); /* free the cache (valgrind-clean exits) */
+void kb_release_all(void); /* free the cache and typed records (valgrind-clean exits) */
+
+/*
+ * Parse and validate the typed tables (cached until kb_release_all or
+ * kb_set_data_dir).  0, or an error whose text names the table, the line
+ * and the column ("table 'gpus' line 12, column 'vram_gib': 'x' is not a
+ * number").  The lookups below call these themselves and act as if the
+ * table were empty when it is broken; commands call kb_load_all() first to
+ * report the problem.
+ */
+int kb_gpus_load(gw_error *err);
+int kb_models_load(gw_error *err);
+int kb_quants_load(gw_error *err);
+int kb_load_all(gw_error *err);
+
+/*
+ * Key for fuzzy name matching: lower case, words "nvidia", "geforce" and
+ * "tesla" dropped, "80GB"/"80GiB" written "80g", punctuation removed
+ * ("NVIDIA GeForce RTX 4090" -> "rtx4090").
+ */
+void kb_name_key(const char *in, char *out, size_t n);
 
 /* ---- GPUs (data/gpus.tsv) --------------------------------------------- */
 typedef struct gpu_spec {
@@ -45,7 +66,7 @@ typedef struct gpu_spec {
 	uint64_t vram_bytes;
 	double bandwidth_gbs;  /* GB/s, decimal */
 	double fp32_tflops;
-	double fp16_tflops;    /* dense FP16/BF16 tensor, FP32 accumulate */
+	double fp16_tflops;    /* dense FP16/BF16 tensor, FP32 accumulate; 0: no tensor units */
 	int tdp_w;
 	int pcie_gen;          /* 0 for SoC */
 	bool mig;
@@ -63,6 +84,8 @@ const gpu_spec *kb_gpu_at(size_t i);
 /*
  * Find a GPU by id, name or alias: case-insensitive, ignoring "NVIDIA",
  * "GeForce" and punctuation ("rtx-4090" = "NVIDIA GeForce RTX 4090").
+ * Failing that, a unique match without a leading "rtx"/"gtx" ("4090") or
+ * without a memory size equal to the card's ("RTX 3090 24GB").
  * NULL when unknown; then kb_gpu_suggest() names the closest.
  */
 const gpu_spec *kb_gpu_find(const char *name);
@@ -86,14 +109,16 @@ typedef struct model_spec {
 
 size_t kb_model_count(void);
 const model_spec *kb_model_at(size_t i);
+/* By id, name or alias (case and punctuation ignored): "llama3.1:8b". */
 const model_spec *kb_model_find(const char *name);
 const model_spec *kb_model_suggest(const char *name);
 
 /* ---- quantization types (data/quants.tsv) ----------------------------- */
 typedef enum { QK_GGUF_TYPE, QK_GGUF_RECIPE, QK_FORMAT } quant_kind;
 typedef struct quant_spec {
-	const char *id;        /* "q4_k", "q4_k_m", "awq-int4" */
+	const char *id;        /* "q4_k", "q4_k_m", "awq-int4"; unique per kind */
 	const char *name;      /* "Q4_K" */
+	const char *aliases;   /* comma-separated */
 	quant_kind kind;
 	int ggml_type;         /* GGML type id for QK_GGUF_TYPE; -1 otherwise */
 	int block_size;        /* weights per block */
@@ -102,14 +127,28 @@ typedef struct quant_spec {
 	const char *base;      /* recipe: base type id ("q4_k"); "" otherwise */
 	const char *bump;      /* recipe: type for attn_v/ffn_down on more-bits layers */
 	const char *output;    /* recipe: type of output.weight */
+	/*
+	 * Recipe rules per tensor, "" = base: TYPE[@COND][/ELSE] with COND
+	 * more_bits, first2, first4, first8th, first16th or gqa4 (see
+	 * docs/data-tables.md).  Recipes carry block_size/bytes_per_block of
+	 * their base type.
+	 */
+	const char *attn_v, *ffn_down, *attn_output;
 	const char *source;
 } quant_spec;
 
 size_t kb_quant_count(void);
 const quant_spec *kb_quant_at(size_t i);
+/*
+ * By id, name or alias, case and punctuation ignored.  Recipe ids equal
+ * type ids where llama.cpp uses one name for both (Q6_K, Q8_0, Q4_0):
+ * kb_quant_find prefers the recipe, then the type, then the format.
+ */
 const quant_spec *kb_quant_find(const char *name);
+const quant_spec *kb_quant_find_kind(const char *name, quant_kind kind);
+const quant_spec *kb_quant_suggest(const char *name);
 const quant_spec *kb_quant_by_ggml_type(int ggml_type);
-/* Bytes of n weights of a GGUF type (rounded up to whole blocks). */
+/* Bytes of n weights of a type or format (rounded up to whole blocks); 0 if q is NULL. */
 uint64_t quant_row_bytes(const quant_spec *q, uint64_t n);
 
 #endif

@@ -2,6 +2,7 @@
  * tables.c: generic TSV tables, embedded or from a data directory.
  */
 #include "kb/kb.h"
+#include "kb/kb_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +44,16 @@ void kb_table_release(kb_table *t)
 	free(t->name);
 	free(t->header);
 	free(t->cells);
+	free(t->lines);
 	free(t->text);
 	memset(t, 0, sizeof *t);
 }
 
 void kb_release_all(void)
 {
+	kb_gpus_release();
+	kb_models_release();
+	kb_quants_release();
 	for (size_t i = 0; i < ncache; i++) {
 		kb_table_release(cache[i]);
 		free(cache[i]);
@@ -56,12 +61,16 @@ void kb_release_all(void)
 	ncache = 0;
 }
 
+/*
+ * Count the tab-separated fields of line; when out is non-NULL also cut
+ * the line at each tab and store up to max field pointers.
+ */
 static size_t split_tabs(char *line, char **out, size_t max)
 {
 	size_t n = 0;
 	for (;;) {
 		char *tab = strchr(line, '\t');
-		if (n < max)
+		if (out && n < max)
 			out[n] = line;
 		n++;
 		if (!tab)
@@ -82,7 +91,7 @@ int kb_parse_tsv(kb_table *t, const char *name, const char *text, size_t len, gw
 		kb_table_release(t);
 		return gw_fail(err, GW_EFORMAT, "table '%s': contains a NUL byte", name);
 	}
-	size_t cap = 0, lineno = 0;
+	size_t cap = 0, lcap = 0, lineno = 0;
 	char *save = NULL;
 	char *line = t->text;
 	(void)save;
@@ -125,6 +134,8 @@ int kb_parse_tsv(kb_table *t, const char *name, const char *text, size_t len, gw
 				kb_table_release(t);
 				return rc;
 			}
+			t->lines = xgrow(t->lines, &lcap, t->nrows + 1, sizeof *t->lines);
+			t->lines[t->nrows] = lineno;
 			t->nrows++;
 		}
 		line = nl ? nl + 1 : NULL;

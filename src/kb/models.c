@@ -1,0 +1,208 @@
+/*
+ * models.c: typed records for data/models.tsv and model name lookup.
+ */
+#include "kb/kb_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static model_spec *models;
+static size_t nmodels;
+static bool loaded;
+static int load_rc;
+static gw_error load_err;
+
+enum {
+	C_ID, C_NAME, C_ALIASES, C_ARCH, C_LAYERS, C_HIDDEN, C_HEADS, C_KV_HEADS, C_HEAD_DIM,
+	C_FFN, C_VOCAB, C_EXPERTS, C_EXPERTS_USED, C_EXPERT_FFN, C_PTOTAL, C_PACTIVE, C_SWA,
+	C_SWA_PERIOD, C_CTX, C_TIED, C_SOURCE, C_COUNT
+};
+static const char *const cols[C_COUNT] = {
+	"id", "name", "aliases", "arch", "layers", "hidden", "heads", "kv_heads", "head_dim",
+	"ffn", "vocab", "experts", "experts_used", "expert_ffn", "params_total", "params_active",
+	"swa_window", "swa_period", "ctx_train", "tied_embeddings", "source",
+};
+
+void kb_models_release(void)
+{
+	free(models);
+	models = NULL;
+	nmodels = 0;
+	loaded = false;
+	load_rc = 0;
+}
+
+static int read_row(const kb_table *t, size_t r, const long *c, model_spec *m, gw_error *err)
+{
+	int rc;
+	memset(m, 0, sizeof *m);
+	m->id = kb_cell(t, r, c[C_ID]);
+	m->name = kb_cell(t, r, c[C_NAME]);
+	m->aliases = kb_cell(t, r, c[C_ALIASES]);
+	m->arch = kb_cell(t, r, c[C_ARCH]);
+	m->source = kb_cell(t, r, c[C_SOURCE]);
+	if ((rc = kb_cell_required(t, r, c[C_ID], err)) || (rc = kb_cell_required(t, r, c[C_NAME], err)) ||
+	    (rc = kb_cell_required(t, r, c[C_ARCH], err)) ||
+	    (rc = kb_cell_int(t, r, c[C_LAYERS], 1, 10000, false, &m->layers, err)) ||
+	    (rc = kb_cell_int(t, r, c[C_HIDDEN], 1, 1 << 20, false, &m->hidden, err)) ||
+	    (rc = kb_cell_int(t, r, c[C_HEADS], 1, 1 << 16, false, &m->heads, err)) ||
+	    (rc = kb_cell_int(t, r, c[C_KV_HEADS], 1, 1 << 16, false, &m->kv_heads, err)) ||
+	    (rc = kb_cell_int(t, r, c[C_HEAD_DIM], 1, 1 << 16, false, &m->head_dim, err)) ||
+	    (rc = kb_cell_int(t, r, c[C_FFN], 1, 1 << 24, false, &m->ffn, err)) ||
+	    (rc = kb_cell_int(t, r, c[C_VOCAB], 1, 1 << 24, false, &m->vocab, err)) ||
+	    (rc = kb_cell_int(t, r, c[C_EXPERTS], 0, 1 << 16, false, &m->experts, err)) ||
+	    (rc = kb_cell_int(t, r, c[C_EXPERTS_USED], 0, 1 << 16, false, &m->experts_used, err)) ||
+	    (rc = kb_cell_int(t, r, c[C_EXPERT_FFN], 0, 1 << 24, false, &m->expert_ffn, err)) ||
+	    (rc = kb_cell_double(t, r, c[C_PTOTAL], 1e6, 1e14, false, &m->params_total, err)) ||
+	    (rc = kb_cell_double(t, r, c[C_PACTIVE], 1e6, 1e14, false, &m->params_active, err)) ||
+	    (rc = kb_cell_int(t, r, c[C_SWA], 0, 1 << 24, false, &m->swa_window, err)) ||
+	    (rc = kb_cell_int(t, r, c[C_SWA_PERIOD], 0, 10000, false, &m->swa_period, err)) ||
+	    (rc = kb_cell_int(t, r, c[C_CTX], 1, 1 << 28, false, &m->ctx_train, err)) ||
+	    (rc = kb_cell_bool(t, r, c[C_TIED], &m->tied_embeddings, err)))
+		return rc;
+	/* cross-column sanity: a row that breaks these would mislead the planner */
+	if (m->heads % m->kv_heads)
+		return gw_fail(err, GW_EFORMAT, "table '%s' line %zu: heads %d not a multiple of kv_heads %d",
+			       t->name, t->lines[r], m->heads, m->kv_heads);
+	if ((m->experts == 0) != (m->experts_used == 0) || m->experts_used > m->experts ||
+	    (m->experts && !m->expert_ffn))
+		return gw_fail(err, GW_EFORMAT,
+			       "table '%s' line %zu: experts %d, experts_used %d, expert_ffn %d do not agree",
+			       t->name, t->lines[r], m->experts, m->experts_used, m->expert_ffn);
+	if (m->params_active > m->params_total)
+		return gw_fail(err, GW_EFORMAT, "table '%s' line %zu: params_active above params_total",
+			       t->name, t->lines[r]);
+	if ((m->swa_window == 0) != (m->swa_period == 0))
+		return gw_fail(err, GW_EFORMAT, "table '%s' line %zu: swa_window and swa_period must both be set or both 0",
+			       t->name, t->lines[r]);
+	return 0;
+}
+
+int kb_models_load(gw_error *err)
+{
+	const kb_table *t;
+	long c[C_COUNT];
+	int rc;
+	if (loaded)
+		goto out;
+	loaded = true;
+	t = kb_get_table("models", &load_err);
+	if (!t) {
+		load_rc = load_err.code ? load_err.code : GW_EFORMAT;
+		goto out;
+	}
+	load_rc = kb_need_cols(t, cols, C_COUNT, c, &load_err);
+	if (load_rc)
+		goto out;
+	models = xcalloc(t->nrows ? t->nrows : 1, sizeof *models);
+	for (size_t r = 0; r < t->nrows; r++) {
+		rc = read_row(t, r, c, &models[r], &load_err);
+		if (!rc)
+			for (size_t i = 0; i < r; i++)
+				if (str_ieq(models[i].id, models[r].id)) {
+					rc = gw_fail(&load_err, GW_EFORMAT, "table 'models' line %zu: duplicate id '%s'",
+						     t->lines[r], models[r].id);
+					break;
+				}
+		if (rc) {
+			load_rc = rc;
+			free(models);
+			models = NULL;
+			goto out;
+		}
+	}
+	nmodels = t->nrows;
+out:
+	if (load_rc && err)
+		*err = load_err;
+	return load_rc;
+}
+
+size_t kb_model_count(void)
+{
+	kb_models_load(NULL);
+	return nmodels;
+}
+
+const model_spec *kb_model_at(size_t i)
+{
+	kb_models_load(NULL);
+	return i < nmodels ? &models[i] : NULL;
+}
+
+static const model_spec *find_name(const char *name)
+{
+	char key[KB_KEY_MAX];
+	kb_name_key(name, key, sizeof key);
+	for (size_t i = 0; i < nmodels; i++)
+		if (kb_names_match(key, models[i].id, models[i].name, models[i].aliases))
+			return &models[i];
+	return NULL;
+}
+
+/* Copy of s without a trailing "-instruct", "-it" or "-chat" word; NULL if none. */
+static char *strip_tune_suffix(const char *s)
+{
+	static const char *const sfx[] = {"-instruct", "-it", "-chat", "-base"};
+	for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
+		size_t ls = strlen(s), lx = strlen(sfx[i]);
+		if (ls > lx && strncasecmp(s + ls - lx, sfx[i], lx) == 0)
+			return xstrndup(s, ls - lx);
+	}
+	return NULL;
+}
+
+/*
+ * Besides the exact id, name or alias, accept the forms people paste:
+ * "org/Model-Instruct" (any org, tuning suffix dropped) and Ollama tags
+ * with a quantization ("llama3.1:8b-instruct-q4_K_M" -> "llama3.1:8b").
+ */
+const model_spec *kb_model_find(const char *name)
+{
+	const model_spec *m = NULL;
+	char *tmp = NULL, *tmp2 = NULL;
+	if (!name || !*name || kb_models_load(NULL))
+		return NULL;
+	if ((m = find_name(name)))
+		goto out;
+	const char *colon = strchr(name, ':');
+	const char *slash = strrchr(name, '/');
+	if (colon && strchr(colon, '-')) {
+		tmp = xstrndup(name, (size_t)(strchr(colon, '-') - name));
+		m = find_name(tmp);
+		goto out;
+	}
+	if (slash) {
+		m = find_name(slash + 1);
+		if (m)
+			goto out;
+	}
+	tmp2 = strip_tune_suffix(slash ? slash + 1 : name);
+	if (tmp2)
+		m = find_name(tmp2);
+out:
+	free(tmp);
+	free(tmp2);
+	return m;
+}
+
+const model_spec *kb_model_suggest(const char *name)
+{
+	char key[KB_KEY_MAX];
+	const model_spec *best = NULL;
+	size_t best_d = (size_t)-1;
+	if (!name || kb_models_load(NULL))
+		return NULL;
+	kb_name_key(name, key, sizeof key);
+	if (!*key)
+		return NULL;
+	for (size_t i = 0; i < nmodels; i++) {
+		size_t d = kb_names_distance(key, models[i].id, models[i].name, models[i].aliases);
+		if (d < best_d) {
+			best_d = d;
+			best = &models[i];
+		}
+	}
+	return best && best_d * 2 <= strlen(key) + 1 ? best : NULL;
+}

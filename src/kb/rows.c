@@ -1,0 +1,200 @@
+/*
+ * rows.c: checked access to table cells and fuzzy name keys, shared by the
+ * typed readers (gpus.c, models.c, quants.c).
+ */
+#include "kb/kb_int.h"
+
+#include <ctype.h>
+#include <string.h>
+
+int kb_need_cols(const kb_table *t, const char *const *names, size_t n, long *idx, gw_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		idx[i] = kb_col(t, names[i]);
+		if (idx[i] < 0)
+			return gw_fail(err, GW_EFORMAT, "table '%s': no '%s' column", t->name, names[i]);
+	}
+	return 0;
+}
+
+static size_t row_line(const kb_table *t, size_t row)
+{
+	return t->lines && row < t->nrows ? t->lines[row] : row + 1;
+}
+
+static int bad_cell(const kb_table *t, size_t row, long col, const char *what, gw_error *err)
+{
+	return gw_fail(err, GW_EFORMAT, "table '%s' line %zu, column '%s': '%s' %s", t->name,
+		       row_line(t, row), t->header[col], kb_cell(t, row, col), what);
+}
+
+int kb_cell_double(const kb_table *t, size_t row, long col, double min, double max,
+		   bool empty_ok, double *out, gw_error *err)
+{
+	const char *s = kb_cell(t, row, col);
+	double v;
+	if (!*s && empty_ok) {
+		*out = 0;
+		return 0;
+	}
+	if (!*s)
+		return gw_fail(err, GW_EFORMAT, "table '%s' line %zu, column '%s': empty", t->name,
+			       row_line(t, row), t->header[col]);
+	if (parse_double(s, &v))
+		return bad_cell(t, row, col, "is not a number", err);
+	if (v < min || v > max)
+		return bad_cell(t, row, col, "is out of range", err);
+	*out = v;
+	return 0;
+}
+
+int kb_cell_int(const kb_table *t, size_t row, long col, long long min, long long max,
+		bool empty_ok, int *out, gw_error *err)
+{
+	const char *s = kb_cell(t, row, col);
+	long long v;
+	int rc;
+	if (!*s && empty_ok) {
+		*out = 0;
+		return 0;
+	}
+	if (!*s)
+		return gw_fail(err, GW_EFORMAT, "table '%s' line %zu, column '%s': empty", t->name,
+			       row_line(t, row), t->header[col]);
+	rc = parse_int(s, min, max, &v);
+	if (rc == GW_ERANGE)
+		return bad_cell(t, row, col, "is out of range", err);
+	if (rc)
+		return bad_cell(t, row, col, "is not an integer", err);
+	*out = (int)v;
+	return 0;
+}
+
+int kb_cell_bool(const kb_table *t, size_t row, long col, bool *out, gw_error *err)
+{
+	const char *s = kb_cell(t, row, col);
+	if (strcmp(s, "0") == 0 || str_ieq(s, "no") || str_ieq(s, "false")) {
+		*out = false;
+		return 0;
+	}
+	if (strcmp(s, "1") == 0 || str_ieq(s, "yes") || str_ieq(s, "true")) {
+		*out = true;
+		return 0;
+	}
+	return bad_cell(t, row, col, "is not 0 or 1", err);
+}
+
+int kb_cell_required(const kb_table *t, size_t row, long col, gw_error *err)
+{
+	if (*kb_cell(t, row, col))
+		return 0;
+	return gw_fail(err, GW_EFORMAT, "table '%s' line %zu, column '%s': empty", t->name,
+		       row_line(t, row), t->header[col]);
+}
+
+/* A word that is only noise in GPU names: vendor and brand words. */
+static bool noise_word(const char *w, size_t n)
+{
+	static const char *const words[] = {"nvidia", "geforce", "tesla"};
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+		if (strlen(words[i]) == n && strncmp(w, words[i], n) == 0)
+			return true;
+	return false;
+}
+
+void kb_name_key(const char *in, char *out, size_t n)
+{
+	char word[KB_KEY_MAX];
+	size_t j = 0;
+	if (!n)
+		return;
+	while (*in) {
+		size_t wl = 0;
+		while (*in && !isalnum((unsigned char)*in))
+			in++;
+		while (isalnum((unsigned char)*in)) {
+			if (wl + 1 < sizeof word)
+				word[wl++] = (char)tolower((unsigned char)*in);
+			in++;
+		}
+		word[wl] = '\0';
+		if (!wl || noise_word(word, wl))
+			continue;
+		/* "80gb", "80gib" -> "80g": sizes are written both ways */
+		size_t d = 0;
+		while (d < wl && isdigit((unsigned char)word[d]))
+			d++;
+		if (d && d < wl && (strcmp(word + d, "gb") == 0 || strcmp(word + d, "gib") == 0))
+			word[d + 1] = '\0', wl = d + 1;
+		for (size_t k = 0; k < wl && j + 1 < n; k++)
+			out[j++] = word[k];
+	}
+	out[j] = '\0';
+}
+
+/* Call fn on the key of id, name and each comma-separated alias; stop when it returns true. */
+static bool each_key(const char *id, const char *name, const char *aliases,
+		     bool (*fn)(const char *k, void *arg), void *arg)
+{
+	char key[KB_KEY_MAX], part[KB_KEY_MAX];
+	kb_name_key(id, key, sizeof key);
+	if (fn(key, arg))
+		return true;
+	kb_name_key(name, key, sizeof key);
+	if (fn(key, arg))
+		return true;
+	for (const char *a = aliases; a && *a;) {
+		const char *c = strchr(a, ',');
+		size_t l = c ? (size_t)(c - a) : strlen(a);
+		if (l >= sizeof part)
+			l = sizeof part - 1;
+		memcpy(part, a, l);
+		part[l] = '\0';
+		kb_name_key(part, key, sizeof key);
+		if (*key && fn(key, arg))
+			return true;
+		a = c ? c + 1 : a + l;
+	}
+	return false;
+}
+
+static bool eq_key(const char *k, void *arg)
+{
+	return *k && strcmp(k, arg) == 0;
+}
+
+bool kb_names_match(const char *key, const char *id, const char *name, const char *aliases)
+{
+	return *key && each_key(id, name, aliases, eq_key, (void *)key);
+}
+
+struct dist_arg {
+	const char *key;
+	size_t best;
+};
+
+static bool min_dist(const char *k, void *arg)
+{
+	struct dist_arg *d = arg;
+	size_t v = str_distance(d->key, k);
+	if (v < d->best)
+		d->best = v;
+	return false;
+}
+
+size_t kb_names_distance(const char *key, const char *id, const char *name, const char *aliases)
+{
+	struct dist_arg d = {key, (size_t)-1};
+	each_key(id, name, aliases, min_dist, &d);
+	return d.best;
+}
+
+int kb_load_all(gw_error *err)
+{
+	int rc = kb_gpus_load(err);
+	if (!rc)
+		rc = kb_models_load(err);
+	if (!rc)
+		rc = kb_quants_load(err);
+	return rc;
+}
