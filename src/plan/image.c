@@ -1,0 +1,375 @@
+/*
+ * image.c: diffusion memory by stage (text encoding, denoising, VAE
+ * decode) and a compute-bound speed estimate.  The per-model constants
+ * and their calibrations live in data/diffusion.tsv.
+ */
+#include "plan/image.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kb/kb.h"
+
+/* ---- the table -------------------------------------------------------- */
+
+static bool name_matches(const kb_table *t, size_t row, const char *name)
+{
+	char want[128], got[128];
+	str_squash(name, want, sizeof want);
+	str_squash(kb_cell(t, row, kb_col(t, "id")), got, sizeof got);
+	if (!strcmp(want, got))
+		return true;
+	str_squash(kb_cell(t, row, kb_col(t, "name")), got, sizeof got);
+	if (!strcmp(want, got))
+		return true;
+	char *aliases = xstrdup(kb_cell(t, row, kb_col(t, "aliases")));
+	char *parts[32];
+	size_t n = str_split(aliases, ',', parts, 32);
+	bool hit = false;
+	for (size_t i = 0; i < n && i < 32 && !hit; i++) {
+		str_squash(parts[i], got, sizeof got);
+		hit = !strcmp(want, got);
+	}
+	free(aliases);
+	return hit;
+}
+
+static double num(const kb_table *t, size_t row, const char *col)
+{
+	double v = 0;
+	if (parse_double(kb_cell(t, row, kb_col(t, col)), &v))
+		return 0;
+	return v;
+}
+
+static void fill(const kb_table *t, size_t r, image_model *m)
+{
+	memset(m, 0, sizeof *m);
+	m->id = kb_cell(t, r, kb_col(t, "id"));
+	m->name = kb_cell(t, r, kb_col(t, "name"));
+	m->denoiser = kb_cell(t, r, kb_col(t, "denoiser"));
+	m->source = kb_cell(t, r, kb_col(t, "source"));
+	m->dit = !strcmp(m->denoiser, "dit");
+	m->denoiser_params = num(t, r, "denoiser_params");
+	m->width = num(t, r, "width");
+	m->patch = num(t, r, "patch");
+	m->text_tokens = num(t, r, "text_tokens");
+	m->vae_params = num(t, r, "vae_params");
+	m->vae_fp32 = !strcmp(kb_cell(t, r, kb_col(t, "vae_fp32")), "yes");
+	m->native_px = num(t, r, "native_px");
+	m->default_steps = (uint32_t)num(t, r, "default_steps");
+	m->cfg = (uint32_t)num(t, r, "cfg");
+	m->gflops_native = num(t, r, "gflops_native");
+	m->mfu = num(t, r, "mfu");
+	m->act_bytes_per_token = num(t, r, "act_bytes_per_token");
+	m->vae_bytes_per_px = num(t, r, "vae_bytes_per_px");
+	char *enc = xstrdup(kb_cell(t, r, kb_col(t, "encoders")));
+	char *parts[8];
+	size_t n = str_split(enc, ',', parts, 8);
+	for (size_t i = 0; i < n && i < 8; i++) {
+		char *colon = strchr(parts[i], ':');
+		double p = 0;
+		if (!colon || parse_double(colon + 1, &p))
+			continue;
+		if (str_starts(parts[i], "t5"))
+			m->t5_params += p;
+		else
+			m->clip_params += p;
+	}
+	free(enc);
+	if (!m->patch)
+		m->patch = 1;
+	if (!m->cfg)
+		m->cfg = 1;
+}
+
+int image_model_find(const char *name, image_model *m, gw_error *err)
+{
+	const kb_table *t = kb_get_table("diffusion", err);
+	if (!t)
+		return err ? err->code : GW_ENOENT;
+	if (kb_col(t, "id") < 0 || kb_col(t, "denoiser_params") < 0)
+		return gw_fail(err, GW_EFORMAT, "table 'diffusion': needs columns id and denoiser_params");
+	size_t best = 0, best_d = (size_t)-1;
+	for (size_t r = 0; r < t->nrows; r++) {
+		if (name_matches(t, r, name)) {
+			fill(t, r, m);
+			if (!(m->denoiser_params > 0) || !(m->native_px > 0))
+				return gw_fail(err, GW_EFORMAT, "table 'diffusion': row '%s' lacks its numbers", m->id);
+			return 0;
+		}
+		size_t d = str_distance(name, kb_cell(t, r, kb_col(t, "id")));
+		if (d < best_d) {
+			best_d = d;
+			best = r;
+		}
+	}
+	if (t->nrows)
+		return gw_fail(err, GW_ENOTFOUND, "unknown image model '%s' (did you mean '%s'?)", name,
+			       kb_cell(t, best, kb_col(t, "id")));
+	return gw_fail(err, GW_ENOTFOUND, "unknown image model '%s'", name);
+}
+
+bool image_model_known(const char *name)
+{
+	image_model m;
+	return image_model_find(name, &m, NULL) == 0;
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+static const char *const offload_names[] = {"none", "text-encoders", "sequential"};
+
+void image_opts_init(image_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->width = o->height = 0; /* 0: the model's native size */
+	o->batch = 1;
+	o->quant = "fp16";
+	o->offload = IMAGE_OFFLOAD_NONE;
+}
+
+int image_parse_offload(const char *s, image_offload *out)
+{
+	for (size_t i = 0; i < 3; i++)
+		if (s && str_ieq(s, offload_names[i])) {
+			*out = (image_offload)i;
+			return 0;
+		}
+	return GW_EINVAL;
+}
+
+const char *image_offload_name(image_offload o) { return offload_names[o]; }
+
+/* Bytes per weight: GGUF block sizes from ggml-common.h (block_q8_0 34 B
+ * per 32, q6_K 210 per 256, q5_K 176/256, q5_0 22/32, q4_K 144/256, q4_0
+ * 18/32, q4_1 20/32, q3_K 110/256, q2_K 84/256; reference/vram-planner.md
+ * sec. 2.5).  The _S recipes of FLUX GGUF files keep most weights in
+ * their base type, so they are counted at it. */
+static const struct {
+	const char *name;
+	double bytes;
+} quants[] = {
+	{"fp32", 4}, {"f32", 4}, {"fp16", 2}, {"f16", 2}, {"bf16", 2}, {"fp8", 1}, {"fp8_e4m3fn", 1},
+	{"q8_0", 34.0 / 32}, {"q6_k", 210.0 / 256}, {"q5_k_s", 176.0 / 256}, {"q5_k_m", 176.0 / 256},
+	{"q5_0", 22.0 / 32}, {"q5_1", 24.0 / 32}, {"q4_k_s", 144.0 / 256}, {"q4_k_m", 144.0 / 256},
+	{"q4_0", 18.0 / 32}, {"q4_1", 20.0 / 32}, {"q3_k_s", 110.0 / 256}, {"q2_k", 84.0 / 256},
+};
+
+int image_quant_bytes(const char *quant, double *bpp)
+{
+	for (size_t i = 0; quant && i < sizeof quants / sizeof quants[0]; i++)
+		if (str_ieq(quant, quants[i].name)) {
+			*bpp = quants[i].bytes;
+			return 0;
+		}
+	*bpp = 0;
+	return GW_EINVAL;
+}
+
+/* ---- memory ----------------------------------------------------------- */
+
+/* CUDA context and library handles: Ollama's 457 MiB per CUDA GPU
+ * (reference/vram-planner.md sec. 1.3), as for training. */
+#define IMAGE_CUDA_CONTEXT_BYTES (457ULL * MiB)
+/* diffusers' tiled VAE decode works on 512x512 pixel tiles
+ * (AutoencoderKL tile_sample_min_size for SDXL-class VAEs). */
+#define IMAGE_VAE_TILE_PX (512.0 * 512.0)
+/* Sequential offload keeps one block of a model on the GPU at a time;
+ * taken as 5% of the largest model [assumption]. */
+#define IMAGE_SEQUENTIAL_RESIDENT 0.05
+
+static double tokens_of(const image_model *m, const image_opts *o)
+{
+	double w = o->width ? o->width : m->native_px, h = o->height ? o->height : m->native_px;
+	double lat = (w / 8) * (h / 8);
+	if (m->dit)
+		return lat / (m->patch * m->patch) + m->text_tokens;
+	return lat;
+}
+
+static uint64_t u64(double x)
+{
+	return x <= 0 ? 0 : x >= 1.8e19 ? UINT64_MAX / 4 : (uint64_t)llround(x);
+}
+
+int image_memory(const image_model *m, const image_opts *o, image_breakdown *bd, gw_error *err)
+{
+	memset(bd, 0, sizeof *bd);
+	double bpp;
+	if (image_quant_bytes(o->quant, &bpp))
+		return gw_fail(err, GW_EINVAL, "unknown image precision '%s' (fp32 fp16 bf16 fp8 q8_0 q6_k q5_k_s q5_0 q4_k_s q4_0 ...)",
+			       o->quant ? o->quant : "");
+	if (!o->batch)
+		return gw_fail(err, GW_EINVAL, "batch must be at least 1");
+	double w = o->width ? o->width : m->native_px, h = o->height ? o->height : m->native_px;
+	if (w < 64 || h < 64 || w > 16384 || h > 16384)
+		return gw_fail(err, GW_EINVAL, "image size %gx%g out of range (64 to 16384 pixels a side)", w, h);
+
+	bool fp32 = bpp >= 4;
+	/* Text encoders run in 16 bits; with 8-bit or smaller weights T5-XXL
+	 * is taken in fp8, as ComfyUI's FLUX workflows ship it. */
+	double te = m->clip_params * (fp32 ? 4 : 2) + m->t5_params * (fp32 ? 4 : bpp <= 1.1 ? 1 : 2);
+	double den = m->denoiser_params * bpp;
+	double vae = m->vae_params * (fp32 ? 4 : 2);
+	double vae_decode_w = m->vae_fp32 || fp32 ? m->vae_params * 4 : vae;
+
+	double act = m->act_bytes_per_token * tokens_of(m, o) * o->batch * m->cfg * (fp32 ? 2 : 1);
+	double dec_px = o->vae_tiling ? fmin(IMAGE_VAE_TILE_PX, w * h) : w * h * o->batch;
+	double dec = m->vae_bytes_per_px * dec_px * (m->vae_fp32 || fp32 ? 2 : 1);
+	/* upcasting the VAE keeps its 16-bit copy while the fp32 one runs */
+	double vae_peak = vae + (vae_decode_w > vae ? vae_decode_w : 0);
+
+	double res_den = den, res_te = te, res_vae = vae, host = 0, peak;
+	switch (o->offload) {
+	case IMAGE_OFFLOAD_NONE:
+		peak = te + den + fmax(vae + act, vae_peak + dec);
+		break;
+	case IMAGE_OFFLOAD_TEXT_ENCODERS:
+		/* encoders run first, then leave for host RAM */
+		peak = fmax(te, den + fmax(vae + act, vae_peak + dec));
+		res_te = 0;
+		host = te;
+		break;
+	default: {
+		double blk = IMAGE_SEQUENTIAL_RESIDENT * fmax(den, te);
+		res_den = IMAGE_SEQUENTIAL_RESIDENT * den;
+		res_te = 0;
+		peak = fmax(blk + act, vae_peak + dec);
+		host = te + den;
+		break;
+	}
+	}
+	bd->denoiser = u64(res_den);
+	bd->text_encoders = u64(res_te);
+	bd->vae = u64(res_vae);
+	bd->activations = u64(act);
+	bd->vae_decode = u64(dec);
+	bd->overhead = IMAGE_CUDA_CONTEXT_BYTES;
+	bd->total = u64(peak) + bd->overhead;
+	bd->host = u64(host);
+	return 0;
+}
+
+/* ---- speed and advice -------------------------------------------------- */
+
+/* Effective host-to-GPU copy rate by PCIe generation, about 75% of an x16
+ * link (gen3 15.8, gen4 31.5, gen5 63 GB/s raw) [assumption]. */
+static double pcie_gbs(int gen)
+{
+	return gen <= 3 && gen > 0 ? 12 : gen >= 5 ? 48 : 24;
+}
+
+static void speed(image_plan *p)
+{
+	const image_model *m = &p->model;
+	const image_opts *o = &p->opts;
+	p->has_speed = o->gpu_tflops > 0 && m->gflops_native > 0 && m->mfu > 0;
+	if (!p->has_speed)
+		return;
+	image_opts native = *o;
+	native.width = native.height = 0;
+	double scale = p->tokens / tokens_of(m, &native);
+	/* Linear in tokens: attention's quadratic share is left out, so large
+	 * images come out optimistic. */
+	double flops = p->steps * (double)m->cfg * o->batch * m->gflops_native * 1e9 * scale;
+	double compute_s = flops / (o->gpu_tflops * 1e12 * m->mfu);
+	double bw = pcie_gbs(o->pcie_gen) * 1e9;
+	double bpp;
+	image_quant_bytes(o->quant, &bpp);
+	double den = m->denoiser_params * bpp;
+	double te = (double)p->bd.host - (o->offload == IMAGE_OFFLOAD_SEQUENTIAL ? den : 0);
+	double xfer = 0;
+	if (o->offload == IMAGE_OFFLOAD_TEXT_ENCODERS)
+		xfer = te / bw;                     /* encoders in again for each new prompt */
+	else if (o->offload == IMAGE_OFFLOAD_SEQUENTIAL)
+		xfer = te / bw + p->steps * den / bw; /* the whole denoiser streamed every step */
+	p->offload_s = xfer / o->batch;
+	p->s_per_image = (compute_s + xfer) / o->batch;
+}
+
+static void add_advice(image_plan *p, size_t *cap, uint64_t before, uint64_t after, bool fits, char *action)
+{
+	char a[32], d[32];
+	p->advice = xgrow(p->advice, cap, p->n_advice + 1, sizeof *p->advice);
+	image_advice *ad = &p->advice[p->n_advice++];
+	fmt_bytes(a, sizeof a, after);
+	fmt_bytes(d, sizeof d, before - after);
+	ad->action = action;
+	ad->effect = xasprintf("%s peak (-%s)%s", a, d, fits ? ", fits" : ", still too large");
+	ad->total_after = after;
+	ad->fits_after = fits;
+}
+
+/* Ranked changes, applied cumulatively: 8-bit weights; text encoders to
+ * the CPU between stages; tiled VAE decode; batch 1; sequential offload;
+ * a 4-bit GGUF. */
+static int advise(image_plan *p, gw_error *err)
+{
+	image_opts o = p->opts;
+	image_breakdown bd;
+	uint64_t cur = p->bd.total;
+	size_t cap = 0;
+	double bpp;
+	int rc;
+	image_quant_bytes(o.quant, &bpp);
+#define TRY(cond, mutate, text)                                                              \
+	if (cond) {                                                                          \
+		mutate;                                                                      \
+		if ((rc = image_memory(&p->model, &o, &bd, err)))                            \
+			return rc;                                                           \
+		if (bd.total < cur) {                                                        \
+			add_advice(p, &cap, cur, bd.total, bd.total <= p->vram_bytes, text); \
+			cur = bd.total;                                                      \
+			if (bd.total <= p->vram_bytes)                                       \
+				return 0;                                                    \
+		}                                                                            \
+	}
+	TRY(bpp > 1.1, o.quant = "fp8", xstrdup("8-bit weights (--quant fp8, or the GGUF q8_0)"));
+	TRY(o.offload == IMAGE_OFFLOAD_NONE, o.offload = IMAGE_OFFLOAD_TEXT_ENCODERS,
+	    xstrdup("move the text encoders to the CPU after encoding (--offload text-encoders)"));
+	TRY(!o.vae_tiling, o.vae_tiling = true, xstrdup("tiled VAE decode (--vae-tiling)"));
+	TRY(o.batch > 1, o.batch = 1, xstrdup("one image at a time (--batch 1)"));
+	TRY(o.offload != IMAGE_OFFLOAD_SEQUENTIAL, o.offload = IMAGE_OFFLOAD_SEQUENTIAL,
+	    xstrdup("stream the model block by block (--offload sequential; much slower)"));
+	image_quant_bytes(o.quant, &bpp);
+	TRY(bpp > 0.6, o.quant = "q4_k_s", xstrdup("a 4-bit GGUF of the model (--quant q4_k_s)"));
+#undef TRY
+	return 0;
+}
+
+int image_plan_compute(const image_model *m, const image_opts *o, uint64_t vram_bytes, image_plan *p,
+		       gw_error *err)
+{
+	memset(p, 0, sizeof *p);
+	p->model = *m;
+	p->opts = *o;
+	if (!p->opts.width)
+		p->opts.width = (uint32_t)m->native_px;
+	if (!p->opts.height)
+		p->opts.height = (uint32_t)m->native_px;
+	int rc = image_memory(m, &p->opts, &p->bd, err);
+	if (rc)
+		return rc;
+	p->steps = o->steps ? o->steps : m->default_steps;
+	p->tokens = tokens_of(m, &p->opts);
+	speed(p);
+	p->vram_bytes = vram_bytes;
+	p->has_budget = vram_bytes > 0;
+	p->fits = p->has_budget && p->bd.total <= vram_bytes;
+	p->little_headroom = p->fits && (double)(vram_bytes - p->bd.total) < IMAGE_LITTLE_HEADROOM * (double)vram_bytes;
+	if (p->has_budget && !p->fits)
+		rc = advise(p, err);
+	return rc;
+}
+
+void image_plan_release(image_plan *p)
+{
+	for (size_t i = 0; i < p->n_advice; i++) {
+		free(p->advice[i].action);
+		free(p->advice[i].effect);
+	}
+	free(p->advice);
+	memset(p, 0, sizeof *p);
+}
