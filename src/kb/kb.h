@@ -47,8 +47,8 @@ int kb_quants_load(gw_error *err);
 int kb_load_all(gw_error *err);
 
 /*
- * Key for fuzzy name matching: lower case, words "nvidia", "geforce" and
- * "tesla" dropped, "80GB"/"80GiB" written "80g", punctuation removed
+ * Key for fuzzy name matching: lower case, vendor and brand words
+ * ("nvidia", "geforce", "tesla", "amd", "radeon", "apple") dropped, "80GB"/"80GiB" written "80g", punctuation removed
  * ("NVIDIA GeForce RTX 4090" -> "rtx4090").
  */
 void kb_name_key(const char *in, char *out, size_t n);

@@ -95,7 +95,7 @@ int kb_cell_required(const kb_table *t, size_t row, long col, gw_error *err)
 /* A word that is only noise in GPU names: vendor and brand words. */
 static bool noise_word(const char *w, size_t n)
 {
-	static const char *const words[] = {"nvidia", "geforce", "tesla"};
+	static const char *const words[] = {"nvidia", "geforce", "tesla", "amd", "radeon", "apple"};
 	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
 		if (strlen(words[i]) == n && strncmp(w, words[i], n) == 0)
 			return true;

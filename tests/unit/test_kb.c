@@ -110,6 +110,27 @@ static void test_gpu_find(void **state)
 		{"m2-ultra", "m2-ultra"},
 		{"Apple M3 Max", "m3-max"},
 		{"M4 Max", "m4-max"},
+		/* as the validation measurements name them */
+		{"RTX 4090 24GB", "rtx-4090"},
+		{"RTX 3070 8GB", "rtx-3070"},
+		{"RTX 3080 10GB", "rtx-3080"},
+		{"RTX 3080 Ti 12GB", "rtx-3080-ti"},
+		{"RTX 4070 Ti 12GB", "rtx-4070-ti"},
+		{"RTX 4080 16GB", "rtx-4080"},
+		{"RTX 5090 32GB", "rtx-5090"},
+		{"RTX 5000 Ada 32GB", "rtx-5000-ada"},
+		{"RTX 6000 Ada 48GB", "rtx-6000-ada"},
+		{"RTX A6000 48GB", "rtx-a6000"},
+		{"A100 80GB", "a100-80g-sxm"},
+		{"A100 SXM 80GB", "a100-80g-sxm"},
+		{"H100 80GB", "h100-sxm"},
+		{"H100 PCIe 80GB", "h100-pcie"},
+		{"H20 96GB", "h20"},
+		{"L40S 48GB", "l40s"},
+		{"Apple M1 7c 8GB", "m1-7c-8g"},
+		{"Apple M1 Max 32c 64GB", "m1-max"},
+		{"Apple M2 Ultra 76c 192GB", "m2-ultra"},
+		{"Apple M3 Max 40c 64GB", "m3-max-64g"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const gpu_spec *g = kb_gpu_find(cases[i][0]);
@@ -123,6 +144,17 @@ static void test_gpu_find(void **state)
 	assert_null(kb_gpu_find("rtx-9999"));
 	assert_null(kb_gpu_find(""));
 	assert_null(kb_gpu_find("NVIDIA"));
+	/* every GPU the cloud price table names resolves */
+	gw_error err = {0};
+	const kb_table *prices = kb_get_table("cloud-prices", &err);
+	if (prices) {
+		long col = kb_col(prices, "gpu");
+		assert_true(col >= 0);
+		for (size_t r = 0; r < prices->nrows; r++)
+			if (!kb_gpu_find(kb_cell(prices, r, col)))
+				fail_msg("cloud-prices.tsv line %zu: unknown GPU '%s'", prices->lines[r],
+					 kb_cell(prices, r, col));
+	}
 	const gpu_spec *s = kb_gpu_suggest("rtx-4909");
 	assert_non_null(s);
 	assert_string_equal(s->id, "rtx-4090");
