@@ -85,6 +85,14 @@ int safetensors_read_mem(const uint8_t *buf, size_t len, uint64_t file_size, mod
 int hfconfig_read(const char *path, model_desc *m, gw_error *err);
 int hfconfig_read_mem(const char *text, size_t len, model_desc *m, gw_error *err);
 
+/*
+ * ggml tensor types (the GGUF type ids): name, weights per block and bytes
+ * per block.  False for an unknown or removed id.
+ */
+bool gguf_type_info(int type, const char **name, uint32_t *block, uint32_t *bytes);
+/* "Q4_K_M" for general.file_type 15; NULL when unknown. */
+const char *gguf_file_type_name(uint32_t ftype);
+
 /* Fill derived fields (head dims, active params, parameter count estimate). */
 void model_finish(model_desc *m);
 const char *model_source_name(model_source s);

@@ -1,0 +1,200 @@
+/*
+ * hfconfig.c: a Hugging Face config.json alone.  The shape comes from the
+ * transformers field names; the parameter count is computed from it.
+ */
+#include "model/internal.h"
+
+#include <jansson.h>
+#include <string.h>
+
+#include "util/json.h"
+
+#define HF_MAX_CONFIG (16u * 1024 * 1024)
+
+/* transformers model_type -> llama.cpp architecture (convert_hf_to_gguf.py). */
+static const char *const arch_map[][2] = {
+	{"llama", "llama"},         {"mistral", "llama"},      {"mixtral", "llama"},
+	{"qwen2", "qwen2"},         {"qwen2_moe", "qwen2moe"}, {"qwen3", "qwen3"},
+	{"qwen3_moe", "qwen3moe"},  {"gemma", "gemma"},        {"gemma2", "gemma2"},
+	{"gemma3", "gemma3"},       {"gemma3_text", "gemma3"}, {"phi3", "phi3"},
+	{"phi", "phi2"},            {"gpt_oss", "gpt-oss"},    {"deepseek_v2", "deepseek2"},
+	{"deepseek_v3", "deepseek2"}, {"cohere2", "cohere2"},  {"starcoder2", "starcoder2"},
+};
+
+static const char *map_arch(const char *model_type)
+{
+	for (size_t i = 0; i < sizeof arch_map / sizeof arch_map[0]; i++)
+		if (!strcmp(arch_map[i][0], model_type))
+			return arch_map[i][1];
+	return model_type;
+}
+
+/* An optional non-negative integer field; *v unchanged when absent or null. */
+static int get_u32(json_t *o, const char *key, uint32_t max, uint32_t *v, const char *name, gw_error *err)
+{
+	json_t *j = json_object_get(o, key);
+	if (!j || json_is_null(j))
+		return 0;
+	if (!json_is_integer(j) || json_integer_value(j) < 0 || (uint64_t)json_integer_value(j) > max)
+		return gw_fail(err, GW_EFORMAT, "cannot read '%s': \"%s\" must be an integer from 0 to %u", name, key,
+			       max);
+	*v = (uint32_t)json_integer_value(j);
+	return 0;
+}
+
+/* Fill m from a parsed config object (root may nest text_config). */
+static int from_json(json_t *root, const char *name, model_desc *m, gw_error *err)
+{
+	json_t *cfg = json_object_get(root, "text_config");
+	if (!json_is_object(cfg))
+		cfg = root;
+	int rc = 0;
+	const uint32_t big = 1u << 30;
+	uint32_t heads = 0, kv = 0, head_dim = 0, experts = 0, used = 0, swa = 0, pattern = 0, ctx = 0;
+	uint32_t shared_ffn = 0, moe_ffn = 0;
+
+	const char *mt = json_string_value(json_object_get(cfg, "model_type"));
+	if (!mt)
+		mt = json_string_value(json_object_get(root, "model_type"));
+	m->arch = xstrdup(mt ? map_arch(mt) : "llama");
+
+	if ((rc = get_u32(cfg, "num_hidden_layers", MODEL_MAX_LAYERS, &m->n_layers, name, err)) ||
+	    (rc = get_u32(cfg, "hidden_size", big, &m->hidden, name, err)) ||
+	    (rc = get_u32(cfg, "num_attention_heads", big, &heads, name, err)) ||
+	    (rc = get_u32(cfg, "num_key_value_heads", big, &kv, name, err)) ||
+	    (rc = get_u32(cfg, "head_dim", big, &head_dim, name, err)) ||
+	    (rc = get_u32(cfg, "intermediate_size", big, &m->ffn, name, err)) ||
+	    (rc = get_u32(cfg, "vocab_size", big, &m->vocab, name, err)) ||
+	    (rc = get_u32(cfg, "max_position_embeddings", UINT32_MAX, &ctx, name, err)) ||
+	    (rc = get_u32(cfg, "num_local_experts", 1u << 20, &experts, name, err)) ||
+	    (rc = get_u32(cfg, "num_experts", 1u << 20, &experts, name, err)) ||
+	    (rc = get_u32(cfg, "experts_per_token", 1u << 20, &used, name, err)) ||
+	    (rc = get_u32(cfg, "num_experts_per_tok", 1u << 20, &used, name, err)) ||
+	    (rc = get_u32(cfg, "moe_intermediate_size", big, &moe_ffn, name, err)) ||
+	    (rc = get_u32(cfg, "shared_expert_intermediate_size", big, &shared_ffn, name, err)) ||
+	    (rc = get_u32(cfg, "sliding_window", UINT32_MAX, &swa, name, err)) ||
+	    (rc = get_u32(cfg, "sliding_window_pattern", MODEL_MAX_LAYERS, &pattern, name, err)))
+		return rc;
+	if (heads && m->hidden && !head_dim)
+		head_dim = m->hidden / heads;
+	if (used > experts)
+		return gw_fail(err, GW_EFORMAT, "cannot read '%s': %u experts per token but only %u experts", name, used,
+			       experts);
+	m->n_heads = heads;
+	m->n_kv_heads = kv ? kv : heads;
+	m->head_dim_k = m->head_dim_v = head_dim;
+	m->ctx_train = ctx;
+	m->n_experts = experts;
+	m->n_experts_used = experts ? used : 0;
+	m->expert_ffn = experts ? (moe_ffn ? moe_ffn : m->ffn) : 0;
+
+	json_t *tie = json_object_get(root, "tie_word_embeddings");
+	if (!json_is_boolean(tie))
+		tie = json_object_get(cfg, "tie_word_embeddings");
+	/* transformers' default is true; LlamaConfig, Qwen2Config, MistralConfig ... set false */
+	m->tied_embeddings = json_is_boolean(tie) ? json_is_true(tie) : !strncmp(m->arch, "gemma", 5);
+
+	/* Sliding-window layers: layer_types when given, else the arch's pattern. */
+	json_t *lt = json_object_get(cfg, "layer_types");
+	if (swa && json_is_array(lt)) {
+		if (json_array_size(lt) != m->n_layers)
+			return gw_fail(err, GW_EFORMAT, "cannot read '%s': layer_types has %zu entries for %u layers", name,
+				       json_array_size(lt), m->n_layers);
+		bool any = false;
+		m->layer_swa = xcalloc(m->n_layers ? m->n_layers : 1, sizeof *m->layer_swa);
+		for (uint32_t i = 0; i < m->n_layers; i++) {
+			const char *t = json_string_value(json_array_get(lt, i));
+			m->layer_swa[i] = t && !strcmp(t, "sliding_attention");
+			any |= m->layer_swa[i];
+		}
+		if (any) {
+			m->swa_window = swa;
+		} else {
+			free(m->layer_swa);
+			m->layer_swa = NULL;
+		}
+	} else if (swa) {
+		uint32_t period = 0;
+		if (!strcmp(m->arch, "gemma2") || !strcmp(m->arch, "gpt-oss"))
+			period = 2;
+		else if (!strcmp(m->arch, "gemma3"))
+			period = pattern ? pattern : 6;
+		else if (!strcmp(m->arch, "cohere2"))
+			period = pattern ? pattern : 4;
+		model_set_swa(m, swa, period);
+	}
+
+	/* Parameters from the shape, plus the pieces the generic count omits. */
+	double active;
+	m->params_total = model_shape_params(m, &active);
+	double extra = 0;
+	json_t *bias = json_object_get(cfg, "attention_bias");
+	if (!strcmp(m->arch, "qwen2") || !strcmp(m->arch, "qwen2moe") || json_is_true(bias))
+		extra += (double)m->n_layers * ((double)heads + 2.0 * m->n_kv_heads) * head_dim;
+	if (shared_ffn)
+		extra += (double)m->n_layers * (3.0 * m->hidden * shared_ffn + m->hidden);
+	m->params_total += extra;
+	m->params_active = active + extra;
+	m->source = MODEL_SRC_CONFIG;
+	return 0;
+}
+
+static int parse(const char *text, size_t len, const char *name, model_desc *m, gw_error *err)
+{
+	char jerr[200];
+	int rc;
+	memset(m, 0, sizeof *m);
+	if (len > HF_MAX_CONFIG)
+		return gw_fail(err, GW_ERANGE, "cannot read '%s': larger than %u bytes", name, HF_MAX_CONFIG);
+	json_t *root = json_parse_limited(text, len, jerr, sizeof jerr);
+	if (!root)
+		return gw_fail(err, GW_EFORMAT, "cannot read '%s': invalid JSON (%s)", name, jerr);
+	if (!json_is_object(root)) {
+		rc = gw_fail(err, GW_EFORMAT, "cannot read '%s': not a JSON object", name);
+		goto out;
+	}
+	if ((rc = from_json(root, name, m, err)))
+		goto out;
+	const char *nm = json_string_value(json_object_get(root, "_name_or_path"));
+	if (nm && *nm)
+		m->name = xstrdup(nm);
+	model_finish(m);
+out:
+	json_decref(root);
+	if (rc)
+		model_release(m);
+	return rc;
+}
+
+int hfconfig_read_mem(const char *text, size_t len, model_desc *m, gw_error *err)
+{
+	return parse(text, len, "(buffer)", m, err);
+}
+
+int hfconfig_read(const char *path, model_desc *m, gw_error *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	memset(m, 0, sizeof *m);
+	int rc = gw_read_file(path, false, HF_MAX_CONFIG, &text, &len, err);
+	if (rc)
+		return rc;
+	rc = parse(text, len, path, m, err);
+	free(text);
+	if (rc)
+		return rc;
+	m->path = xstrdup(path);
+	if (!m->name) {
+		/* a config.json is named by its directory */
+		char *dir = xstrdup(path);
+		char *slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = '\0';
+			m->name = model_base_name(dir);
+		} else {
+			m->name = model_base_name(path);
+		}
+		free(dir);
+	}
+	return 0;
+}

@@ -1,0 +1,34 @@
+/*
+ * model/internal.h: helpers shared by the model readers (not part of the
+ * model.h contract).
+ */
+#ifndef GW_MODEL_INTERNAL_H
+#define GW_MODEL_INTERNAL_H
+
+#include "model/model.h"
+
+/* Upper bound on layers any reader accepts (sizes per-layer arrays). */
+#define MODEL_MAX_LAYERS 65536u
+
+/* Allocate the per-layer byte arrays (zeroed) for n layers. */
+void model_alloc_layer_bytes(model_desc *m, uint32_t n);
+/*
+ * Mark sliding-window layers: period 0 = none (window ignored), 1 = every
+ * layer, p >= 2 = every p-th layer is global and the others slide
+ * (llama.cpp's set_swa_pattern: layer il slides when il % p < p - 1).
+ * Needs m->n_layers.
+ */
+void model_set_swa(model_desc *m, uint32_t window, uint32_t period);
+/*
+ * Parameters implied by the architecture fields (embeddings, attention
+ * q/k/v/o with the real head dims, gated MLP or experts + router, two
+ * norms per layer, final norm, untied lm_head).  *active: per token.
+ */
+double model_shape_params(const model_desc *m, double *active);
+/* Last path component without the extension (malloc'd). */
+char *model_base_name(const char *path);
+/* Replace m->name (frees the old one). */
+void model_set_name(model_desc *m, const char *name);
+
+
+#endif

@@ -1,0 +1,321 @@
+/*
+ * model.c: resolve a model argument (file, directory, catalog name or
+ * explicit numbers) into a model_desc, and the helpers the readers share.
+ */
+#include "model/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kb/kb.h"
+
+const char *model_source_name(model_source s)
+{
+	switch (s) {
+	case MODEL_SRC_CATALOG:
+		return "catalog";
+	case MODEL_SRC_GGUF:
+		return "gguf";
+	case MODEL_SRC_SAFETENSORS:
+		return "safetensors";
+	case MODEL_SRC_CONFIG:
+		return "config";
+	case MODEL_SRC_EXPLICIT:
+		return "explicit";
+	}
+	return "unknown";
+}
+
+void model_release(model_desc *m)
+{
+	if (!m)
+		return;
+	free(m->name);
+	free(m->path);
+	free(m->arch);
+	free(m->layer_swa);
+	free(m->layer_kv_heads);
+	free(m->file_type);
+	free(m->layer_bytes);
+	free(m->layer_expert_bytes);
+	for (size_t i = 0; i < m->n_dtypes; i++)
+		free(m->dtype_names ? m->dtype_names[i] : NULL);
+	free(m->dtype_names);
+	free(m->dtype_bytes);
+	memset(m, 0, sizeof *m);
+}
+
+void model_alloc_layer_bytes(model_desc *m, uint32_t n)
+{
+	free(m->layer_bytes);
+	free(m->layer_expert_bytes);
+	m->layer_bytes = xcalloc(n ? n : 1, sizeof *m->layer_bytes);
+	m->layer_expert_bytes = xcalloc(n ? n : 1, sizeof *m->layer_expert_bytes);
+}
+
+void model_set_swa(model_desc *m, uint32_t window, uint32_t period)
+{
+	free(m->layer_swa);
+	m->layer_swa = NULL;
+	m->swa_window = 0;
+	if (!window || !period || !m->n_layers)
+		return;
+	m->swa_window = window;
+	m->layer_swa = xcalloc(m->n_layers, sizeof *m->layer_swa);
+	for (uint32_t i = 0; i < m->n_layers; i++)
+		m->layer_swa[i] = period == 1 || i % period < period - 1;
+}
+
+double model_shape_params(const model_desc *m, double *active)
+{
+	double h = m->hidden, dk = m->head_dim_k, dv = m->head_dim_v;
+	double total = 0, act = 0;
+	for (uint32_t i = 0; i < m->n_layers; i++) {
+		double kv = m->layer_kv_heads ? m->layer_kv_heads[i] : m->n_kv_heads;
+		double attn = h * m->n_heads * dk + h * kv * dk + h * kv * dv + m->n_heads * dv * h;
+		double norms = 2 * h;
+		double mlp, mlp_act;
+		if (m->n_experts) {
+			double ef = m->expert_ffn ? m->expert_ffn : m->ffn;
+			double router = h * m->n_experts;
+			mlp = m->n_experts * 3 * h * ef + router;
+			mlp_act = (m->n_experts_used ? m->n_experts_used : m->n_experts) * 3 * h * ef + router;
+		} else {
+			mlp = mlp_act = 3 * h * m->ffn;
+		}
+		total += attn + norms + mlp;
+		act += attn + norms + mlp_act;
+	}
+	double embd = (double)m->vocab * h;
+	double head = m->tied_embeddings ? 0 : embd;
+	total += embd + head + h;
+	act += embd + head + h;
+	if (active)
+		*active = act;
+	return total;
+}
+
+char *model_base_name(const char *path)
+{
+	size_t len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	const char *start = path;
+	for (size_t i = 0; i < len; i++)
+		if (path[i] == '/' && i + 1 < len)
+			start = path + i + 1;
+	char *s = xstrndup(start, len - (size_t)(start - path));
+	char *dot = strrchr(s, '.');
+	if (dot && dot != s && (!strcmp(dot, ".gguf") || !strcmp(dot, ".safetensors") || !strcmp(dot, ".json")))
+		*dot = '\0';
+	return s;
+}
+
+void model_set_name(model_desc *m, const char *name)
+{
+	free(m->name);
+	m->name = name ? xstrdup(name) : NULL;
+}
+
+/*
+ * Derived fields: KV heads default to the heads (MHA), head dims to
+ * hidden/heads, active parameters to the total, and the total to an
+ * estimate from the shape when no file counted it.  Idempotent.
+ */
+void model_finish(model_desc *m)
+{
+	if (!m->n_kv_heads && !m->layer_kv_heads)
+		m->n_kv_heads = m->n_heads;
+	if (m->layer_kv_heads && !m->n_kv_heads) {
+		for (uint32_t i = 0; i < m->n_layers; i++)
+			if (m->layer_kv_heads[i] > m->n_kv_heads)
+				m->n_kv_heads = m->layer_kv_heads[i];
+	}
+	if (!m->head_dim_k && m->n_heads)
+		m->head_dim_k = m->hidden / m->n_heads;
+	if (!m->head_dim_v)
+		m->head_dim_v = m->head_dim_k;
+	if (m->n_experts && !m->expert_ffn)
+		m->expert_ffn = m->ffn;
+	if (m->params_total <= 0 && m->n_layers && m->hidden) {
+		double act;
+		m->params_total = model_shape_params(m, &act);
+		if (m->params_active <= 0)
+			m->params_active = act;
+	}
+	if (m->params_active <= 0)
+		m->params_active = m->params_total;
+}
+
+/* ---- catalog ----------------------------------------------------------- */
+
+static void from_catalog(const model_spec *s, model_desc *m)
+{
+	memset(m, 0, sizeof *m);
+	m->source = MODEL_SRC_CATALOG;
+	m->name = xstrdup(s->id);
+	m->arch = xstrdup(s->arch);
+	m->n_layers = s->layers > 0 ? (uint32_t)s->layers : 0;
+	m->hidden = s->hidden > 0 ? (uint32_t)s->hidden : 0;
+	m->n_heads = s->heads > 0 ? (uint32_t)s->heads : 0;
+	m->n_kv_heads = s->kv_heads > 0 ? (uint32_t)s->kv_heads : 0;
+	m->head_dim_k = m->head_dim_v = s->head_dim > 0 ? (uint32_t)s->head_dim : 0;
+	m->ffn = s->ffn > 0 ? (uint32_t)s->ffn : 0;
+	m->vocab = s->vocab > 0 ? (uint32_t)s->vocab : 0;
+	m->n_experts = s->experts > 0 ? (uint32_t)s->experts : 0;
+	m->n_experts_used = s->experts_used > 0 ? (uint32_t)s->experts_used : 0;
+	m->expert_ffn = s->expert_ffn > 0 ? (uint32_t)s->expert_ffn : 0;
+	m->ctx_train = s->ctx_train > 0 ? (uint64_t)s->ctx_train : 0;
+	m->tied_embeddings = s->tied_embeddings;
+	m->params_total = s->params_total;
+	m->params_active = s->params_active;
+	if (s->swa_window > 0 && s->swa_period > 0)
+		model_set_swa(m, (uint32_t)s->swa_window, (uint32_t)s->swa_period);
+}
+
+/* ---- files ------------------------------------------------------------- */
+
+static bool has_magic(const char *path, const char *magic, size_t n)
+{
+	char buf[8] = {0};
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t k = read(fd, buf, n);
+	close(fd);
+	return k == (ssize_t)n && !memcmp(buf, magic, n);
+}
+
+/* Pick the reader for an existing path. */
+static int load_path(const char *path, const struct stat *st, model_desc *m, gw_error *err)
+{
+	if (S_ISDIR(st->st_mode))
+		return safetensors_read(path, m, err);
+	if (has_magic(path, "GGUF", 4) || str_ends(path, ".gguf"))
+		return gguf_read(path, m, err);
+	if (str_ends(path, ".safetensors"))
+		return safetensors_read(path, m, err);
+	if (str_ends(path, ".json") || has_magic(path, "{", 1))
+		return hfconfig_read(path, m, err);
+	/* a safetensors header starts with its 8-byte length, then '{' */
+	char buf[9] = {0};
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t k = read(fd, buf, 9);
+		close(fd);
+		if (k == 9 && buf[8] == '{')
+			return safetensors_read(path, m, err);
+	}
+	return gw_fail(err, GW_EFORMAT, "cannot read '%s': not a GGUF, safetensors or config.json file", path);
+}
+
+static bool looks_like_path(const char *name)
+{
+	return name[0] == '/' || name[0] == '.' || str_ends(name, ".gguf") || str_ends(name, ".safetensors") ||
+	       str_ends(name, ".json");
+}
+
+/* Explicit numbers fill and override. */
+static void apply_numbers(const model_numbers *n, model_desc *m)
+{
+	bool shape = n->layers || n->hidden || n->heads || n->kv_heads || n->head_dim || n->ffn || n->vocab;
+	if (n->layers && n->layers != m->n_layers) {
+		m->n_layers = n->layers;
+		/* per-layer facts from a file no longer line up */
+		free(m->layer_swa);
+		free(m->layer_kv_heads);
+		free(m->layer_bytes);
+		free(m->layer_expert_bytes);
+		m->layer_swa = NULL;
+		m->layer_kv_heads = NULL;
+		m->layer_bytes = m->layer_expert_bytes = NULL;
+		m->swa_window = 0;
+		m->has_tensors = false;
+	}
+	if (n->hidden)
+		m->hidden = n->hidden;
+	if (n->heads)
+		m->n_heads = n->heads;
+	if (n->kv_heads) {
+		m->n_kv_heads = n->kv_heads;
+		free(m->layer_kv_heads);
+		m->layer_kv_heads = NULL;
+	}
+	if (n->head_dim)
+		m->head_dim_k = m->head_dim_v = n->head_dim;
+	if (n->ffn)
+		m->ffn = n->ffn;
+	if (n->vocab)
+		m->vocab = n->vocab;
+	if (n->ctx)
+		m->ctx_train = n->ctx;
+	if (n->params > 0) {
+		double ratio = m->params_total > 0 ? m->params_active / m->params_total : 1;
+		m->params_total = n->params;
+		m->params_active = n->params * ratio;
+	} else if (shape && !m->has_tensors) {
+		/* the shape changed: recount from it */
+		m->params_total = m->params_active = 0;
+	}
+}
+
+int model_load(const char *name, const model_numbers *nums, model_desc *m, gw_error *err)
+{
+	static const model_numbers none;
+	struct stat st;
+	int rc;
+	if (!nums)
+		nums = &none;
+	memset(m, 0, sizeof *m);
+
+	if (!name || !*name) {
+		if (!nums->layers || !nums->hidden)
+			return gw_fail(err, GW_EINVAL,
+				       "a model given by numbers needs at least --layers and --hidden (or name a model)");
+		if (!nums->heads && !nums->head_dim)
+			return gw_fail(err, GW_EINVAL, "a model given by numbers needs --heads or --head-dim");
+		m->source = MODEL_SRC_EXPLICIT;
+		m->name = xstrdup("custom");
+		m->arch = xstrdup("llama");
+		m->tied_embeddings = false;
+		if (!nums->heads && nums->head_dim)
+			m->n_heads = nums->hidden / nums->head_dim;
+	} else if (stat(name, &st) == 0) {
+		if ((rc = load_path(name, &st, m, err)))
+			return rc;
+	} else {
+		const model_spec *s = kb_model_find(name);
+		if (s) {
+			from_catalog(s, m);
+		} else if (looks_like_path(name)) {
+			return gw_fail(err, GW_ENOENT, "cannot read '%s': %s", name, strerror(ENOENT));
+		} else {
+			const model_spec *sug = kb_model_suggest(name);
+			if (sug)
+				return gw_fail(err, GW_ENOTFOUND, "unknown model '%s' (did you mean '%s'?)", name, sug->id);
+			return gw_fail(err, GW_ENOTFOUND, "unknown model '%s' (not a file and not in the catalog)", name);
+		}
+	}
+	apply_numbers(nums, m);
+	if (m->source == MODEL_SRC_EXPLICIT && !nums->heads && nums->head_dim)
+		m->n_heads = nums->hidden / nums->head_dim;
+	model_finish(m);
+	if (!m->n_layers || !m->hidden) {
+		rc = gw_fail(err, GW_EFORMAT, "cannot use '%s': it does not say the number of layers and the hidden size",
+			     m->path ? m->path : m->name ? m->name : "model");
+		model_release(m);
+		return rc;
+	}
+	if (!m->n_heads) {
+		rc = gw_fail(err, GW_EFORMAT, "cannot use '%s': it does not say the attention heads (add --heads or a config.json)",
+			     m->path ? m->path : m->name ? m->name : "model");
+		model_release(m);
+		return rc;
+	}
+	return 0;
+}
