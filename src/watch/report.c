@@ -1,0 +1,352 @@
+/*
+ * report.c: the HTML report of a run: one page, inline CSS and SVG, no
+ * scripts and nothing fetched, so it opens anywhere and can be mailed.
+ */
+#include "watch/watch.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+/* Eight distinguishable colours for GPU lines. */
+static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd",
+				      "#8c564b", "#e377c2", "#17becf", "#bcbd22"};
+#define JOB_COLOR "#d62728"
+
+static void esc(strbuf *sb, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<':
+			sb_puts(sb, "&lt;");
+			break;
+		case '>':
+			sb_puts(sb, "&gt;");
+			break;
+		case '&':
+			sb_puts(sb, "&amp;");
+			break;
+		case '"':
+			sb_puts(sb, "&quot;");
+			break;
+		default:
+			sb_add(sb, s, 1);
+		}
+	}
+}
+
+typedef struct line {
+	char label[112];
+	const char *color;
+	const double *y;    /* y[i * stride + off] */
+	size_t stride, off;
+	double scale;       /* divide by this */
+	bool thick, dashed;
+} line;
+
+/* Plot area inside the 1000 x 270 view box. */
+#define X0 70.0
+#define X1 980.0
+#define Y0 28.0
+#define Y1 220.0
+
+static double nice_max(double v)
+{
+	if (!(v > 0))
+		return 1;
+	double p = pow(10, floor(log10(v)));
+	double m = v / p;
+	double n = m <= 1 ? 1 : m <= 2 ? 2 : m <= 2.5 ? 2.5 : m <= 5 ? 5 : 10;
+	return n * p;
+}
+
+static void markers(strbuf *sb, const watch_result *r, double tmax)
+{
+	for (size_t i = 0; i < r->n_events; i++) {
+		const watch_event *e = &r->events[i];
+		const char *col = NULL, *tag = NULL;
+		if (e->kind == WATCH_EV_RESTART) {
+			col = "#1f3fbf";
+			tag = "restart";
+		} else if (e->kind == WATCH_EV_XID) {
+			col = "#7b1fa2";
+			tag = "Xid";
+		} else if (watch_event_is_alert(e->kind)) {
+			col = JOB_COLOR;
+			tag = watch_event_name(e->kind);
+		} else if (e->kind == WATCH_EV_PAUSE || e->kind == WATCH_EV_RESUME) {
+			col = "#ef6c00";
+			tag = watch_event_name(e->kind);
+		}
+		if (!col)
+			continue;
+		double x = X0 + (X1 - X0) * ((double)e->t_ms / tmax);
+		sb_printf(sb,
+			  "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" "
+			  "stroke-dasharray=\"5 3\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-size=\"11\">%s</text>\n",
+			  x, Y0, x, Y1, col, x + 3, Y0 + 10 + (double)(i % 3) * 12, col, tag);
+	}
+}
+
+static void chart(strbuf *sb, const watch_result *r, const char *title, const char *unit,
+		  const line *lines, size_t nl, double fixed_max, double ref, const char *ref_label)
+{
+	const watch_series *se = r->series;
+	double tmax = se->n ? (double)se->t_ms[se->n - 1] : 0;
+	if ((double)r->duration_ms > tmax)
+		tmax = (double)r->duration_ms;
+	if (tmax < 1000)
+		tmax = 1000;
+	double ymax = 0;
+	for (size_t l = 0; l < nl; l++)
+		for (size_t i = 0; i < se->n; i++) {
+			double v = lines[l].y[i * lines[l].stride + lines[l].off] / lines[l].scale;
+			if (isfinite(v) && v > ymax)
+				ymax = v;
+		}
+	if (isfinite(ref) && ref > ymax)
+		ymax = ref;
+	ymax = fixed_max > 0 ? fixed_max : nice_max(ymax * 1.05);
+	sb_printf(sb, "<h2>%s</h2>\n<svg viewBox=\"0 0 1000 270\" width=\"100%%\" role=\"img\" "
+		      "aria-label=\"%s\" xmlns=\"http://www.w3.org/2000/svg\">\n",
+		  title, title);
+	sb_printf(sb, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"#fafafa\" "
+		      "stroke=\"#999\"/>\n",
+		  X0, Y0, X1 - X0, Y1 - Y0);
+	for (int k = 0; k <= 4; k++) {
+		double y = Y1 - (Y1 - Y0) * k / 4.0;
+		sb_printf(sb, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+			      "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%.4g</text>\n",
+			  X0, y, X1, y, X0 - 5, y + 4, ymax * k / 4.0);
+		double x = X0 + (X1 - X0) * k / 4.0;
+		char d[32];
+		fmt_duration(d, sizeof d, (uint64_t)(tmax * k / 4.0));
+		sb_printf(sb, "<text x=\"%.1f\" y=\"%.0f\" font-size=\"11\" text-anchor=\"middle\">%s</text>\n", x,
+			  Y1 + 15, d);
+	}
+	sb_printf(sb, "<text x=\"12\" y=\"%.0f\" font-size=\"11\" transform=\"rotate(-90 12 %.0f)\" "
+		      "text-anchor=\"middle\">%s</text>\n",
+		  (Y0 + Y1) / 2, (Y0 + Y1) / 2, unit);
+	if (isfinite(ref)) {
+		double y = Y1 - (Y1 - Y0) * ref / ymax;
+		sb_printf(sb, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"%s\" "
+			      "stroke-dasharray=\"2 2\"/><text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" fill=\"%s\" "
+			      "text-anchor=\"end\">%s</text>\n",
+			  X0, y, X1, y, JOB_COLOR, X1 - 4, y - 3, JOB_COLOR, ref_label);
+	}
+	for (size_t l = 0; l < nl; l++) {
+		const line *ln = &lines[l];
+		bool open = false;
+		size_t pts = 0;
+		for (size_t i = 0; i < se->n; i++) {
+			double v = ln->y[i * ln->stride + ln->off] / ln->scale;
+			if (!isfinite(v)) {
+				if (open)
+					sb_puts(sb, "\"/>\n");
+				open = false;
+				continue;
+			}
+			if (!open) {
+				sb_printf(sb, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s points=\"",
+					  ln->color, ln->thick ? "3" : "1.6",
+					  ln->dashed ? " stroke-dasharray=\"6 3\"" : "");
+				open = true;
+			}
+			double x = X0 + (X1 - X0) * ((double)se->t_ms[i] / tmax);
+			double y = Y1 - (Y1 - Y0) * (v > ymax ? ymax : v < 0 ? 0 : v) / ymax;
+			sb_printf(sb, "%.1f,%.1f ", x, y);
+			pts++;
+		}
+		if (open)
+			sb_puts(sb, "\"/>\n");
+		/* A single point would be invisible as a line. */
+		if (pts == 1)
+			for (size_t i = 0; i < se->n; i++) {
+				double v = ln->y[i * ln->stride + ln->off] / ln->scale;
+				if (isfinite(v))
+					sb_printf(sb, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
+						  X0 + (X1 - X0) * ((double)se->t_ms[i] / tmax),
+						  Y1 - (Y1 - Y0) * (v > ymax ? ymax : v) / ymax, ln->color);
+			}
+	}
+	markers(sb, r, tmax);
+	/* legend */
+	double lx = X0;
+	for (size_t l = 0; l < nl; l++) {
+		sb_printf(sb, "<rect x=\"%.0f\" y=\"8\" width=\"14\" height=\"4\" fill=\"%s\"/>"
+			      "<text x=\"%.0f\" y=\"14\" font-size=\"11\">",
+			  lx, lines[l].color, lx + 18);
+		esc(sb, lines[l].label);
+		sb_puts(sb, "</text>\n");
+		lx += 26 + 6.2 * (double)strlen(lines[l].label);
+	}
+	sb_puts(sb, "</svg>\n");
+}
+
+static void row(strbuf *sb, const char *k, const char *v)
+{
+	sb_puts(sb, "<tr><th>");
+	esc(sb, k);
+	sb_puts(sb, "</th><td>");
+	esc(sb, v);
+	sb_puts(sb, "</td></tr>\n");
+}
+
+void watch_report_html(const watch_result *r, char *const *argv, const watch_opts *o, strbuf *sb)
+{
+	char buf[640], a[32], b[32];
+	strbuf cmd = STRBUF_INIT;
+	for (char *const *p = argv; *p; p++) {
+		if (p != argv)
+			sb_puts(&cmd, " ");
+		sb_puts(&cmd, *p);
+	}
+	sb_puts(sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>gpuwise run: ");
+	esc(sb, sb_str(&cmd));
+	sb_puts(sb, "</title>\n<style>\n"
+		    "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}\n"
+		    "h1{font-size:22px}h2{font-size:16px;margin:22px 0 4px}\n"
+		    "table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ccc;padding:3px 8px;"
+		    "text-align:left;font-size:13px}th{background:#f0f0f0}\n"
+		    "code{background:#f4f4f4;padding:2px 4px}.alert{color:#c62828;font-weight:bold}\n"
+		    ".ok{color:#2e7d32;font-weight:bold}.note{color:#555}\n"
+		    "</style></head><body>\n<h1>gpuwise run</h1>\n<p><code>");
+	esc(sb, sb_str(&cmd));
+	sb_puts(sb, "</code></p>\n<h2>Summary</h2>\n<table>\n");
+	time_t st = (time_t)(r->start_wall_ms / 1000);
+	struct tm tm;
+	gmtime_r(&st, &tm);
+	strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+	row(sb, "started", buf);
+	row(sb, "duration", fmt_duration(a, sizeof a, r->duration_ms));
+	snprintf(buf, sizeof buf, "%zu (%zu restart%s)", r->n_attempts, r->n_attempts ? r->n_attempts - 1 : 0,
+		 r->n_attempts == 2 ? "" : "s");
+	row(sb, "attempts", buf);
+	const watch_attempt *last = r->n_attempts ? &r->attempts[r->n_attempts - 1] : NULL;
+	snprintf(buf, sizeof buf, "%d (%s)", r->exit_status, last ? watch_class_name(last->cls) : "not started");
+	sb_printf(sb, "<tr><th>exit</th><td class=\"%s\">", r->exit_status == 0 ? "ok" : "alert");
+	esc(sb, buf);
+	sb_puts(sb, "</td></tr>\n");
+	row(sb, "peak job GPU memory",
+	    HW_VALID(r->peak_job_mem_bytes) ? fmt_bytes(a, sizeof a, (uint64_t)r->peak_job_mem_bytes.v) : "n/a");
+	row(sb, "peak host RSS of the job", fmt_bytes(a, sizeof a, r->peak_rss_bytes));
+	snprintf(buf, sizeof buf, "%llu every %s", (unsigned long long)r->samples,
+		 fmt_duration(a, sizeof a, o->interval_ms));
+	row(sb, "samples", buf);
+	if (!r->gpu_seen) {
+		snprintf(buf, sizeof buf, "none watched: %.256s", r->no_gpu_reason);
+		row(sb, "GPUs", buf);
+	}
+	for (size_t i = 0; i < r->n_gpus; i++) {
+		const watch_gpu_info *g = &r->gpus[i];
+		char t[48], p[48], u[48];
+		snprintf(t, sizeof t, HW_VALID(g->peak_temp_c) ? "%lld C" : "n/a", (long long)g->peak_temp_c.v);
+		snprintf(p, sizeof p, HW_VALID(g->peak_power_mw) ? "%.0f W" : "n/a", (double)g->peak_power_mw.v / 1000.0);
+		snprintf(u, sizeof u, HW_VALID(g->peak_util_pct) ? "%lld%%" : "n/a", (long long)g->peak_util_pct.v);
+		snprintf(buf, sizeof buf, "%s, %s; peaks: job %s, used %s, %s, %s, util %s", g->name,
+			 HW_VALID(g->mem_total_bytes) ? fmt_bytes(a, sizeof a, (uint64_t)g->mem_total_bytes.v) : "?",
+			 HW_VALID(g->peak_job_mem_bytes) ? fmt_bytes(b, sizeof b, (uint64_t)g->peak_job_mem_bytes.v) : "n/a",
+			 HW_VALID(g->peak_mem_used_bytes) ? fmt_bytes(a, sizeof a, (uint64_t)g->peak_mem_used_bytes.v) : "n/a",
+			 t, p, u);
+		char k[32];
+		snprintf(k, sizeof k, "GPU %d", g->index);
+		row(sb, k, buf);
+	}
+	sb_puts(sb, "</table>\n");
+
+	const watch_series *se = r->series;
+	size_t ng = se->n_gpus;
+	if (r->gpu_seen && ng) {
+		size_t nl = 0;
+		line *ls = xcalloc(ng + 1, sizeof *ls);
+		ls[nl++] = (line){.label = "job (all GPUs)", .color = JOB_COLOR, .y = se->job_mem, .stride = 1,
+				  .scale = (double)MiB, .thick = true};
+		for (size_t g = 0; g < ng; g++) {
+			line *l = &ls[nl++];
+			snprintf(l->label, sizeof l->label, "GPU %d used", r->gpus[g].index);
+			l->color = palette[g % 8];
+			l->y = se->gpu_mem;
+			l->stride = ng;
+			l->off = g;
+			l->scale = (double)MiB;
+		}
+		double lim = o->mem_limit_bytes ? (double)o->mem_limit_bytes / (double)MiB : NAN;
+		chart(sb, r, "GPU memory", "MiB", ls, nl, 0, lim, "--mem-limit");
+		for (size_t g = 0; g < ng; g++) {
+			line *l = &ls[g];
+			snprintf(l->label, sizeof l->label, "GPU %d", r->gpus[g].index);
+			l->color = palette[g % 8];
+			l->stride = ng;
+			l->off = g;
+			l->thick = false;
+			l->scale = 1;
+			l->y = se->gpu_util;
+		}
+		chart(sb, r, "GPU utilisation", "%", ls, ng, 100, NAN, NULL);
+		for (size_t g = 0; g < ng; g++)
+			ls[g].y = se->gpu_temp;
+		snprintf(buf, sizeof buf, "limit %d C", o->temp_limit_c);
+		chart(sb, r, "Temperature", "C", ls, ng, 0, o->temp_limit_c, buf);
+		for (size_t g = 0; g < ng; g++) {
+			ls[g].y = se->gpu_power;
+			ls[g].scale = 1000;
+		}
+		chart(sb, r, "Power", "W", ls, ng, 0, NAN, NULL);
+		free(ls);
+	} else {
+		sb_puts(sb, "<h2>GPU</h2>\n<p class=\"note\">No GPU data: ");
+		esc(sb, r->no_gpu_reason);
+		sb_puts(sb, ".</p>\n");
+	}
+	line rss = {.label = "host RSS of the job's processes", .color = "#455a64", .y = se->rss, .stride = 1,
+		    .scale = (double)MiB};
+	chart(sb, r, "Host memory", "MiB", &rss, 1, 0, NAN, NULL);
+	if (se->merged > 1)
+		sb_printf(sb, "<p class=\"note\">Each chart point is the maximum (memory, temperature) or mean "
+			      "(utilisation, power) of %u samples.</p>\n",
+			  se->merged);
+
+	sb_puts(sb, "<h2>Attempts</h2>\n<table>\n<tr><th>#</th><th>pid</th><th>start</th><th>ran</th>"
+		    "<th>status</th><th>class</th><th>reason</th><th>peak job GPU memory</th><th>back-off</th>");
+	if (o->oom_halve_var) {
+		sb_puts(sb, "<th>");
+		esc(sb, o->oom_halve_var);
+		sb_puts(sb, "</th>");
+	}
+	sb_puts(sb, "</tr>\n");
+	for (size_t i = 0; i < r->n_attempts; i++) {
+		const watch_attempt *at = &r->attempts[i];
+		char s1[32], s2[32], s3[32], s4[32];
+		sb_printf(sb, "<tr><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td>%d</td><td class=\"%s\">%s</td><td>",
+			  at->n, (int)at->pid, fmt_duration(s1, sizeof s1, at->start_ms),
+			  fmt_duration(s2, sizeof s2, at->end_ms - at->start_ms), at->status,
+			  at->cls == WATCH_SUCCESS ? "ok" : "alert", watch_class_name(at->cls));
+		esc(sb, at->reason);
+		sb_printf(sb, "</td><td>%s</td><td>%s</td>",
+			  HW_VALID(at->peak_job_mem_bytes) ? fmt_bytes(s3, sizeof s3, (uint64_t)at->peak_job_mem_bytes.v)
+							   : "n/a",
+			  at->backoff_ms ? fmt_duration(s4, sizeof s4, at->backoff_ms) : "");
+		if (o->oom_halve_var) {
+			sb_puts(sb, "<td>");
+			esc(sb, at->env_value);
+			sb_puts(sb, "</td>");
+		}
+		sb_puts(sb, "</tr>\n");
+	}
+	sb_puts(sb, "</table>\n<h2>Events</h2>\n<table>\n<tr><th>time</th><th>attempt</th><th>event</th>"
+		    "<th>detail</th></tr>\n");
+	for (size_t i = 0; i < r->n_events; i++) {
+		const watch_event *e = &r->events[i];
+		sb_printf(sb, "<tr><td>%s</td><td>%d</td><td%s>%s</td><td>", fmt_duration(a, sizeof a, e->t_ms),
+			  e->attempt, watch_event_is_alert(e->kind) ? " class=\"alert\"" : "",
+			  watch_event_name(e->kind));
+		esc(sb, e->detail);
+		sb_puts(sb, "</td></tr>\n");
+	}
+	sb_puts(sb, "</table>\n<p class=\"note\">Written by gpuwise " GPUWISE_VERSION
+		    ". Job GPU memory is the sum of NVML's per-process figures over the job's process tree.</p>\n"
+		    "</body></html>\n");
+	sb_release(&cmd);
+}
