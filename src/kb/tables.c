@@ -108,9 +108,7 @@ int kb_parse_tsv(kb_table *t, const char *name, const char *text, size_t len, gw
 			continue;
 		}
 		if (!t->header) {
-			size_t n = 1;
-			for (const char *c = line; *c; c++)
-				n += *c == '\t';
+			size_t n = split_tabs(line, NULL, 0);
 			t->header = xcalloc(n, sizeof *t->header);
 			t->ncols = split_tabs(line, t->header, n);
 			if (kb_col(t, "source") < 0) {
