@@ -195,6 +195,11 @@ int cmd_cost(int argc, char **argv)
 	const gpu_spec *g = NULL;
 	char price_from[160] = "--price";
 	if (gpu) {
+		gw_error kerr = {0};
+		if (kb_gpus_load(&kerr)) { /* a broken --data-dir table is not an unknown GPU */
+			gw_errorf("%s", kerr.msg);
+			return GW_EXIT_RUNTIME;
+		}
 		g = kb_gpu_find(gpu);
 		if (!g) {
 			const gpu_spec *s = kb_gpu_suggest(gpu);
