@@ -1,0 +1,460 @@
+/*
+ * workload.c: --train and --image options and the printing of their plans.
+ */
+#include "cmd/workload.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "util/json.h"
+
+enum {
+	OPT_TRAIN = WORKLOAD_OPT_BASE,
+	OPT_SEQ,
+	OPT_MICRO_BATCH,
+	OPT_GRAD_ACCUM,
+	OPT_PRECISION,
+	OPT_OPTIMIZER,
+	OPT_CHECKPOINTING,
+	OPT_LORA_RANK,
+	OPT_LORA_TARGETS,
+	OPT_GPUS,
+	OPT_SHARD,
+	OPT_OFFLOAD_OPTIMIZER,
+	OPT_OPTIMIZER_IN_BWD,
+	OPT_CHUNKED_CE,
+	OPT_IMAGE,
+	OPT_STEPS,
+	OPT_OFFLOAD,
+	OPT_VAE_TILING,
+};
+
+const struct option workload_options[] = {
+	{"train", required_argument, NULL, OPT_TRAIN},
+	{"seq", required_argument, NULL, OPT_SEQ},
+	{"micro-batch", required_argument, NULL, OPT_MICRO_BATCH},
+	{"grad-accum", required_argument, NULL, OPT_GRAD_ACCUM},
+	{"precision", required_argument, NULL, OPT_PRECISION},
+	{"optimizer", required_argument, NULL, OPT_OPTIMIZER},
+	{"checkpointing", required_argument, NULL, OPT_CHECKPOINTING},
+	{"lora-rank", required_argument, NULL, OPT_LORA_RANK},
+	{"lora-targets", required_argument, NULL, OPT_LORA_TARGETS},
+	{"gpus", required_argument, NULL, OPT_GPUS},
+	{"shard", required_argument, NULL, OPT_SHARD},
+	{"offload-optimizer", no_argument, NULL, OPT_OFFLOAD_OPTIMIZER},
+	{"optimizer-in-bwd", no_argument, NULL, OPT_OPTIMIZER_IN_BWD},
+	{"chunked-ce", no_argument, NULL, OPT_CHUNKED_CE},
+	{"image", required_argument, NULL, OPT_IMAGE},
+	{"steps", required_argument, NULL, OPT_STEPS},
+	{"offload", required_argument, NULL, OPT_OFFLOAD},
+	{"vae-tiling", no_argument, NULL, OPT_VAE_TILING},
+	{NULL, 0, NULL, 0},
+};
+
+size_t workload_option_count(void)
+{
+	return sizeof workload_options / sizeof workload_options[0] - 1;
+}
+
+const char workload_help[] =
+	"Fine-tuning (--train):\n"
+	"  --train full|lora|qlora   plan fine-tuning memory instead of inference\n"
+	"  --seq N                   tokens per sample (default 2048)\n"
+	"  --micro-batch N           samples per GPU per step (default 4)\n"
+	"  --grad-accum N            steps accumulated; memory-neutral (default 1)\n"
+	"  --precision P             fp32, mixed-bf16 (default), mixed-fp16, bf16\n"
+	"  --optimizer O             adamw (default), adamw-8bit, paged-adamw-8bit, sgd,\n"
+	"                            adafactor\n"
+	"  --checkpointing C         none (default), selective, full\n"
+	"  --lora-rank R             LoRA rank (default 16)\n"
+	"  --lora-targets T          attn, attn+mlp, all-linear (default)\n"
+	"  --gpus N --shard S        data parallel over N GPUs; S: none, zero1, zero2,\n"
+	"                            zero3, fsdp\n"
+	"  --offload-optimizer       optimizer states and fp32 master in host RAM\n"
+	"  --optimizer-in-bwd        optimizer step fused into backward (torchtune)\n"
+	"  --chunked-ce              chunked cross-entropy (no full fp32 logits)\n"
+	"  (--flash-attn drops the attention-score activations)\n"
+	"Image generation (--image, MODEL: sd-1.5 sdxl sd-3.5-medium sd-3.5-large\n"
+	"flux.1-dev flux.1-schnell):\n"
+	"  --image WxH               image size, e.g. 1024x1024\n"
+	"  --batch N                 images per batch (default 1)\n"
+	"  --steps N                 denoising steps (default: the model's)\n"
+	"  --quant Q                 fp32, fp16 (default), bf16, fp8, or a GGUF type\n"
+	"                            (q8_0 q6_k q5_k_s q5_0 q4_k_s q4_0 ...)\n"
+	"  --offload M               none (default), text-encoders, sequential\n"
+	"  --vae-tiling              decode the image in 512x512 tiles\n";
+
+void workload_init(workload *w)
+{
+	memset(w, 0, sizeof *w);
+	w->kind = WORKLOAD_LLM;
+	train_opts_init(&w->train);
+	image_opts_init(&w->image);
+}
+
+static int count_opt(const char *cmd, const char *name, const char *arg, long long min, long long max,
+		     uint32_t *out)
+{
+	long long v;
+	if (parse_int(arg, min, max, &v))
+		return usage_error(cmd, "invalid %s '%s' (a whole number from %lld to %lld)", name, arg, min, max);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int word_error(const char *cmd, const char *name, const char *arg, const char *choices)
+{
+	return usage_error(cmd, "invalid %s '%s' (one of: %s)", name, arg, choices);
+}
+
+/* "1024x1024" -> w, h within 64..16384 */
+static int parse_wxh(const char *s, uint32_t *w, uint32_t *h)
+{
+	const char *x = strpbrk(s, "xX");
+	if (!x)
+		return GW_EINVAL;
+	char *a = xstrndup(s, (size_t)(x - s));
+	long long wv, hv;
+	int rc = parse_int(a, 64, 16384, &wv) || parse_int(x + 1, 64, 16384, &hv) ? GW_EINVAL : 0;
+	free(a);
+	if (!rc) {
+		*w = (uint32_t)wv;
+		*h = (uint32_t)hv;
+	}
+	return rc;
+}
+
+int workload_option(workload *w, int id, const char *arg, const char *cmd)
+{
+	train_opts *t = &w->train;
+	const char *name = NULL;
+	for (size_t i = 0; workload_options[i].name; i++)
+		if (workload_options[i].val == id)
+			name = workload_options[i].name;
+	if (!name)
+		return -1;
+	if (id >= OPT_SEQ && id <= OPT_CHUNKED_CE && !w->train_only_flag)
+		w->train_only_flag = name;
+	if (id >= OPT_STEPS && !w->image_only_flag)
+		w->image_only_flag = name;
+	switch (id) {
+	case OPT_TRAIN:
+		if (train_parse_method(arg, &t->method))
+			return word_error(cmd, "--train", arg, "full, lora, qlora");
+		w->kind = WORKLOAD_TRAIN;
+		return 0;
+	case OPT_SEQ: return count_opt(cmd, "--seq", arg, 1, 10000000, &t->seq);
+	case OPT_MICRO_BATCH: return count_opt(cmd, "--micro-batch", arg, 1, 100000, &t->micro_batch);
+	case OPT_GRAD_ACCUM: return count_opt(cmd, "--grad-accum", arg, 1, 1000000, &t->grad_accum);
+	case OPT_PRECISION:
+		return train_parse_precision(arg, &t->precision)
+			       ? word_error(cmd, "--precision", arg, "fp32, mixed-bf16, mixed-fp16, bf16")
+			       : 0;
+	case OPT_OPTIMIZER:
+		return train_parse_optimizer(arg, &t->optimizer)
+			       ? word_error(cmd, "--optimizer", arg, "adamw, adamw-8bit, paged-adamw-8bit, sgd, adafactor")
+			       : 0;
+	case OPT_CHECKPOINTING:
+		return train_parse_ckpt(arg, &t->ckpt) ? word_error(cmd, "--checkpointing", arg, "none, selective, full")
+						       : 0;
+	case OPT_LORA_RANK: return count_opt(cmd, "--lora-rank", arg, 1, 65536, &t->lora_rank);
+	case OPT_LORA_TARGETS:
+		return train_parse_targets(arg, &t->targets)
+			       ? word_error(cmd, "--lora-targets", arg, "attn, attn+mlp, all-linear")
+			       : 0;
+	case OPT_GPUS:
+		w->gpus_given = true;
+		return count_opt(cmd, "--gpus", arg, 1, 4096, &t->gpus);
+	case OPT_SHARD:
+		return train_parse_shard(arg, &t->shard)
+			       ? word_error(cmd, "--shard", arg, "none, zero1, zero2, zero3, fsdp")
+			       : 0;
+	case OPT_OFFLOAD_OPTIMIZER: t->offload_optimizer = true; return 0;
+	case OPT_OPTIMIZER_IN_BWD: t->optimizer_in_bwd = true; return 0;
+	case OPT_CHUNKED_CE: t->chunked_ce = true; return 0;
+	case OPT_IMAGE:
+		if (parse_wxh(arg, &w->image.width, &w->image.height))
+			return usage_error(cmd, "invalid --image '%s' (WIDTHxHEIGHT, 64 to 16384 each, e.g. 1024x1024)", arg);
+		w->kind = WORKLOAD_IMAGE;
+		return 0;
+	case OPT_STEPS: return count_opt(cmd, "--steps", arg, 1, 10000, &w->image.steps);
+	case OPT_OFFLOAD:
+		return image_parse_offload(arg, &w->image.offload)
+			       ? word_error(cmd, "--offload", arg, "none, text-encoders, sequential")
+			       : 0;
+	case OPT_VAE_TILING: w->image.vae_tiling = true; return 0;
+	}
+	return -1;
+}
+
+int workload_check(const workload *w, const char *cmd)
+{
+	if (w->train_only_flag && w->kind != WORKLOAD_TRAIN)
+		return usage_error(cmd, "--%s needs --train", w->train_only_flag);
+	if (w->image_only_flag && w->kind != WORKLOAD_IMAGE)
+		return usage_error(cmd, "--%s needs --image", w->image_only_flag);
+	return 0;
+}
+
+/* ---- printing --------------------------------------------------------- */
+
+static const char *gib(char *buf, size_t n, uint64_t b)
+{
+	return fmt_bytes(buf, n, b);
+}
+
+static void add_row(table *t, const char *what, uint64_t bytes, const char *note)
+{
+	char b[32];
+	gib(b, sizeof b, bytes);
+	table_add(t, what, b, note);
+}
+
+int workload_plan_train(workload *w, const model_desc *m, uint64_t vram_bytes, uint32_t n_gpus,
+			const char *gpu_name, bool json)
+{
+	train_opts o = w->train;
+	if (n_gpus > 1 && !w->gpus_given)
+		o.gpus = n_gpus;
+	train_plan p;
+	gw_error err = {0};
+	int rc = train_plan_compute(m, &o, vram_bytes, &p, &err);
+	if (rc) {
+		if (rc == GW_EINVAL)
+			return usage_error("plan", "%s", err.msg);
+		gw_errorf("%s", err.msg);
+		return GW_EXIT_RUNTIME;
+	}
+	const train_breakdown *bd = &p.bd;
+	const char *verdict = !p.has_budget ? NULL : p.fits ? "fits" : "no-fit";
+	if (json) {
+		json_t *j = json_object();
+		json_object_set_new(j, "model", jstr_or_null(m->name));
+		json_object_set_new(j, "workload", json_string("train"));
+		json_object_set_new(j, "method", json_string(train_method_name(o.method)));
+		json_object_set_new(j, "verdict", jstr_or_null(verdict));
+		json_object_set_new(j, "params", json_integer((json_int_t)p.params));
+		json_object_set_new(j, "trainable_params", json_integer((json_int_t)p.trainable_params));
+		json_object_set_new(j, "seq", json_integer(o.seq));
+		json_object_set_new(j, "micro_batch", json_integer(o.micro_batch));
+		json_object_set_new(j, "grad_accum", json_integer(o.grad_accum));
+		json_object_set_new(j, "effective_batch", json_integer((json_int_t)p.effective_batch));
+		json_object_set_new(j, "precision", json_string(train_precision_name(o.precision)));
+		json_object_set_new(j, "optimizer", json_string(train_optimizer_name(o.optimizer)));
+		json_object_set_new(j, "checkpointing", json_string(train_ckpt_name(o.ckpt)));
+		json_object_set_new(j, "lora_rank", o.method == TRAIN_FULL ? json_null() : json_integer(o.lora_rank));
+		json_object_set_new(j, "lora_targets",
+				    o.method == TRAIN_FULL ? json_null() : json_string(train_targets_name(o.targets)));
+		json_object_set_new(j, "flash_attn", json_boolean(o.flash_attn));
+		json_object_set_new(j, "gpus", json_integer(o.gpus));
+		json_object_set_new(j, "shard", json_string(train_shard_name(o.shard)));
+		json_object_set_new(j, "per_gpu_bytes", json_integer((json_int_t)bd->total));
+		json_object_set_new(j, "vram_bytes", json_integer((json_int_t)(bd->total * o.gpus)));
+		json_object_set_new(j, "vram_budget_bytes", jint_or_null(p.has_budget, (long long)vram_bytes));
+		json_t *b = json_object();
+		json_object_set_new(b, "weights_bytes", json_integer((json_int_t)(bd->weights + bd->quant_consts)));
+		json_object_set_new(b, "quant_constants_bytes", json_integer((json_int_t)bd->quant_consts));
+		json_object_set_new(b, "gradients_bytes", json_integer((json_int_t)bd->gradients));
+		json_object_set_new(b, "optimizer_bytes", json_integer((json_int_t)bd->optimizer));
+		json_object_set_new(b, "activations_bytes", json_integer((json_int_t)bd->activations));
+		json_object_set_new(b, "logits_bytes", json_integer((json_int_t)bd->logits));
+		json_object_set_new(b, "adapter_bytes", json_integer((json_int_t)bd->adapter));
+		json_object_set_new(b, "overhead_bytes", json_integer((json_int_t)bd->overhead));
+		json_object_set_new(j, "breakdown", b);
+		json_object_set_new(j, "host_bytes", json_integer((json_int_t)p.host_bytes));
+		json_t *adv = json_array();
+		for (size_t i = 0; i < p.n_advice; i++) {
+			json_t *a = json_object();
+			json_object_set_new(a, "action", json_string(p.advice[i].action));
+			json_object_set_new(a, "effect", json_string(p.advice[i].effect));
+			json_object_set_new(a, "per_gpu_bytes", json_integer((json_int_t)p.advice[i].total_after));
+			json_object_set_new(a, "fits", json_boolean(p.advice[i].fits_after));
+			json_array_append_new(adv, a);
+		}
+		json_object_set_new(j, "advice", adv);
+		json_t *notes = json_array();
+		for (size_t i = 0; i < p.n_notes; i++)
+			json_array_append_new(notes, json_string(p.notes[i]));
+		json_object_set_new(j, "notes", notes);
+		json_print(j, stdout);
+		json_decref(j);
+	} else {
+		FILE *f = stdout;
+		char a[32], c[32];
+		printf("%sFine-tuning %s%s: %s", c_bold(f), m->name ? m->name : "model", c_reset(f),
+		       o.method == TRAIN_FULL ? "full" : o.method == TRAIN_LORA ? "LoRA" : "QLoRA (NF4 base)");
+		if (o.method != TRAIN_FULL)
+			printf(", rank %u on %s", o.lora_rank, train_targets_name(o.targets));
+		printf("\n  %.2f B parameters, %.1f M trainable\n", p.params / 1e9, p.trainable_params / 1e6);
+		printf("  seq %u, micro-batch %u x grad-accum %u x %u GPU%s = effective batch %llu\n", o.seq,
+		       o.micro_batch, o.grad_accum, o.gpus, o.gpus > 1 ? "s" : "",
+		       (unsigned long long)p.effective_batch);
+		printf("  %s, %s, checkpointing %s, %s attention%s%s%s\n\n", train_precision_name(o.precision),
+		       train_optimizer_name(o.optimizer), train_ckpt_name(o.ckpt), o.flash_attn ? "flash" : "eager",
+		       o.gpus > 1 ? ", shard " : "", o.gpus > 1 ? train_shard_name(o.shard) : "",
+		       o.offload_optimizer ? ", optimizer offloaded" : "");
+		static const char *const hdr[] = {"per GPU", "bytes", ""};
+		table *t = table_new(3, hdr);
+		table_set_align(t, 1, true);
+		add_row(t, "weights", bd->weights, o.method == TRAIN_QLORA ? "NF4 linears, 16-bit embeddings" : "");
+		if (bd->quant_consts)
+			add_row(t, "quant constants", bd->quant_consts, "NF4 block 64, double quantization");
+		add_row(t, "gradients", bd->gradients, o.optimizer_in_bwd ? "one tensor at a time" : "");
+		add_row(t, "optimizer", bd->optimizer, o.method == TRAIN_FULL ? "states + fp32 master" : "");
+		add_row(t, "activations", bd->activations, "Korthikanti et al.");
+		add_row(t, "logits", bd->logits, o.chunked_ce ? "chunked cross-entropy" : "fp32 + softmax");
+		add_row(t, "adapter", bd->adapter, o.method == TRAIN_FULL ? "" : "LoRA weights, grads, states");
+		add_row(t, "overhead", bd->overhead, "CUDA context + allocator");
+		add_row(t, "total", bd->total, "");
+		table_print(t, stdout);
+		table_free(t);
+		if (p.host_bytes)
+			printf("  host RAM: %s (offloaded or paged optimizer states)\n", gib(a, sizeof a, p.host_bytes));
+		if (p.has_budget) {
+			gib(a, sizeof a, bd->total);
+			gib(c, sizeof c, vram_bytes);
+			if (p.fits)
+				printf("\n%sfits%s: %s of %s per GPU%s%s%s\n", c_green(f), c_reset(f), a, c,
+				       gpu_name ? " (" : "", gpu_name ? gpu_name : "", gpu_name ? ")" : "");
+			else
+				printf("\n%sdoes not fit%s: needs %s of %s per GPU%s%s%s\n", c_red(f), c_reset(f), a, c,
+				       gpu_name ? " (" : "", gpu_name ? gpu_name : "", gpu_name ? ")" : "");
+		}
+		if (p.n_advice) {
+			printf("\nChanges, applied in this order:\n");
+			for (size_t i = 0; i < p.n_advice; i++)
+				printf("  %zu. %s\n     -> %s\n", i + 1, p.advice[i].action, p.advice[i].effect);
+		}
+		printf("\nAssumptions:\n");
+		for (size_t i = 0; i < p.n_notes; i++)
+			printf("  - %s\n", p.notes[i]);
+	}
+	int status = p.has_budget && !p.fits ? GW_EXIT_VERDICT4 : GW_EXIT_OK;
+	train_plan_release(&p);
+	return status;
+}
+
+int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes, const char *gpu_name,
+			double gpu_tflops, int pcie_gen, bool json)
+{
+	image_model m;
+	gw_error err = {0};
+	int rc = image_model_find(model_name, &m, &err);
+	if (rc == GW_ENOTFOUND)
+		return usage_error("plan", "%s", err.msg);
+	if (rc) {
+		gw_errorf("%s", err.msg);
+		return GW_EXIT_RUNTIME;
+	}
+	image_opts o = w->image;
+	o.gpu_tflops = gpu_tflops;
+	o.pcie_gen = pcie_gen;
+	image_plan p;
+	rc = image_plan_compute(&m, &o, vram_bytes, &p, &err);
+	if (rc) {
+		if (rc == GW_EINVAL)
+			return usage_error("plan", "%s", err.msg);
+		gw_errorf("%s", err.msg);
+		return GW_EXIT_RUNTIME;
+	}
+	const image_breakdown *bd = &p.bd;
+	const char *verdict = !p.has_budget ? NULL : p.fits ? "fits" : "no-fit";
+	if (json) {
+		json_t *j = json_object();
+		json_object_set_new(j, "model", json_string(m.id));
+		json_object_set_new(j, "workload", json_string("image"));
+		json_object_set_new(j, "verdict", jstr_or_null(verdict));
+		json_object_set_new(j, "little_headroom", p.has_budget ? json_boolean(p.little_headroom) : json_null());
+		json_object_set_new(j, "width", json_integer(p.opts.width));
+		json_object_set_new(j, "height", json_integer(p.opts.height));
+		json_object_set_new(j, "batch", json_integer(p.opts.batch));
+		json_object_set_new(j, "steps", json_integer(p.steps));
+		json_object_set_new(j, "quant", json_string(p.opts.quant));
+		json_object_set_new(j, "offload", json_string(image_offload_name(p.opts.offload)));
+		json_object_set_new(j, "vae_tiling", json_boolean(p.opts.vae_tiling));
+		json_object_set_new(j, "tokens", json_integer((json_int_t)p.tokens));
+		json_object_set_new(j, "vram_bytes", json_integer((json_int_t)bd->total));
+		json_object_set_new(j, "vram_budget_bytes", jint_or_null(p.has_budget, (long long)vram_bytes));
+		json_t *b = json_object();
+		json_object_set_new(b, "weights_bytes",
+				    json_integer((json_int_t)(bd->denoiser + bd->text_encoders + bd->vae)));
+		json_object_set_new(b, "denoiser_bytes", json_integer((json_int_t)bd->denoiser));
+		json_object_set_new(b, "text_encoders_bytes", json_integer((json_int_t)bd->text_encoders));
+		json_object_set_new(b, "vae_bytes", json_integer((json_int_t)bd->vae));
+		json_object_set_new(b, "activations_bytes", json_integer((json_int_t)bd->activations));
+		json_object_set_new(b, "vae_decode_bytes", json_integer((json_int_t)bd->vae_decode));
+		json_object_set_new(b, "overhead_bytes", json_integer((json_int_t)bd->overhead));
+		json_object_set_new(j, "breakdown", b);
+		json_object_set_new(j, "host_bytes", json_integer((json_int_t)bd->host));
+		json_object_set_new(j, "s_per_image", p.has_speed ? jreal_round(p.s_per_image, 3) : json_null());
+		json_object_set_new(j, "offload_s_per_image", p.has_speed ? jreal_round(p.offload_s, 3) : json_null());
+		json_t *adv = json_array();
+		for (size_t i = 0; i < p.n_advice; i++) {
+			json_t *a = json_object();
+			json_object_set_new(a, "action", json_string(p.advice[i].action));
+			json_object_set_new(a, "effect", json_string(p.advice[i].effect));
+			json_object_set_new(a, "vram_bytes", json_integer((json_int_t)p.advice[i].total_after));
+			json_object_set_new(a, "fits", json_boolean(p.advice[i].fits_after));
+			json_array_append_new(adv, a);
+		}
+		json_object_set_new(j, "advice", adv);
+		json_object_set_new(j, "source", json_string(m.source));
+		json_print(j, stdout);
+		json_decref(j);
+	} else {
+		FILE *f = stdout;
+		char a[32], c[32];
+		printf("%s%s%s: %ux%u, batch %u, %u steps, %s weights, offload %s%s\n", c_bold(f), m.name, c_reset(f),
+		       p.opts.width, p.opts.height, p.opts.batch, p.steps, p.opts.quant, image_offload_name(p.opts.offload),
+		       p.opts.vae_tiling ? ", tiled VAE decode" : "");
+		printf("  %s with %.0f tokens per image\n\n", m.dit ? "diffusion transformer" : "UNet", p.tokens);
+		static const char *const hdr[] = {"on the GPU at the peak", "bytes", ""};
+		table *t = table_new(3, hdr);
+		table_set_align(t, 1, true);
+		add_row(t, m.dit ? "diffusion transformer" : "UNet", bd->denoiser,
+			p.opts.offload == IMAGE_OFFLOAD_SEQUENTIAL ? "one block at a time" : "");
+		add_row(t, "text encoders", bd->text_encoders,
+			p.opts.offload == IMAGE_OFFLOAD_NONE ? "" : "in host RAM after encoding");
+		add_row(t, "VAE", bd->vae, m.vae_fp32 ? "upcast to fp32 for decoding" : "");
+		add_row(t, "denoising activations", bd->activations, m.cfg > 1 ? "x2 for guidance" : "");
+		add_row(t, "VAE decode", bd->vae_decode, p.opts.vae_tiling ? "one 512x512 tile" : "whole batch");
+		add_row(t, "overhead", bd->overhead, "CUDA context");
+		add_row(t, "peak", bd->total, "largest stage: encode, denoise or decode");
+		table_print(t, stdout);
+		table_free(t);
+		if (bd->host)
+			printf("  host RAM: %s of offloaded weights\n", gib(a, sizeof a, bd->host));
+		if (p.has_budget) {
+			gib(a, sizeof a, bd->total);
+			gib(c, sizeof c, vram_bytes);
+			if (p.fits)
+				printf("\n%sfits%s%s: %s of %s%s%s%s\n", c_green(f), c_reset(f),
+				       p.little_headroom ? " with little headroom" : " comfortably", a, c, gpu_name ? " (" : "",
+				       gpu_name ? gpu_name : "", gpu_name ? ")" : "");
+			else
+				printf("\n%sdoes not fit%s: needs %s of %s%s%s%s\n", c_red(f), c_reset(f), a, c,
+				       gpu_name ? " (" : "", gpu_name ? gpu_name : "", gpu_name ? ")" : "");
+		}
+		if (p.n_advice) {
+			printf("\nChanges, applied in this order:\n");
+			for (size_t i = 0; i < p.n_advice; i++)
+				printf("  %zu. %s\n     -> %s\n", i + 1, p.advice[i].action, p.advice[i].effect);
+		}
+		if (p.has_speed)
+			printf("\nSpeed: about %.1f s per image (compute-bound: %.0f dense FP16 TFLOPS x %.0f%% "
+			       "utilisation%s%.1f s of PCIe transfers)\n",
+			       p.s_per_image, gpu_tflops, m.mfu * 100, p.offload_s > 0 ? ", of which " : "; ",
+			       p.offload_s);
+		else
+			printf("\nSpeed: unknown without a GPU's TFLOPS (give --gpu)\n");
+		printf("Assumptions: activations scale with tokens (latent W/8 x H/8%s); attention's quadratic\n"
+		       "share and the text encoders' and VAE's compute are not in the time; sources in the\n"
+		       "diffusion table (gpuwise --data-dir, data/diffusion.tsv)\n",
+		       m.dit ? ", 2x2 patches, plus text tokens" : "");
+	}
+	int status = p.has_budget && !p.fits ? GW_EXIT_VERDICT4 : GW_EXIT_OK;
+	image_plan_release(&p);
+	return status;
+}
