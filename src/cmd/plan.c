@@ -1,12 +1,587 @@
 /*
- * gpuwise plan (placeholder until its issue lands).
+ * gpuwise plan MODEL: will a model fit these GPUs (plus host RAM), how is
+ * it split, how fast does it run, and what to change so it fits.
+ *
+ * Options are parsed in groups (model shape, hardware, inference run,
+ * output), each by its own function over struct plan_cli, so further
+ * groups (training, images) slot in beside them.
  */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cmd/cmd.h"
+#include "kb/kb.h"
+#include "model/model.h"
+#include "plan/plan.h"
+#include "util/json.h"
+
+enum {
+	/* model shape */
+	OPT_PARAMS = 1000, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM, OPT_FFN,
+	OPT_VOCAB, OPT_QUANT,
+	/* hardware */
+	OPT_GPU = 1100, OPT_VRAM, OPT_RAM, OPT_RAM_BW,
+	/* inference run */
+	OPT_CTX = 1200, OPT_BATCH, OPT_PARALLEL, OPT_KV_TYPE, OPT_FLASH_ATTN, OPT_ENGINE,
+	OPT_GPU_LAYERS, OPT_GPU_UTIL,
+	/* output */
+	OPT_JSON = 1300, OPT_HELP,
+};
+
+static const struct option long_opts[] = {
+	{"params", required_argument, NULL, OPT_PARAMS},
+	{"layers", required_argument, NULL, OPT_LAYERS},
+	{"hidden", required_argument, NULL, OPT_HIDDEN},
+	{"heads", required_argument, NULL, OPT_HEADS},
+	{"kv-heads", required_argument, NULL, OPT_KV_HEADS},
+	{"head-dim", required_argument, NULL, OPT_HEAD_DIM},
+	{"ffn", required_argument, NULL, OPT_FFN},
+	{"vocab", required_argument, NULL, OPT_VOCAB},
+	{"quant", required_argument, NULL, OPT_QUANT},
+	{"gpu", required_argument, NULL, OPT_GPU},
+	{"vram", required_argument, NULL, OPT_VRAM},
+	{"ram", required_argument, NULL, OPT_RAM},
+	{"ram-bw", required_argument, NULL, OPT_RAM_BW},
+	{"ctx", required_argument, NULL, OPT_CTX},
+	{"batch", required_argument, NULL, OPT_BATCH},
+	{"parallel", required_argument, NULL, OPT_PARALLEL},
+	{"kv-type", required_argument, NULL, OPT_KV_TYPE},
+	{"flash-attn", no_argument, NULL, OPT_FLASH_ATTN},
+	{"engine", required_argument, NULL, OPT_ENGINE},
+	{"gpu-layers", required_argument, NULL, OPT_GPU_LAYERS},
+	{"gpu-util", required_argument, NULL, OPT_GPU_UTIL},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"help", no_argument, NULL, OPT_HELP},
+	{NULL, 0, NULL, 0},
+};
+
+typedef struct plan_cli {
+	plan_request rq;
+	model_numbers nums;
+	const char *model;
+	const char *gpu_arg;
+	uint64_t vram;
+	bool json;
+	bool help;
+	bool engine_set, fa_set;
+} plan_cli;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpuwise plan MODEL [--gpu ID[,ID...] | --gpu 2x3090 | --vram 8G] [--ram 32G]\n"
+		"                    [--quant Q] [--ctx N] [--batch N] [--kv-type T] [--flash-attn]\n"
+		"                    [--engine E] [--json]\n"
+		"       gpuwise plan --params 13b --layers 40 --hidden 5120 --heads 40 [...]\n\n"
+		"Will MODEL fit these GPUs (plus host RAM)?  Prints the memory breakdown per\n"
+		"GPU, the verdict, the largest context, decode and prefill tokens/s and the\n"
+		"changes that would make it fit or run faster, each with its computed effect.\n\n"
+		"MODEL is a catalog name or alias (llama3.1:8b, meta-llama/Llama-3.1-8B), a GGUF\n"
+		"file, a safetensors file or directory, or a config.json.\n\n"
+		"Hardware:\n"
+		"  --gpu ID[,ID...]   catalog GPUs (rtx-4090, 4060-laptop, h100-sxm); NxID repeats\n"
+		"  --vram SIZE        a GPU with SIZE of memory (8G); with --gpu: memory per GPU\n"
+		"  --ram SIZE         host RAM for offloaded layers (checked when given)\n"
+		"  --ram-bw GBS       host memory bandwidth in GB/s (default 51.2, DDR4-3200 x2)\n"
+		"Model:\n"
+		"  --quant Q          q4_k_m, q8_0, f16, q3_k_m ... (GGUF); bf16, fp8, awq-int4, nf4\n"
+		"                     (default: a GGUF file's own type; else q4_k_m, bf16 for\n"
+		"                     vllm/transformers)\n"
+		"  --params N --layers N --hidden N --heads N --kv-heads N --head-dim N --ffn N\n"
+		"  --vocab N          describe a model by numbers, or override a catalog entry\n"
+		"Run:\n"
+		"  --ctx N            context tokens (default 4096 or the trained context if less;\n"
+		"                     vllm: the trained context)\n"
+		"  --batch N          physical batch (llama.cpp -ub, default 512)\n"
+		"  --parallel N       parallel sequences (ollama num_parallel, llama.cpp -np)\n"
+		"  --kv-type T        KV cache type: f16 (default), q8_0, q4_0, f32, bf16 ...\n"
+		"  --flash-attn       flash attention (needed for a quantized KV cache)\n"
+		"  --engine E         llama.cpp (default), ollama, vllm, transformers\n"
+		"  --gpu-layers N     fix the layers on the GPUs (llama.cpp -ngl) instead of searching\n"
+		"  --gpu-util F       vllm gpu_memory_utilization (default 0.9)\n"
+		"Output:\n"
+		"  --json             one JSON object (schema: docs/json-plan.md)\n"
+		"  --help             this text\n\n"
+		"Exit status: 0 fits on the GPUs, 3 fits only with layers offloaded to host RAM,\n"
+		"4 does not fit, 1 runtime error (unreadable model file), 2 usage error.\n");
+}
+
+static int parse_u32(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *out)
+{
+	long long v;
+	if (parse_int(arg, min, max, &v))
+		return usage_error("plan", "invalid %s '%s' (a whole number from %u to %u)", opt, arg, min,
+				   max);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* Model shape and storage.  Returns 1 handled, 0 not ours, 2 usage error. */
+static int opt_model(plan_cli *c, int opt, const char *arg)
+{
+	uint32_t *field = NULL;
+	const char *name = NULL;
+	switch (opt) {
+	case OPT_PARAMS:
+		if (parse_count(arg, &c->nums.params) || c->nums.params <= 0 || c->nums.params > 1e14)
+			return usage_error("plan", "invalid --params '%s' (e.g. 13b, 70e9)", arg);
+		return 1;
+	case OPT_QUANT:
+		c->rq.quant = arg;
+		return 1;
+	case OPT_LAYERS: field = &c->nums.layers; name = "--layers"; break;
+	case OPT_HIDDEN: field = &c->nums.hidden; name = "--hidden"; break;
+	case OPT_HEADS: field = &c->nums.heads; name = "--heads"; break;
+	case OPT_KV_HEADS: field = &c->nums.kv_heads; name = "--kv-heads"; break;
+	case OPT_HEAD_DIM: field = &c->nums.head_dim; name = "--head-dim"; break;
+	case OPT_FFN: field = &c->nums.ffn; name = "--ffn"; break;
+	case OPT_VOCAB: field = &c->nums.vocab; name = "--vocab"; break;
+	default:
+		return 0;
+	}
+	return parse_u32(name, arg, 1, 10000000, field) ? 2 : 1;
+}
+
+/* Hardware: GPUs, VRAM, RAM. */
+static int opt_hw(plan_cli *c, int opt, const char *arg)
+{
+	double d;
+	switch (opt) {
+	case OPT_GPU:
+		c->gpu_arg = arg;
+		return 1;
+	case OPT_VRAM:
+		if (parse_size(arg, &c->vram) || c->vram == 0)
+			return usage_error("plan", "invalid --vram '%s' (e.g. 8G, 24GiB)", arg);
+		return 1;
+	case OPT_RAM:
+		if (parse_size(arg, &c->rq.ram_bytes) || c->rq.ram_bytes == 0)
+			return usage_error("plan", "invalid --ram '%s' (e.g. 16G)", arg);
+		return 1;
+	case OPT_RAM_BW:
+		if (parse_double(arg, &d) || !(d > 0 && d < 100000))
+			return usage_error("plan", "invalid --ram-bw '%s' (GB/s, e.g. 60)", arg);
+		c->rq.ram_bw_gbs = d;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The inference run: context, batch, KV cache, engine. */
+static int opt_run(plan_cli *c, int opt, const char *arg)
+{
+	uint32_t v;
+	double d;
+	switch (opt) {
+	case OPT_CTX:
+		if (parse_u32("--ctx", arg, 1, 100000000, &v))
+			return 2;
+		c->rq.ctx = v;
+		return 1;
+	case OPT_BATCH:
+		return parse_u32("--batch", arg, 1, 1048576, &c->rq.batch) ? 2 : 1;
+	case OPT_PARALLEL:
+		return parse_u32("--parallel", arg, 1, 4096, &c->rq.n_parallel) ? 2 : 1;
+	case OPT_KV_TYPE:
+		if (plan_kv_type_parse(arg, &c->rq.kv_type))
+			return usage_error("plan", "unknown --kv-type '%s' (f16, q8_0, q4_0, f32, bf16, q5_0, "
+					   "q5_1, q4_1, iq4_nl)", arg);
+		return 1;
+	case OPT_FLASH_ATTN:
+		c->rq.flash_attn = true;
+		c->fa_set = true;
+		return 1;
+	case OPT_ENGINE:
+		if (plan_engine_parse(arg, &c->rq.engine))
+			return usage_error("plan", "unknown --engine '%s' (llama.cpp, ollama, vllm, transformers)",
+					   arg);
+		c->engine_set = true;
+		return 1;
+	case OPT_GPU_LAYERS:
+		if (parse_u32("--gpu-layers", arg, 0, 100000, &v))
+			return 2;
+		c->rq.gpu_layers = (int)v;
+		return 1;
+	case OPT_GPU_UTIL:
+		if (parse_double(arg, &d) || !(d > 0 && d <= 1))
+			return usage_error("plan", "invalid --gpu-util '%s' (a fraction in (0, 1])", arg);
+		c->rq.gpu_mem_util = d;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int opt_output(plan_cli *c, int opt, const char *arg)
+{
+	(void)arg;
+	if (opt == OPT_JSON)
+		c->json = true;
+	else if (opt == OPT_HELP)
+		c->help = true;
+	else
+		return 0;
+	return 1;
+}
+
+static int (*const option_groups[])(plan_cli *, int, const char *) = {opt_model, opt_hw, opt_run,
+								       opt_output};
+
+static int parse_args(plan_cli *c, int argc, char **argv)
+{
+	int opt;
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+		if (opt == 'h') {
+			c->help = true;
+			continue;
+		}
+		if (opt == '?' || opt == ':') {
+			const char *bad = argv[optind - 1];
+			if (optopt)
+				return usage_error("plan", "option '%s' needs a value", bad);
+			return usage_error("plan", "unknown option '%s'", bad);
+		}
+		int handled = 0;
+		for (size_t g = 0; g < sizeof option_groups / sizeof *option_groups && !handled; g++)
+			handled = option_groups[g](c, opt, optarg);
+		if (handled == 2)
+			return GW_EXIT_USAGE;
+	}
+	if (c->help)
+		return 0;
+	if (optind < argc)
+		c->model = argv[optind++];
+	if (optind < argc)
+		return usage_error("plan", "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+/* "2x3090,rtx-4090" -> rq->gpus.  Returns 0 or a usage exit status. */
+static int resolve_gpus(plan_cli *c)
+{
+	plan_request *rq = &c->rq;
+	if (c->gpu_arg) {
+		char *copy = xstrdup(c->gpu_arg);
+		char *parts[PLAN_MAX_GPUS + 1];
+		size_t n = str_split(copy, ',', parts, PLAN_MAX_GPUS + 1);
+		int rc = 0;
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			char *p = str_trim(parts[i]);
+			long long count = 1;
+			char *x = strchr(p, 'x');
+			if (x && x > p) {
+				*x = 0;
+				if (parse_int(p, 1, PLAN_MAX_GPUS, &count)) {
+					*x = 'x';
+					count = 1;
+				} else {
+					p = x + 1;
+				}
+			}
+			const gpu_spec *s = kb_gpu_find(p);
+			if (!s) {
+				const gpu_spec *sug = kb_gpu_suggest(p);
+				if (sug)
+					rc = usage_error("plan", "unknown GPU '%s' (did you mean '%s'?)", p, sug->id);
+				else
+					rc = usage_error("plan", "unknown GPU '%s' (see 'gpuwise cards' or data/gpus.tsv)", p);
+				break;
+			}
+			for (long long k = 0; k < count; k++) {
+				if (rq->n_gpus >= PLAN_MAX_GPUS) {
+					rc = usage_error("plan", "at most %d GPUs", PLAN_MAX_GPUS);
+					break;
+				}
+				plan_gpu_from_spec(&rq->gpus[rq->n_gpus++], s);
+			}
+		}
+		free(copy);
+		if (rc)
+			return rc;
+		if (c->vram)
+			for (size_t i = 0; i < rq->n_gpus; i++)
+				rq->gpus[i].vram_bytes = c->vram;
+		return 0;
+	}
+	if (c->vram) {
+		plan_gpu *g = &rq->gpus[rq->n_gpus++];
+		memset(g, 0, sizeof *g);
+		char b[32];
+		snprintf(g->name, sizeof g->name, "GPU with %s", fmt_bytes(b, sizeof b, c->vram));
+		g->vram_bytes = c->vram;
+		return 0;
+	}
+	return usage_error("plan", "say which GPU: --gpu ID (e.g. rtx-4090, 2x3090) or --vram SIZE");
+}
+
+/* ---- text output ------------------------------------------------------------ */
+static const char *gib(char *b, size_t n, uint64_t v)
+{
+	return fmt_bytes(b, n, v);
+}
+
+static void print_text(const plan_cli *c, const model_desc *m, const plan_result *r, FILE *f)
+{
+	char b1[32], b2[32], b3[32];
+	const plan_request *rq = &c->rq;
+
+	fprintf(f, "%s%s%s: %u layers, %.2fB params, %s %s (%s)\n", c_bold(f), m->name ? m->name : "model",
+		c_reset(f), m->n_layers, (m->params_total > 0 ? m->params_total : 0) / 1e9, r->quant,
+		gib(b1, sizeof b1, r->model_bytes), r->weights_exact ? "exact" : "estimated");
+	fprintf(f, "engine %s, context %llu", plan_engine_name(r->engine), (unsigned long long)r->ctx);
+	if (r->n_parallel > 1)
+		fprintf(f, " x %u parallel", r->n_parallel);
+	fprintf(f, ", batch %u, KV %s%s\n", r->batch, plan_kv_type_name(r->kv_type),
+		r->flash_attn ? ", flash attention" : "");
+	fputc('\n', f);
+
+	size_t nd = r->n_devices;
+	size_t ncols = nd + 2;
+	const char **hdr = xcalloc(ncols, sizeof *hdr);
+	char **owned = xcalloc(ncols * 6, sizeof *owned);
+	size_t no = 0;
+	hdr[0] = "";
+	for (size_t d = 0; d < nd; d++)
+		hdr[d + 1] = owned[no++] = xasprintf("GPU %zu", d);
+	hdr[nd + 1] = "host RAM";
+	table *t = table_new(ncols, hdr);
+	for (size_t k = 1; k < ncols; k++)
+		table_set_align(t, k, true);
+	const char *rows[] = {"weights", "KV cache", "compute", "overhead", "total", "of"};
+	for (size_t row = 0; row < 6; row++) {
+		const char **cells = xcalloc(ncols, sizeof *cells);
+		char **tmp = xcalloc(ncols, sizeof *tmp);
+		cells[0] = rows[row];
+		for (size_t d = 0; d < nd; d++) {
+			const plan_device *pd = &r->devices[d];
+			uint64_t v = row == 0 ? pd->weights_bytes : row == 1 ? pd->kv_cache_bytes
+					: row == 2 ? pd->compute_bytes : row == 3 ? pd->overhead_bytes
+					: row == 4 ? pd->total_bytes : pd->usable_bytes;
+			tmp[d + 1] = xstrdup(gib(b1, sizeof b1, v));
+			cells[d + 1] = tmp[d + 1];
+		}
+		uint64_t h = row == 0 ? r->host_weights_bytes : row == 1 ? r->host_kv_bytes
+			   : row == 2 ? r->host_compute_bytes : row == 3 ? 0
+			   : row == 4 ? r->host_bytes : rq->ram_bytes;
+		tmp[nd + 1] = xstrdup(row == 3 ? "-" : (row == 5 && !rq->ram_bytes) ? "?" : gib(b1, sizeof b1, h));
+		cells[nd + 1] = tmp[nd + 1];
+		table_addv(t, cells);
+		for (size_t k = 0; k < ncols; k++)
+			free(tmp[k]);
+		free(tmp);
+		free(cells);
+	}
+	table_print(t, f);
+	table_free(t);
+	for (size_t k = 0; k < no; k++)
+		free(owned[k]);
+	free(owned);
+	free(hdr);
+	for (size_t d = 0; d < nd; d++) {
+		const plan_device *pd = &r->devices[d];
+		fprintf(f, "  GPU %zu: %s, %s", d, pd->name, gib(b1, sizeof b1, pd->vram_total_bytes));
+		if (pd->layers)
+			fprintf(f, ", layers %u-%u%s\n", pd->first_layer, pd->first_layer + pd->layers - 1,
+				pd->has_output ? " (incl. output)" : "");
+		else
+			fprintf(f, ", no layers\n");
+	}
+	fputc('\n', f);
+
+	const char *col = r->verdict == PLAN_FITS ? c_green(f) : r->verdict == PLAN_OFFLOAD ? c_yellow(f) : c_red(f);
+	if (r->verdict == PLAN_FITS)
+		fprintf(f, "verdict: %sfits%s: all %u layers on the GPU%s, %s of %s\n", col, c_reset(f),
+			r->total_layers, r->n_devices > 1 ? "s" : "", gib(b1, sizeof b1, r->vram_bytes),
+			gib(b2, sizeof b2, r->n_devices ? r->devices[0].usable_bytes * r->n_devices : 0));
+	else if (r->verdict == PLAN_OFFLOAD)
+		fprintf(f, "verdict: %soffload%s: %u of %u layers on the GPU%s (-ngl %u), %u in host RAM (%s%s%s)\n",
+			col, c_reset(f), r->gpu_layers, r->total_layers, r->n_devices > 1 ? "s" : "",
+			r->gpu_layers, r->total_layers - r->gpu_layers, gib(b1, sizeof b1, r->host_bytes),
+			rq->ram_bytes ? " of " : "", rq->ram_bytes ? gib(b3, sizeof b3, rq->ram_bytes) : "");
+	else if (r->ram_known && !r->ram_ok && r->gpu_layers > 0)
+		fprintf(f, "verdict: %sdoes not fit%s: %u of %u layers fit the GPU, but the rest needs %s of host RAM (have %s)\n",
+			col, c_reset(f), r->gpu_layers, r->total_layers, gib(b1, sizeof b1, r->host_bytes),
+			gib(b2, sizeof b2, rq->ram_bytes));
+	else
+		fprintf(f, "verdict: %sdoes not fit%s: needs %s on the GPU%s\n", col, c_reset(f),
+			gib(b1, sizeof b1, r->vram_bytes), r->n_devices > 1 ? "s" : "");
+	if (r->max_ctx)
+		fprintf(f, "max context: %llu%s\n", (unsigned long long)r->max_ctx,
+			r->verdict == PLAN_OFFLOAD ? " (keeping this many layers on the GPU)" : "");
+	if (r->decode_tok_s > 0)
+		fprintf(f, "decode: ~%.1f tok/s", r->decode_tok_s);
+	else
+		fprintf(f, "decode: unknown (no bandwidth for this GPU)");
+	if (r->prefill_tok_s > 0)
+		fprintf(f, "   prefill: ~%.0f tok/s", r->prefill_tok_s);
+	fprintf(f, "   (%s)\n", plan_engine_name(r->engine));
+	fprintf(f, "\nassumptions:\n");
+	for (size_t i = 0; i < r->n_notes; i++)
+		fprintf(f, "  - %s\n", r->notes[i]);
+	if (r->n_advice) {
+		fprintf(f, "\nadvice:\n");
+		for (size_t i = 0; i < r->n_advice; i++)
+			fprintf(f, "  %zu. %s\n     -> %s\n", i + 1, r->advice[i].action, r->advice[i].effect);
+	}
+}
+
+/* ---- JSON ------------------------------------------------------------------- */
+static json_t *jbytes(uint64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+static json_t *device_json(const plan_device *pd)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "name", json_string(pd->name));
+	json_object_set_new(o, "vram_total_bytes", jbytes(pd->vram_total_bytes));
+	json_object_set_new(o, "usable_bytes", jbytes(pd->usable_bytes));
+	json_object_set_new(o, "layers", json_integer(pd->layers));
+	json_object_set_new(o, "first_layer", pd->layers ? json_integer(pd->first_layer) : json_null());
+	json_object_set_new(o, "output_layer", json_boolean(pd->has_output));
+	json_object_set_new(o, "weights_bytes", jbytes(pd->weights_bytes));
+	json_object_set_new(o, "kv_cache_bytes", jbytes(pd->kv_cache_bytes));
+	json_object_set_new(o, "compute_bytes", jbytes(pd->compute_bytes));
+	json_object_set_new(o, "overhead_bytes", jbytes(pd->overhead_bytes));
+	json_object_set_new(o, "total_bytes", jbytes(pd->total_bytes));
+	return o;
+}
+
+static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_result *r)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "model", json_string(m->name ? m->name : "model"));
+	json_object_set_new(o, "model_source", json_string(model_source_name(m->source)));
+	json_object_set_new(o, "engine", json_string(plan_engine_name(r->engine)));
+	json_object_set_new(o, "quant", json_string(r->quant));
+	json_object_set_new(o, "weights_exact", json_boolean(r->weights_exact));
+	json_object_set_new(o, "ctx", json_integer((json_int_t)r->ctx));
+	json_object_set_new(o, "kv_cells", json_integer((json_int_t)r->kv_cells));
+	json_object_set_new(o, "batch", json_integer(r->batch));
+	json_object_set_new(o, "parallel", json_integer(r->n_parallel));
+	json_object_set_new(o, "kv_type", json_string(plan_kv_type_name(r->kv_type)));
+	json_object_set_new(o, "flash_attn", json_boolean(r->flash_attn));
+	json_object_set_new(o, "verdict", json_string(plan_verdict_name(r->verdict)));
+	json_object_set_new(o, "gpu_layers", json_integer(r->gpu_layers));
+	json_object_set_new(o, "total_layers", json_integer(r->total_layers));
+	json_object_set_new(o, "vram_bytes", jbytes(r->vram_bytes));
+	json_t *bd = json_object();
+	json_object_set_new(bd, "weights_bytes", jbytes(r->weights_bytes));
+	json_object_set_new(bd, "kv_cache_bytes", jbytes(r->kv_cache_bytes));
+	json_object_set_new(bd, "compute_bytes", jbytes(r->compute_bytes));
+	json_object_set_new(bd, "overhead_bytes", jbytes(r->overhead_bytes));
+	json_object_set_new(o, "breakdown", bd);
+	json_t *devs = json_array();
+	for (size_t d = 0; d < r->n_devices; d++)
+		json_array_append_new(devs, device_json(&r->devices[d]));
+	json_object_set_new(o, "devices", devs);
+	json_object_set_new(o, "host_bytes", jbytes(r->host_bytes));
+	json_t *host = json_object();
+	json_object_set_new(host, "weights_bytes", jbytes(r->host_weights_bytes));
+	json_object_set_new(host, "kv_cache_bytes", jbytes(r->host_kv_bytes));
+	json_object_set_new(host, "compute_bytes", jbytes(r->host_compute_bytes));
+	json_object_set_new(host, "ram_bytes", jint_or_null(c->rq.ram_bytes > 0, (long long)c->rq.ram_bytes));
+	json_object_set_new(host, "ram_ok", r->ram_known ? json_boolean(r->ram_ok) : json_null());
+	json_object_set_new(o, "host", host);
+	json_object_set_new(o, "model_bytes", jbytes(r->model_bytes));
+	json_object_set_new(o, "embd_bytes", jbytes(r->embd_bytes));
+	json_object_set_new(o, "kv_total_bytes", jbytes(r->kv_total_bytes));
+	json_object_set_new(o, "max_ctx", jint_or_null(r->max_ctx > 0, (long long)r->max_ctx));
+	json_object_set_new(o, "decode_tok_s", r->decode_tok_s > 0 ? jreal_round(r->decode_tok_s, 2) : json_null());
+	json_object_set_new(o, "prefill_tok_s", r->prefill_tok_s > 0 ? jreal_round(r->prefill_tok_s, 1) : json_null());
+	json_t *adv = json_array();
+	for (size_t i = 0; i < r->n_advice; i++) {
+		json_t *a = json_object();
+		json_object_set_new(a, "action", json_string(r->advice[i].action));
+		json_object_set_new(a, "effect", json_string(r->advice[i].effect));
+		json_object_set_new(a, "verdict", json_string(plan_verdict_name(r->advice[i].verdict)));
+		json_array_append_new(adv, a);
+	}
+	json_object_set_new(o, "advice", adv);
+	json_t *notes = json_array();
+	for (size_t i = 0; i < r->n_notes; i++)
+		json_array_append_new(notes, json_string(r->notes[i]));
+	json_object_set_new(o, "assumptions", notes);
+	return o;
+}
 
 int cmd_plan(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	gw_errorf("'plan' is not built yet");
-	return GW_EXIT_RUNTIME;
+	plan_cli c;
+	memset(&c, 0, sizeof c);
+	plan_request_init(&c.rq);
+	int rc = parse_args(&c, argc, argv);
+	if (rc)
+		return rc;
+	if (c.help) {
+		usage(stdout);
+		return GW_EXIT_OK;
+	}
+	bool numbers = c.nums.layers || c.nums.hidden || c.nums.params;
+	if (!c.model && !numbers)
+		return usage_error("plan", "name a model (a catalog name, a GGUF/safetensors file, a config.json) "
+					   "or describe one with --layers --hidden --heads ...");
+	if ((rc = resolve_gpus(&c)))
+		return rc;
+
+	gw_error err = {0};
+	if (kb_load_all(&err)) {
+		gw_errorf("%s", err.msg);
+		return GW_EXIT_RUNTIME;
+	}
+	model_desc m;
+	if (model_load(c.model, &c.nums, &m, &err)) {
+		gw_errorf("%s", err.msg);
+		return err.code == GW_ENOTFOUND && c.model && !strchr(c.model, '/') ? GW_EXIT_USAGE
+										    : GW_EXIT_RUNTIME;
+	}
+	c.rq.model = &m;
+	if (c.rq.quant && c.rq.engine != PLAN_ENGINE_VLLM && c.rq.engine != PLAN_ENGINE_TRANSFORMERS) {
+		plan_weights w;
+		gw_error qe;
+		if (plan_weights_get(&m, c.rq.quant, &w, &qe)) {
+			model_release(&m);
+			return usage_error("plan", "%s", qe.msg);
+		}
+		plan_weights_release(&w);
+	}
+	if (!c.rq.quant && (c.rq.engine == PLAN_ENGINE_VLLM || c.rq.engine == PLAN_ENGINE_TRANSFORMERS) &&
+	    !m.has_tensors)
+		c.rq.quant = "bf16";
+	bool quant_kv = c.rq.kv_type != PLAN_KV_F16 && c.rq.kv_type != PLAN_KV_F32 &&
+			c.rq.kv_type != PLAN_KV_BF16;
+	bool fa_forced = false;
+	if (quant_kv && !c.rq.flash_attn &&
+	    (c.rq.engine == PLAN_ENGINE_LLAMACPP || c.rq.engine == PLAN_ENGINE_OLLAMA)) {
+		c.rq.flash_attn = true; /* llama.cpp refuses a quantized V cache without -fa */
+		fa_forced = true;
+	}
+	plan_result *r = xmalloc(sizeof *r);
+	if (plan_run(&c.rq, r, &err)) {
+		gw_errorf("cannot plan '%s': %s", c.model ? c.model : "model", err.msg);
+		free(r);
+		model_release(&m);
+		return err.code == GW_EINVAL ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
+	}
+	if (fa_forced && r->n_notes < PLAN_MAX_NOTES)
+		snprintf(r->notes[r->n_notes++], sizeof r->notes[0],
+			 "a quantized KV cache needs flash attention (-fa); planned with it on");
+	if (c.json) {
+		json_t *j = plan_json(&c, &m, r);
+		json_print(j, stdout);
+		json_decref(j);
+	} else {
+		print_text(&c, &m, r, stdout);
+	}
+	rc = r->verdict == PLAN_FITS ? GW_EXIT_OK : r->verdict == PLAN_OFFLOAD ? GW_EXIT_VERDICT3 : GW_EXIT_VERDICT4;
+	free(r);
+	model_release(&m);
+	return rc;
 }

@@ -1,0 +1,172 @@
+/*
+ * memory.c: the KV cache, the compute buffer and the runtime overhead,
+ * reproducing llama.cpp's own buffer arithmetic.
+ */
+#include "plan/plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* KV cache types: weights per block and bytes per block
+ * (ggml-org/llama.cpp ggml/src/ggml-common.h: block_q8_0 = f16 d + 32 int8
+ * = 34 B, block_q4_0 = f16 d + 16 B = 18 B, ...). */
+static const struct {
+	const char *name;
+	uint32_t block, bytes;
+} kv_types[] = {
+	[PLAN_KV_F16] = {"f16", 1, 2},      [PLAN_KV_BF16] = {"bf16", 1, 2},
+	[PLAN_KV_F32] = {"f32", 1, 4},      [PLAN_KV_Q8_0] = {"q8_0", 32, 34},
+	[PLAN_KV_Q5_1] = {"q5_1", 32, 24},  [PLAN_KV_Q5_0] = {"q5_0", 32, 22},
+	[PLAN_KV_Q4_1] = {"q4_1", 32, 20},  [PLAN_KV_Q4_0] = {"q4_0", 32, 18},
+	[PLAN_KV_IQ4_NL] = {"iq4_nl", 32, 18},
+};
+
+const char *plan_kv_type_name(plan_kv_type t)
+{
+	return kv_types[t].name;
+}
+
+int plan_kv_type_parse(const char *s, plan_kv_type *t)
+{
+	for (size_t i = 0; i < sizeof kv_types / sizeof kv_types[0]; i++) {
+		if (str_ieq(s, kv_types[i].name)) {
+			*t = (plan_kv_type)i;
+			return 0;
+		}
+	}
+	if (str_ieq(s, "fp16") || str_ieq(s, "float16")) {
+		*t = PLAN_KV_F16;
+		return 0;
+	}
+	if (str_ieq(s, "fp8") || str_ieq(s, "q8")) { /* vLLM's fp8 cache: one byte per element */
+		*t = PLAN_KV_Q8_0;
+		return 0;
+	}
+	return GW_EINVAL;
+}
+
+uint64_t plan_kv_row_bytes(plan_kv_type t, uint64_t n)
+{
+	uint64_t blocks = (n + kv_types[t].block - 1) / kv_types[t].block;
+	return blocks * kv_types[t].bytes;
+}
+
+static uint64_t pad_to(uint64_t x, uint64_t p)
+{
+	return (x + p - 1) / p * p;
+}
+
+/*
+ * llama.cpp pads the context to a multiple of 256 cells
+ * (src/llama-context.cpp: n_ctx = GGML_PAD(n_ctx, 256); the same padding the
+ * --fit search rounds to, common/fit.cpp).  n_seq sequences share one
+ * unified cache of ctx x n_seq cells.
+ */
+uint64_t plan_kv_cells(uint64_t ctx, uint32_t n_seq)
+{
+	if (n_seq == 0)
+		n_seq = 1;
+	return pad_to(ctx * n_seq, 256);
+}
+
+/*
+ * Per layer: row_size(type_k, head_dim_k * n_kv_heads) + the same for V,
+ * times the layer's cells (src/llama-kv-cache.cpp).  Sliding-window layers
+ * hold min(cells, pad(window * n_seq + batch, 256))
+ * (src/llama-kv-cache-iswa.cpp; gguf-parser-go file_estimate__llamacpp.go).
+ */
+uint64_t plan_kv_bytes(const model_desc *m, uint32_t first, uint32_t count, uint64_t cells,
+		       uint32_t n_seq, uint32_t batch, plan_kv_type t)
+{
+	uint64_t total = 0;
+	uint64_t swa_cells = cells;
+	if (m->swa_window) {
+		swa_cells = pad_to((uint64_t)m->swa_window * (n_seq ? n_seq : 1) + batch, 256);
+		if (swa_cells > cells)
+			swa_cells = cells;
+	}
+	for (uint32_t il = first; il < first + count && il < m->n_layers; il++) {
+		uint64_t nkv = m->layer_kv_heads ? m->layer_kv_heads[il] : m->n_kv_heads;
+		if (nkv == 0)
+			continue;
+		uint64_t c = (m->swa_window && m->layer_swa && m->layer_swa[il]) ? swa_cells : cells;
+		total += (plan_kv_row_bytes(t, nkv * m->head_dim_k) +
+			  plan_kv_row_bytes(t, nkv * m->head_dim_v)) * c;
+	}
+	return total;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/*
+ * Compute buffer of the worst-case graph for `batch` tokens.  Without flash
+ * attention it is Ollama's closed form (ollama/ollama fs/ggml/ggml.go
+ * GraphSize, "llama" and "qwen2" cases), dominated by the f32 KQ matrix
+ * 4*b*c*heads:
+ *   llama: max(4b(1 + 4e + c(1 + h)), 4b(e + V))
+ * which gives llama.cpp's own 560.00 MiB for Llama-3-8B at c 8192, b 512
+ * (XiongjieDai/GPU-Benchmarks-on-LLM-Inference, 4090_v3.ipynb) and 70.50 MiB
+ * for Llama-2-7B at 512 (4090_v2.ipynb).  The same form is used for every
+ * dense architecture with head_dim-correct sizes; gemma's wider heads use
+ * Ollama's gemma case.
+ *
+ * With flash attention the KQ matrix is never materialised; what remains
+ * is the f16 mask (c x b), the layer's intermediates and the logits.
+ *
+ * Over several GPUs llama.cpp enables pipeline parallelism with 4 graph
+ * copies (GGML_SCHED_MAX_COPIES = 4), so each GPU also holds extra copies
+ * of its inputs: 3 more KQ masks (f32 c x b in b2824) and 4 hidden-state
+ * inputs (f32 b x e).  For Llama-3-8B at 8192 that is 3*16 + 4*8 = 80 MiB,
+ * matching the measured 640 vs 560 MiB per GPU (3090_2_v3.ipynb) [derived].
+ */
+uint64_t plan_compute_bytes(const model_desc *m, uint64_t cells, uint32_t batch, bool flash_attn,
+			    bool multi)
+{
+	uint64_t b = batch ? batch : 512, c = cells, e = m->hidden, h = m->n_heads;
+	uint64_t v = m->vocab, hk = m->head_dim_k ? m->head_dim_k : (h ? e / h : 128);
+	uint64_t logits = 4 * b * (e + v);
+	uint64_t bytes;
+	bool gemma = m->arch && !strncmp(m->arch, "gemma", 5);
+
+	if (!flash_attn) {
+		uint64_t attn;
+		if (gemma)
+			attn = 4 * b * (2 + c + c * h + 2 * e + 2 * hk * h);
+		else
+			attn = 4 * b * (1 + 4 * e + c * (1 + h));
+		/* heads wider than hidden/heads (qwen3, gemma) widen q and attn out */
+		if (!gemma && h * hk > e)
+			attn += 4 * b * 2 * (h * hk - e);
+		bytes = max_u64(attn, logits);
+	} else {
+		uint64_t attn = 4 * b * (1 + 4 * e + c) + 2 * c * pad_to(b, 64);
+		if (h * hk > e)
+			attn += 4 * b * 2 * (h * hk - e);
+		bytes = max_u64(attn, logits);
+	}
+	if (multi)
+		bytes += 3 * 4 * b * c + 4 * 4 * b * e;
+	return bytes;
+}
+
+/*
+ * Runtime memory an engine uses beyond its own buffers on each GPU.
+ * - llama.cpp and Ollama on CUDA/ROCm: 457 MiB, the CUDA context and
+ *   driver reserve Ollama sets aside per GPU (ollama/ollama ml/device.go
+ *   MinimumMemory); on Metal 512 MiB (same file).
+ * - vLLM: non-torch memory measured at 1.79 GiB on an H100 at TP=1 and
+ *   3.58 GiB at TP=2 (NCCL buffers) (vllm-project/vllm pull 10511, via
+ *   shared/reference/vram-planner.md section 0).
+ * - transformers: the CUDA context only, as for llama.cpp.
+ */
+uint64_t plan_overhead_bytes(plan_engine e, const plan_gpu *g, size_t n_gpus)
+{
+	if (e == PLAN_ENGINE_VLLM)
+		return n_gpus > 1 ? (uint64_t)(3.58 * GiB) : (uint64_t)(1.79 * GiB);
+	if (g && g->unified_memory)
+		return 512 * MiB;
+	return 457 * MiB;
+}

@@ -1,0 +1,201 @@
+/*
+ * plan: will a model fit a GPU (or several GPUs plus host RAM), how is it
+ * split, and how fast does it run.  Pure functions over model_desc and
+ * plain GPU descriptions; nothing here prints or exits.
+ *
+ * The memory model reproduces llama.cpp's own buffers (its load log is the
+ * ground truth for local inference): model buffer per device, KV buffer by
+ * cache type, compute buffer, plus a per-GPU runtime overhead that llama.cpp
+ * does not report (CUDA context).  Other engines (ollama, vllm,
+ * transformers) are profiles over the same parts.
+ *
+ * Layer numbering follows llama.cpp: the n repeating blocks are layers
+ * 0..n-1 and the output layer (output_norm + output) is layer n, so a model
+ * has total_layers = n + 1 and `-ngl K` puts the last K of them on the GPUs.
+ */
+#ifndef GW_PLAN_H
+#define GW_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kb/kb.h"
+#include "model/model.h"
+#include "util/util.h"
+
+#define PLAN_MAX_GPUS 16
+#define PLAN_MAX_ADVICE 8
+#define PLAN_MAX_NOTES 12
+
+typedef enum {
+	PLAN_ENGINE_LLAMACPP,
+	PLAN_ENGINE_OLLAMA,
+	PLAN_ENGINE_VLLM,
+	PLAN_ENGINE_TRANSFORMERS,
+} plan_engine;
+
+typedef enum { PLAN_FITS, PLAN_OFFLOAD, PLAN_NOFIT } plan_verdict;
+
+/* KV cache element types llama.cpp accepts for -ctk/-ctv. */
+typedef enum {
+	PLAN_KV_F16,
+	PLAN_KV_BF16,
+	PLAN_KV_F32,
+	PLAN_KV_Q8_0,
+	PLAN_KV_Q5_1,
+	PLAN_KV_Q5_0,
+	PLAN_KV_Q4_1,
+	PLAN_KV_Q4_0,
+	PLAN_KV_IQ4_NL,
+} plan_kv_type;
+
+/* One GPU the plan may use. */
+typedef struct plan_gpu {
+	char name[96];
+	const gpu_spec *spec;   /* catalog entry, or NULL (--vram, unknown card) */
+	uint64_t vram_bytes;    /* total memory of the device */
+	uint64_t free_bytes;    /* memory free now (hw snapshot); 0 = all of it */
+	double bandwidth_gbs;   /* peak memory bandwidth; 0 unknown */
+	double fp16_tflops;     /* dense fp16 tensor TFLOPS; 0 unknown */
+	bool unified_memory;    /* Apple / SoC: VRAM is host RAM */
+} plan_gpu;
+
+/* What to plan.  Zero values mean "the engine's default". */
+typedef struct plan_request {
+	const model_desc *model;
+	const char *quant;      /* recipe/type/format id; NULL: the file's own or q4_k_m */
+	plan_engine engine;
+	uint64_t ctx;           /* context tokens per sequence; 0: min(4096, trained) */
+	uint32_t batch;         /* physical batch (llama.cpp -ub, ollama num_batch); 0: 512 */
+	uint32_t n_parallel;    /* sequences (ollama num_parallel, llama.cpp -np); 0: 1 */
+	plan_kv_type kv_type;
+	bool flash_attn;
+	plan_gpu gpus[PLAN_MAX_GPUS];
+	size_t n_gpus;
+	int gpu_layers;         /* -1: as many as fit (the planner's search) */
+	uint64_t ram_bytes;     /* host RAM available; 0 unknown */
+	double ram_bw_gbs;      /* host memory bandwidth; 0: default assumption */
+	double gpu_mem_util;    /* vllm gpu_memory_utilization; 0: 0.9 */
+	bool skip_advice;       /* internal: no advice, no max-context search */
+} plan_request;
+
+void plan_request_init(plan_request *rq);
+
+/* Per-device usage under a plan. */
+typedef struct plan_device {
+	char name[96];
+	uint64_t vram_total_bytes;
+	uint64_t usable_bytes;   /* what the engine may use on it */
+	uint32_t layers;         /* layers on it (the output layer counts as one) */
+	uint32_t first_layer;    /* first layer index on it */
+	bool has_output;
+	uint64_t weights_bytes, kv_cache_bytes, compute_bytes, overhead_bytes;
+	uint64_t total_bytes;    /* the sum of the four */
+} plan_device;
+
+typedef struct plan_advice {
+	char action[192];
+	char effect[256];
+	plan_verdict verdict;    /* the verdict after the change */
+} plan_advice;
+
+typedef struct plan_result {
+	plan_verdict verdict;
+	plan_engine engine;
+	char quant[32];          /* the weight format planned ("Q4_K_M") */
+	bool weights_exact;      /* weights from a file's tensor table */
+	uint64_t ctx;            /* context per sequence as planned (padded) */
+	uint64_t kv_cells;       /* KV cells of a full-context layer (ctx x seqs) */
+	uint32_t batch, n_parallel;
+	plan_kv_type kv_type;
+	bool flash_attn;
+	uint32_t gpu_layers, total_layers;
+
+	/* GPU side, summed over devices */
+	uint64_t weights_bytes, kv_cache_bytes, compute_bytes, overhead_bytes;
+	uint64_t vram_bytes;
+	plan_device devices[PLAN_MAX_GPUS];
+	size_t n_devices;
+
+	/* whole model and host side */
+	uint64_t model_bytes;    /* all tensor data */
+	uint64_t embd_bytes;     /* token embedding (host RAM under llama.cpp) */
+	uint64_t kv_total_bytes; /* the whole KV cache, GPU + host */
+	uint64_t host_weights_bytes, host_kv_bytes, host_compute_bytes;
+	uint64_t host_bytes;     /* sum of the host parts */
+	bool ram_known, ram_ok;
+
+	uint64_t max_ctx;        /* largest context that keeps this verdict's layers; 0 none */
+	double decode_tok_s, prefill_tok_s; /* 0 when unknown (no bandwidth data) */
+	double gpu_bytes_per_token, host_bytes_per_token;
+
+	plan_advice advice[PLAN_MAX_ADVICE];
+	size_t n_advice;
+	char notes[PLAN_MAX_NOTES][200]; /* the assumptions behind the numbers */
+	size_t n_notes;
+} plan_result;
+
+/* ---- the planner ------------------------------------------------------ */
+/*
+ * Plan rq into res: memory per device, verdict, largest context, speed and
+ * (unless rq->skip_advice) ranked advice, each re-planned with its change.
+ * Returns 0, or a negative code with err set (unknown quant, no GPU...).
+ */
+int plan_run(const plan_request *rq, plan_result *res, gw_error *err);
+
+/* ---- parts, exported for tests and other planners ---------------------- */
+/* Weights of a model under a weight format, split like llama.cpp loads them. */
+typedef struct plan_weights {
+	uint32_t n_layers;
+	uint64_t *layer_bytes;   /* n_layers */
+	uint64_t *layer_expert_bytes; /* n_layers; MoE expert tensors (subset) */
+	uint64_t embd_bytes;     /* token embedding: host RAM under llama.cpp */
+	uint64_t output_bytes;   /* output layer: output_norm + output (or the tied copy) */
+	uint64_t other_bytes;
+	uint64_t total_bytes;    /* everything stored (the file's tensor data) */
+	double params;
+	bool exact;
+	char quant[32];
+} plan_weights;
+
+/*
+ * Weights of m stored as quant (a GGUF recipe "q4_k_m", a GGUF type "q8_0",
+ * or a format "bf16", "awq-int4", "nf4" ...); quant NULL or the file's own
+ * type takes the exact tensor bytes of a file.  Estimates go tensor by
+ * tensor with llama.cpp's quantization rules.  Free with plan_weights_release.
+ */
+int plan_weights_get(const model_desc *m, const char *quant, plan_weights *w, gw_error *err);
+void plan_weights_release(plan_weights *w);
+
+/* Bytes of n elements of a KV type (whole blocks). */
+uint64_t plan_kv_row_bytes(plan_kv_type t, uint64_t n);
+/*
+ * KV cache bytes of layers [first, first+count) of m: full-attention layers
+ * hold `cells` cells, sliding-window layers min(cells, window*n_seq+batch)
+ * padded to 256.
+ */
+uint64_t plan_kv_bytes(const model_desc *m, uint32_t first, uint32_t count, uint64_t cells,
+		       uint32_t n_seq, uint32_t batch, plan_kv_type t);
+/* KV cells llama.cpp allocates for ctx per sequence and n_seq sequences. */
+uint64_t plan_kv_cells(uint64_t ctx, uint32_t n_seq);
+/*
+ * llama.cpp compute buffer on a GPU (graph reserve for `batch` tokens at
+ * `cells` KV cells).  multi: the model is split over several GPUs
+ * (pipeline-parallel input copies).
+ */
+uint64_t plan_compute_bytes(const model_desc *m, uint64_t cells, uint32_t batch, bool flash_attn,
+			    bool multi);
+/* Per-GPU runtime overhead an engine adds to its own buffers. */
+uint64_t plan_overhead_bytes(plan_engine e, const plan_gpu *g, size_t n_gpus);
+
+const char *plan_engine_name(plan_engine e);
+int plan_engine_parse(const char *s, plan_engine *e);
+const char *plan_kv_type_name(plan_kv_type t);
+int plan_kv_type_parse(const char *s, plan_kv_type *t);
+const char *plan_verdict_name(plan_verdict v); /* "fits" "offload" "no-fit" */
+
+/* Fill a plan_gpu from a catalog entry (count copies are the caller's). */
+void plan_gpu_from_spec(plan_gpu *g, const gpu_spec *s);
+
+#endif
