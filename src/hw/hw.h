@@ -105,6 +105,10 @@ typedef struct hw_gpu {
 	size_t n_migs;
 	hw_proc *procs;
 	size_t n_procs;
+
+	/* added after the first version of this contract */
+	char error[128];        /* why this GPU could not be read ("GPU is lost"), "" if fine */
+	uint32_t pci_class;     /* 0x030000 VGA, 0x030200 3D controller; 0 unknown */
 } hw_gpu;
 
 typedef struct hw_snapshot {
@@ -122,6 +126,10 @@ typedef struct hw_snapshot {
 	char cuda_order_note[256];  /* why CUDA and NVML orders differ, "" if same */
 	hw_gpu *gpus;
 	size_t n_gpus;
+
+	/* added after the first version of this contract */
+	char nvml_note[256];        /* e.g. a toolkit stub that was skipped, "" if none */
+	bool nvml_asleep_skip;      /* NVML left uninitialised because a GPU sleeps */
 } hw_snapshot;
 
 typedef struct hw_opts {
@@ -168,5 +176,7 @@ typedef struct hw_xid {
  * by kmsg timestamp (0 = all).
  */
 int hw_xid_read(const char *path, uint64_t since_us, hw_xid **out, size_t *n, gw_error *err);
+/* Parse one kmsg or dmesg line; true when it is an Xid event. */
+bool hw_xid_parse(const char *line, hw_xid *x);
 
 #endif
