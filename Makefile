@@ -8,7 +8,7 @@ CHECKDIR  ?= build/check
 PKG_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
-WARN      := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wformat=2
+WARN      := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wformat=2 -Wno-format-truncation
 BASEFLAGS := -std=c17 -D_GNU_SOURCE -DGPUWISE_VERSION='"$(VERSION)"' -Isrc $(PKG_CFLAGS) $(WARN)
 OPT       ?= -O2 -g
 SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -67,7 +67,7 @@ fakes: $(FAKE_LIBS)
 
 UNIT_BINS := $(patsubst tests/unit/%.c,$(CHECKDIR)/tests/%,$(UNIT_SRCS))
 
-check: $(CHECKDIR)/gpuwise $(UNIT_BINS) $(FAKE_LIBS)
+check: gpuwise $(CHECKDIR)/gpuwise $(UNIT_BINS) $(FAKE_LIBS)
 	@GW_BUILD=$(CHECKDIR) sh tests/run.sh $(UNIT_BINS)
 
 unit: $(UNIT_BINS) $(FAKE_LIBS)

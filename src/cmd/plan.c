@@ -174,7 +174,7 @@ static int opt_hw(plan_cli *c, int opt, const char *arg)
 /* The inference run: context, batch, KV cache, engine. */
 static int opt_run(plan_cli *c, int opt, const char *arg)
 {
-	uint32_t v;
+	uint32_t v = 0;
 	double d;
 	switch (opt) {
 	case OPT_CTX:
