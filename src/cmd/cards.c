@@ -1,12 +1,480 @@
 /*
- * gpuwise cards (placeholder until its issue lands).
+ * gpuwise cards: which GPUs (or sets of identical GPUs) run a workload,
+ * how fast, at what price.
  */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
 #include "cmd/cmd.h"
+#include "cmd/workload.h"
+#include "kb/kb.h"
+#include "model/model.h"
+#include "plan/cards.h"
+#include "plan/plan.h"
+#include "util/json.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpuwise cards MODEL [plan options] [--budget USD] [--used] [--vendor V]\n"
+		"                     [--max-gpus N] [--json]\n\n"
+		"Rank the catalog's GPUs, and sets of up to --max-gpus identical cards, for a\n"
+		"workload: LLM inference (default), fine-tuning (--train) or image generation\n"
+		"(--image).  Each GPU is planned with the smallest number of cards that fits;\n"
+		"the list is sorted by speed per dollar, with the caveats a buyer must know.\n\n"
+		"Options:\n"
+		"  --budget USD        total price limit (cards without a known price are left out)\n"
+		"  --used              used prices (data/used-prices.tsv, else estimated from the\n"
+		"                      new price and age, and said so)\n"
+		"  --vendor V          NVIDIA, AMD, Apple ...\n"
+		"  --max-gpus N        largest set of identical cards (default 4, at most 16)\n"
+		"  --json              machine-readable output (docs/json-cards.md)\n"
+		"LLM inference (as gpuwise plan):\n"
+		"  --quant Q --ctx N --batch N --kv-type T --flash-attn --engine E\n"
+		"  --params N --layers N --hidden N --heads N --kv-heads N --head-dim N --ffn N\n"
+		"  --vocab N           explicit numbers for a model the catalog lacks\n"
+		"%s\n"
+		"Speed: LLM decode tokens/s (gpuwise plan's model); fine-tuning tokens/s from\n"
+		"FLOPs per token at %.0f%% of the card's dense FP16 TFLOPS; images per minute.\n\n"
+		"Exit status: 0 at least one card fits, 4 none fits (within the budget),\n"
+		"1 a table or model file cannot be read, 2 usage error.\n",
+		workload_help, TRAIN_MFU * 100);
+}
+
+typedef struct cards_ctx {
+	workload w;
+	const model_desc *m;
+	const char *model_name;
+	/* LLM */
+	const char *quant;
+	uint64_t ctx;
+	uint32_t batch;
+	plan_kv_type kv;
+	bool flash;
+	plan_engine engine;
+} cards_ctx;
+
+static int eval_llm(cards_ctx *c, const gpu_spec *g, uint32_t n, cards_eval *out, gw_error *err)
+{
+	plan_request rq;
+	plan_request_init(&rq);
+	rq.model = c->m;
+	rq.quant = c->quant;
+	rq.ctx = c->ctx;
+	rq.batch = c->batch;
+	rq.kv_type = c->kv;
+	rq.flash_attn = c->flash;
+	rq.engine = c->engine;
+	rq.skip_advice = true;
+	if (n > PLAN_MAX_GPUS)
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		plan_gpu_from_spec(&rq.gpus[i], g);
+	rq.n_gpus = n;
+	plan_result *res = xcalloc(1, sizeof *res);
+	int rc = plan_run(&rq, res, err);
+	if (!rc) {
+		out->fits = res->verdict == PLAN_FITS;
+		out->has_speed = res->decode_tok_s > 0;
+		out->speed = res->decode_tok_s;
+		out->need_bytes = n ? res->vram_bytes / n : 0;
+	}
+	free(res);
+	return rc;
+}
+
+static int eval_train(cards_ctx *c, const gpu_spec *g, uint32_t n, cards_eval *out, gw_error *err)
+{
+	train_opts o = c->w.train;
+	o.gpus = n;
+	o.flash_attn = o.flash_attn || c->flash;
+	if (n > 1 && o.shard == TRAIN_SHARD_NONE)
+		o.shard = TRAIN_SHARD_FSDP; /* a set of cards shares the model */
+	train_breakdown bd;
+	uint64_t host;
+	double t;
+	int rc = train_memory(c->m, &o, &bd, &host, &t, err);
+	if (rc)
+		return rc;
+	out->fits = bd.total <= g->vram_bytes;
+	out->need_bytes = bd.total;
+	double fpt = train_flops_per_token(c->m, &o);
+	out->has_speed = fpt > 0 && g->fp16_tflops > 0;
+	out->speed = out->has_speed ? n * g->fp16_tflops * 1e12 * TRAIN_MFU / fpt : 0;
+	return 0;
+}
+
+static int eval_image(cards_ctx *c, const gpu_spec *g, uint32_t n, cards_eval *out, gw_error *err)
+{
+	if (n > 1)
+		return 0; /* one pipeline does not split across cards */
+	image_model m;
+	int rc = image_model_find(c->model_name, &m, err);
+	if (rc)
+		return rc;
+	image_opts o = c->w.image;
+	o.gpu_tflops = g->fp16_tflops;
+	o.pcie_gen = g->pcie_gen;
+	image_plan p;
+	rc = image_plan_compute(&m, &o, g->vram_bytes, &p, err);
+	if (rc)
+		return rc;
+	out->fits = p.fits;
+	out->need_bytes = p.bd.total;
+	out->has_speed = p.has_speed && p.s_per_image > 0;
+	out->speed = out->has_speed ? 60 / p.s_per_image : 0;
+	image_plan_release(&p);
+	return 0;
+}
+
+static int eval(void *ctx, const gpu_spec *g, uint32_t n, cards_eval *out, gw_error *err)
+{
+	cards_ctx *c = ctx;
+	switch (c->w.kind) {
+	case WORKLOAD_TRAIN: return eval_train(c, g, n, out, err);
+	case WORKLOAD_IMAGE: return eval_image(c, g, n, out, err);
+	default: return eval_llm(c, g, n, out, err);
+	}
+}
+
+static const char *unit_of(workload_kind k)
+{
+	return k == WORKLOAD_TRAIN ? "train_tok_s" : k == WORKLOAD_IMAGE ? "images_per_min" : "decode_tok_s";
+}
+
+static void print_text(const cards_ctx *c, const cards_opts *o, const cards_result *res)
+{
+	FILE *f = stdout;
+	const char *what = c->w.kind == WORKLOAD_TRAIN ? "fine-tuning" : c->w.kind == WORKLOAD_IMAGE ? "images" : "inference";
+	printf("%sCards for %s%s (%s), %s prices", c_bold(f), c->model_name, c_reset(f), what, o->used ? "used" : "new");
+	if (o->budget_usd > 0)
+		printf(", budget %.0f USD", o->budget_usd);
+	printf(", up to %u cards\n\n", o->max_gpus);
+	const char *speed_hdr = c->w.kind == WORKLOAD_TRAIN ? "train tok/s" : c->w.kind == WORKLOAD_IMAGE ? "img/min" : "tok/s";
+	char per_hdr[48];
+	snprintf(per_hdr, sizeof per_hdr, "%s per 1000 USD", speed_hdr);
+	const char *hdr[] = {"#", "GPU", "cards", "VRAM", "needs/card", speed_hdr, "price USD", per_hdr, "power"};
+	table *t = table_new(9, hdr);
+	for (size_t i = 0; i < 9; i++)
+		table_set_align(t, i, i != 1);
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const cards_row *r = &res->rows[i];
+		char n[24], cnt[24], vram[32], need[32], sp[32], price[32], per[32], pw[16];
+		snprintf(n, sizeof n, "%zu", i + 1);
+		snprintf(cnt, sizeof cnt, "%ux", r->count);
+		fmt_bytes(vram, sizeof vram, r->gpu->vram_bytes);
+		fmt_bytes(need, sizeof need, r->eval.need_bytes);
+		if (r->eval.has_speed)
+			snprintf(sp, sizeof sp, r->eval.speed < 10 ? "%.2f" : "%.0f", r->eval.speed);
+		else
+			snprintf(sp, sizeof sp, "?");
+		if (r->price_known)
+			snprintf(price, sizeof price, "%s%.0f", r->price_estimated ? "~" : "", r->price_usd);
+		else
+			snprintf(price, sizeof price, "?");
+		if (r->speed_per_kusd > 0)
+			snprintf(per, sizeof per, r->speed_per_kusd < 10 ? "%.2f" : "%.0f", r->speed_per_kusd);
+		else
+			snprintf(per, sizeof per, "?");
+		snprintf(pw, sizeof pw, "%u W", r->power_w);
+		table_add(t, n, r->gpu->name, cnt, vram, need, sp, price, per, pw);
+	}
+	table_print(t, stdout);
+	table_free(t);
+	bool any = false;
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const cards_row *r = &res->rows[i];
+		if (!r->n_caveats)
+			continue;
+		if (!any)
+			printf("\nCaveats:\n");
+		any = true;
+		for (size_t k = 0; k < r->n_caveats; k++)
+			printf("  %zu. %s%s%s: %s\n", i + 1, c_yellow(f), r->gpu->id, c_reset(f), r->caveats[k]);
+	}
+	printf("\n%zu GPUs considered: %zu listed, %zu do not fit with %u cards, %zu over budget, %zu without a price\n",
+	       res->n_considered, res->n_rows, res->n_no_fit, o->max_gpus, res->n_over_budget, res->n_no_price);
+	if (c->w.kind == WORKLOAD_LLM)
+		printf("Speed: single-stream decode tokens/s as gpuwise plan predicts it (see its notes).\n");
+	else if (c->w.kind == WORKLOAD_TRAIN)
+		printf("Speed: training tokens/s at %.0f%% of dense FP16 TFLOPS [assumption].\n", TRAIN_MFU * 100);
+	else
+		printf("Speed: compute-bound images per minute (see gpuwise plan MODEL --image for the assumptions).\n");
+}
+
+static void print_json(const cards_ctx *c, const cards_opts *o, const cards_result *res)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "model", json_string(c->model_name));
+	json_object_set_new(j, "workload", json_string(c->w.kind == WORKLOAD_TRAIN ? "train" : c->w.kind == WORKLOAD_IMAGE ? "image" : "inference"));
+	json_object_set_new(j, "speed_unit", json_string(unit_of(c->w.kind)));
+	json_object_set_new(j, "used", json_boolean(o->used));
+	json_object_set_new(j, "budget_usd", o->budget_usd > 0 ? json_real(o->budget_usd) : json_null());
+	json_object_set_new(j, "max_gpus", json_integer(o->max_gpus));
+	json_t *rows = json_array();
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const cards_row *r = &res->rows[i];
+		json_t *x = json_object();
+		json_object_set_new(x, "gpu", json_string(r->gpu->id));
+		json_object_set_new(x, "name", json_string(r->gpu->name));
+		json_object_set_new(x, "vendor", json_string(r->gpu->vendor));
+		json_object_set_new(x, "count", json_integer(r->count));
+		json_object_set_new(x, "vram_bytes", json_integer((json_int_t)r->gpu->vram_bytes));
+		json_object_set_new(x, "need_bytes", json_integer((json_int_t)r->eval.need_bytes));
+		json_object_set_new(x, "speed", r->eval.has_speed ? jreal_round(r->eval.speed, 2) : json_null());
+		json_object_set_new(x, "price_usd", r->price_known ? jreal_round(r->price_usd, 2) : json_null());
+		json_object_set_new(x, "price_estimated", json_boolean(r->price_estimated));
+		json_object_set_new(x, "speed_per_1000_usd", r->speed_per_kusd > 0 ? jreal_round(r->speed_per_kusd, 3) : json_null());
+		json_object_set_new(x, "power_w", r->power_w ? json_integer(r->power_w) : json_null());
+		json_t *cv = json_array();
+		for (size_t k = 0; k < r->n_caveats; k++)
+			json_array_append_new(cv, json_string(r->caveats[k]));
+		json_object_set_new(x, "caveats", cv);
+		json_array_append_new(rows, x);
+	}
+	json_object_set_new(j, "rows", rows);
+	json_object_set_new(j, "considered", json_integer((json_int_t)res->n_considered));
+	json_object_set_new(j, "no_fit", json_integer((json_int_t)res->n_no_fit));
+	json_object_set_new(j, "over_budget", json_integer((json_int_t)res->n_over_budget));
+	json_object_set_new(j, "no_price", json_integer((json_int_t)res->n_no_price));
+	json_print(j, stdout);
+	json_decref(j);
+}
+
+enum {
+	OPT_BUDGET = 0x100,
+	OPT_USED,
+	OPT_VENDOR,
+	OPT_MAX_GPUS,
+	OPT_JSON,
+	OPT_QUANT,
+	OPT_CTX,
+	OPT_BATCH,
+	OPT_KV_TYPE,
+	OPT_FLASH,
+	OPT_ENGINE,
+	OPT_PARAMS,
+	OPT_LAYERS,
+	OPT_HIDDEN,
+	OPT_HEADS,
+	OPT_KV_HEADS,
+	OPT_HEAD_DIM,
+	OPT_FFN,
+	OPT_VOCAB,
+	OPT_HELP,
+};
+
+static const struct option own_options[] = {
+	{"budget", required_argument, NULL, OPT_BUDGET},
+	{"used", no_argument, NULL, OPT_USED},
+	{"vendor", required_argument, NULL, OPT_VENDOR},
+	{"max-gpus", required_argument, NULL, OPT_MAX_GPUS},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"quant", required_argument, NULL, OPT_QUANT},
+	{"ctx", required_argument, NULL, OPT_CTX},
+	{"batch", required_argument, NULL, OPT_BATCH},
+	{"kv-type", required_argument, NULL, OPT_KV_TYPE},
+	{"flash-attn", no_argument, NULL, OPT_FLASH},
+	{"engine", required_argument, NULL, OPT_ENGINE},
+	{"params", required_argument, NULL, OPT_PARAMS},
+	{"layers", required_argument, NULL, OPT_LAYERS},
+	{"hidden", required_argument, NULL, OPT_HIDDEN},
+	{"heads", required_argument, NULL, OPT_HEADS},
+	{"kv-heads", required_argument, NULL, OPT_KV_HEADS},
+	{"head-dim", required_argument, NULL, OPT_HEAD_DIM},
+	{"ffn", required_argument, NULL, OPT_FFN},
+	{"vocab", required_argument, NULL, OPT_VOCAB},
+	{"help", no_argument, NULL, OPT_HELP},
+};
+
+static int u32_opt(const char *name, const char *arg, uint32_t *out)
+{
+	long long v;
+	if (parse_int(arg, 1, 100000000, &v))
+		return usage_error("cards", "invalid %s '%s' (a whole number above 0)", name, arg);
+	*out = (uint32_t)v;
+	return 0;
+}
 
 int cmd_cards(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	gw_errorf("'cards' is not built yet");
-	return GW_EXIT_RUNTIME;
+	size_t n_own = sizeof own_options / sizeof own_options[0];
+	size_t n_wl = workload_option_count();
+	struct option *opts = xcalloc(n_own + n_wl + 1, sizeof *opts);
+	memcpy(opts, own_options, sizeof own_options);
+	memcpy(opts + n_own, workload_options, n_wl * sizeof *opts);
+
+	cards_ctx c;
+	memset(&c, 0, sizeof c);
+	workload_init(&c.w);
+	c.kv = PLAN_KV_F16;
+	c.engine = PLAN_ENGINE_LLAMACPP;
+	cards_opts o = {.max_gpus = 4};
+	model_numbers nums;
+	memset(&nums, 0, sizeof nums);
+	bool json = false, quant_given = false, batch_given = false;
+	model_desc m;
+	memset(&m, 0, sizeof m);
+	bool loaded = false;
+	int status = GW_EXIT_USAGE, ch;
+	uint32_t u;
+	double d;
+	long long ll;
+
+	opterr = 0;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		int rc = 0;
+		switch (ch) {
+		case OPT_BUDGET:
+			if (parse_double(optarg, &d) || !(d > 0) || d > 1e9)
+				rc = usage_error("cards", "invalid --budget '%s' (US dollars above 0)", optarg);
+			else
+				o.budget_usd = d;
+			break;
+		case OPT_USED: o.used = true; break;
+		case OPT_VENDOR: o.vendor = optarg; break;
+		case OPT_MAX_GPUS:
+			if (parse_int(optarg, 1, 16, &ll))
+				rc = usage_error("cards", "invalid --max-gpus '%s' (1 to 16)", optarg);
+			else
+				o.max_gpus = (uint32_t)ll;
+			break;
+		case OPT_JSON: json = true; break;
+		case OPT_QUANT: c.quant = optarg; quant_given = true; break;
+		case OPT_CTX:
+			if (!(rc = u32_opt("--ctx", optarg, &u)))
+				c.ctx = u;
+			break;
+		case OPT_BATCH:
+			if (!(rc = u32_opt("--batch", optarg, &u))) {
+				c.batch = u;
+				batch_given = true;
+			}
+			break;
+		case OPT_KV_TYPE:
+			if (plan_kv_type_parse(optarg, &c.kv))
+				rc = usage_error("cards", "invalid --kv-type '%s'", optarg);
+			break;
+		case OPT_FLASH: c.flash = true; break;
+		case OPT_ENGINE:
+			if (plan_engine_parse(optarg, &c.engine))
+				rc = usage_error("cards", "invalid --engine '%s' (llama.cpp, ollama, vllm, transformers)", optarg);
+			break;
+		case OPT_PARAMS:
+			if (parse_count(optarg, &d) || !(d > 0))
+				rc = usage_error("cards", "invalid --params '%s' (e.g. 7b, 13e9)", optarg);
+			else
+				nums.params = d;
+			break;
+		case OPT_LAYERS: rc = u32_opt("--layers", optarg, &nums.layers); break;
+		case OPT_HIDDEN: rc = u32_opt("--hidden", optarg, &nums.hidden); break;
+		case OPT_HEADS: rc = u32_opt("--heads", optarg, &nums.heads); break;
+		case OPT_KV_HEADS: rc = u32_opt("--kv-heads", optarg, &nums.kv_heads); break;
+		case OPT_HEAD_DIM: rc = u32_opt("--head-dim", optarg, &nums.head_dim); break;
+		case OPT_FFN: rc = u32_opt("--ffn", optarg, &nums.ffn); break;
+		case OPT_VOCAB: rc = u32_opt("--vocab", optarg, &nums.vocab); break;
+		case 'h':
+		case OPT_HELP:
+			usage(stdout);
+			status = GW_EXIT_OK;
+			goto out;
+		case ':':
+			rc = usage_error("cards", "option '%s' needs a value", argv[optind - 1]);
+			break;
+		default:
+			rc = workload_option(&c.w, ch, optarg, "cards");
+			if (rc < 0)
+				rc = usage_error("cards", "unknown option '%s'", argv[optind - 1]);
+			break;
+		}
+		if (rc) {
+			status = rc;
+			goto out;
+		}
+	}
+	if ((status = workload_check(&c.w, "cards")))
+		goto out;
+	status = GW_EXIT_USAGE;
+	bool have_nums = nums.params > 0 || nums.layers || nums.hidden;
+	if (optind < argc - 1) {
+		usage_error("cards", "one model at a time ('%s' is extra)", argv[optind + 1]);
+		goto out;
+	}
+	if (optind == argc && !have_nums) {
+		usage_error("cards", "name a model (catalog name, GGUF, safetensors, config.json) or give --params");
+		goto out;
+	}
+	c.model_name = optind < argc ? argv[optind] : "explicit model";
+	if (c.w.kind == WORKLOAD_IMAGE) {
+		if (batch_given)
+			c.w.image.batch = c.batch;
+		if (quant_given)
+			c.w.image.quant = c.quant;
+		gw_error err = {0};
+		image_model im;
+		int rc = image_model_find(c.model_name, &im, &err);
+		if (rc) {
+			if (rc == GW_ENOTFOUND)
+				usage_error("cards", "%s", err.msg);
+			else {
+				gw_errorf("%s", err.msg);
+				status = GW_EXIT_RUNTIME;
+			}
+			goto out;
+		}
+		double bpp;
+		if (image_quant_bytes(c.w.image.quant, &bpp)) {
+			usage_error("cards", "unknown image precision '%s'", c.w.image.quant);
+			goto out;
+		}
+	} else {
+		gw_error err = {0};
+		int rc = model_load(optind < argc ? argv[optind] : NULL, &nums, &m, &err);
+		if (rc) {
+			if (rc == GW_ENOTFOUND || rc == GW_EINVAL)
+				usage_error("cards", "%s", err.msg);
+			else {
+				gw_errorf("%s", err.msg);
+				status = GW_EXIT_RUNTIME;
+			}
+			goto out;
+		}
+		loaded = true;
+		c.m = &m;
+		if (m.name)
+			c.model_name = m.name;
+		c.w.train.flash_attn = c.w.train.flash_attn || c.flash;
+	}
+	time_t now = time(NULL);
+	struct tm tmv;
+	gmtime_r(&now, &tmv);
+	o.year = tmv.tm_year + 1900;
+	cards_result res;
+	gw_error err = {0};
+	int rc = cards_rank(&o, eval, &c, &res, &err);
+	if (rc) {
+		if (rc == GW_EINVAL || rc == GW_ENOTFOUND)
+			usage_error("cards", "%s", err.msg);
+		else {
+			gw_errorf("%s", err.msg);
+			status = GW_EXIT_RUNTIME;
+		}
+		goto out;
+	}
+	if (json)
+		print_json(&c, &o, &res);
+	else
+		print_text(&c, &o, &res);
+	status = res.n_rows ? GW_EXIT_OK : GW_EXIT_VERDICT4;
+	cards_result_release(&res);
+out:
+	if (loaded)
+		model_release(&m);
+	free(opts);
+	return status;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/workload.h"
 #include "kb/kb.h"
 #include "model/model.h"
 #include "plan/plan.h"
@@ -67,6 +68,7 @@ typedef struct plan_cli {
 	bool json;
 	bool help;
 	bool engine_set, fa_set;
+	workload wl;            /* --train / --image (cmd/workload.c) */
 } plan_cli;
 
 static void usage(FILE *f)
@@ -107,6 +109,8 @@ static void usage(FILE *f)
 		"  --help             this text\n\n"
 		"Exit status: 0 fits on the GPUs, 3 fits only with layers offloaded to host RAM,\n"
 		"4 does not fit, 1 runtime error (unreadable model file), 2 usage error.\n");
+	fprintf(f, "\n%s\nWith --train or --image: exit 0 fits (or no GPU given), 4 does not fit;\n"
+		   "JSON schema: docs/json-plan-workloads.md.\n", workload_help);
 }
 
 static int parse_u32(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *out)
@@ -228,15 +232,35 @@ static int opt_output(plan_cli *c, int opt, const char *arg)
 	return 1;
 }
 
+/* Fine-tuning and image generation (cmd/workload.c). */
+static int opt_workload(plan_cli *c, int opt, const char *arg)
+{
+	int rc = workload_option(&c->wl, opt, arg, "plan");
+	return rc < 0 ? 0 : rc == 0 ? 1 : 2;
+}
+
 static int (*const option_groups[])(plan_cli *, int, const char *) = {opt_model, opt_hw, opt_run,
-								       opt_output};
+								       opt_output, opt_workload};
+
+static int parse_opts(plan_cli *c, int argc, char **argv, const struct option *opts);
 
 static int parse_args(plan_cli *c, int argc, char **argv)
+{
+	size_t n_own = sizeof long_opts / sizeof *long_opts - 1, n_wl = workload_option_count();
+	struct option *opts = xcalloc(n_own + n_wl + 1, sizeof *opts);
+	memcpy(opts, long_opts, n_own * sizeof *opts);
+	memcpy(opts + n_own, workload_options, n_wl * sizeof *opts);
+	int rc = parse_opts(c, argc, argv, opts);
+	free(opts);
+	return rc;
+}
+
+static int parse_opts(plan_cli *c, int argc, char **argv, const struct option *opts)
 {
 	int opt;
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (opt == 'h') {
 			c->help = true;
 			continue;
@@ -512,11 +536,38 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	return o;
 }
 
+/* ---- fine-tuning and image generation (plan/train, plan/image) ------------ */
+static int plan_train(plan_cli *c, const model_desc *m)
+{
+	uint64_t vram = 0;
+	for (size_t i = 0; i < c->rq.n_gpus; i++)
+		if (!vram || c->rq.gpus[i].vram_bytes < vram)
+			vram = c->rq.gpus[i].vram_bytes;
+	c->wl.train.flash_attn = c->wl.train.flash_attn || c->rq.flash_attn;
+	return workload_plan_train(&c->wl, m, vram, c->rq.n_gpus ? (uint32_t)c->rq.n_gpus : 1,
+				   c->rq.n_gpus ? c->rq.gpus[0].name : NULL, c->json);
+}
+
+static int plan_image(plan_cli *c)
+{
+	if (!c->model)
+		return usage_error("plan", "--image needs a diffusion model (sd-1.5, sdxl, sd-3.5-medium, "
+					   "sd-3.5-large, flux.1-dev, flux.1-schnell)");
+	if (c->rq.batch)
+		c->wl.image.batch = c->rq.batch;
+	if (c->rq.quant)
+		c->wl.image.quant = c->rq.quant;
+	const plan_gpu *g = c->rq.n_gpus ? &c->rq.gpus[0] : NULL;
+	return workload_plan_image(&c->wl, c->model, g ? g->vram_bytes : 0, g ? g->name : NULL,
+				   g ? g->fp16_tflops : 0, g && g->spec ? g->spec->pcie_gen : 0, c->json);
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	plan_cli c;
 	memset(&c, 0, sizeof c);
 	plan_request_init(&c.rq);
+	workload_init(&c.wl);
 	int rc = parse_args(&c, argc, argv);
 	if (rc)
 		return rc;
@@ -524,12 +575,18 @@ int cmd_plan(int argc, char **argv)
 		usage(stdout);
 		return GW_EXIT_OK;
 	}
+	if ((rc = workload_check(&c.wl, "plan")))
+		return rc;
 	bool numbers = c.nums.layers || c.nums.hidden || c.nums.params;
 	if (!c.model && !numbers)
 		return usage_error("plan", "name a model (a catalog name, a GGUF/safetensors file, a config.json) "
 					   "or describe one with --layers --hidden --heads ...");
-	if ((rc = resolve_gpus(&c)))
+	if (c.wl.kind != WORKLOAD_LLM && !c.gpu_arg && !c.vram)
+		; /* fine-tuning and images plan without a GPU too (no verdict) */
+	else if ((rc = resolve_gpus(&c)))
 		return rc;
+	if (c.wl.kind == WORKLOAD_IMAGE)
+		return plan_image(&c);
 
 	gw_error err = {0};
 	if (kb_load_all(&err)) {
@@ -543,6 +600,11 @@ int cmd_plan(int argc, char **argv)
 										    : GW_EXIT_RUNTIME;
 	}
 	c.rq.model = &m;
+	if (c.wl.kind == WORKLOAD_TRAIN) {
+		rc = plan_train(&c, &m);
+		model_release(&m);
+		return rc;
+	}
 	if (c.rq.quant && c.rq.engine != PLAN_ENGINE_VLLM && c.rq.engine != PLAN_ENGINE_TRANSFORMERS) {
 		plan_weights w;
 		gw_error qe;

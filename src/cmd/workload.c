@@ -442,11 +442,13 @@ int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes
 			for (size_t i = 0; i < p.n_advice; i++)
 				printf("  %zu. %s\n     -> %s\n", i + 1, p.advice[i].action, p.advice[i].effect);
 		}
-		if (p.has_speed)
+		if (p.has_speed) {
 			printf("\nSpeed: about %.1f s per image (compute-bound: %.0f dense FP16 TFLOPS x %.0f%% "
-			       "utilisation%s%.1f s of PCIe transfers)\n",
-			       p.s_per_image, gpu_tflops, m.mfu * 100, p.offload_s > 0 ? ", of which " : "; ",
-			       p.offload_s);
+			       "utilisation", p.s_per_image, gpu_tflops, m.mfu * 100);
+			if (p.offload_s > 0)
+				printf(", plus %.1f s of PCIe transfers for the offload", p.offload_s);
+			printf(")\n");
+		}
 		else
 			printf("\nSpeed: unknown without a GPU's TFLOPS (give --gpu)\n");
 		printf("Assumptions: activations scale with tokens (latent W/8 x H/8%s); attention's quadratic\n"

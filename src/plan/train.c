@@ -408,3 +408,16 @@ void train_plan_release(train_plan *p)
 	free(p->advice);
 	memset(p, 0, sizeof *p);
 }
+
+double train_flops_per_token(const model_desc *m, const train_opts *o)
+{
+	shape s;
+	if (shape_of(m, &s, NULL))
+		return 0;
+	/* MoE: only the active parameters compute per token */
+	double p = m->params_active > 0 && m->params_active < s.params ? m->params_active : s.params;
+	double f = (o->method == TRAIN_FULL ? 6 : 4) * p;
+	if (o->ckpt == TRAIN_CKPT_FULL)
+		f += 2 * p;
+	return f;
+}

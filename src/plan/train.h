@@ -115,4 +115,14 @@ int train_memory(const model_desc *m, const train_opts *o, train_breakdown *bd,
 		 uint64_t *host_bytes, double *trainable, gw_error *err);
 void train_plan_release(train_plan *p);
 
+/*
+ * Training FLOPs per token: 6 x parameters for full fine-tuning (forward
+ * 2P, backward 4P: Kaplan et al. arXiv:2001.08361), 4P when the base is
+ * frozen (no weight gradients), plus 2P when full checkpointing recomputes
+ * the forward pass.  0 when the model has no parameter count.
+ */
+double train_flops_per_token(const model_desc *m, const train_opts *o);
+/* Model FLOPs utilisation assumed for speed estimates [assumption]. */
+#define TRAIN_MFU 0.4
+
 #endif

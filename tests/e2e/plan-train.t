@@ -1,0 +1,94 @@
+#!/bin/sh
+# gpuwise plan --train and --image: verdicts, exit codes, advice, JSON, bad input.
+. "$(dirname "$0")/lib.sh"
+
+# Our users' case: LoRA of a 7B model on an 8 GB card
+run_gw plan llama-2-7b --train lora --vram 8G
+is "$rc" 4 "7B LoRA on 8G does not fit (exit 4)"
+like "$out" "does not fit" "says it does not fit"
+like "$out" "QLoRA" "advice names a 4-bit base (QLoRA)"
+like "$out" "--micro-batch 1" "advice names micro-batch 1"
+like "$out" "checkpointing" "advice names gradient checkpointing"
+like "$out" "fits" "the last change fits"
+
+run_gw plan llama-2-7b --train qlora --micro-batch 1 --checkpointing full --seq 512 --vram 8G
+is "$rc" 0 "QLoRA, micro-batch 1, checkpointing, seq 512 on 8G fits (exit 0)"
+like "$out" "fits" "says it fits"
+
+run_gw plan llama-2-7b --train lora --vram 8G --json
+is "$rc" 4 "json exit 4"
+is "$(printf '%s' "$out" | jget 'd["verdict"]')" "no-fit" "json verdict no-fit"
+is "$(printf '%s' "$out" | jget 'd["workload"]')" "train" "json workload train"
+for k in gradients_bytes optimizer_bytes activations_bytes adapter_bytes weights_bytes; do
+	v=$(printf '%s' "$out" | jget "d['breakdown']['$k']")
+	like "$v" '^[0-9]+$' "breakdown has $k"
+done
+is "$(printf '%s' "$out" | jget 'd["effective_batch"]')" "4" "effective batch = micro-batch x accum"
+n=$(printf '%s' "$out" | jget 'len(d["advice"])')
+ok "$([ "$n" -ge 2 ] && echo 0 || echo 1)" "at least two advice steps"
+is "$(printf '%s' "$out" | jget 'd["advice"][-1]["fits"]')" "True" "last advice fits"
+
+# grad accumulation is memory-neutral; the effective batch grows
+run_gw plan llama-2-7b --train qlora --micro-batch 1 --grad-accum 16 --checkpointing full --seq 512 --vram 8G --json
+a=$(printf '%s' "$out" | jget 'd["per_gpu_bytes"]')
+is "$(printf '%s' "$out" | jget 'd["effective_batch"]')" "16" "effective batch 16"
+run_gw plan llama-2-7b --train qlora --micro-batch 1 --checkpointing full --seq 512 --vram 8G --json
+b=$(printf '%s' "$out" | jget 'd["per_gpu_bytes"]')
+is "$a" "$b" "grad-accum does not change memory"
+
+# full fine-tuning: gradients and optimizer states appear
+run_gw plan llama-3.1-8b --train full --json
+is "$rc" 0 "no budget: exit 0"
+is "$(printf '%s' "$out" | jget 'd["verdict"]')" "None" "no budget: verdict null"
+g=$(printf '%s' "$out" | jget 'd["breakdown"]["gradients_bytes"]')
+ok "$([ "$g" -gt 0 ] && echo 0 || echo 1)" "full fine-tuning has gradients"
+
+# explicit numbers and a config.json work too
+run_gw plan --params 7b --layers 32 --hidden 4096 --heads 32 --kv-heads 32 --ffn 11008 --vocab 32000 --train qlora --micro-batch 1 --checkpointing full --seq 512 --vram 8G
+is "$rc" 0 "explicit numbers: QLoRA fits 8G"
+
+# image generation
+run_gw plan sdxl --image 1024x1024 --vram 16G
+is "$rc" 0 "SDXL 1024 fits 16G"
+like "$out" "little headroom" "with little headroom"
+run_gw plan sdxl --image 1024x1024 --vram 24G
+is "$rc" 0 "SDXL 1024 fits 24G"
+like "$out" "comfortably" "comfortably"
+run_gw plan flux.1-dev --image 1024x1024 --vram 16G
+is "$rc" 4 "FLUX.1-dev fp16 does not fit 16G"
+like "$out" "fp8" "advice names fp8"
+run_gw plan flux.1-dev --image 1024x1024 --vram 16G --quant fp8 --offload text-encoders
+is "$rc" 0 "FLUX.1-dev fp8 with text encoders offloaded fits 16G"
+run_gw plan flux.1-dev --image 1024x1024 --vram 16G --offload sequential --json
+is "$rc" 0 "FLUX.1-dev sequential offload fits 16G"
+is "$(printf '%s' "$out" | jget 'd["workload"]')" "image" "json workload image"
+run_gw plan flux.1-dev --image 1024x1024 --gpu rtx-4090 --json
+s=$(printf '%s' "$out" | jget 'd["s_per_image"]')
+like "$s" '^[0-9.]+$' "seconds per image with a catalog GPU"
+
+# bad input
+run_gw plan llama-2-7b --train lorra
+is "$rc" 2 "bad --train exits 2"
+like "$err" "invalid --train 'lorra'" "bad --train is named"
+run_gw plan llama-2-7b --train lora --micro-batch 0
+is "$rc" 2 "micro-batch 0 exits 2"
+run_gw plan llama-2-7b --train lora --seq 12abc
+is "$rc" 2 "malformed --seq exits 2"
+like "$err" "invalid --seq '12abc'" "malformed --seq is named"
+run_gw plan llama-2-7b --micro-batch 2
+is "$rc" 2 "a training option without --train exits 2"
+like "$err" "needs --train" "says it needs --train"
+run_gw plan sdxl --image 1024
+is "$rc" 2 "malformed --image exits 2"
+like "$err" "invalid --image '1024'" "malformed --image is named"
+run_gw plan sdxl --image 1024x1024 --quant q9
+is "$rc" 2 "unknown image precision exits 2"
+run_gw plan sdxxl --image 1024x1024
+is "$rc" 2 "unknown image model exits 2"
+like "$err" "did you mean 'sdxl'" "suggests sdxl"
+run_gw plan llama-2-7b --train lora --vram 8Q
+is "$rc" 2 "malformed --vram exits 2"
+run_gw plan llama-2-7b --train lora --offload sequential
+is "$rc" 2 "an image option with --train exits 2"
+
+done_testing
