@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "doctor/doctor.h"
 #include "util/json.h"
 #include "watch/watch.h"
 
@@ -636,5 +637,6 @@ out:
 	if (report)
 		fclose(report);
 	watch_result_release(&r);
+	explain_release();
 	return status;
 }

@@ -7,6 +7,8 @@
  */
 #include "watch/watch.h"
 
+#include "doctor/doctor.h"
+
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,13 +66,14 @@ bool watch_event_is_alert(watch_event_kind k)
 }
 
 /*
- * Signatures of CUDA running out of memory on the job's stderr: PyTorch's
- * torch.OutOfMemoryError ("CUDA out of memory. Tried to allocate ...",
- * old and new formats), the driver API's CUDA_ERROR_OUT_OF_MEMORY and the
+ * Signatures of CUDA running out of memory, checked besides explain's
+ * (and alone when its table cannot be loaded): PyTorch's
+ * torch.OutOfMemoryError ("CUDA out of memory. Tried to allocate ...", old
+ * and new formats), the driver API's CUDA_ERROR_OUT_OF_MEMORY and the
  * runtime's cudaErrorMemoryAllocation ("CUDA error: out of memory").
  * Examples: murong-xu/CADS#4, pytorch/pytorch#16417, QwenLM/Qwen2.5-Omni#240.
  */
-bool watch_tail_is_cuda_oom(const char *tail)
+static bool fallback_is_oom(const char *tail)
 {
 	static const char *const sigs[] = {
 		"CUDA out of memory",
@@ -79,12 +82,49 @@ bool watch_tail_is_cuda_oom(const char *tail)
 		"cudaErrorMemoryAllocation",
 		"CUDA error: out of memory",
 	};
-	if (!tail)
-		return false;
 	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
 		if (strstr(tail, sigs[i]))
 			return true;
 	return false;
+}
+
+/* explain's diagnoses that mean the GPU itself failed (docs/diagnoses.md). */
+static bool hardware_diagnosis(const char *id)
+{
+	return strcmp(id, "gpu-fell-off-bus") == 0 || strcmp(id, "ecc-error") == 0 ||
+	       strcmp(id, "gsp-timeout") == 0;
+}
+
+watch_class watch_tail_class(const char *tail)
+{
+	if (!tail || !*tail)
+		return WATCH_FAILURE;
+	explain_match_t *m = NULL;
+	size_t n = 0;
+	gw_error err = {0};
+	watch_class c = WATCH_FAILURE;
+	if (fallback_is_oom(tail)) {
+		c = WATCH_CUDA_OOM;
+		goto out;
+	}
+	if (explain_match(tail, &m, &n, &err))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(m[i].id, "cuda-oom") == 0) {
+			c = WATCH_CUDA_OOM;
+			break;
+		}
+		if (hardware_diagnosis(m[i].id))
+			c = WATCH_HARDWARE;
+	}
+out:
+	explain_matches_free(m, n);
+	return c;
+}
+
+bool watch_tail_is_cuda_oom(const char *tail)
+{
+	return watch_tail_class(tail) == WATCH_CUDA_OOM;
 }
 
 /*
@@ -117,8 +157,9 @@ watch_class watch_classify(const watch_exit_facts *f)
 		return WATCH_INTERRUPTED;
 	if (f->hardware_xid)
 		return WATCH_HARDWARE;
-	if (watch_tail_is_cuda_oom(f->stderr_tail))
-		return WATCH_CUDA_OOM;
+	watch_class t = watch_tail_class(f->stderr_tail);
+	if (t != WATCH_FAILURE)
+		return t;
 	/* The kernel OOM killer sends SIGKILL and counts it in memory.events. */
 	if (WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL && f->oom_kills_before >= 0 &&
 	    f->oom_kills_after > f->oom_kills_before)

@@ -114,7 +114,12 @@ const char *watch_class_name(watch_class c);
 /* Parse a class name; -1 when unknown. */
 int watch_class_parse(const char *s);
 
-/* Does this stderr tail say CUDA ran out of memory? */
+/*
+ * What the tail of the job's stderr says, through explain's signatures
+ * (src/doctor/doctor.h): WATCH_CUDA_OOM, WATCH_HARDWARE (the GPU fell off
+ * the bus, an uncorrectable ECC error, a GSP timeout) or WATCH_FAILURE.
+ */
+watch_class watch_tail_class(const char *tail);
 bool watch_tail_is_cuda_oom(const char *tail);
 /*
  * Xid codes that mean the hardware, not the application, failed (DCGM's

@@ -133,6 +133,10 @@ static void test_classify(void **state)
 	assert_int_equal(watch_classify(&f), WATCH_CUDA_OOM);
 	f.stderr_tail = "RuntimeError: CUDA error: out of memory\n";
 	assert_int_equal(watch_classify(&f), WATCH_CUDA_OOM);
+	f.stderr_tail = "pynvml.NVMLError_GpuIsLost: GPU is lost\n";
+	assert_int_equal(watch_classify(&f), WATCH_HARDWARE); /* explain's gpu-fell-off-bus */
+	f.stderr_tail = "RuntimeError: CUDA error: uncorrectable ECC error encountered\n";
+	assert_int_equal(watch_classify(&f), WATCH_HARDWARE);
 	f.stderr_tail = "ValueError: bad\n";
 	assert_int_equal(watch_classify(&f), WATCH_FAILURE);
 	f.wait_status = SIGKILL; /* killed by signal 9 */
