@@ -131,8 +131,19 @@ wait "$gpid"
 is "$?" 42 "SIGTERM is forwarded to the job and its status passes through"
 like "$(cat "$TMP/sig.err")" "forwarding Terminated" "says it forwarded the signal"
 
+# a job with no output (and no GPU use) for --hang-timeout is stopped
+run_gw run --interval 100ms --grace 300ms --hang-timeout 1s --json -- sleep 20
+is "$rc" 143 "the hung job is stopped with SIGTERM (143)"
+like "$err" "hang: no output for" "says it hung"
+is "$(printf '%s\n' "$out" | jget 'd["attempts"][0]["class"] + "/" + d["attempts"][0]["reason"]')" \
+	"stopped-by-gpuwise/hang" "classified stopped-by-gpuwise (hang)"
+t=$(printf '%s\n' "$out" | jget 'd["duration_s"]')
+python3 -c 'import sys; sys.exit(not (1.0 <= float(sys.argv[1]) < 5))' "$t"; ok $? "stopped after about 1 s ($t s)"
+run_gw run --interval 100ms --hang-timeout 1s -- sh -c 'for i in 1 2 3 4 5 6; do echo tick; sleep 0.3; done'
+is "$rc" 0 "a job that keeps printing is not a hang"
+unlike "$err" "hang:" "no hang event"
+
 # --on-event runs with the event in the environment
-run_gw run --on-event 'echo "$GPUWISE_EVENT|$GPUWISE_EVENT_ATTEMPT" >> "$EVLOG"' -- sh -c 'exit 5'
 export EVLOG="$TMP/ev.log"
 run_gw run --on-event 'echo "$GPUWISE_EVENT|$GPUWISE_EVENT_ATTEMPT|$GPUWISE_EVENT_DETAIL" >> "$EVLOG"' -- sh -c 'exit 5'
 like "$(cat "$EVLOG")" "^start\|1\|attempt 1 started" "--on-event gets the start event"
