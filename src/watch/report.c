@@ -64,6 +64,8 @@ static double nice_max(double v)
 
 static void markers(strbuf *sb, const watch_result *r, double tmax)
 {
+	double placed[64];
+	size_t n_placed = 0;
 	for (size_t i = 0; i < r->n_events; i++) {
 		const watch_event *e = &r->events[i];
 		const char *col = NULL, *tag = NULL;
@@ -83,10 +85,19 @@ static void markers(strbuf *sb, const watch_result *r, double tmax)
 		if (!col)
 			continue;
 		double x = X0 + (X1 - X0) * ((double)e->t_ms / tmax);
+		bool left = x > X1 - 80;
+		/* Stack the labels of markers close together. */
+		int rowi = 0;
+		for (size_t k = 0; k < n_placed; k++)
+			if (fabs(placed[k] - x) < 60)
+				rowi++;
+		if (n_placed < 64)
+			placed[n_placed++] = x;
 		sb_printf(sb,
 			  "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" "
-			  "stroke-dasharray=\"5 3\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-size=\"11\">%s</text>\n",
-			  x, Y0, x, Y1, col, x + 3, Y0 + 10 + (double)(i % 3) * 12, col, tag);
+			  "stroke-dasharray=\"5 3\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-size=\"11\"%s>%s</text>\n",
+			  x, Y0, x, Y1, col, left ? x - 3 : x + 3, Y0 + 10 + (double)(rowi % 8) * 12, col,
+			  left ? " text-anchor=\"end\"" : "", tag);
 	}
 }
 
@@ -118,8 +129,8 @@ static void chart(strbuf *sb, const watch_result *r, const char *title, const ch
 	for (int k = 0; k <= 4; k++) {
 		double y = Y1 - (Y1 - Y0) * k / 4.0;
 		sb_printf(sb, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-			      "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%.4g</text>\n",
-			  X0, y, X1, y, X0 - 5, y + 4, ymax * k / 4.0);
+			      "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%.*f</text>\n",
+			  X0, y, X1, y, X0 - 5, y + 4, ymax >= 40 ? 0 : ymax >= 4 ? 1 : 2, ymax * k / 4.0);
 		double x = X0 + (X1 - X0) * k / 4.0;
 		char d[32];
 		fmt_duration(d, sizeof d, (uint64_t)(tmax * k / 4.0));
@@ -245,10 +256,11 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 		snprintf(t, sizeof t, HW_VALID(g->peak_temp_c) ? "%lld C" : "n/a", (long long)g->peak_temp_c.v);
 		snprintf(p, sizeof p, HW_VALID(g->peak_power_mw) ? "%.0f W" : "n/a", (double)g->peak_power_mw.v / 1000.0);
 		snprintf(u, sizeof u, HW_VALID(g->peak_util_pct) ? "%lld%%" : "n/a", (long long)g->peak_util_pct.v);
+		char c[32];
 		snprintf(buf, sizeof buf, "%s, %s; peaks: job %s, used %s, %s, %s, util %s", g->name,
 			 HW_VALID(g->mem_total_bytes) ? fmt_bytes(a, sizeof a, (uint64_t)g->mem_total_bytes.v) : "?",
 			 HW_VALID(g->peak_job_mem_bytes) ? fmt_bytes(b, sizeof b, (uint64_t)g->peak_job_mem_bytes.v) : "n/a",
-			 HW_VALID(g->peak_mem_used_bytes) ? fmt_bytes(a, sizeof a, (uint64_t)g->peak_mem_used_bytes.v) : "n/a",
+			 HW_VALID(g->peak_mem_used_bytes) ? fmt_bytes(c, sizeof c, (uint64_t)g->peak_mem_used_bytes.v) : "n/a",
 			 t, p, u);
 		char k[32];
 		snprintf(k, sizeof k, "GPU %d", g->index);
@@ -261,8 +273,6 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 	if (r->gpu_seen && ng) {
 		size_t nl = 0;
 		line *ls = xcalloc(ng + 1, sizeof *ls);
-		ls[nl++] = (line){.label = "job (all GPUs)", .color = JOB_COLOR, .y = se->job_mem, .stride = 1,
-				  .scale = (double)MiB, .thick = true};
 		for (size_t g = 0; g < ng; g++) {
 			line *l = &ls[nl++];
 			snprintf(l->label, sizeof l->label, "GPU %d used", r->gpus[g].index);
@@ -272,8 +282,18 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 			l->off = g;
 			l->scale = (double)MiB;
 		}
-		double lim = o->mem_limit_bytes ? (double)o->mem_limit_bytes / (double)MiB : NAN;
-		chart(sb, r, "GPU memory", "MiB", ls, nl, 0, lim, "--mem-limit");
+		/* the job's line last, so it is drawn on top */
+		ls[nl++] = (line){.label = "job (all GPUs)", .color = JOB_COLOR, .y = se->job_mem, .stride = 1,
+				  .scale = (double)MiB, .thick = true, .dashed = true};
+		double big = 0;
+		for (size_t i = 0; i < se->n * ng; i++)
+			if (isfinite(se->gpu_mem[i]) && se->gpu_mem[i] > big)
+				big = se->gpu_mem[i];
+		double unit = big > 4.0 * (double)GiB ? (double)GiB : (double)MiB;
+		for (size_t l = 0; l < nl; l++)
+			ls[l].scale = unit;
+		double lim = o->mem_limit_bytes ? (double)o->mem_limit_bytes / unit : NAN;
+		chart(sb, r, "GPU memory", unit == (double)GiB ? "GiB" : "MiB", ls, nl, 0, lim, "--mem-limit");
 		for (size_t g = 0; g < ng; g++) {
 			line *l = &ls[g];
 			snprintf(l->label, sizeof l->label, "GPU %d", r->gpus[g].index);
