@@ -800,7 +800,7 @@ static int procs(const char *fn, nvmlDevice_t dev, unsigned int *count, void *in
 		int64_t m;
 		unsigned long long used = sc_int(p, "used_memory_bytes", &m) ? (unsigned long long)m
 									     : NVML_VALUE_NOT_AVAILABLE;
-		unsigned int pid = (unsigned int)sc_int_or(p, "pid", 0);
+		unsigned int pid = sc_pid(p);
 		if (version == 1) {
 			nvmlProcessInfo_v1_t *o = (nvmlProcessInfo_v1_t *)infos + k;
 			o->pid = pid;

@@ -234,8 +234,9 @@ static int validate(char *why, size_t n)
 			snprintf(w2, sizeof w2, "%s.processes[%zu]", where, j);
 			if (!json_is_object(m) || check_keys(m, w2, proc_keys, why, n))
 				return json_is_object(m) ? -1 : bad(why, n, "%s: must be an object", w2);
-			if (!json_is_integer(json_object_get(m, "pid")))
-				return bad(why, n, "%s: needs an integer pid", w2);
+			json_t *pid = json_object_get(m, "pid");
+			if (!json_is_integer(pid) && !(json_is_string(pid) && strcmp(json_string_value(pid), "child") == 0))
+				return bad(why, n, "%s: needs an integer pid or \"child\"", w2);
 			json_t *um = json_object_get(m, "used_memory_bytes");
 			if (um && check_num(um, w2, why, n))
 				return -1;
@@ -371,6 +372,28 @@ bool sc_int(json_t *obj, const char *key, int64_t *out)
 		return false;
 	*out = numval(x);
 	return true;
+}
+
+/*
+ * "pid": "child" stands for the first child of the process that loaded the
+ * fake (gpuwise run's job, whatever its pid is this time), read from
+ * /proc/self/task/TID/children; 0 when it has none.
+ */
+uint32_t sc_pid(json_t *proc)
+{
+	json_t *v = json_object_get(proc, "pid");
+	if (!json_is_string(v))
+		return (uint32_t)sc_int_or(proc, "pid", 0);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+	FILE *f = fopen(path, "r");
+	unsigned int pid = 0;
+	if (f) {
+		if (fscanf(f, "%u", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	return pid;
 }
 
 int64_t sc_int_or(json_t *obj, const char *key, int64_t dflt)

@@ -32,6 +32,8 @@ json_t *sc_gpu(size_t i);
  */
 bool sc_int(json_t *obj, const char *key, int64_t *out);
 int64_t sc_int_or(json_t *obj, const char *key, int64_t dflt);
+/* A process entry's pid; "child" is the first child of the calling process. */
+uint32_t sc_pid(json_t *proc);
 /* While on, per-call series are read without advancing (derived values). */
 void sc_peek(bool on);
 const char *sc_str(json_t *obj, const char *key);
