@@ -133,6 +133,17 @@ static uint64_t rd_left(const gg_reader *r)
 	return r->pos < r->file_size ? r->file_size - r->pos : 0;
 }
 
+/*
+ * Bytes that can still be read: in memory mode only the buffer holds the
+ * header, so counts are bounded by it (no large allocation for a short
+ * buffer that claims a large file).
+ */
+static uint64_t rd_avail(const gg_reader *r)
+{
+	uint64_t end = r->fd < 0 && r->mem_len < r->file_size ? r->mem_len : r->file_size;
+	return r->pos < end ? end - r->pos : 0;
+}
+
 /* Point *p at the next n (<= GG_WINDOW) bytes and advance; valid until the next call. */
 static int rd_get(gg_reader *r, size_t n, const uint8_t **p, const char *what)
 {
@@ -322,7 +333,7 @@ static int skip_value(gg_reader *r, uint32_t t, int depth, const char *key)
 	/* The smallest an element can be: its fixed size, a string's length,
 	 * or a nested array's type and count. */
 	uint64_t min = et == GT_STRING ? 8 : et == GT_ARRAY ? 12 : gt_size[et];
-	if (count > rd_left(r) / min)
+	if (count > rd_avail(r) / min)
 		return rd_fail(r, GW_EFORMAT, "key '%s' claims %llu array elements, more than the file can hold", key,
 			       (unsigned long long)count);
 	if (et != GT_STRING && et != GT_ARRAY)
@@ -383,7 +394,7 @@ static int read_slot(gg_reader *r, gg_meta *g, int si, const char *key, size_t p
 	if (et >= GT_COUNT || !gt_is_int(et))
 		return rd_fail(r, GW_EFORMAT, "key '%s' is an array of %s, expected integers", key,
 			       et < GT_COUNT ? gt_name[et] : "unknown type");
-	if (count > MODEL_MAX_LAYERS || count > rd_left(r) / gt_size[et])
+	if (count > MODEL_MAX_LAYERS || count > rd_avail(r) / gt_size[et])
 		return rd_fail(r, GW_EFORMAT, "key '%s' claims %llu per-layer values", key, (unsigned long long)count);
 	s->arr = xcalloc(count ? (size_t)count : 1, sizeof *s->arr);
 	s->n = (uint32_t)count;
@@ -704,11 +715,11 @@ static int gguf_parse(gg_reader *r, model_desc *m)
 	if ((rc = rd_u64(r, &n_tensors, "tensor count")) || (rc = rd_u64(r, &n_kv, "metadata count")))
 		goto out;
 	/* a KV pair needs >= 12 bytes, a tensor info >= 24 */
-	if (n_kv > GG_MAX_KV || n_kv > rd_left(r) / 12) {
+	if (n_kv > GG_MAX_KV || n_kv > rd_avail(r) / 12) {
 		rc = rd_fail(r, GW_EFORMAT, "impossible metadata count %llu", (unsigned long long)n_kv);
 		goto out;
 	}
-	if (n_tensors > GG_MAX_TENSORS || n_tensors > rd_left(r) / 24) {
+	if (n_tensors > GG_MAX_TENSORS || n_tensors > rd_avail(r) / 24) {
 		rc = rd_fail(r, GW_EFORMAT, "impossible tensor count %llu", (unsigned long long)n_tensors);
 		goto out;
 	}

@@ -165,7 +165,8 @@ static int parse_header(const char *file, const char *text, size_t len, uint64_t
 		set->t[set->n++] = t;
 	}
 	/* no two tensors of this file may share bytes */
-	qsort(set->t + first, set->n - first, sizeof *set->t, cmp_begin);
+	if (set->n - first > 1)
+		qsort(set->t + first, set->n - first, sizeof *set->t, cmp_begin);
 	for (size_t i = first + 1; i < set->n; i++)
 		if (set->t[i].begin < set->t[i - 1].end && set->t[i].end > set->t[i].begin) {
 			rc = bad(err, file, "tensor '%s' overlaps tensor '%s'", set->t[i].name, set->t[i - 1].name);

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "gguf_writer.h"
+#include "kb/kb.h"
 #include "model/model.h"
 
 static char tmpdir[256];
@@ -735,6 +736,33 @@ static void test_type_table(void **state)
 	assert_null(gguf_file_type_name(100000));
 }
 
+/* The reader's type table and data/quants.tsv must agree on every type both know. */
+static void test_quants_agree(void **state)
+{
+	(void)state;
+	size_t both = 0;
+	for (int id = 0; id < 64; id++) {
+		const char *name;
+		uint32_t block, bytes;
+		const quant_spec *q = kb_quant_by_ggml_type(id);
+		if (!gguf_type_info(id, &name, &block, &bytes)) {
+			if (q && q->kind == QK_GGUF_TYPE)
+				fail_msg("quants.tsv knows ggml type %d (%s), the reader does not", id, q->name);
+			continue;
+		}
+		if (!q)
+			continue;
+		both++;
+		if ((uint32_t)q->block_size != block || (uint32_t)q->bytes_per_block != bytes)
+			fail_msg("type %d %s: reader %u/%u, quants.tsv %d/%d", id, name, block, bytes, q->block_size,
+				 q->bytes_per_block);
+	}
+	print_message("# %zu ggml types agree with quants.tsv\n", both);
+	if (kb_quant_count())
+		assert_true(both >= 20);
+	kb_release_all();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -748,6 +776,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_meta),
 		cmocka_unit_test(test_hostile_tensors),
 		cmocka_unit_test(test_type_table),
+		cmocka_unit_test(test_quants_agree),
 	};
 	return cmocka_run_group_tests_name("gguf", tests, setup, teardown);
 }

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Build the libFuzzer targets with clang (ASan + UBSan) and run each one.
+#   tests/fuzz/run.sh [SECONDS] [TARGET...]     default 60 s, targets gguf safetensors
+# New inputs go to build/fuzz/corpus-TARGET (seeded from tests/fuzz/corpus/TARGET);
+# crashes are written to build/fuzz/ and make the script fail.  Copy a crash
+# into tests/fuzz/corpus/TARGET/ once fixed: `make check` replays that corpus.
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+secs=${1:-60}
+[ $# -gt 0 ] && shift
+targets=${*:-gguf safetensors}
+out=build/fuzz
+CC=${FUZZ_CC:-clang}
+mkdir -p "$out"
+if ! command -v "$CC" >/dev/null; then
+	echo "fuzz: $CC not found (apt-get install clang)" >&2
+	exit 1
+fi
+cc -std=c17 -O1 -o "$out/embed" tools/embed.c
+"$out/embed" data/*.tsv > "$out/embedded.c"
+flags="-std=c17 -D_GNU_SOURCE -DGPUWISE_VERSION=\"fuzz\" -Isrc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(pkg-config --cflags jansson 2>/dev/null || true)"
+libs="$(pkg-config --libs jansson 2>/dev/null || echo -ljansson) -lm -ldl -lpthread"
+for t in $targets; do
+	echo "fuzz: building $t" >&2
+	# shellcheck disable=SC2086
+	$CC $flags -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" src/model/*.c src/util/*.c src/kb/*.c "$out/embedded.c" $libs
+	mkdir -p "$out/corpus-$t"
+	dict=""
+	[ -f "tests/fuzz/$t.dict" ] && dict="-dict=tests/fuzz/$t.dict"
+	echo "fuzz: running $t for ${secs}s" >&2
+	# shellcheck disable=SC2086
+	"$out/fuzz_$t" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+		-artifact_prefix="$out/$t-" $dict "$out/corpus-$t" "tests/fuzz/corpus/$t"
+done
