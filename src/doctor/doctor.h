@@ -139,4 +139,52 @@ int compat_pick_torch(int major, int minor, const char *driver, torch_pick *out,
 /* Look an Xid up in data/xid.tsv; false when unknown. */
 bool xid_lookup(int xid, const char **meaning, const char **severity, const char **action);
 
+/* ---- doctor checks ------------------------------------------------------ */
+
+struct hw_snapshot;
+struct hw_xid;
+struct stack_info;
+
+typedef enum { DOC_OK = 0, DOC_WARN, DOC_FAIL } doctor_severity;
+typedef enum { DG_HARDWARE = 0, DG_DRIVER, DG_CUDA, DG_PYTHON, DG_HEALTH, DG_COUNT } doctor_group;
+
+typedef struct doctor_finding {
+	char *id;          /* stable: "arch-unsupported", "nvcc-path-order" ... (docs/json-doctor.md) */
+	doctor_severity severity;
+	doctor_group group;
+	char *title;       /* one line */
+	char *evidence;    /* what was seen, with the values */
+	char *fix;         /* the exact command or step; "" when nothing to do */
+	int gpu;           /* gpuwise GPU index it concerns, -1 none */
+} doctor_finding;
+
+typedef struct doctor_report {
+	doctor_finding *findings;
+	size_t n;
+} doctor_report;
+
+typedef struct doctor_input {
+	const struct hw_snapshot *hw;     /* NULL: no hardware layer */
+	const struct stack_info *stack;   /* NULL: not discovered */
+	const struct hw_xid *xids;        /* kernel-log Xid events of the last 24 h */
+	size_t n_xids;
+	bool xids_read;                   /* false: the kernel log could not be read */
+	const char *xid_error;            /* why not */
+} doctor_input;
+
+/*
+ * Run every check over what was discovered and append findings to rep
+ * (release with doctor_report_release).  Reads the environment (PATH-like
+ * variables, CUDA_VISIBLE_DEVICES, PRIME offload variables, the variables of
+ * data/bad-env.tsv) and a few files under the root prefix (Secure Boot
+ * state, /proc/modules, process start times).
+ */
+void doctor_check(const doctor_input *in, doctor_report *rep);
+void doctor_report_release(doctor_report *rep);
+/* Add a finding (used by the checks and by cmd/ for --deep results). */
+doctor_finding *doctor_add(doctor_report *rep, const char *id, doctor_severity sev, doctor_group g, int gpu);
+const char *doctor_severity_name(doctor_severity s);
+const char *doctor_group_name(doctor_group g);
+doctor_severity doctor_worst(const doctor_report *rep);
+
 #endif
