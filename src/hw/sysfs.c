@@ -20,6 +20,9 @@ bool hw_pci_norm(const char *in, char *out, size_t n)
 {
 	unsigned int dom = 0, bus, dev, fn;
 	int used = 0;
+	/* scanf's %x would also take "0x" prefixes and signs */
+	if (strspn(in, "0123456789abcdefABCDEF:.") != strlen(in))
+		return false;
 	if (sscanf(in, "%x:%x:%x.%x%n", &dom, &bus, &dev, &fn, &used) != 4) {
 		dom = 0;
 		if (sscanf(in, "%x:%x.%x%n", &bus, &dev, &fn, &used) != 3)

@@ -1,0 +1,135 @@
+#!/bin/sh
+# tests/device/check.sh [REPORT]: run gpuwise against a real GPU and compare
+# with the vendor's own tools.  No fakes: GPUWISE_* variables are cleared.
+# Writes a report (REPORT, else $OUT/report.txt, else ./device-report.txt)
+# in sections; other commands append their own sections below "status".
+# Exit status: 0 all checks passed or no GPU here, 1 a check failed.
+# Budget: well under 5 minutes (one build, a few runs).
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+report=${1:-${OUT:+$OUT/report.txt}}
+report=${report:-$top/device-report.txt}
+mkdir -p "$(dirname "$report")"
+: > "$report"
+# GW_DEVICE_SELFTEST=1 keeps them, to test this script against the fakes
+[ "${GW_DEVICE_SELFTEST:-}" = 1 ] || unset GPUWISE_ROOT GPUWISE_NVML_LIB GPUWISE_CUDA_LIB GPUWISE_FAKE_SCENARIO GPUWISE_FAKE_LOG
+failures=0
+
+say() { printf '%s\n' "$*" | tee -a "$report"; }
+section() { say ""; say "== $1"; }
+check() { # check OK|FAIL TEXT
+	say "$1: $2"
+	[ "$1" = OK ] || failures=$((failures + 1))
+}
+ms_now() { echo $(( $(date +%s%N) / 1000000 )); }
+
+section "machine"
+say "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+say "kernel: $(uname -sr)"
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+	say "no GPU: nvidia-smi not found, nothing to compare (exit 0)"
+	exit 0
+fi
+nvidia-smi -L 2>&1 | tee -a "$report"
+
+section "build"
+t0=$(ms_now)
+if ! make -j"$(nproc 2>/dev/null || echo 4)" gpuwise >"$report.build" 2>&1; then
+	# a warning turned error in a release build must not hide the device check
+	say "release build failed with -Werror; retrying with -Wno-error (see $report.build)"
+	make -j"$(nproc 2>/dev/null || echo 4)" gpuwise OPT="-O2 -g -Wno-error" >>"$report.build" 2>&1 ||
+		{ check FAIL "gpuwise does not build"; exit 1; }
+fi
+say "built ./gpuwise in $(( $(ms_now) - t0 )) ms"
+GW=$top/gpuwise
+
+# ---- status ---------------------------------------------------------------------
+section "status"
+q=name,memory.total,driver_version,temperature.gpu,power.draw
+t0=$(ms_now)
+nvidia-smi --query-gpu=$q --format=csv,noheader,nounits > "$report.smi" 2>&1
+smi_rc=$?
+smi_ms=$(( $(ms_now) - t0 ))
+t0=$(ms_now)
+"$GW" status --json > "$report.status.json" 2> "$report.status.err"
+gw_rc=$?
+gw_ms=$(( $(ms_now) - t0 ))
+# a second run: the driver's state is warm now (persistence off makes the first slow)
+t0=$(ms_now)
+"$GW" status --json > /dev/null 2>&1
+gw2_ms=$(( $(ms_now) - t0 ))
+t0=$(ms_now)
+nvidia-smi --query-gpu=$q --format=csv,noheader,nounits > /dev/null 2>&1
+smi2_ms=$(( $(ms_now) - t0 ))
+say "wall time: nvidia-smi --query-gpu $smi_ms ms then $smi2_ms ms; gpuwise status --json $gw_ms ms then $gw2_ms ms"
+[ "$smi_rc" -eq 0 ] && check OK "nvidia-smi ran" || check FAIL "nvidia-smi exited $smi_rc: $(head -c 300 "$report.smi")"
+[ "$gw_rc" -eq 0 ] && check OK "gpuwise status --json exited 0" ||
+	check FAIL "gpuwise status --json exited $gw_rc: $(head -c 300 "$report.status.err")"
+say "nvidia-smi: $(tr '\n' ';' < "$report.smi")"
+
+if command -v python3 >/dev/null 2>&1; then
+	python3 - "$report.smi" "$report.status.json" >> "$report.cmp" 2>&1 <<'PY'
+import json, sys
+smi = [l.strip() for l in open(sys.argv[1]) if l.strip()]
+try:
+    doc = json.load(open(sys.argv[2]))
+except Exception as e:
+    print("FAIL: gpuwise output is not JSON: %s" % e)
+    sys.exit(0)
+gpus = {g["nvml_index"]: g for g in doc["gpus"] if g.get("nvml_index") is not None}
+print("%s: %d GPUs in nvidia-smi, %d NVML GPUs in gpuwise" % ("OK" if len(smi) == len(gpus) else "FAIL", len(smi), len(gpus)))
+def num(s):
+    try:
+        return float(s)
+    except ValueError:
+        return None
+for i, line in enumerate(smi):
+    f = [x.strip() for x in line.rsplit(",", 4)]
+    if len(f) != 5:
+        print("FAIL: cannot parse nvidia-smi line %r" % line)
+        continue
+    name, mem, drv, temp, power = f
+    g = gpus.get(i)
+    if g is None:
+        print("FAIL: gpu %d missing from gpuwise" % i)
+        continue
+    def cmp(what, ok, a, b):
+        print("%s: gpu %d %s: nvidia-smi %s, gpuwise %s" % ("OK" if ok else "FAIL", i, what, a, b))
+    cmp("name", name == g["name"], name, g["name"])
+    gm = g["memory_total_bytes"]
+    cmp("memory.total (MiB)", num(mem) is not None and gm is not None and int(num(mem)) == gm // 1048576,
+        mem, None if gm is None else gm // 1048576)
+    cmp("driver_version", drv == doc["driver_version"], drv, doc["driver_version"])
+    t, gt = num(temp), g["temperature_c"]
+    cmp("temperature.gpu (C, +-3)", (t is None and gt is None) or (t is not None and gt is not None and abs(t - gt) <= 3), temp, gt)
+    p, gp = num(power), g["power_w"]
+    cmp("power.draw (W, +-max(15 W, 15%))",
+        (p is None and gp is None) or (p is not None and gp is not None and abs(p - gp) <= max(15, 0.15 * p)), power, gp)
+PY
+	tee -a "$report" < "$report.cmp"
+	n=$(grep -c '^FAIL' "$report.cmp")
+	failures=$((failures + n))
+	rm -f "$report.cmp"
+else
+	say "python3 absent: field comparison skipped"
+fi
+
+say ""
+say "gpuwise status --all:"
+"$GW" status --all >> "$report" 2>&1
+say "gpuwise status --prometheus (first 12 lines):"
+"$GW" status --prometheus 2>&1 | head -12 >> "$report"
+t0=$(ms_now)
+"$GW" status --watch 200ms --count 5 --json > "$report.watch" 2>&1
+wrc=$?
+lines=$(wc -l < "$report.watch" | tr -d ' ')
+[ "$wrc" -eq 0 ] && [ "$lines" -eq 5 ] && check OK "status --watch 200ms --count 5: 5 documents in $(( $(ms_now) - t0 )) ms" ||
+	check FAIL "status --watch: exit $wrc, $lines lines"
+rm -f "$report.watch" "$report.smi" "$report.status.err"
+
+# ---- later sections (doctor, run) are appended below by their owners -------------
+
+section "summary"
+say "failures: $failures"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,241 @@
+/*
+ * Unit tests for hw/: Xid lines, throttle words, PCI bus ids, container
+ * ids from cgroups, and the sysfs scan of fixture roots.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hw/hw.h"
+#include "hw/hw_int.h"
+
+static void test_xid_kmsg(void **state)
+{
+	(void)state;
+	hw_xid x;
+	assert_true(hw_xid_parse("3,1022,86012345678,-;NVRM: Xid (PCI:0000:2a:00): 79, pid='<unknown>', "
+				 "name=<unknown>, GPU has fallen off the bus.", &x));
+	assert_int_equal(x.xid, 79);
+	assert_string_equal(x.pci, "0000:2a:00");
+	assert_int_equal(x.ts_us, 86012345678ULL);
+	assert_int_equal(x.pid, -1);
+	assert_string_equal(x.process, "");
+	assert_string_equal(x.text, "GPU has fallen off the bus.");
+	assert_int_equal(x.wall_s, -1);
+	/* kmsg with extra flag fields before ';' */
+	assert_true(hw_xid_parse("4,77,1000,-,caller=T12;NVRM: Xid (PCI:0000:01:00): 13, pid=4242, "
+				 "name=python3, Graphics SM Warp Exception", &x));
+	assert_int_equal(x.xid, 13);
+	assert_int_equal(x.pid, 4242);
+	assert_string_equal(x.process, "python3");
+	assert_string_equal(x.text, "Graphics SM Warp Exception");
+}
+
+static void test_xid_dmesg(void **state)
+{
+	(void)state;
+	hw_xid x;
+	assert_true(hw_xid_parse("[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 48, pid=911, name=trainer, "
+				 "An uncorrectable double bit error (DBE) has been detected", &x));
+	assert_int_equal(x.xid, 48);
+	assert_int_equal(x.ts_us, 1234567890ULL);
+	assert_int_equal(x.pid, 911);
+	assert_string_equal(x.pci, "0000:3b:00");
+	/* an older driver prints no pid/name */
+	assert_true(hw_xid_parse("[   12.000001] NVRM: Xid (PCI:0000:01:00): 62, 0000(0000) 00000000", &x));
+	assert_int_equal(x.xid, 62);
+	assert_int_equal(x.pid, -1);
+	assert_string_equal(x.text, "0000(0000) 00000000");
+	/* not Xid lines */
+	assert_false(hw_xid_parse("6,1021,5012345678,-;nvidia-modeset: Loading NVIDIA Kernel Mode Setting", &x));
+	assert_false(hw_xid_parse("4,1023,86012345999,-;NVRM: GPU 0000:2a:00.0: GPU has fallen off the bus.", &x));
+	assert_false(hw_xid_parse("NVRM: Xid (PCI:0000:01:00): 79, no timestamp", &x));
+	assert_false(hw_xid_parse("[ 12.5] NVRM: Xid (PCI:0000:01:00): notanumber", &x));
+	assert_false(hw_xid_parse("[ 12.5 NVRM: Xid (PCI:0000:01:00): 79, x", &x));
+	assert_false(hw_xid_parse("", &x));
+}
+
+static void test_xid_read(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/gw-xid-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	const char *text = "6,1,100,-;hello\n"
+			   "3,2,2000000,-;NVRM: Xid (PCI:0000:2a:00): 79, pid='<unknown>', name=<unknown>, lost\n"
+			   " SUBSYSTEM=pci\n"
+			   "[    5.000000] NVRM: Xid (PCI:0000:01:00): 31, pid=7, name=a, MMU fault\n";
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	hw_xid *x = NULL;
+	size_t n = 0;
+	gw_error err = {0};
+	assert_int_equal(hw_xid_read(path, 0, &x, &n, &err), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(x[0].xid, 79);
+	assert_int_equal(x[1].xid, 31);
+	free(x);
+	assert_int_equal(hw_xid_read(path, 3000000, &x, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(x[0].xid, 31);
+	free(x);
+	unlink(path);
+	assert_int_not_equal(hw_xid_read("/nonexistent/kmsg", 0, &x, &n, &err), 0);
+	assert_non_null(strstr(err.msg, "cannot read '/nonexistent/kmsg'"));
+}
+
+static void test_throttle_words(void **state)
+{
+	(void)state;
+	char buf[256];
+	assert_string_equal(hw_throttle_words(0, buf, sizeof buf), "none");
+	assert_string_equal(hw_throttle_words(HW_THR_GPU_IDLE, buf, sizeof buf), "idle");
+	assert_string_equal(hw_throttle_words(HW_THR_SW_POWER_CAP | HW_THR_SW_THERMAL, buf, sizeof buf),
+			    "power cap, thermal slowdown (software)");
+	assert_string_equal(hw_throttle_words(HW_THR_HW_THERMAL | HW_THR_HW_POWER_BRAKE, buf, sizeof buf),
+			    "thermal slowdown (hardware), power brake (hardware)");
+	assert_string_equal(hw_throttle_words(0x1000 | HW_THR_HW_SLOWDOWN, buf, sizeof buf),
+			    "hardware slowdown, other (0x1000)");
+	/* a short buffer truncates, never overflows */
+	char small[8];
+	hw_throttle_words(0x1ff, small, sizeof small);
+	assert_true(strlen(small) < sizeof small);
+}
+
+static void test_pci_norm(void **state)
+{
+	(void)state;
+	char b[32];
+	assert_true(hw_pci_norm("00000000:01:00.0", b, sizeof b));
+	assert_string_equal(b, "0000:01:00.0");
+	assert_true(hw_pci_norm("0000:DB:00.0", b, sizeof b));
+	assert_string_equal(b, "0000:db:00.0");
+	assert_true(hw_pci_norm("2a:00.1", b, sizeof b));
+	assert_string_equal(b, "0000:2a:00.1");
+	assert_false(hw_pci_norm("0000:01:00", b, sizeof b));
+	assert_false(hw_pci_norm("0000:01:00.9", b, sizeof b));
+	assert_false(hw_pci_norm("nvidia", b, sizeof b));
+	assert_false(hw_pci_norm("0000:01:00.0x", b, sizeof b));
+}
+
+static void test_container_id(void **state)
+{
+	(void)state;
+	char id[80];
+	const char *hex = "3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899";
+	char cg[256];
+	snprintf(cg, sizeof cg, "/system.slice/docker-%s.scope", hex);
+	proc_container_id(cg, id, sizeof id);
+	assert_string_equal(id, hex);
+	snprintf(cg, sizeof cg, "/kubepods/burstable/pod1234-56/%s", hex);
+	proc_container_id(cg, id, sizeof id);
+	assert_string_equal(id, hex);
+	snprintf(cg, sizeof cg, "/machine.slice/libpod-%s.scope/container", hex);
+	proc_container_id(cg, id, sizeof id);
+	assert_string_equal(id, hex);
+	proc_container_id("/user.slice/user-1000.slice/session-2.scope", id, sizeof id);
+	assert_string_equal(id, "");
+	/* 63 hex digits is not an id */
+	snprintf(cg, sizeof cg, "/docker/%.63s", hex);
+	proc_container_id(cg, id, sizeof id);
+	assert_string_equal(id, "");
+}
+
+static char *fixture(const char *name)
+{
+	const char *top = getenv("GW_TOP");
+	return xasprintf("%s/tests/fixtures/roots/%s", top ? top : ".", name);
+}
+
+static void test_sysfs_laptop(void **state)
+{
+	(void)state;
+	char *root = fixture("laptop-5070");
+	gw_set_root(root);
+	sysfs_gpu *s = NULL;
+	size_t n = 0;
+	gw_error err = {0};
+	assert_int_equal(sysfs_scan(&s, &n, &err), 0);
+	assert_int_equal(n, 2); /* host bridge and SATA skipped */
+	assert_string_equal(s[0].id.pci_bus_id, "0000:00:02.0");
+	assert_int_equal(s[0].id.vendor, HW_VENDOR_INTEL);
+	assert_true(s[0].id.integrated);
+	assert_string_equal(s[0].id.kernel_driver, "i915");
+	assert_string_equal(s[0].id.name, "Intel Arc Graphics");
+	assert_int_equal(s[0].id.pci_revision, 8);
+	assert_int_equal(s[1].id.vendor, HW_VENDOR_NVIDIA);
+	assert_int_equal(s[1].id.pci_device_id, 0x2d58);
+	assert_string_equal(s[1].id.runtime_status, "suspended");
+	assert_false(s[1].id.integrated);
+	assert_int_equal(s[1].id.pci_class, 0x030000);
+	free(s);
+	free(root);
+	gw_set_root(NULL);
+}
+
+static void test_sysfs_amd_and_bad(void **state)
+{
+	(void)state;
+	char *root = fixture("amd-7900xtx");
+	gw_set_root(root);
+	sysfs_gpu *s = NULL;
+	size_t n = 0;
+	gw_error err = {0};
+	assert_int_equal(sysfs_scan(&s, &n, &err), 0);
+	assert_int_equal(n, 2);
+	assert_false(s[0].id.integrated);
+	assert_true(s[1].id.integrated);
+	assert_non_null(strstr(s[0].hwmon, "hwmon2"));
+	hw_gpu g = s[0].id;
+	sysfs_dynamic(&s[0], &g, false);
+	assert_int_equal(g.temp_c.st, HW_OK);
+	assert_int_equal(g.temp_c.v, 51);
+	assert_int_equal(g.power_mw.v, 98000);
+	assert_int_equal(g.power_limit_mw.v, 339000);
+	assert_int_equal(g.mem_free_bytes.v, 25753026560LL - 3221225472LL);
+	/* the iGPU has no hwmon here: its temperature stays unknown */
+	g = s[1].id;
+	sysfs_dynamic(&s[1], &g, false);
+	assert_int_not_equal(g.temp_c.st, HW_OK);
+	free(s);
+	free(root);
+
+	root = fixture("fell-off-bus");
+	gw_set_root(root);
+	assert_int_equal(sysfs_scan(&s, &n, &err), 0);
+	assert_int_equal(n, 2);
+	assert_true(s[0].id.fell_off_bus);
+	assert_int_equal(s[0].id.pci_revision, 0xff);
+	assert_false(s[1].id.fell_off_bus);
+	free(s);
+	free(root);
+
+	root = fixture("malformed");
+	gw_set_root(root);
+	assert_int_not_equal(sysfs_scan(&s, &n, &err), 0);
+	assert_non_null(strstr(err.msg, "vendor"));
+	assert_null(s);
+	free(root);
+	gw_set_root(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_xid_kmsg),
+		cmocka_unit_test(test_xid_dmesg),
+		cmocka_unit_test(test_xid_read),
+		cmocka_unit_test(test_throttle_words),
+		cmocka_unit_test(test_pci_norm),
+		cmocka_unit_test(test_container_id),
+		cmocka_unit_test(test_sysfs_laptop),
+		cmocka_unit_test(test_sysfs_amd_and_bad),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
