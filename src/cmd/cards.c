@@ -321,7 +321,7 @@ int cmd_cards(int argc, char **argv)
 	memset(&m, 0, sizeof m);
 	bool loaded = false;
 	int status = GW_EXIT_USAGE, ch;
-	uint32_t u;
+	uint32_t u = 0;
 	double d;
 	long long ll;
 
