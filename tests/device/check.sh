@@ -130,6 +130,61 @@ rm -f "$report.watch" "$report.smi" "$report.status.err"
 
 # ---- later sections (doctor, run) are appended below by their owners -------------
 
+# ---- run: a real PyTorch job that leaks GPU memory on purpose -------------------
+section "run"
+if command -v python3 >/dev/null 2>&1 && python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+	# 64 MiB kept every 0.5 s: 128 MiB/s of job GPU memory once CUDA is up.
+	leak_py='import torch, time
+keep = []
+for i in range(240):
+    keep.append(torch.empty(64 << 20, dtype=torch.uint8, device="cuda"))
+    time.sleep(0.5)'
+	t0=$(ms_now)
+	timeout 90 "$GW" run --interval 500ms --leak-warmup 5s --leak-window 2s --on-leak stop --grace 5s \
+		--json --report "$report.run.html" -- python3 -c "$leak_py" > "$report.run.json" 2> "$report.run.err"
+	rrc=$?
+	run_ms=$(( $(ms_now) - t0 ))
+	say "gpuwise run exited $rrc after $run_ms ms; its events:"
+	grep '^gpuwise: ' "$report.run.err" | tee -a "$report" > /dev/null
+	python3 - "$report.run.json" "$run_ms" > "$report.cmp" 2>&1 <<'PY'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("FAIL: gpuwise run --json is not JSON: %s" % e)
+    sys.exit(0)
+ms = int(sys.argv[2])
+leaks = [e for e in d["events"] if e["event"] == "leak"]
+print("%s: the leak event was raised%s" % ("OK" if leaks else "FAIL",
+      " after %.1f s" % leaks[0]["t_s"] if leaks else ""))
+print("%s: caught within 60 s (the run took %.1f s)" % ("OK" if leaks and leaks[0]["t_s"] < 60 else "FAIL", ms / 1000))
+if leaks:
+    s = leaks[0]["slope_bytes_per_s"] / 2**20
+    print("%s: slope %.1f MiB/s against the 128 MiB/s the job allocates (+-30%%); time to OOM %s s"
+          % ("OK" if abs(s - 128) <= 0.3 * 128 else "FAIL", s, leaks[0]["time_to_oom_s"]))
+a = d["attempts"][0] if d["attempts"] else {}
+print("%s: the job was stopped by gpuwise (class %s, reason %s)" % (
+      "OK" if a.get("class") == "stopped-by-gpuwise" and a.get("reason") == "leak" else "FAIL",
+      a.get("class"), a.get("reason")))
+peak = d["peaks"]["job_gpu_mem_bytes"]
+print("%s: job GPU memory from NVML's per-process figures, peak %s MiB" % (
+      "OK" if peak and peak > 256 * 2**20 else "FAIL", None if peak is None else peak // 2**20))
+print("INFO: gpuwise's own CPU time %.3f s for %d samples" % (d["gpuwise_cpu_s"], d["samples"]))
+PY
+	tee -a "$report" < "$report.cmp"
+	n=$(grep -c '^FAIL' "$report.cmp")
+	failures=$((failures + n))
+	rm -f "$report.cmp"
+	if pgrep -f 'keep.append\(torch.empty' >/dev/null 2>&1; then
+		check FAIL "a process of the leaking job outlived gpuwise"
+	else
+		check OK "no process of the job is left after gpuwise exits"
+	fi
+else
+	say "skip: PyTorch with CUDA is not importable by python3 here, so the leak job cannot run"
+fi
+
+
 section "summary"
 say "failures: $failures"
 [ "$failures" -eq 0 ]
