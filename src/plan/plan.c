@@ -782,6 +782,12 @@ static void add_advice(plan_result *res, const plan_result *after, const char *f
 static const char *const gguf_ladder[] = {"f16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k"};
 static const char *const hf_ladder[] = {"bf16", "fp8", "awq-int4"};
 
+static int by_price(const void *a, const void *b)
+{
+	double x = (*(const gpu_spec *const *)a)->price_usd, y = (*(const gpu_spec *const *)b)->price_usd;
+	return (x > y) - (x < y);
+}
+
 static void advise(const plan_request *rq, plan_result *res)
 {
 	plan_request t = *rq;
@@ -901,28 +907,28 @@ static void advise(const plan_request *rq, plan_result *res)
 
 	/* 5. a larger card: the cheapest catalog GPU on which it fits */
 	if (res->verdict != PLAN_FITS) {
-		const gpu_spec *best = NULL;
-		plan_result *bestr = xmalloc(sizeof *bestr);
-		size_t n = kb_gpu_count();
+		size_t n = kb_gpu_count(), k = 0;
+		const gpu_spec **cards = xcalloc(n ? n : 1, sizeof *cards);
+		uint64_t need = res->model_bytes > res->embd_bytes ? res->model_bytes - res->embd_bytes : 0;
 		for (size_t i = 0; i < n; i++) {
 			const gpu_spec *s = kb_gpu_at(i);
-			if (!s || s->price_usd <= 0 || s->vram_bytes == 0)
-				continue;
-			if (best && s->price_usd >= best->price_usd)
-				continue;
+			/* a card smaller than the weights cannot hold them */
+			if (s && s->price_usd > 0 && s->vram_bytes > need)
+				cards[k++] = s;
+		}
+		qsort(cards, k, sizeof *cards, by_price);
+		for (size_t i = 0; i < k; i++) {
 			t = *rq;
 			t.skip_advice = true;
 			t.n_gpus = 1;
-			plan_gpu_from_spec(&t.gpus[0], s);
+			plan_gpu_from_spec(&t.gpus[0], cards[i]);
 			if (plan_one(&t, r, &e) == 0 && r->verdict == PLAN_FITS) {
-				best = s;
-				*bestr = *r;
+				add_advice(res, r, "a larger card: %s (%s, about $%.0f)", cards[i]->id,
+					   cards[i]->name, cards[i]->price_usd);
+				break;
 			}
 		}
-		if (best)
-			add_advice(res, bestr, "a larger card: %s (%s, about $%.0f)", best->id, best->name,
-				   best->price_usd);
-		free(bestr);
+		free(cards);
 	}
 	free(r);
 }

@@ -191,7 +191,24 @@ typedef struct est {
 	double params;
 	gw_error *err;
 	int rc;
+	/* types resolved so far: kb lookups normalise names, so resolve each once */
+	const char *cache_name[16];
+	const quant_spec *cache_q[16];
+	size_t ncache;
 } est;
+
+static const quant_spec *type_lookup(est *e, const char *t)
+{
+	for (size_t i = 0; i < e->ncache; i++)
+		if (e->cache_name[i] == t || !strcmp(e->cache_name[i], t))
+			return e->cache_q[i];
+	const quant_spec *q = kb_quant_find_kind(t, QK_GGUF_TYPE);
+	if (e->ncache < 16) {
+		e->cache_name[e->ncache] = t;
+		e->cache_q[e->ncache++] = q;
+	}
+	return q;
+}
 
 /* Bytes of a tensor of `rows` rows of `ne0` weights. */
 static uint64_t tensor_bytes(est *e, tkind k, uint32_t il, const model_desc *m, uint64_t ne0,
@@ -207,9 +224,9 @@ static uint64_t tensor_bytes(est *e, tkind k, uint32_t il, const model_desc *m, 
 		return (uint64_t)ceil((double)ne0 * (double)rows * e->linear_bpw / 8.0);
 	}
 	const char *t = tensor_type(e->r, e->base, k, il, m);
-	const quant_spec *q = kb_quant_find_kind(t, QK_GGUF_TYPE);
+	const quant_spec *q = type_lookup(e, t);
 	if (q && q->block_size > 1 && ne0 % (uint64_t)q->block_size != 0)
-		q = kb_quant_find_kind(fallback_type(t), QK_GGUF_TYPE);
+		q = type_lookup(e, fallback_type(t));
 	if (!q || q->block_size <= 0) {
 		if (e->rc == 0)
 			e->rc = gw_fail(e->err, GW_ENOTFOUND,

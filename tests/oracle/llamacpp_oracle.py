@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""llama.cpp as the oracle for its own buffers.
+
+Writes small GGUF files with the `gguf` package (an independent writer;
+zero weights in a sparse file), loads each with llama-cpp-python on the CPU
+(n_gpu_layers=0) at several contexts, KV cache types and flash attention on
+and off, reads llama.cpp's printed model / KV / compute buffer sizes from
+its log, and compares them with `gpuwise plan FILE --json`.
+
+How the two are compared: with n_gpu_layers=0 llama.cpp keeps every buffer
+in host memory, so its CPU "model buffer" holds all tensors, its CPU "KV
+buffer" the whole cache and its CPU "compute buffer" the whole graph.  The
+plan is run for one large GPU (--vram 1T) so that everything is on the GPU
+side; then model_bytes (all tensors), kv_total_bytes and the GPU
+compute_bytes are the same quantities.  The graph reserved on a CPU backend
+is the one a GPU would get (same ggml graph and allocator).
+
+Usage: llamacpp_oracle.py GPUWISE_BINARY [--quick]
+Prints a table (TSV) and exits 1 if a model or KV figure differs by more
+than 1% or a compute figure by more than 25% (the compute buffer depends on
+the llama.cpp version: the plan follows the buffers printed by llama.cpp
+b2824, which the validation data measured).  Exit 77 when llama_cpp or gguf
+is missing.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import gguf
+    import llama_cpp
+except Exception as e:  # noqa: BLE001
+    print(f"skip: {e}")
+    sys.exit(77)
+
+GW = sys.argv[1] if len(sys.argv) > 1 else "./gpuwise"
+QUICK = "--quick" in sys.argv
+
+F32 = gguf.GGMLQuantizationType.F32
+F16 = gguf.GGMLQuantizationType.F16
+
+
+def arch_spec(name):
+    """Small but realistic shapes (every row divisible by 256)."""
+    base = dict(layers=4, hidden=1024, heads=16, kv=4, head_dim=64, ffn=2816, vocab=32000, ctx_train=32768)
+    if name == "llama":
+        return dict(base, arch="llama", tied=False)
+    if name == "qwen2":
+        return dict(base, arch="qwen2", tied=False, bias=True)
+    if name == "gemma2":
+        return dict(base, arch="gemma2", tied=True, head_dim=128, swa=512, swa_period=2)
+    if name == "gemma3":
+        return dict(base, arch="gemma3", tied=True, head_dim=128, swa=512, swa_period=6, layers=6, qknorm=True)
+    raise ValueError(name)
+
+
+def write_gguf(path, s):
+    arch = s["arch"]
+    w = gguf.GGUFWriter(path, arch)
+    L, E, H, KV, HD, FF, V = s["layers"], s["hidden"], s["heads"], s["kv"], s["head_dim"], s["ffn"], s["vocab"]
+    w.add_name(f"oracle-{arch}")
+    w.add_file_type(1)  # MOSTLY_F16
+    w.add_block_count(L)
+    w.add_context_length(s["ctx_train"])
+    w.add_embedding_length(E)
+    w.add_feed_forward_length(FF)
+    w.add_head_count(H)
+    w.add_head_count_kv(KV)
+    w.add_key_length(HD)
+    w.add_value_length(HD)
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_rope_freq_base(10000.0)
+    if "swa" in s:
+        w.add_sliding_window(s["swa"])
+    if arch == "gemma2":
+        w.add_attn_logit_softcapping(50.0)
+        w.add_final_logit_softcapping(30.0)
+    # a minimal SentencePiece-style vocabulary
+    toks = [b"<unk>", b"<s>", b"</s>"] + [f"t{i}".encode() for i in range(3, V)]
+    w.add_tokenizer_model("llama")
+    w.add_token_list(toks)
+    w.add_token_scores([0.0] * V)
+    w.add_token_types([2, 3, 3] + [1] * (V - 3))
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    w.add_unk_token_id(0)
+
+    tensors = []  # (name, ne0, ne1 or None, type)
+
+    def t2(name, ne0, ne1, typ=F16):
+        tensors.append((name, ne0, ne1, typ))
+
+    def t1(name, ne0):
+        tensors.append((name, ne0, None, F32))
+
+    t2("token_embd.weight", E, V)
+    for i in range(L):
+        p = f"blk.{i}."
+        t1(p + "attn_norm.weight", E)
+        t2(p + "attn_q.weight", E, H * HD)
+        t2(p + "attn_k.weight", E, KV * HD)
+        t2(p + "attn_v.weight", E, KV * HD)
+        t2(p + "attn_output.weight", H * HD, E)
+        if s.get("bias"):
+            t1(p + "attn_q.bias", H * HD)
+            t1(p + "attn_k.bias", KV * HD)
+            t1(p + "attn_v.bias", KV * HD)
+        if s.get("qknorm"):
+            t1(p + "attn_q_norm.weight", HD)
+            t1(p + "attn_k_norm.weight", HD)
+        if arch.startswith("gemma"):
+            t1(p + "post_attention_norm.weight", E)
+            t1(p + "post_ffw_norm.weight", E)
+        t1(p + "ffn_norm.weight", E)
+        t2(p + "ffn_gate.weight", E, FF)
+        t2(p + "ffn_up.weight", E, FF)
+        t2(p + "ffn_down.weight", FF, E)
+    t1("output_norm.weight", E)
+    if not s["tied"]:
+        t2("output.weight", E, V)
+
+    for name, ne0, ne1, typ in tensors:
+        if ne1 is None:
+            shape, nbytes, dt = (ne0,), ne0 * 4, np.float32
+        else:
+            shape, nbytes, dt = (ne1, ne0), ne0 * ne1 * 2, np.float16
+        w.add_tensor_info(name, shape, np.dtype(dt), nbytes, raw_dtype=typ)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    w.close()
+    # tensor data: zeros, as a sparse tail
+    align = 32
+    size = os.path.getsize(path)
+    data_start = (size + align - 1) // align * align
+    total = 0
+    for name, ne0, ne1, typ in tensors:
+        nb = ne0 * 4 if ne1 is None else ne0 * ne1 * 2
+        total += (nb + align - 1) // align * align
+    with open(path, "r+b") as f:
+        f.truncate(data_start + total)
+
+
+BUF_RE = re.compile(r"(\S+) (model|KV|compute|output) buffer size =\s*([0-9.]+) MiB")
+
+
+def llama_buffers(path, ctx, kv_type, fa):
+    """Load with llama.cpp on the CPU; return MiB by buffer kind from its log."""
+    fd_log = tempfile.TemporaryFile(mode="w+b")
+    saved = os.dup(2)
+    os.dup2(fd_log.fileno(), 2)
+    try:
+        llm = llama_cpp.Llama(model_path=path, n_gpu_layers=0, n_ctx=ctx, n_batch=512, n_ubatch=512,
+                              type_k=kv_type, type_v=kv_type, flash_attn=fa, verbose=True, swa_full=False,
+                              use_mmap=True, n_threads=1)
+        del llm
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+    fd_log.seek(0)
+    log = fd_log.read().decode("utf-8", "replace")
+    out = {"model": 0.0, "KV": 0.0, "compute": 0.0, "output": 0.0}
+    for m in BUF_RE.finditer(log):
+        out[m.group(2)] += float(m.group(3))
+    cells = re.findall(r"(\d+) cells", log)
+    out["cells"] = ",".join(cells)
+    return out, log
+
+
+def plan(path, ctx, kv_name, fa):
+    cmd = [GW, "plan", path, "--vram", "1T", "--ctx", str(ctx), "--kv-type", kv_name, "--json"]
+    if fa:
+        cmd.append("--flash-attn")
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode not in (0, 3, 4):
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr}")
+    d = json.loads(p.stdout)
+    mib = 1024 * 1024
+    return {"model": d["model_bytes"] / mib, "KV": d["kv_total_bytes"] / mib, "compute": d["breakdown"]["compute_bytes"] / mib}
+
+
+def main():
+    kvs = [("f16", 1), ("q8_0", 8), ("q4_0", 2)]
+    archs = ["llama", "qwen2", "gemma2", "gemma3"]
+    ctxs = [512, 4096] if QUICK else [512, 1000, 4096, 16384]
+    tmp = tempfile.mkdtemp(prefix="gw-oracle.")
+    rows = []
+    bad = 0
+    print("arch\tctx\tkv\tfa\tllama_model_mib\tplan_model_mib\tllama_kv_mib\tplan_kv_mib\tllama_compute_mib\tplan_compute_mib\tcompute_err\tcells")
+    for a in archs:
+        s = arch_spec(a)
+        path = os.path.join(tmp, f"{a}.gguf")
+        write_gguf(path, s)
+        for ctx in ctxs:
+            for kv_name, kv_id in kvs:
+                for fa in (False, True):
+                    if kv_name != "f16" and not fa:
+                        continue  # llama.cpp needs flash attention for a quantized V cache
+                    try:
+                        got, log = llama_buffers(path, ctx, kv_id, fa)
+                    except Exception as e:  # noqa: BLE001
+                        print(f"{a}\t{ctx}\t{kv_name}\t{int(fa)}\tllama.cpp failed: {e}")
+                        bad += 1
+                        continue
+                    exp = plan(path, ctx, kv_name, fa)
+                    cerr = (exp["compute"] / got["compute"] - 1) if got["compute"] else float("nan")
+                    row = (a, ctx, kv_name, int(fa), got["model"], exp["model"], got["KV"], exp["KV"], got["compute"], exp["compute"], cerr, got["cells"])
+                    rows.append(row)
+                    print("%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%+.1f%%\t%s" % (row[:10] + (cerr * 100, row[11])))
+                    for k in ("model", "KV"):
+                        if got[k] and abs(exp[k] / got[k] - 1) > 0.01:
+                            bad += 1
+                    if got["compute"] and abs(cerr) > 0.25:
+                        bad += 1
+    errs = sorted(abs(r[10]) for r in rows if r[8])
+    if errs:
+        print(f"# compute: median |error| {100 * errs[len(errs) // 2]:.1f}%, max {100 * errs[-1]:.1f}% over {len(errs)} loads")
+    print(f"# {len(rows)} loads, {bad} out of tolerance")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
