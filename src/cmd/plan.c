@@ -14,6 +14,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/workload.h"
+#include "hw/hw.h"
 #include "kb/kb.h"
 #include "model/model.h"
 #include "plan/plan.h"
@@ -84,7 +85,8 @@ static void usage(FILE *f)
 		"MODEL is a catalog name or alias (llama3.1:8b, meta-llama/Llama-3.1-8B), a GGUF\n"
 		"file, a safetensors file or directory, or a config.json.\n\n"
 		"Hardware:\n"
-		"  --gpu ID[,ID...]   catalog GPUs (rtx-4090, 4060-laptop, h100-sxm); NxID repeats\n"
+		"  --gpu ID[,ID...]   catalog GPUs (rtx-4090, 4060-laptop, h100-sxm); NxID repeats;\n"
+		"                     default: this machine's GPUs with their free memory\n"
 		"  --vram SIZE        a GPU with SIZE of memory (8G); with --gpu: memory per GPU\n"
 		"  --ram SIZE         host RAM for offloaded layers (checked when given)\n"
 		"  --ram-bw GBS       host memory bandwidth in GB/s (default 51.2, DDR4-3200 x2)\n"
@@ -286,6 +288,40 @@ static int parse_opts(plan_cli *c, int argc, char **argv, const struct option *o
 	return 0;
 }
 
+/*
+ * No --gpu or --vram: this machine's GPUs (hw snapshot), with their free
+ * memory, and the catalog's bandwidth and TFLOPS when the card is known.
+ */
+static int machine_gpus(plan_cli *c)
+{
+	plan_request *rq = &c->rq;
+	hw_opts o = {.no_procs = true};
+	hw_snapshot snap;
+	gw_error err = {0};
+	if (hw_snapshot_take(&o, &snap, &err) == 0) {
+		for (size_t i = 0; i < snap.n_gpus && rq->n_gpus < PLAN_MAX_GPUS; i++) {
+			const hw_gpu *h = &snap.gpus[i];
+			if (!HW_VALID(h->mem_total_bytes) || h->mem_total_bytes.v <= 0)
+				continue;
+			plan_gpu *g = &rq->gpus[rq->n_gpus++];
+			const gpu_spec *s = kb_gpu_find(h->name);
+			if (s)
+				plan_gpu_from_spec(g, s);
+			else
+				memset(g, 0, sizeof *g);
+			snprintf(g->name, sizeof g->name, "%s", h->name);
+			g->vram_bytes = (uint64_t)h->mem_total_bytes.v;
+			if (HW_VALID(h->mem_free_bytes) && h->mem_free_bytes.v > 0)
+				g->free_bytes = (uint64_t)h->mem_free_bytes.v;
+		}
+		hw_snapshot_release(&snap);
+	}
+	if (rq->n_gpus == 0)
+		return usage_error("plan", "no GPU found on this machine; say which GPU: --gpu ID (e.g. rtx-4090, "
+					   "2x3090) or --vram SIZE");
+	return 0;
+}
+
 /* "2x3090,rtx-4090" -> rq->gpus.  Returns 0 or a usage exit status. */
 static int resolve_gpus(plan_cli *c)
 {
@@ -341,7 +377,7 @@ static int resolve_gpus(plan_cli *c)
 		g->vram_bytes = c->vram;
 		return 0;
 	}
-	return usage_error("plan", "say which GPU: --gpu ID (e.g. rtx-4090, 2x3090) or --vram SIZE");
+	return machine_gpus(c);
 }
 
 /* ---- text output ------------------------------------------------------------ */

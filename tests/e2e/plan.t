@@ -76,9 +76,21 @@ run_gw plan --help
 is "$rc" 0 "--help exits 0"
 like "$out" 'Exit status: 0 fits' "--help lists exit codes"
 like "$out" '--kv-type' "--help lists options"
+# without --gpu/--vram: this machine's GPUs (fixture roots + fake NVML)
+export GPUWISE_CUDA_LIB="$GW_FAKE/libcuda.so"
+export GPUWISE_ROOT="$FIX/roots/nogpu" GPUWISE_NVML_LIB="$TMP/no-such-libnvidia-ml.so.1"
 run_gw plan llama3.1:8b
-is "$rc" 2 "no GPU given: usage error"
-like "$err" 'say which GPU' "asks for --gpu or --vram"
+is "$rc" 2 "no GPU given and none on the machine: usage error"
+like "$err" 'no GPU found on this machine; say which GPU' "asks for --gpu or --vram"
+export GPUWISE_ROOT="$FIX/roots/desktop-4090" GPUWISE_FAKE_SCENARIO="$FIX/scenarios/desktop-4090.json"
+export GPUWISE_NVML_LIB="$GW_FAKE/libnvidia-ml.so" GPUWISE_FAKE_LOG="$TMP/calls.log"
+run_gw plan llama3.1:8b --ctx 8192 --json
+is "$rc" 3 "this machine's RTX 4090, busy with other processes: offload"
+is "$(printf '%s' "$out" | jget 'd["devices"][0]["name"]')" "NVIDIA GeForce RTX 4090" "device named as the driver names it"
+is "$(printf '%s' "$out" | jget 'd["devices"][0]["usable_bytes"] < d["devices"][0]["vram_total_bytes"]')" True "free memory, not the total, is usable"
+is "$(printf '%s' "$out" | jget 'd["verdict"]')" offload "less free memory than the model needs: offload"
+is "$(printf '%s' "$out" | jget 'd["decode_tok_s"] is not None')" True "catalog bandwidth found for the machine's card"
+unset GPUWISE_ROOT GPUWISE_FAKE_SCENARIO GPUWISE_NVML_LIB GPUWISE_FAKE_LOG GPUWISE_CUDA_LIB
 run_gw plan llama3.1:8b --gpu rtx-9999
 is "$rc" 2 "unknown GPU: exit 2"
 like "$err" "unknown GPU 'rtx-9999'" "unknown GPU named"
