@@ -196,6 +196,11 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		for (size_t k = 0; k < r->n_caveats; k++)
 			printf("  %zu. %s%s%s: %s\n", i + 1, c_yellow(f), r->gpu->id, c_reset(f), r->caveats[k]);
 	}
+	for (size_t i = 0; i < res->n_rows; i++)
+		if (res->rows[i].price_estimated) {
+			printf("\n~ used price estimated from the new price and the card's age (no used-price row)\n");
+			break;
+		}
 	printf("\n%zu GPUs considered: %zu listed, %zu do not fit with %u cards, %zu over budget, %zu without a price\n",
 	       res->n_considered, res->n_rows, res->n_no_fit, o->max_gpus, res->n_over_budget, res->n_no_price);
 	if (c->w.kind == WORKLOAD_LLM)

@@ -53,7 +53,7 @@ static void caveat(cards_row *r, const char *text)
  * sm_50 to sm_72: data/cuda-arch.tsv, NVIDIA cuDecomp#97); PyTorch 2.11's
  * cu128 and cu130 wheels start at sm_75 (data/torch-builds.tsv).
  */
-static void caveats_for(cards_row *r, bool estimated)
+static void caveats_for(cards_row *r)
 {
 	const gpu_spec *g = r->gpu;
 	if (!str_ieq(g->vendor, "NVIDIA")) {
@@ -70,8 +70,6 @@ static void caveats_for(cards_row *r, bool estimated)
 		caveat(r, "compute capability below 5.0: no current CUDA or PyTorch release supports it");
 	if (g->laptop)
 		caveat(r, "laptop part: speed depends on the laptop's power limit (TGP)");
-	if (estimated)
-		caveat(r, "used price estimated from the new price and age");
 	if (r->count > 1)
 		caveat(r, "several cards: the model is split across them (needs the slots, power and a split-capable engine)");
 }
@@ -135,7 +133,7 @@ int cards_rank(const cards_opts *o, cards_eval_fn fn, void *ctx, cards_result *r
 		if (row.price_known && row.eval.has_speed && row.price_usd > 0)
 			row.speed_per_kusd = row.eval.speed / (row.price_usd / 1000);
 		row.power_w = (uint32_t)(g->tdp_w > 0 ? g->tdp_w : 0) * row.count;
-		caveats_for(&row, est);
+		caveats_for(&row);
 		res->rows = xgrow(res->rows, &cap, res->n_rows + 1, sizeof *res->rows);
 		res->rows[res->n_rows++] = row;
 	}
