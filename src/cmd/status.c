@@ -265,6 +265,8 @@ static json_t *gpu_json(const hw_gpu *g)
 		json_array_append_new(procs, x);
 	}
 	json_object_set_new(o, "processes", procs);
+	json_object_set_new(o, "processes_error", g->procs_listed.st == HW_OK || g->procs_listed.st == HW_UNQUERIED
+				? json_null() : json_string(hw_status_name(g->procs_listed.st)));
 	json_object_set_new(o, "unavailable", unavailable(g));
 	return o;
 }
@@ -525,6 +527,8 @@ static void print_gpu_text(const hw_gpu *g, size_t name_w, bool all, FILE *f)
 			HW_VALID(m->mem_total_bytes) ? fmt_bytes(b, sizeof b, (uint64_t)m->mem_total_bytes.v) : "-",
 			m->uuid);
 	}
+	if (g->procs_listed.st != HW_OK && g->procs_listed.st != HW_UNQUERIED)
+		fprintf(f, "    %sprocesses: %s%s\n", c_dim(f), hw_status_name(g->procs_listed.st), c_reset(f));
 	for (size_t i = 0; i < g->n_procs; i++) {
 		const hw_proc *p = &g->procs[i];
 		char mem[32], where[40] = "";

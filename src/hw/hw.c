@@ -33,6 +33,7 @@ void hw_gpu_clear(hw_gpu *g)
 	/* every hw_val between cc_major and l2_bytes is not queried yet */
 	for (hw_val *v = &g->cc_major; v <= &g->l2_bytes; v++)
 		*v = (hw_val){0, HW_UNQUERIED, 0};
+	g->procs_listed = (hw_val){0, HW_UNQUERIED, 0};
 }
 
 void hw_gpu_free_lists(hw_gpu *g)
@@ -44,10 +45,14 @@ void hw_gpu_free_lists(hw_gpu *g)
 	g->n_migs = g->n_procs = 0;
 }
 
+static bool nvidia_bound(const hw_gpu *g)
+{
+	return g->vendor == HW_VENDOR_NVIDIA && strcmp(g->kernel_driver, "nvidia") == 0;
+}
+
 static bool nvidia_sleeping(const hw_gpu *g)
 {
-	return g->vendor == HW_VENDOR_NVIDIA && strcmp(g->kernel_driver, "nvidia") == 0 &&
-	       strcmp(g->runtime_status, "suspended") == 0;
+	return nvidia_bound(g) && strcmp(g->runtime_status, "suspended") == 0;
 }
 
 /* Copy what sysfs knows into an NVML device's template. */
@@ -146,6 +151,21 @@ hw *hw_open(const hw_opts *o, gw_error *err)
 				break;
 			}
 		add_tmpl(h, &cap, &g, sys_idx);
+	}
+	/* An NVML device whose PCI info failed (a lost GPU may answer nothing)
+	 * takes the first unmatched GPU the NVIDIA driver drives: both lists
+	 * are in PCI order, and listing it twice would be worse. */
+	for (size_t t = 0; t < h->n_tmpl; t++) {
+		if (h->tmpl[t].pci_bus_id[0])
+			continue;
+		for (size_t k = 0; k < h->n_sys; k++)
+			if (!used[k] && nvidia_bound(&h->sys[k].id)) {
+				used[k] = true;
+				h->sys_of[t] = (int)k;
+				snprintf(h->tmpl[t].pci_bus_id, sizeof h->tmpl[t].pci_bus_id, "%s", h->sys[k].id.pci_bus_id);
+				merge_sysfs(&h->tmpl[t], &h->sys[k].id);
+				break;
+			}
 	}
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t k = 0; k < h->n_sys; k++) {

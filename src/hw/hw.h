@@ -109,6 +109,7 @@ typedef struct hw_gpu {
 	/* added after the first version of this contract */
 	char error[128];        /* why this GPU could not be read ("GPU is lost"), "" if fine */
 	uint32_t pci_class;     /* 0x030000 VGA, 0x030200 3D controller; 0 unknown */
+	hw_val procs_listed;    /* v = 1 when the process list was read; else why not */
 } hw_gpu;
 
 typedef struct hw_snapshot {

@@ -612,8 +612,11 @@ void nvml_dynamic(nvml *n, unsigned i, hw_gpu *g, bool procs)
 		migs(n, d, g);
 	if (procs) {
 		size_t cap = 0;
-		list_procs(n, d, n->compute, false, g, &cap);
-		list_procs(n, d, n->graphics, true, g, &cap);
+		nvml_ret rc = list_procs(n, d, n->compute, false, g, &cap);
+		nvml_ret rg = list_procs(n, d, n->graphics, true, g, &cap);
+		/* either failure counts; a library without graphics lists does not */
+		nvml_ret r = rc != NVML_OK ? rc : rg == NVML_FUNCTION_NOT_FOUND ? NVML_OK : rg;
+		setv(&g->procs_listed, r, 1);
 	}
 	/* one lost GPU: say so once, the other GPUs carry on */
 	const hw_val *vals[] = {&g->mem_total_bytes, &g->temp_c, &g->power_mw, &g->util_gpu_pct};

@@ -227,6 +227,52 @@ is "$(echo "$j" | jget 'd["gpus"][1]["temperature_c"]')" 42 "fell off: the other
 run_gw status
 like "$out" '^\[0\].*GPU is lost' "fell off text: error on the GPU line"
 
+# ---- per-field errors injected into one scenario -----------------------------------
+cat > "$TMP/perm.json" <<'EOF'
+{"driver_version": "570.124.06", "gpus": [
+ {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-00000000-0000-0000-0000-000000000001",
+  "pci_bus_id": "00000000:18:00.0", "memory_total_bytes": 85520809984, "temp_c": 40, "power_mw": 70000,
+  "processes": [{"pid": 51001, "used_memory_bytes": 1073741824}],
+  "errors": {"nvmlDeviceGetComputeRunningProcesses_v3": "NO_PERMISSION", "nvmlDeviceGetPowerUsage": "NO_PERMISSION",
+             "nvmlDeviceGetTemperature": {"error": "GPU_IS_LOST", "from_call": 1}}},
+ {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-00000000-0000-0000-0000-000000000002",
+  "pci_bus_id": "00000000:2a:00.0", "memory_total_bytes": 85520809984, "temp_c": 41,
+  "processes": [{"pid": 51002, "used_memory_bytes": null}]}]}
+EOF
+use server-8xh100
+export GPUWISE_FAKE_SCENARIO="$TMP/perm.json"
+run_gw status --json --watch 10ms --count 2
+is "$rc" 0 "injected errors: exit 0"
+first=$(printf '%s\n' "$out" | head -1)
+second=$(printf '%s\n' "$out" | tail -1)
+is "$(echo "$first" | jget 'd["gpus"][0]["processes_error"]')" "no permission" "NO_PERMISSION on the process list is reported"
+is "$(echo "$first" | jget 'd["gpus"][0]["processes"]')" "[]" "no processes invented"
+is "$(echo "$first" | jget 'd["gpus"][0]["power_w"]')" None "NO_PERMISSION power is null"
+is "$(echo "$first" | jget 'd["gpus"][0]["unavailable"]["power_w"]')" "no permission" "and says why"
+is "$(echo "$first" | jget 'd["gpus"][0]["temperature_c"]')" 40 "first sample: temperature read"
+is "$(echo "$second" | jget 'd["gpus"][0]["temperature_c"]')" None "from the second call on: GPU_IS_LOST"
+is "$(echo "$second" | jget 'd["gpus"][0]["error"]')" "GPU is lost" "a GPU lost mid-run says so"
+is "$(echo "$second" | jget 'd["gpus"][1]["temperature_c"]')" 41 "the other GPU is still read"
+is "$(echo "$second" | jget 'd["gpus"][1]["processes"][0]["used_memory_bytes"]')" None \
+	"NVML_VALUE_NOT_AVAILABLE process memory is null"
+is "$(echo "$second" | jget 'd["gpus"][1]["processes"][0]["user"]')" alice "its user is still known"
+
+# a GPU so lost that even its handle and PCI info fail: listed once, at its bus
+cat > "$TMP/lost.json" <<'EOF'
+{"driver_version": "570.124.06", "gpus": [
+ {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-00000000-0000-0000-0000-000000000001",
+  "pci_bus_id": "00000000:2a:00.0", "errors": {"*": "GPU_IS_LOST"}},
+ {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-00000000-0000-0000-0000-000000000002",
+  "pci_bus_id": "00000000:3a:00.0", "temp_c": 41}]}
+EOF
+use fell-off-bus
+export GPUWISE_FAKE_SCENARIO="$TMP/lost.json"
+run_gw status --json
+is "$(echo "$out" | jget 'len(d["gpus"])')" 2 "lost handle: GPU not listed twice"
+is "$(echo "$out" | jget 'd["gpus"][0]["pci_bus_id"]')" "0000:2a:00.0" "lost handle: matched to its sysfs device"
+like "$(echo "$out" | jget 'd["gpus"][0]["error"]')" "GPU is lost" "lost handle: error kept"
+is "$(echo "$out" | jget 'd["gpus"][1]["temperature_c"]')" 41 "lost handle: the other GPU read"
+
 # ---- bad input ---------------------------------------------------------------------
 printf '{"gpus": [ {"name": "x",' > "$TMP/broken.json"
 use desktop-4090
