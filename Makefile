@@ -13,6 +13,14 @@ BASEFLAGS := -std=c17 -D_GNU_SOURCE -DGPUWISE_VERSION='"$(VERSION)"' -Isrc $(PKG
 OPT       ?= -O2 -g
 SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDLIBS    := $(PKG_LIBS) -ldl -lm -lpthread
+# quiet by default; `make V=1` shows the commands
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-6s %s\n' $(1) $(2)
+endif
 
 SRCS      := $(sort $(wildcard src/*.c src/*/*.c))
 LIBSRCS   := $(filter-out src/main.c,$(SRCS))
@@ -28,40 +36,47 @@ objs = $(patsubst src/%.c,$(1)/obj/%.o,$(LIBSRCS)) $(1)/obj/embedded.o
 all: gpuwise
 
 gpuwise: $(BUILD)/gpuwise
-	cp $< $@
+	$(Q)cp $< $@
 
 # ---- release tree --------------------------------------------------------
 $(BUILD)/gpuwise: $(call objs,$(BUILD)) $(BUILD)/obj/main.o
-	$(CC) $(OPT) -o $@ $^ $(LDLIBS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(OPT) -o $@ $^ $(LDLIBS)
 $(BUILD)/obj/%.o: src/%.c $(wildcard src/*/*.h src/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(OPT) -c -o $@ $<
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASEFLAGS) $(OPT) -c -o $@ $<
 
 # ---- check tree (sanitizers) --------------------------------------------
 CHK_FLAGS := $(BASEFLAGS) -O1 -g $(SAN)
 $(CHECKDIR)/gpuwise: $(call objs,$(CHECKDIR)) $(CHECKDIR)/obj/main.o
-	$(CC) $(SAN) -o $@ $^ $(LDLIBS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(SAN) -o $@ $^ $(LDLIBS)
 $(CHECKDIR)/obj/%.o: src/%.c $(wildcard src/*/*.h src/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CHK_FLAGS) -c -o $@ $<
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CHK_FLAGS) -c -o $@ $<
 $(CHECKDIR)/tests/%: tests/unit/%.c $(call objs,$(CHECKDIR)) $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CHK_FLAGS) -Itests/unit -o $@ $< $(call objs,$(CHECKDIR)) $(LDLIBS) -lcmocka
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CHK_FLAGS) -Itests/unit -o $@ $< $(call objs,$(CHECKDIR)) $(LDLIBS) -lcmocka
 
 # ---- embedded knowledge tables ------------------------------------------
 %/obj/embedded.c: $(DATA) tools/embed.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=c17 -O1 -o $*/embed tools/embed.c
-	$*/embed $(DATA) > $@
+	$(call msg,EMBED,$@)
+	$(Q)$(CC) -std=c17 -O1 -o $*/embed tools/embed.c
+	$(Q)$*/embed $(DATA) > $@
 %/obj/embedded.o: %/obj/embedded.c
-	$(CC) -std=c17 -c -o $@ $<
+	$(Q)$(CC) -std=c17 -c -o $@ $<
 
 # ---- test doubles: fake libnvidia-ml.so.1 and libcuda.so.1 --------------
 FAKEDIR := $(CHECKDIR)/fake
 FAKE_LIBS := $(patsubst tests/fake/%.c,$(FAKEDIR)/%.so,$(filter-out tests/fake/scenario.c,$(FAKE_SRCS)))
 $(FAKEDIR)/%.so: tests/fake/%.c $(wildcard tests/fake/*.h) tests/fake/scenario.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=c17 -D_GNU_SOURCE -O1 -g -fPIC -shared -Wall -Wextra -Werror -Wno-unused-parameter $(PKG_CFLAGS) \
+	$(call msg,FAKE,$@)
+	$(Q)$(CC) -std=c17 -D_GNU_SOURCE -O1 -g -fPIC -shared -Wall -Wextra -Werror -Wno-unused-parameter $(PKG_CFLAGS) \
 	    -o $@ $< tests/fake/scenario.c $(PKG_LIBS) -lpthread
 fakes: $(FAKE_LIBS)
 
