@@ -16,6 +16,10 @@ compute_bytes are the same quantities.  The graph reserved on a CPU backend
 is the one a GPU would get (same ggml graph and allocator).
 
 Usage: llamacpp_oracle.py GPUWISE_BINARY [--quick]
+Also quantizes the F16 llama file with llama.cpp's own quantizer
+(llama_model_quantize) to each common recipe and compares the tensor bytes it
+wrote (read back with gguf-py) with the plan's estimate from the shape.
+
 Prints a table (TSV) and exits 1 if a model or KV figure differs by more
 than 1% or a compute figure by more than 25% (the compute buffer depends on
 the llama.cpp version: the plan follows the buffers printed by llama.cpp
@@ -172,8 +176,8 @@ def llama_buffers(path, ctx, kv_type, fa):
     return out, log
 
 
-def plan(path, ctx, kv_name, fa):
-    cmd = [GW, "plan", path, "--vram", "1T", "--ctx", str(ctx), "--kv-type", kv_name, "--json"]
+def plan(path, ctx, kv_name, fa, extra=()):
+    cmd = [GW, "plan", path, "--vram", "1T", "--ctx", str(ctx), "--kv-type", kv_name, "--json"] + list(extra)
     if fa:
         cmd.append("--flash-attn")
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -182,6 +186,56 @@ def plan(path, ctx, kv_name, fa):
     d = json.loads(p.stdout)
     mib = 1024 * 1024
     return {"model": d["model_bytes"] / mib, "KV": d["kv_total_bytes"] / mib, "compute": d["breakdown"]["compute_bytes"] / mib}
+
+
+RECIPES = [("q4_k_m", 15), ("q5_k_m", 17), ("q3_k_m", 12), ("q2_k", 10), ("q4_k_s", 14), ("q6_k", 18),
+           ("q8_0", 7), ("q4_0", 2)]
+
+
+def quantize(src, dst, ftype):
+    """llama.cpp's own quantizer (llama_model_quantize) on the F16 file."""
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = ftype
+    params.nthread = 2
+    fd_log = tempfile.TemporaryFile(mode="w+b")
+    saved = os.dup(2)
+    os.dup2(fd_log.fileno(), 2)
+    try:
+        rc = llama_cpp.llama_model_quantize(src.encode(), dst.encode(), params)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    return rc
+
+
+def recipes(tmp):
+    """Weights estimated from the shape with gpuwise's copy of the quantization
+    rules against the file llama.cpp's quantizer writes."""
+    bad = 0
+    s = dict(arch_spec("llama"), layers=8)
+    src = os.path.join(tmp, "llama8.gguf")
+    write_gguf(src, s)
+    print("recipe\tllama_quantize_wrote_mib\tplan_of_that_file_mib\tplan_estimate_from_f16_mib\testimate_error\ttypes")
+    for name, ftype in RECIPES:
+        dst = os.path.join(tmp, f"llama8-{name}.gguf")
+        if quantize(src, dst, ftype) != 0:
+            print(f"{name}\tllama.cpp quantize failed")
+            bad += 1
+            continue
+        # the tensor data llama.cpp wrote, read back with gguf-py (the loaded
+        # CPU buffers would count repacked Q4_0/Q4_K tensors twice)
+        rd = gguf.GGUFReader(dst)
+        wrote = sum(int(t.n_bytes) for t in rd.tensors) / (1024 * 1024)
+        types = sorted({t.tensor_type.name for t in rd.tensors})
+        del rd
+        est = plan(src, 512, "f16", False, ["--quant", name])
+        exact = plan(dst, 512, "f16", False)
+        e = est["model"] / wrote - 1
+        print("%s\t%.2f\t%.2f\t%.2f\t%+.2f%%\t%s" % (name, wrote, exact["model"], est["model"], 100 * e, ",".join(types)))
+        if abs(e) > 0.01 or abs(exact["model"] / wrote - 1) > 0.0001:
+            bad += 1
+        os.remove(dst)
+    return bad
 
 
 def main():
@@ -217,6 +271,7 @@ def main():
                             bad += 1
                     if got["compute"] and abs(cerr) > 0.25:
                         bad += 1
+    bad += recipes(tmp)
     errs = sorted(abs(r[10]) for r in rows if r[8])
     if errs:
         print(f"# compute: median |error| {100 * errs[len(errs) // 2]:.1f}%, max {100 * errs[-1]:.1f}% over {len(errs)} loads")
