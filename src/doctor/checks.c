@@ -442,7 +442,7 @@ static void check_cuda(const doctor_input *in, doctor_report *rep)
 		}
 		char full[32], floor[32];
 		int v = driver_vs_cuda(drv, t->version, full, sizeof full, floor, sizeof floor);
-		doctor_finding *f = doctor_add(rep, v == 0 ? "cuda-toolkit" : "driver-too-old",
+		doctor_finding *f = doctor_add(rep, v == 0 ? "cuda-toolkit" : "toolkit-driver",
 					       v == 0 ? DOC_OK : DOC_WARN, DG_CUDA, -1);
 		if (v == 0)
 			say(f, xasprintf("CUDA toolkit %s works with driver %s", t->version, drv), xstrdup(ev), NULL);
@@ -471,9 +471,9 @@ static void check_cuda(const doctor_input *in, doctor_report *rep)
 	if (first && home && first != home) {
 		bool older = *first->version && *home->version && version_cmp(first->version, home->version) < 0;
 		doctor_finding *f = doctor_add(rep, "nvcc-path-order", DOC_WARN, DG_CUDA, -1);
-		say(f, xasprintf("the first nvcc on PATH is CUDA %s, but CUDA_HOME names CUDA %s%s",
-				 *first->version ? first->version : "?", *home->version ? home->version : "?",
-				 older ? " (an older one)" : ""),
+		say(f, xasprintf("the first nvcc on PATH is %s CUDA (%s) than the one CUDA_HOME names (%s)",
+				 older ? "an older" : "another", *first->version ? first->version : "?",
+				 *home->version ? home->version : "?"),
 		    xasprintf("PATH finds %s first; CUDA_HOME=%s; builds of extensions (pip install flash-attn, "
 			      "torch.utils.cpp_extension) use CUDA_HOME while make/cmake use PATH",
 			      first->nvcc, st->cuda_home),
@@ -593,7 +593,7 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 			if (ok && !ptx) {
 				doctor_finding *f = doctor_add(rep, "torch-arch", DOC_OK, DG_PYTHON, g->index);
 				say(f, xasprintf("torch %s has code for %s (sm_%d%d)", py->torch_version, g->name, ma, mi),
-				    xasprintf("architectures (%s): %s", arch_src, arch), NULL);
+				    xasprintf("architectures (%s): %s; %s", arch_src, arch, where), NULL);
 				continue;
 			}
 			torch_pick p;

@@ -187,4 +187,14 @@ const char *doctor_severity_name(doctor_severity s);
 const char *doctor_group_name(doctor_group g);
 doctor_severity doctor_worst(const doctor_report *rep);
 
+/*
+ * --deep: on each CUDA device, through libcuda.so.1 (GPUWISE_CUDA_LIB
+ * overrides): a context, an allocation, copies both ways with a checksum,
+ * a PTX kernel, host-device bandwidth.  A library without these functions
+ * gives one "not available" finding.
+ */
+void doctor_deep_cuda(doctor_report *rep);
+/* --deep: each Python with a CUDA torch runs is_available() and a matmul (bounded). */
+void doctor_deep_python(const struct stack_info *st, int timeout_ms, doctor_report *rep);
+
 #endif

@@ -679,11 +679,23 @@ static void proc_user(uint32_t pid, char *buf, size_t n)
 	const char *u = strstr(st, "\nUid:");
 	if (u) {
 		unsigned long uid = strtoul(u + 5, NULL, 10);
-		struct passwd pw, *res = NULL;
-		char pwbuf[1024];
-		if (getpwuid_r((uid_t)uid, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res)
-			snprintf(buf, n, "%s", res->pw_name);
-		else
+		char *pwd = NULL;
+		/* the passwd file under the root prefix (fixtures), then the system's */
+		if (*gw_root() && gw_read_file("/etc/passwd", true, 4 << 20, &pwd, NULL, NULL) == 0) {
+			char *save = NULL;
+			for (char *line = strtok_r(pwd, "\n", &save); line && !*buf; line = strtok_r(NULL, "\n", &save)) {
+				char *f[4];
+				if (str_split(line, ':', f, 4) >= 3 && strtoul(f[2], NULL, 10) == uid)
+					snprintf(buf, n, "%s", f[0]);
+			}
+			free(pwd);
+		} else {
+			struct passwd pw, *res = NULL;
+			char pwbuf[1024];
+			if (getpwuid_r((uid_t)uid, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res)
+				snprintf(buf, n, "%s", res->pw_name);
+		}
+		if (!*buf)
 			snprintf(buf, n, "uid %lu", uid);
 	}
 	free(st);

@@ -738,19 +738,20 @@ static void add_python(stack_info *s, const char *exe, const char *how)
 		return;
 	char real[1024];
 	rooted_real(exe, real, sizeof real);
-	char *dir = dirname_of(exe);
+	/* the same interpreter in the same directory (after symlinks: /bin -> /usr/bin)
+	 * is one environment; a venv's bin/python links to the system one but is not */
+	char *dir = dirname_of(exe), rdir[1024];
+	rooted_real(dir, rdir, sizeof rdir);
+	free(dir);
 	for (size_t i = 0; i < s->n_pythons; i++) {
-		char other[1024];
+		char other[1024], odir_real[1024];
 		rooted_real(s->pythons[i].exe, other, sizeof other);
 		char *odir = dirname_of(s->pythons[i].exe);
-		bool same = strcmp(other, real) == 0 && strcmp(odir, dir) == 0;
+		rooted_real(odir, odir_real, sizeof odir_real);
 		free(odir);
-		if (same) {
-			free(dir);
+		if (strcmp(other, real) == 0 && strcmp(odir_real, rdir) == 0)
 			return;
-		}
 	}
-	free(dir);
 	s->pythons = xrealloc(s->pythons, (s->n_pythons + 1) * sizeof *s->pythons);
 	stack_python *p = &s->pythons[s->n_pythons++];
 	memset(p, 0, sizeof *p);

@@ -184,6 +184,46 @@ else
 	say "skip: PyTorch with CUDA is not importable by python3 here, so the leak job cannot run"
 fi
 
+# ---- doctor -----------------------------------------------------------------------
+section "doctor"
+t0=$(ms_now)
+"$GW" doctor > "$report.doctor" 2>&1
+drc=$?
+say "gpuwise doctor: exit $drc in $(( $(ms_now) - t0 )) ms (0 ok, 3/4 findings, 1/2 a gpuwise error)"
+cat "$report.doctor" >> "$report"
+case $drc in 0 | 3 | 4) check OK "gpuwise doctor ran" ;; *) check FAIL "gpuwise doctor exited $drc" ;; esac
+t0=$(ms_now)
+"$GW" doctor --deep --json > "$report.deep.json" 2> "$report.deep.err"
+drc=$?
+say "gpuwise doctor --deep --json: exit $drc in $(( $(ms_now) - t0 )) ms"
+"$GW" doctor --deep 2>&1 | sed -n '/^CUDA$/,/^$/p;/^Python and PyTorch$/,/^$/p' >> "$report"
+if command -v python3 >/dev/null 2>&1; then
+	python3 - "$report.deep.json" "$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)" > "$report.cmp" 2>&1 <<'PY'
+import json, sys
+try:
+    f = json.load(open(sys.argv[1]))["findings"]
+except Exception as e:
+    print("FAIL: doctor --deep --json is not JSON: %s" % e); sys.exit(0)
+smi_driver = sys.argv[2].strip()
+drv = [x for x in f if x["id"] == "driver"]
+print("%s: driver finding %r, nvidia-smi %s" % ("OK" if drv and smi_driver in drv[0]["title"] else "FAIL",
+      drv[0]["title"] if drv else None, smi_driver))
+cuda = [x for x in f if x["id"] in ("deep-cuda", "deep-cuda-failed")]
+good = [x for x in cuda if x["id"] == "deep-cuda" and "checksum" in x["title"]]
+print("%s: CUDA driver tests on %d device(s): %s" % ("OK" if good and len(good) == len(cuda) else "FAIL", len(cuda),
+      " | ".join(x["title"] + " -- " + x["evidence"] for x in cuda)))
+torch = [x for x in f if x["id"] in ("deep-torch", "deep-torch-failed")]
+if torch:
+    bad = [x for x in torch if x["id"] != "deep-torch"]
+    print("%s: PyTorch tests: %s" % ("OK" if not bad else "FAIL", " | ".join(x["title"] + " -- " + x["evidence"] for x in torch)))
+else:
+    print("OK: no Python with a CUDA PyTorch found (PyTorch test skipped)")
+PY
+	tee -a "$report" < "$report.cmp"
+	failures=$((failures + $(grep -c '^FAIL' "$report.cmp")))
+	rm -f "$report.cmp"
+fi
+rm -f "$report.doctor" "$report.deep.err"
 
 section "summary"
 say "failures: $failures"

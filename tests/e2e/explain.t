@@ -94,4 +94,18 @@ like "$err" "^gpuwise: cannot read '.*dir': is a directory" "directory error mes
 run_gw explain --help
 is "$rc" 0 "--help exits 0"
 like "$out" 'Exit status' "--help lists exit codes"
+# made specific with what this machine says (fake NVML + fixture root)
+export GPUWISE_NVML_LIB="$GW_FAKE/libnvidia-ml.so" GPUWISE_CUDA_LIB="$GW_FAKE/libcuda.so"
+out=$(GPUWISE_ROOT=$FIX/roots/laptop-5070 GPUWISE_FAKE_SCENARIO=$FIX/scenarios/laptop-5070.json "$GW" explain \
+	"CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 7.96 GiB of which 1.00 GiB is free. Process 3100 has 5.18 GiB memory in use." 2>/dev/null)
+like "$out" 'process 3100 \(user alice\) holds 5.18 GiB' "OOM names the other process's user on this machine"
+like "$out" 'other processes hold 5.18 GiB on this GPU: stopping them would make room' "OOM: freeing the other process covers the shortfall"
+out=$(GPUWISE_ROOT=$FIX/roots/laptop-5070-awake GPUWISE_FAKE_SCENARIO=$FIX/scenarios/laptop-5070.json "$GW" explain \
+	"NVIDIA GeForce RTX 5070 Laptop GPU with CUDA capability sm_120 is not compatible with the current PyTorch installation." 2>/dev/null)
+like "$out" 'on this machine \(NVIDIA GeForce RTX 5070 Laptop GPU, driver 570.124.06\): pip install torch --index-url https://download.pytorch.org/whl/cu128' "sm_120 fix uses this machine's driver"
+sed 's/"570.124.06"/"580.82.07"/' "$FIX/scenarios/laptop-5070.json" > "$TMP/580.json"
+out=$(GPUWISE_ROOT=$FIX/roots/laptop-5070-awake GPUWISE_FAKE_SCENARIO=$TMP/580.json "$GW" explain \
+	"NVIDIA GeForce RTX 5070 Laptop GPU with CUDA capability sm_120 is not compatible with the current PyTorch installation." 2>/dev/null)
+like "$out" 'driver 580.82.07\): pip install torch --index-url https://download.pytorch.org/whl/cu130' "with driver 580 the newest build is cu130"
+unset GPUWISE_NVML_LIB GPUWISE_CUDA_LIB
 done_testing

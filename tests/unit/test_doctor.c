@@ -240,7 +240,7 @@ static void test_toolkits_path_order(void **state)
 	const doctor_finding *p = find(&f.rep, "nvcc-path-order");
 	assert_non_null(p);
 	assert_int_equal(p->severity, DOC_WARN);
-	assert_non_null(strstr(p->title, "CUDA 11.8.89, but CUDA_HOME names CUDA 12.8.93 (an older one)"));
+	assert_non_null(strstr(p->title, "the first nvcc on PATH is an older CUDA (11.8.89) than the one CUDA_HOME names (12.8.93)"));
 	assert_string_equal(p->fix, "export PATH=/usr/local/cuda-12.8/bin:$PATH (or point CUDA_HOME at /usr/local/cuda-11.8)");
 	/* 11.8 cannot build sm_120 */
 	const doctor_finding *t = find(&f.rep, "toolkit-arch");

@@ -1,0 +1,352 @@
+/*
+ * deep.c: doctor --deep.  Real work on each GPU through the CUDA driver
+ * API (libcuda.so.1 loaded with dlopen; the few functions declared here):
+ * a context, an allocation, copies both ways checked with a checksum, a
+ * tiny kernel from embedded PTX, host-device bandwidth; and for each
+ * Python with a CUDA PyTorch, a bounded torch.cuda.is_available() and a
+ * small matmul.  Results become doctor findings.
+ */
+#include "doctor/doctor.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stack/stack.h"
+
+typedef int cu_result;
+typedef int cu_device;
+typedef void *cu_context;
+typedef void *cu_module;
+typedef void *cu_function;
+typedef unsigned long long cu_deviceptr;
+
+typedef struct cu_api {
+	void *lib;
+	cu_result (*init)(unsigned);
+	cu_result (*count)(int *);
+	cu_result (*get)(cu_device *, int);
+	cu_result (*name)(char *, int, cu_device);
+	cu_result (*primary_retain)(cu_context *, cu_device);
+	cu_result (*primary_release)(cu_device);
+	cu_result (*set_current)(cu_context);
+	cu_result (*mem_alloc)(cu_deviceptr *, size_t);
+	cu_result (*mem_free)(cu_deviceptr);
+	cu_result (*host_alloc)(void **, size_t);
+	cu_result (*host_free)(void *);
+	cu_result (*htod)(cu_deviceptr, const void *, size_t);
+	cu_result (*dtoh)(void *, cu_deviceptr, size_t);
+	cu_result (*module_load)(cu_module *, const void *);
+	cu_result (*module_unload)(cu_module);
+	cu_result (*get_function)(cu_function *, cu_module, const char *);
+	cu_result (*launch)(cu_function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
+			    void **, void **);
+	cu_result (*sync)(void);
+	cu_result (*error_string)(cu_result, const char **);
+} cu_api;
+
+/* Adds one to each of n 32-bit words: gw_inc(p, n).  PTX ISA 6.0 for sm_50,
+ * JIT-compiled by the driver for the GPU at hand. */
+static const char inc_ptx[] =
+	".version 6.0\n"
+	".target sm_50\n"
+	".address_size 64\n"
+	".visible .entry gw_inc(.param .u64 gw_inc_p, .param .u32 gw_inc_n)\n"
+	"{\n"
+	"\t.reg .pred %p<2>;\n"
+	"\t.reg .b32 %r<8>;\n"
+	"\t.reg .b64 %rd<5>;\n"
+	"\tld.param.u64 %rd1, [gw_inc_p];\n"
+	"\tld.param.u32 %r2, [gw_inc_n];\n"
+	"\tmov.u32 %r3, %ctaid.x;\n"
+	"\tmov.u32 %r4, %ntid.x;\n"
+	"\tmov.u32 %r5, %tid.x;\n"
+	"\tmad.lo.s32 %r1, %r3, %r4, %r5;\n"
+	"\tsetp.ge.u32 %p1, %r1, %r2;\n"
+	"\t@%p1 bra DONE;\n"
+	"\tcvta.to.global.u64 %rd2, %rd1;\n"
+	"\tmul.wide.u32 %rd3, %r1, 4;\n"
+	"\tadd.s64 %rd4, %rd2, %rd3;\n"
+	"\tld.global.u32 %r6, [%rd4];\n"
+	"\tadd.s32 %r7, %r6, 1;\n"
+	"\tst.global.u32 [%rd4], %r7;\n"
+	"DONE:\n"
+	"\tret;\n"
+	"}\n";
+
+static const char *cu_err(const cu_api *c, cu_result r, char *buf, size_t n)
+{
+	const char *s = NULL;
+	if (c->error_string && c->error_string(r, &s) != 0)
+		s = NULL;
+	snprintf(buf, n, "CUDA error %d%s%s", r, s ? ": " : "", s ? s : "");
+	return buf;
+}
+
+#define SYM(field, name) (*(void **)&c->field = dlsym(c->lib, name))
+
+/* Load libcuda and every function --deep needs; false with why set otherwise. */
+static bool cu_load(cu_api *c, char *why, size_t whyn)
+{
+	memset(c, 0, sizeof *c);
+	const char *env = getenv("GPUWISE_CUDA_LIB");
+	const char *name = env && *env ? env : "libcuda.so.1";
+	c->lib = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
+	if (!c->lib) {
+		const char *e = dlerror();
+		snprintf(why, whyn, "cannot load '%s': %s", name, e ? e : "not found");
+		return false;
+	}
+	SYM(error_string, "cuGetErrorString");
+	struct {
+		void **slot;
+		const char *name;
+	} need[] = {
+		{(void **)&c->init, "cuInit"},
+		{(void **)&c->count, "cuDeviceGetCount"},
+		{(void **)&c->get, "cuDeviceGet"},
+		{(void **)&c->name, "cuDeviceGetName"},
+		{(void **)&c->primary_retain, "cuDevicePrimaryCtxRetain"},
+		{(void **)&c->primary_release, "cuDevicePrimaryCtxRelease_v2"},
+		{(void **)&c->set_current, "cuCtxSetCurrent"},
+		{(void **)&c->mem_alloc, "cuMemAlloc_v2"},
+		{(void **)&c->mem_free, "cuMemFree_v2"},
+		{(void **)&c->host_alloc, "cuMemAllocHost_v2"},
+		{(void **)&c->host_free, "cuMemFreeHost"},
+		{(void **)&c->htod, "cuMemcpyHtoD_v2"},
+		{(void **)&c->dtoh, "cuMemcpyDtoH_v2"},
+		{(void **)&c->module_load, "cuModuleLoadData"},
+		{(void **)&c->module_unload, "cuModuleUnload"},
+		{(void **)&c->get_function, "cuModuleGetFunction"},
+		{(void **)&c->launch, "cuLaunchKernel"},
+		{(void **)&c->sync, "cuCtxSynchronize"},
+	};
+	for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
+		*need[i].slot = dlsym(c->lib, need[i].name);
+		if (!*need[i].slot) {
+			snprintf(why, whyn, "'%s' lacks %s", name, need[i].name);
+			dlclose(c->lib);
+			c->lib = NULL;
+			return false;
+		}
+	}
+	return true;
+}
+
+#define DEEP_WORDS (4u << 20)        /* 16 MiB checked buffer */
+#define DEEP_BW_BYTES (64u << 20)    /* bandwidth buffer */
+#define DEEP_BW_REPS 5
+
+/* One GPU: returns a finding (ok or fail) describing each step. */
+static void deep_one(const cu_api *c, int ordinal, doctor_report *rep)
+{
+	char e[256] = "", name[128] = "?", step[64] = "device";
+	cu_device dev;
+	cu_context ctx = NULL;
+	cu_module mod = NULL;
+	cu_deviceptr d = 0, dbw = 0;
+	uint32_t *h = NULL;
+	void *pinned = NULL;
+	double h2d = 0, d2h = 0;
+	cu_result r;
+	bool retained = false, ok = false;
+
+	if ((r = c->get(&dev, ordinal)))
+		goto out;
+	c->name(name, sizeof name, dev);
+	snprintf(step, sizeof step, "context");
+	if ((r = c->primary_retain(&ctx, dev)))
+		goto out;
+	retained = true;
+	if ((r = c->set_current(ctx)))
+		goto out;
+	snprintf(step, sizeof step, "allocation");
+	if ((r = c->mem_alloc(&d, DEEP_WORDS * sizeof *h)))
+		goto out;
+	h = xmalloc(DEEP_WORDS * sizeof *h);
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < DEEP_WORDS; i++) {
+		h[i] = i * 2654435761u; /* Knuth's multiplicative hash: every word differs */
+		sum += h[i] + 1u;
+	}
+	snprintf(step, sizeof step, "copy to the GPU");
+	if ((r = c->htod(d, h, DEEP_WORDS * sizeof *h)))
+		goto out;
+	snprintf(step, sizeof step, "loading the PTX kernel");
+	if ((r = c->module_load(&mod, inc_ptx)))
+		goto out;
+	cu_function fn;
+	if ((r = c->get_function(&fn, mod, "gw_inc")))
+		goto out;
+	snprintf(step, sizeof step, "kernel launch");
+	uint32_t n = DEEP_WORDS;
+	void *params[] = {&d, &n};
+	if ((r = c->launch(fn, (DEEP_WORDS + 255) / 256, 1, 1, 256, 1, 1, 0, NULL, params, NULL)))
+		goto out;
+	if ((r = c->sync()))
+		goto out;
+	snprintf(step, sizeof step, "copy back");
+	memset(h, 0, DEEP_WORDS * sizeof *h);
+	if ((r = c->dtoh(h, d, DEEP_WORDS * sizeof *h)))
+		goto out;
+	uint64_t got = 0;
+	for (uint32_t i = 0; i < DEEP_WORDS; i++)
+		got += h[i];
+	if (got != sum) {
+		snprintf(e, sizeof e, "checksum mismatch after copy, kernel and copy back: %llu, expected %llu",
+			 (unsigned long long)got, (unsigned long long)sum);
+		snprintf(step, sizeof step, "checksum");
+		r = -1;
+		goto out;
+	}
+	/* host-device bandwidth with pinned memory */
+	snprintf(step, sizeof step, "bandwidth");
+	if ((r = c->host_alloc(&pinned, DEEP_BW_BYTES)) || (r = c->mem_alloc(&dbw, DEEP_BW_BYTES)))
+		goto out;
+	memset(pinned, 0x5a, DEEP_BW_BYTES);
+	uint64_t t0 = now_ms();
+	for (int i = 0; i < DEEP_BW_REPS && !r; i++)
+		r = c->htod(dbw, pinned, DEEP_BW_BYTES);
+	uint64_t t1 = now_ms();
+	for (int i = 0; i < DEEP_BW_REPS && !r; i++)
+		r = c->dtoh(pinned, dbw, DEEP_BW_BYTES);
+	uint64_t t2 = now_ms();
+	if (r)
+		goto out;
+	double bytes = (double)DEEP_BW_BYTES * DEEP_BW_REPS;
+	h2d = t1 > t0 ? bytes / ((double)(t1 - t0) / 1000.0) / 1e9 : 0;
+	d2h = t2 > t1 ? bytes / ((double)(t2 - t1) / 1000.0) / 1e9 : 0;
+	ok = true;
+out:
+	if (!ok && !*e)
+		cu_err(c, r, e, sizeof e);
+	doctor_finding *f = doctor_add(rep, ok ? "deep-cuda" : "deep-cuda-failed", ok ? DOC_OK : DOC_FAIL, DG_CUDA, -1);
+	if (ok) {
+		f->title = xasprintf("CUDA device %d (%s): context, allocation, copies, PTX kernel and checksum work",
+				     ordinal, name);
+		f->evidence = xasprintf("16 MiB round trip with a kernel in between, checksum matches; host to device "
+					"%.1f GB/s, device to host %.1f GB/s (pinned, 64 MiB x %d)", h2d, d2h, DEEP_BW_REPS);
+		f->fix = xstrdup("");
+	} else {
+		f->title = xasprintf("CUDA device %d (%s) failed at the %s step", ordinal, name, step);
+		f->evidence = xstrdup(e);
+		f->fix = xstrdup("gpuwise explain the error text; check the kernel log for Xid errors (sudo dmesg | grep "
+				 "Xid)");
+	}
+	if (dbw)
+		c->mem_free(dbw);
+	if (pinned)
+		c->host_free(pinned);
+	if (mod)
+		c->module_unload(mod);
+	if (d)
+		c->mem_free(d);
+	free(h);
+	if (retained)
+		c->primary_release(dev);
+}
+
+void doctor_deep_cuda(doctor_report *rep)
+{
+	cu_api c;
+	char why[512];
+	if (!cu_load(&c, why, sizeof why)) {
+		doctor_finding *f = doctor_add(rep, "deep-cuda", DOC_OK, DG_CUDA, -1);
+		f->title = xstrdup("CUDA driver tests not available");
+		f->evidence = xstrdup(why);
+		f->fix = xstrdup("");
+		return;
+	}
+	char e[256];
+	cu_result r = c.init(0);
+	int n = 0;
+	if (!r)
+		r = c.count(&n);
+	if (r) {
+		doctor_finding *f = doctor_add(rep, "deep-cuda-failed", DOC_FAIL, DG_CUDA, -1);
+		f->title = xstrdup("the CUDA driver does not initialise");
+		f->evidence = xasprintf("cuInit: %s", cu_err(&c, r, e, sizeof e));
+		f->fix = xstrdup("gpuwise explain the error; check that nvidia-smi works and the kernel log for Xid errors");
+	} else if (n == 0) {
+		doctor_finding *f = doctor_add(rep, "deep-cuda", DOC_OK, DG_CUDA, -1);
+		f->title = xstrdup("CUDA sees no device: driver tests skipped");
+		f->evidence = xstrdup("cuDeviceGetCount returned 0 (CUDA_VISIBLE_DEVICES may hide every GPU)");
+		f->fix = xstrdup("");
+	}
+	for (int i = 0; !r && i < n; i++)
+		deep_one(&c, i, rep);
+	dlclose(c.lib);
+}
+
+static const char torch_script[] =
+	"import sys\n"
+	"import torch\n"
+	"ok = torch.cuda.is_available()\n"
+	"print('AVAILABLE %s %d' % (ok, torch.cuda.device_count() if ok else 0))\n"
+	"if ok:\n"
+	"    for i in range(torch.cuda.device_count()):\n"
+	"        a = torch.randn(512, 512, device='cuda:%d' % i)\n"
+	"        b = (a @ a).cpu()\n"
+	"        ref = a.cpu() @ a.cpu()\n"
+	"        err = float((b - ref).abs().max()) / max(float(ref.abs().max()), 1e-30)\n"
+	"        print('MATMUL %d %.3g %s' % (i, err, torch.cuda.get_device_name(i)))\n";
+
+void doctor_deep_python(const struct stack_info *st, int timeout_ms, doctor_report *rep)
+{
+	for (size_t i = 0; st && i < st->n_pythons; i++) {
+		const stack_python *py = &st->pythons[i];
+		if (!py->has_torch || !*py->torch_cuda)
+			continue;
+		char *exe = gw_path(py->exe);
+		char *argv[] = {exe, "-c", (char *)torch_script, NULL};
+		char *out = NULL;
+		int status;
+		gw_error err = {0};
+		int rc = stack_run(argv, timeout_ms, &out, &status, &err);
+		const char *av = out ? strstr(out, "AVAILABLE ") : NULL;
+		doctor_finding *f;
+		if (rc) {
+			f = doctor_add(rep, "deep-torch-failed", DOC_FAIL, DG_PYTHON, -1);
+			f->title = xasprintf("torch in %s: the CUDA test did not finish", py->exe);
+			f->evidence = xstrdup(err.msg);
+			f->fix = xstrdup("a hang in torch.cuda.is_available() points at the driver: check nvidia-smi and the "
+					 "kernel log");
+		} else if (!av) {
+			const char *last = out;
+			for (const char *p = out; *p; p++)
+				if (*p == '\n' && p[1])
+					last = p + 1;
+			f = doctor_add(rep, "deep-torch-failed", DOC_FAIL, DG_PYTHON, -1);
+			f->title = xasprintf("torch in %s failed its CUDA test (exit %d)", py->exe, status);
+			f->evidence = xasprintf("%.*s", (int)strcspn(last, "\n"), last);
+			f->fix = xstrdup("gpuwise explain - < the error text");
+		} else if (str_starts(av + 10, "False")) {
+			f = doctor_add(rep, "deep-torch-failed", DOC_FAIL, DG_PYTHON, -1);
+			f->title = xasprintf("torch %s in %s: torch.cuda.is_available() is False", py->torch_version, py->exe);
+			f->evidence = xasprintf("%.*s", (int)strcspn(out, "\n"), out);
+			f->fix = xstrdup("run python -c 'import torch; torch.zeros(1).cuda()' for the reason, then gpuwise "
+					 "explain it");
+		} else {
+			strbuf sb = STRBUF_INIT;
+			bool bad = false;
+			for (const char *m = out; (m = strstr(m, "MATMUL ")); m += 7) {
+				int dev;
+				double rel;
+				if (sscanf(m + 7, "%d %lf", &dev, &rel) == 2) {
+					/* fp32 512x512 matmul: GPU and CPU agree to ~1e-6 relative; TF32 would give ~1e-3 */
+					bad |= rel > 1e-2;
+					sb_printf(&sb, "%scuda:%d relative error %.2g", sb.len ? "; " : "", dev, rel);
+				}
+			}
+			f = doctor_add(rep, bad ? "deep-torch-failed" : "deep-torch", bad ? DOC_FAIL : DOC_OK, DG_PYTHON, -1);
+			f->title = xasprintf("torch %s in %s: CUDA available, 512x512 matmul %s", py->torch_version, py->exe,
+					     bad ? "gives wrong results" : "matches the CPU");
+			f->evidence = sb.len ? sb_detach(&sb) : xstrdup("no matmul ran");
+			f->fix = xstrdup(bad ? "check the GPU's health (ECC, Xid) and clocks" : "");
+			sb_release(&sb);
+		}
+		free(out);
+		free(exe);
+	}
+}
