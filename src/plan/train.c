@@ -72,6 +72,7 @@ void train_opts_init(train_opts *o)
 typedef struct shape {
 	double L, h, a, kv, hd, ffn, V;
 	double experts;          /* 1 for dense */
+	double effn;             /* FFN width of one expert (= ffn for dense) */
 	double params;           /* all parameters */
 	double embed, output;    /* token embedding and lm_head parameters */
 	double linear;           /* parameters of the layers' linear maps */
@@ -96,6 +97,7 @@ static int shape_of(const model_desc *m, shape *s, gw_error *err)
 	s->V = m->vocab ? m->vocab : 32000;
 	s->experts = m->n_experts ? m->n_experts : 1;
 	double effn = m->n_experts && m->expert_ffn ? m->expert_ffn : s->ffn;
+	s->effn = effn;
 	s->embed = s->V * s->h;
 	s->output = m->tied_embeddings ? 0 : s->V * s->h;
 	s->norms = s->L * 2 * s->h + s->h;
@@ -120,7 +122,7 @@ static double lora_params(const shape *s, const train_opts *o)
 	double r = o->lora_rank;
 	double q_o = 2 * r * (s->h + s->a * s->hd);
 	double k_v = 2 * r * (s->h + s->kv * s->hd);
-	double mlp = 3 * r * (s->h + s->ffn) * s->experts;
+	double mlp = 3 * r * (s->h + s->effn) * s->experts;
 	double per_layer = q_o + k_v;
 	/* "attn+mlp" and "all-linear" adapt the same maps on a decoder: every
 	 * linear map of each layer; PEFT's all-linear leaves out the lm_head. */
