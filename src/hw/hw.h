@@ -144,7 +144,12 @@ typedef struct hw hw;
 /*
  * Open the backends (NVML, CUDA driver, sysfs).  A missing library is not
  * an error: the snapshot says why.  Returns NULL only on bad input (a
- * malformed fixture) with err set.
+ * malformed fixture) with err set.  Static facts (identity, limits, CUDA
+ * attributes) are read here once; hw_sample reads only what changes, so
+ * sampling every second is cheap.  Without o->wake a runtime-suspended
+ * NVIDIA GPU keeps NVML and CUDA uninitialised for the life of the handle
+ * (a supervisor whose job uses the GPU should pass wake).  One handle is
+ * not safe to sample from two threads at once.
  */
 hw *hw_open(const hw_opts *o, gw_error *err);
 /* Take a full snapshot; the caller releases it. */

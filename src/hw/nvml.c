@@ -280,6 +280,18 @@ int nvml_start(nvml *n, hw_snapshot *s, char *why, size_t whyn)
 		n->sys_driver_version(s->driver_version, sizeof s->driver_version);
 	if (n->sys_nvml_version)
 		n->sys_nvml_version(s->nvml_version, sizeof s->nvml_version);
+	/* Drivers 535.43 to 535.86 changed the v3 process struct (an extra
+	 * usedGpuCcProtectedMemory field), 535.98 rolled it back (gpustat
+	 * test_gpustat.py NvidiaDriverMock notes; wookayin/gpustat issue 161):
+	 * read _v2 there, whose layout did not change. */
+	unsigned int major = 0, minor = 0;
+	if (sscanf(s->driver_version, "%u.%u", &major, &minor) == 2 && major == 535 && minor >= 43 &&
+	    minor <= 86 && n->compute[1]) {
+		n->compute[0] = n->graphics[0] = NULL;
+		snprintf(s->nvml_note, sizeof s->nvml_note,
+			 "driver %s: its _v3 process lists use a changed layout, read _v2 instead "
+			 "(535.104.05 or newer fixes it)", s->driver_version);
+	}
 	if (n->sys_cuda_version) {
 		int v = 0;
 		r = n->sys_cuda_version(&v);

@@ -106,6 +106,17 @@ is "$(echo "$j" | jget 'd["gpus"][0]["processes"][0]["user"]')" alice "old drive
 is "$(echo "$j" | jget 'd["gpus"][0]["processes"][0]["gpu_instance_id"]')" None "old driver: v1 has no GPU instance"
 is "$(echo "$j" | jget 'd["gpus"][0]["architecture"]')" None "old driver: no nvmlDeviceGetArchitecture"
 
+# driver 535.43-535.86: the _v3 process struct changed size; _v2 is read instead
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["driver_version"]="535.54.03"; json.dump(d, open(sys.argv[2],"w"))' \
+	"$FIX/scenarios/desktop-4090.json" "$TMP/r535.json"
+use desktop-4090
+export GPUWISE_FAKE_SCENARIO="$TMP/r535.json"
+run_gw status --json
+calls | grep -q '^nvmlDeviceGetComputeRunningProcesses_v2 0$'; ok $? "535.54: _v2 process list used"
+calls | grep -q 'RunningProcesses_v3 0$'; ok $((!$?)) "535.54: _v3 process list avoided"
+like "$(echo "$out" | jget 'd["nvml_note"]')" "535.104.05" "535.54: note says which driver fixes it"
+is "$(echo "$out" | jget 'd["gpus"][0]["processes"][0]["user"]')" alice "535.54: processes still listed"
+
 # ---- laptop: the NVIDIA GPU sleeps ----------------------------------------------
 use laptop-5070
 run_gw status --json

@@ -61,6 +61,36 @@ static void test_xid_dmesg(void **state)
 	assert_false(hw_xid_parse("", &x));
 }
 
+/* Every prefix and every one-byte change of real lines: no crash, no
+ * overrun (ASan), and the strings stay terminated. */
+static void test_xid_mutations(void **state)
+{
+	(void)state;
+	const char *lines[] = {
+		"3,1022,86012345678,-;NVRM: Xid (PCI:0000:2a:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+		"[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 48, pid=911, name=trainer, DBE",
+	};
+	static const char bytes[] = {'\0', ' ', ',', ';', ':', ')', '(', '[', ']', '\'', '=', '9', 'x', '-', '\n'};
+	char buf[256];
+	hw_xid x;
+	for (size_t l = 0; l < 2; l++) {
+		size_t n = strlen(lines[l]);
+		for (size_t cut = 0; cut <= n; cut++) {
+			memcpy(buf, lines[l], cut);
+			buf[cut] = '\0';
+			if (hw_xid_parse(buf, &x))
+				assert_true(strlen(x.text) < sizeof x.text && strlen(x.pci) < sizeof x.pci);
+		}
+		for (size_t pos = 0; pos < n; pos++)
+			for (size_t b = 0; b < sizeof bytes; b++) {
+				memcpy(buf, lines[l], n + 1);
+				buf[pos] = bytes[b];
+				if (hw_xid_parse(buf, &x))
+					assert_true(x.xid >= 0 && strlen(x.process) < sizeof x.process);
+			}
+	}
+}
+
 static void test_xid_read(void **state)
 {
 	(void)state;
@@ -230,6 +260,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_xid_kmsg),
 		cmocka_unit_test(test_xid_dmesg),
+		cmocka_unit_test(test_xid_mutations),
 		cmocka_unit_test(test_xid_read),
 		cmocka_unit_test(test_throttle_words),
 		cmocka_unit_test(test_pci_norm),
