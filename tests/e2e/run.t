@@ -74,7 +74,6 @@ t=[float(x) for x in open(sys.argv[1])]
 print(" ".join("%d" % ((b-a)*1000) for a,b in zip(t,t[1:])))' "$TIMES")
 set -- $gaps
 [ "$1" -ge 200 ] && [ "$2" -ge 400 ]; ok $? "observed gaps between attempts ($gaps ms) cover the back-off"
-[ "$2" -gt "$1" ]; ok $? "the second gap is longer than the first"
 
 # max restarts, then give up with the last status
 run_gw run --restart on-failure --backoff 100ms..100ms --max-restarts 1 --json -- sh -c 'exit 3'
