@@ -28,7 +28,7 @@ enum {
 	OPT_GPU = 1100, OPT_VRAM, OPT_RAM, OPT_RAM_BW,
 	/* inference run */
 	OPT_CTX = 1200, OPT_BATCH, OPT_PARALLEL, OPT_KV_TYPE, OPT_FLASH_ATTN, OPT_ENGINE,
-	OPT_GPU_LAYERS, OPT_GPU_UTIL,
+	OPT_GPU_LAYERS, OPT_GPU_UTIL, OPT_N_CPU_MOE,
 	/* output */
 	OPT_JSON = 1300, OPT_HELP,
 };
@@ -55,6 +55,7 @@ static const struct option long_opts[] = {
 	{"engine", required_argument, NULL, OPT_ENGINE},
 	{"gpu-layers", required_argument, NULL, OPT_GPU_LAYERS},
 	{"gpu-util", required_argument, NULL, OPT_GPU_UTIL},
+	{"n-cpu-moe", required_argument, NULL, OPT_N_CPU_MOE},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
@@ -106,6 +107,7 @@ static void usage(FILE *f)
 		"  --engine E         llama.cpp (default), ollama, vllm, transformers\n"
 		"  --gpu-layers N     fix the layers on the GPUs (llama.cpp -ngl) instead of searching\n"
 		"  --gpu-util F       vllm gpu_memory_utilization (default 0.9)\n"
+		"  --n-cpu-moe N      MoE: keep the experts of the first N layers in host RAM\n"
 		"Output:\n"
 		"  --json             one JSON object (schema: docs/json-plan.md)\n"
 		"  --help             this text\n\n"
@@ -212,6 +214,8 @@ static int opt_run(plan_cli *c, int opt, const char *arg)
 			return 2;
 		c->rq.gpu_layers = (int)v;
 		return 1;
+	case OPT_N_CPU_MOE:
+		return parse_u32("--n-cpu-moe", arg, 0, 100000, &c->rq.n_cpu_moe) ? 2 : 1;
 	case OPT_GPU_UTIL:
 		if (parse_double(arg, &d) || !(d > 0 && d <= 1))
 			return usage_error("plan", "invalid --gpu-util '%s' (a fraction in (0, 1])", arg);
@@ -413,7 +417,7 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 	table *t = table_new(ncols, hdr);
 	for (size_t k = 1; k < ncols; k++)
 		table_set_align(t, k, true);
-	const char *rows[] = {"weights", "KV cache", "compute", "overhead", "total", "of"};
+	const char *rows[] = {"weights", "KV cache", "compute", "overhead", "total", "available"};
 	for (size_t row = 0; row < 6; row++) {
 		const char **cells = xcalloc(ncols, sizeof *cells);
 		char **tmp = xcalloc(ncols, sizeof *tmp);
@@ -459,6 +463,12 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 		fprintf(f, "verdict: %sfits%s: all %u layers on the GPU%s, %s of %s\n", col, c_reset(f),
 			r->total_layers, r->n_devices > 1 ? "s" : "", gib(b1, sizeof b1, r->vram_bytes),
 			gib(b2, sizeof b2, r->n_devices ? r->devices[0].usable_bytes * r->n_devices : 0));
+	else if (r->verdict == PLAN_OFFLOAD && r->n_cpu_moe && r->gpu_layers == r->total_layers)
+		fprintf(f, "verdict: %soffload%s: all %u layers on the GPU%s, the experts of %u layers in host RAM "
+			   "(--n-cpu-moe %u; %s%s%s)\n",
+			col, c_reset(f), r->total_layers, r->n_devices > 1 ? "s" : "", r->n_cpu_moe, r->n_cpu_moe,
+			gib(b1, sizeof b1, r->host_bytes), rq->ram_bytes ? " of " : "",
+			rq->ram_bytes ? gib(b3, sizeof b3, rq->ram_bytes) : "");
 	else if (r->verdict == PLAN_OFFLOAD)
 		fprintf(f, "verdict: %soffload%s: %u of %u layers on the GPU%s (-ngl %u), %u in host RAM (%s%s%s)\n",
 			col, c_reset(f), r->gpu_layers, r->total_layers, r->n_devices > 1 ? "s" : "",
@@ -531,6 +541,7 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_object_set_new(o, "verdict", json_string(plan_verdict_name(r->verdict)));
 	json_object_set_new(o, "gpu_layers", json_integer(r->gpu_layers));
 	json_object_set_new(o, "total_layers", json_integer(r->total_layers));
+	json_object_set_new(o, "n_cpu_moe", json_integer(r->n_cpu_moe));
 	json_object_set_new(o, "vram_bytes", jbytes(r->vram_bytes));
 	json_t *bd = json_object();
 	json_object_set_new(bd, "weights_bytes", jbytes(r->weights_bytes));

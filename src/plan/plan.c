@@ -113,6 +113,7 @@ typedef struct work {
 	uint64_t *layer_kv; /* n */
 	uint64_t largest_tensor; /* largest single weight tensor of a block (approx) */
 	uint64_t margin;  /* memory the engine leaves free per GPU */
+	uint32_t ncm;     /* --n-cpu-moe: blocks whose experts stay in host RAM */
 } work;
 
 static void note(plan_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -139,9 +140,23 @@ static uint64_t usable_bytes(const plan_gpu *g)
 	return total;
 }
 
+/* Bytes of layer il that go where the layer goes (experts of the first
+ * ncm blocks stay in host RAM, llama.cpp --n-cpu-moe). */
 static uint64_t item_bytes(const work *wk, uint32_t il)
 {
-	return il < wk->n ? wk->w.layer_bytes[il] : wk->w.output_bytes;
+	if (il >= wk->n)
+		return wk->w.output_bytes;
+	if (il < wk->ncm)
+		return wk->w.layer_bytes[il] - wk->w.layer_expert_bytes[il];
+	return wk->w.layer_bytes[il];
+}
+
+static uint64_t cpu_expert_bytes(const work *wk, uint32_t a, uint32_t b)
+{
+	uint64_t x = 0;
+	for (uint32_t il = a; il < b && il < wk->ncm && il < wk->n; il++)
+		x += wk->w.layer_expert_bytes[il];
+	return x;
 }
 
 static uint64_t item_kv(const work *wk, uint32_t il)
@@ -198,7 +213,7 @@ static bool place(const work *wk, uint32_t ngl, bool split, plan_result *r)
 	} else {
 		/* greedy from the back; the compute buffer is reserved up front */
 		uint64_t comp = plan_compute_bytes(wk->m, wk->cells, wk->batch, wk->fa, nd > 1) +
-				(ngl < wk->total ? wk->largest_tensor : 0);
+				(ngl < wk->total || wk->ncm ? wk->largest_tensor : 0);
 		size_t d = nd - 1;
 		uint64_t used = comp;
 		for (uint32_t il = wk->total; il-- > start;) {
@@ -233,7 +248,7 @@ static bool place(const work *wk, uint32_t ngl, bool split, plan_result *r)
 		pd->compute_bytes = plan_compute_bytes(wk->m, wk->cells, wk->batch, wk->fa, nused > 1);
 		/* Partial offload: the GPU also receives copies of host weights
 		 * for large-batch matrix products (ggml-backend offload_op). */
-		if (ngl < wk->total)
+		if (ngl < wk->total || wk->ncm)
 			pd->compute_bytes += wk->largest_tensor;
 		pd->overhead_bytes = ovh[d];
 		pd->total_bytes = pd->weights_bytes + pd->kv_cache_bytes + pd->compute_bytes +
@@ -265,6 +280,7 @@ static void host_part(const work *wk, uint32_t ngl, plan_result *r)
 		hw += item_bytes(wk, il);
 		hk += item_kv(wk, il);
 	}
+	hw += cpu_expert_bytes(wk, 0, wk->n);
 	r->host_weights_bytes = hw;
 	r->host_kv_bytes = hk;
 	/* Host compute buffer: with everything on the GPUs llama.cpp keeps the
@@ -317,7 +333,8 @@ static void plan_llamacpp(const work *wk, plan_result *r)
 	host_part(wk, ngl, r);
 	r->ram_known = rq->ram_bytes > 0;
 	r->ram_ok = !r->ram_known || r->host_bytes <= rq->ram_bytes;
-	if (found && ngl == wk->total)
+	r->n_cpu_moe = wk->ncm;
+	if (found && ngl == wk->total && wk->ncm == 0)
 		r->verdict = PLAN_FITS;
 	else if (found && ngl > 0 && r->ram_ok)
 		r->verdict = PLAN_OFFLOAD;
@@ -544,9 +561,9 @@ static void speed(const work *wk, plan_result *r)
 				bw = peak * DEC_BW_FRACTION_OTHER;
 			else
 				bw = fmin(peak * DEC_BW_FRACTION, DEC_BW_CEIL_GBS * 1e9);
-			double bytes = read_bytes(wk, pd->first_layer, pd->first_layer + pd->layers);
-			if (e == PLAN_ENGINE_TRANSFORMERS && pd->has_output)
-				bytes += 0; /* output counted by read_bytes via layer n */
+			uint32_t a = pd->first_layer, b = pd->first_layer + pd->layers;
+			double bytes = read_bytes(wk, a, b) -
+				       (double)cpu_expert_bytes(wk, a, b) * moe_read_fraction(wk->m);
 			gpu_bytes += bytes;
 			if (bw <= 0)
 				known = false;
@@ -560,6 +577,9 @@ static void speed(const work *wk, plan_result *r)
 			host_bytes = read_bytes(wk, 0, wk->total - r->gpu_layers);
 		if (r->gpu_layers == 0)
 			host_bytes = read_bytes(wk, 0, wk->total);
+		else /* experts kept in RAM (--n-cpu-moe): only the active ones are read */
+			host_bytes += (double)cpu_expert_bytes(wk, wk->total - r->gpu_layers, wk->n) *
+				      moe_read_fraction(wk->m);
 		t += host_bytes / (host_bw * HOST_BW_FRACTION);
 		if (used > 1)
 			t *= 1.0 + DEC_MULTI_PENALTY * (double)(used - 1);
@@ -631,6 +651,8 @@ static int work_init(work *wk, const plan_request *rq, gw_error *err)
 	 * explicit -ngl does not. */
 	if (rq->engine == PLAN_ENGINE_LLAMACPP && rq->gpu_layers < 0)
 		wk->margin = GiB;
+	if (m->n_experts && rq->engine == PLAN_ENGINE_LLAMACPP)
+		wk->ncm = rq->n_cpu_moe > m->n_layers ? m->n_layers : rq->n_cpu_moe;
 	wk->layer_kv = xcalloc(wk->n ? wk->n : 1, sizeof *wk->layer_kv);
 	for (uint32_t il = 0; il < wk->n; il++)
 		wk->layer_kv[il] = plan_kv_bytes(m, il, 1, wk->cells, wk->nseq, wk->batch, wk->kv);
@@ -882,7 +904,30 @@ static void advise(const plan_request *rq, plan_result *res)
 		}
 	}
 
-	/* 4. partial offload */
+	/* 4. partial offload: for MoE, the experts of the first N blocks in RAM
+	 * beat whole layers there (decode reads only the active experts) */
+	if (res->verdict != PLAN_FITS && rq->engine == PLAN_ENGINE_LLAMACPP && rq->model->n_experts &&
+	    rq->n_cpu_moe == 0 && rq->n_gpus > 0) {
+		uint32_t lo = 0, hi = rq->model->n_layers + 1; /* smallest N that holds every layer */
+		t = *rq;
+		t.skip_advice = true;
+		t.gpu_layers = -1;
+		while (hi - lo > 1) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			t.n_cpu_moe = mid;
+			if (plan_one(&t, r, &e) == 0 && r->gpu_layers == r->total_layers && r->verdict != PLAN_NOFIT)
+				hi = mid;
+			else
+				lo = mid;
+		}
+		if (hi <= rq->model->n_layers) {
+			t.n_cpu_moe = hi;
+			if (plan_one(&t, r, &e) == 0 && r->verdict != PLAN_NOFIT &&
+			    r->decode_tok_s > res->decode_tok_s)
+				add_advice(res, r, "keep the MoE experts of %u layers in RAM: --n-cpu-moe %u (all "
+						   "layers on the GPU)", hi, hi);
+		}
+	}
 	if (res->verdict == PLAN_OFFLOAD && gguf) {
 		char need[32];
 		fmt_gib(need, sizeof need, res->host_bytes);
@@ -957,6 +1002,9 @@ int plan_run(const plan_request *rq, plan_result *res, gw_error *err)
 	}
 	if (rq->engine == PLAN_ENGINE_OLLAMA)
 		note(res, "ollama: num_parallel %u multiplies the KV context", res->n_parallel);
+	if (res->n_cpu_moe)
+		note(res, "experts of the first %u blocks in host RAM (--n-cpu-moe); decode reads only the active ones",
+		     res->n_cpu_moe);
 	if (rq->engine == PLAN_ENGINE_VLLM)
 		note(res, "vllm: gpu_memory_utilization %.2f pre-allocated, KV cache takes the rest",
 		     rq->gpu_mem_util > 0 ? rq->gpu_mem_util : 0.9);

@@ -74,6 +74,7 @@ typedef struct plan_request {
 	plan_gpu gpus[PLAN_MAX_GPUS];
 	size_t n_gpus;
 	int gpu_layers;         /* -1: as many as fit (the planner's search) */
+	uint32_t n_cpu_moe;     /* llama.cpp --n-cpu-moe: experts of the first N layers in RAM */
 	uint64_t ram_bytes;     /* host RAM available; 0 unknown */
 	double ram_bw_gbs;      /* host memory bandwidth; 0: default assumption */
 	double gpu_mem_util;    /* vllm gpu_memory_utilization; 0: 0.9 */
@@ -111,6 +112,7 @@ typedef struct plan_result {
 	plan_kv_type kv_type;
 	bool flash_attn;
 	uint32_t gpu_layers, total_layers;
+	uint32_t n_cpu_moe;      /* MoE layers whose experts stay in host RAM */
 
 	/* GPU side, summed over devices */
 	uint64_t weights_bytes, kv_cache_bytes, compute_bytes, overhead_bytes;

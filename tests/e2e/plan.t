@@ -66,6 +66,14 @@ is "$(printf '%s' "$out" | jget 'abs(d["vram_bytes"] - 0.9 * d["devices"][0]["vr
 run_gw plan llama3.1:8b --engine ollama --parallel 4 --ctx 2048 --gpu rtx-4090 --json
 is "$(printf '%s' "$out" | jget 'd["kv_cells"]')" 8192 "ollama num_parallel multiplies the context"
 
+# MoE: experts in RAM instead of whole layers
+run_gw plan qwen3:30b --gpu rtx-3060 --ram 32G --json
+is "$rc" 3 "Qwen3-30B-A3B on 12 GB: offload"
+is "$(printf '%s' "$out" | jget 'any("--n-cpu-moe" in a["action"] for a in d["advice"])')" True "advises --n-cpu-moe"
+run_gw plan qwen3:30b --gpu rtx-3060 --ram 32G --n-cpu-moe 24 --gpu-layers 99
+is "$rc" 3 "--n-cpu-moe 24: still offload (experts in RAM)"
+like "$out" 'all 49 layers on the GPU, the experts of 24 layers in host RAM' "says where the experts are"
+
 # explicit numbers
 run_gw plan --params 13b --layers 40 --hidden 5120 --heads 40 --kv-heads 40 --head-dim 128 --ffn 13824 --vocab 32000 --quant q4_0 --ctx 512 --gpu rtx-4090 --json
 is "$rc" 0 "explicit numbers plan"

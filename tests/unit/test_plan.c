@@ -327,6 +327,32 @@ static void test_moe_speed(void **state)
 	/* only the active experts are read: far fewer bytes than the weights */
 	assert_true(r->gpu_bytes_per_token < (double)r->weights_bytes / 4);
 	double moe = r->decode_tok_s;
+	/* on a 12 GB card: experts of the first blocks in RAM keep every layer
+	 * on the GPU and decode faster than whole layers in RAM */
+	rq.n_gpus = 0;
+	gpu(&rq, "rtx-3060", 1);
+	rq.ram_bytes = 32 * GiB;
+	assert_int_equal(plan_run(&rq, r, &err), 0);
+	assert_int_equal(r->verdict, PLAN_OFFLOAD);
+	assert_true(r->gpu_layers < r->total_layers);
+	double layers_off = r->decode_tok_s;
+	bool advised = false;
+	for (size_t i = 0; i < r->n_advice; i++)
+		advised |= strstr(r->advice[i].action, "--n-cpu-moe") != NULL;
+	assert_true(advised);
+	rq.n_cpu_moe = 24;
+	rq.gpu_layers = 99;
+	assert_int_equal(plan_run(&rq, r, &err), 0);
+	assert_int_equal(r->n_cpu_moe, 24);
+	assert_int_equal(r->gpu_layers, r->total_layers);
+	assert_int_equal(r->verdict, PLAN_OFFLOAD);
+	assert_true(r->host_weights_bytes > 6 * GiB);
+	assert_true(r->decode_tok_s > layers_off);
+	rq.n_cpu_moe = 0;
+	rq.gpu_layers = -1;
+	rq.ram_bytes = 0;
+	rq.n_gpus = 0;
+	gpu(&rq, "rtx-4090", 1);
 	m.n_experts_used = 128;
 	assert_int_equal(plan_run(&rq, r, &err), 0);
 	assert_true(moe > 3 * r->decode_tok_s);
