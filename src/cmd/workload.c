@@ -287,7 +287,10 @@ int workload_plan_train(workload *w, const model_desc *m, uint64_t vram_bytes, u
 		       o.method == TRAIN_FULL ? "full" : o.method == TRAIN_LORA ? "LoRA" : "QLoRA (NF4 base)");
 		if (o.method != TRAIN_FULL)
 			printf(", rank %u on %s", o.lora_rank, train_targets_name(o.targets));
-		printf("\n  %.2f B parameters, %.1f M trainable\n", p.params / 1e9, p.trainable_params / 1e6);
+		if (p.params >= 1e9)
+			printf("\n  %.2f B parameters, %.1f M trainable\n", p.params / 1e9, p.trainable_params / 1e6);
+		else
+			printf("\n  %.1f M parameters, %.2f M trainable\n", p.params / 1e6, p.trainable_params / 1e6);
 		printf("  seq %u, micro-batch %u x grad-accum %u x %u GPU%s = effective batch %llu\n", o.seq,
 		       o.micro_batch, o.grad_accum, o.gpus, o.gpus > 1 ? "s" : "",
 		       (unsigned long long)p.effective_batch);

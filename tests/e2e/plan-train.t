@@ -47,6 +47,49 @@ ok "$([ "$g" -gt 0 ] && echo 0 || echo 1)" "full fine-tuning has gradients"
 run_gw plan --params 7b --layers 32 --hidden 4096 --heads 32 --kv-heads 32 --ffn 11008 --vocab 32000 --train qlora --micro-batch 1 --checkpointing full --seq 512 --vram 8G
 is "$rc" 0 "explicit numbers: QLoRA fits 8G"
 
+# the other model inputs: a config.json and a GGUF header (sparse file)
+cat > "$TMP/config.json" <<'JSON'
+{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+ "intermediate_size": 11008, "num_attention_heads": 32, "num_hidden_layers": 32,
+ "num_key_value_heads": 32, "vocab_size": 32000, "max_position_embeddings": 4096,
+ "torch_dtype": "float16", "tie_word_embeddings": false}
+JSON
+run_gw plan "$TMP/config.json" --train qlora --micro-batch 1 --checkpointing full --seq 512 --vram 8G --json
+is "$rc" 0 "config.json: QLoRA fits 8G"
+p=$(printf '%s' "$out" | jget 'round(d["params"] / 1e9, 1)')
+is "$p" "6.7" "config.json: 6.7 B parameters from the shape"
+python3 - "$TMP/tiny.gguf" <<'PY'
+import struct, sys
+L, E, H, FF, V = 4, 256, 4, 512, 1000
+def s(x):
+    b = x.encode(); return struct.pack("<Q", len(b)) + b
+kv = [("general.architecture", 8, s("llama")), ("llama.block_count", 4, struct.pack("<I", L)),
+      ("llama.embedding_length", 4, struct.pack("<I", E)), ("llama.feed_forward_length", 4, struct.pack("<I", FF)),
+      ("llama.attention.head_count", 4, struct.pack("<I", H)), ("llama.attention.head_count_kv", 4, struct.pack("<I", H)),
+      ("llama.context_length", 4, struct.pack("<I", 2048))]
+t = [("token_embd.weight", [E, V])]
+for i in range(L):
+    t += [(f"blk.{i}.{n}", d) for n, d in (("attn_norm.weight", [E]), ("attn_q.weight", [E, E]), ("attn_k.weight", [E, E]),
+          ("attn_v.weight", [E, E]), ("attn_output.weight", [E, E]), ("ffn_norm.weight", [E]),
+          ("ffn_gate.weight", [E, FF]), ("ffn_up.weight", [E, FF]), ("ffn_down.weight", [FF, E]))]
+t += [("output_norm.weight", [E]), ("output.weight", [E, V])]
+out = bytearray(b"GGUF" + struct.pack("<IQQ", 3, len(t), len(kv)))
+for k, ty, v in kv:
+    out += s(k) + struct.pack("<I", ty) + v
+off = 0
+for n, d in t:
+    cnt = 1
+    for x in d: cnt *= x
+    out += s(n) + struct.pack("<I", len(d)) + b"".join(struct.pack("<Q", x) for x in d) + struct.pack("<IQ", 0, off)
+    off += (cnt * 4 + 31) // 32 * 32
+start = (len(out) + 31) // 32 * 32
+with open(sys.argv[1], "wb") as f:
+    f.write(out); f.truncate(start + off)
+PY
+run_gw plan "$TMP/tiny.gguf" --train full --micro-batch 1 --checkpointing full --vram 1G --json
+is "$rc" 0 "GGUF: full fine-tuning of a tiny model fits 1G"
+is "$(printf '%s' "$out" | jget 'd["workload"]')" "train" "GGUF: planned as training"
+
 # image generation
 run_gw plan sdxl --image 1024x1024 --vram 16G
 is "$rc" 0 "SDXL 1024 fits 16G"
