@@ -120,6 +120,28 @@ static void test_xid_read(void **state)
 	assert_non_null(strstr(err.msg, "cannot read '/nonexistent/kmsg'"));
 }
 
+/* NULL path: GPUWISE_ROOT/dev/kmsg, with wall clock from /proc/uptime. */
+static char *fixture(const char *name);
+static void test_xid_root(void **state)
+{
+	(void)state;
+	char *root = fixture("fell-off-bus");
+	gw_set_root(root);
+	hw_xid *x = NULL;
+	size_t n = 0;
+	gw_error err = {0};
+	assert_int_equal(hw_xid_read(NULL, 0, &x, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(x[0].xid, 79);
+	assert_string_equal(x[0].pci, "0000:2a:00");
+	/* uptime 86400 s, event at 86012 s: about 388 s ago */
+	int64_t age = (int64_t)(wall_ms() / 1000) - x[0].wall_s;
+	assert_true(age >= 387 && age <= 400);
+	free(x);
+	free(root);
+	gw_set_root(NULL);
+}
+
 static void test_throttle_words(void **state)
 {
 	(void)state;
@@ -262,6 +284,7 @@ int main(void)
 		cmocka_unit_test(test_xid_dmesg),
 		cmocka_unit_test(test_xid_mutations),
 		cmocka_unit_test(test_xid_read),
+		cmocka_unit_test(test_xid_root),
 		cmocka_unit_test(test_throttle_words),
 		cmocka_unit_test(test_pci_norm),
 		cmocka_unit_test(test_container_id),
