@@ -304,6 +304,7 @@ static json_t *summary_json(const watch_result *r, char **argv)
 	json_object_set_new(j, "restarts", json_integer(r->n_attempts ? (json_int_t)r->n_attempts - 1 : 0));
 	json_object_set_new(j, "gpu", json_boolean(r->gpu_seen));
 	json_object_set_new(j, "no_gpu_reason", r->gpu_seen ? json_null() : json_string(r->no_gpu_reason));
+	json_object_set_new(j, "xid_error", *r->xid_error ? json_string(r->xid_error) : json_null());
 	json_object_set_new(j, "samples", json_integer((json_int_t)r->samples));
 	json_object_set_new(j, "gpuwise_cpu_s", jreal_round(r->cpu_s, 4));
 	json_t *at = json_array();

@@ -250,6 +250,8 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 		snprintf(buf, sizeof buf, "none watched: %.256s", r->no_gpu_reason);
 		row(sb, "GPUs", buf);
 	}
+	if (*r->xid_error)
+		row(sb, "Xid events", r->xid_error);
 	for (size_t i = 0; i < r->n_gpus; i++) {
 		const watch_gpu_info *g = &r->gpus[i];
 		char t[48], p[48], u[48];

@@ -704,6 +704,11 @@ static void sample(sup *s)
 			}
 			x->job_mem_bytes.v = (int64_t)mine;
 			x->job_mem_bytes.st = ok ? HW_OK : HW_NOT_SUPPORTED;
+			if (!HW_VALID(g->procs_listed)) {
+				/* no process list: the job's share is unknown, not 0 */
+				x->job_mem_bytes = g->procs_listed;
+				ok = false;
+			}
 			if (ok)
 				total += mine;
 			else
@@ -991,7 +996,8 @@ static void gpu_open(sup *s)
 		snprintf(s->r->no_gpu_reason, sizeof s->r->no_gpu_reason, "--no-gpu was given");
 		return;
 	}
-	hw_opts ho = {.no_cuda = true};
+	/* wake: the job is about to use the GPU anyway (hw_open in hw.h). */
+	hw_opts ho = {.no_cuda = true, .wake = true};
 	gw_error err = {0};
 	s->hw = hw_open(&ho, &err);
 	if (!s->hw) {
@@ -1067,7 +1073,9 @@ int watch_run(const watch_opts *o, const watch_callbacks *cb, watch_result *r, g
 		hw_xid *x = NULL;
 		size_t n = 0;
 		gw_error xe = {0};
-		if (hw_xid_read(o->xid_path, 0, &x, &n, &xe) == 0) {
+		if (hw_xid_read(o->xid_path, 0, &x, &n, &xe)) {
+			snprintf(r->xid_error, sizeof r->xid_error, "%.250s", xe.msg);
+		} else {
 			s->xid_ok = true;
 			for (size_t i = 0; i < n; i++)
 				if (x[i].ts_us > s->xid_last_ts)

@@ -285,6 +285,7 @@ typedef struct watch_result {
 	size_t n_gpus;
 	bool gpu_seen;
 	char no_gpu_reason[256];
+	char xid_error[256];    /* why the kernel log could not be read, "" if it was */
 	uint64_t samples;
 	uint64_t start_wall_ms, duration_ms;
 	hw_val peak_job_mem_bytes;

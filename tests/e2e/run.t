@@ -42,6 +42,10 @@ is "$out" "to-stdout" "the job's stdout passes through"
 like "$err" "to-stderr" "the job's stderr passes through"
 like "$err" "no GPU to watch" "says it watches the host side only"
 
+run_gw run --xid-file /nonexistent/kmsg --json -- true
+is "$(printf '%s\n' "$out" | jget 'd["xid_error"]')" "cannot read '/nonexistent/kmsg': No such file or directory" \
+	"an unreadable kernel log is reported in the summary"
+
 # an unwritable log is an error before the job starts
 rm -f "$TMP/started"
 run_gw run --log /nonexistent/dir/x.csv -- touch "$TMP/started"
