@@ -283,8 +283,24 @@ static void find_toolkits(stack_info *s, const stack_opts *o)
 				while (l > 1 && bin[l - 1] == '/')
 					bin[--l] = '\0';
 				char *root = dirname_of(bin);
+				/* a symlinked nvcc (/usr/bin/nvcc -> /usr/local/cuda-12.4/bin/nvcc) belongs to its toolkit */
+				char real[1024];
+				rooted_real(nvcc, real, sizeof real);
+				size_t rl = strlen(gw_root());
+				if (*real && strncmp(real, gw_root(), rl) == 0 && str_ends(real, "/bin/nvcc")) {
+					char *rbin = dirname_of(real + rl);
+					free(root);
+					root = dirname_of(rbin);
+					free(rbin);
+				}
+				char *inc = xasprintf("%s/include/cuda.h", root), *vj = xasprintf("%s/version.json", root),
+				     *vt = xasprintf("%s/version.txt", root);
+				bool toolkit = gw_exists(inc) || gw_exists(vj) || gw_exists(vt);
+				free(inc);
+				free(vj);
+				free(vt);
 				char how[64];
-				snprintf(how, sizeof how, "PATH (nvcc #%d)", rank + 1);
+				snprintf(how, sizeof how, "PATH (nvcc #%d%s)", rank + 1, toolkit ? "" : ", outside a toolkit tree");
 				stack_toolkit *t = add_toolkit(s, root, how);
 				if (t && t->path_rank < 0)
 					t->path_rank = rank;

@@ -158,4 +158,30 @@ is "$rc" 2 "--python without a value exits 2"
 run_gw doctor --help
 is "$rc" 0 "--help exits 0"
 like "$out" "Exit status: 0 nothing fails" "--help lists exit codes"
+# ---- --deep through a fake libcuda with memory, copies and the PTX kernel ---------------
+mkroot deeproot laptop-5070-awake
+out=$(GPUWISE_CUDA_LIB=$GW_FAKE/cudadeep.so GPUWISE_ROOT=$TMP/deeproot GPUWISE_FAKE_SCENARIO=$SC/laptop-5070.json "$GW" doctor --deep --no-exec 2>/dev/null)
+like "$out" 'ok    CUDA device 0 \(Fake Deep GPU\): context, allocation, copies, PTX kernel and checksum work' "--deep: copies, kernel and checksum pass"
+like "$out" 'host to device [0-9.]+ GB/s, device to host [0-9.]+ GB/s' "--deep: bandwidth measured"
+out=$(GPUWISE_FAKE_DEEP=corrupt GPUWISE_CUDA_LIB=$GW_FAKE/cudadeep.so GPUWISE_ROOT=$TMP/deeproot GPUWISE_FAKE_SCENARIO=$SC/laptop-5070.json "$GW" doctor --deep --no-exec 2>/dev/null); rc=$?
+like "$out" 'fail  CUDA device 0 \(Fake Deep GPU\) failed at the checksum step' "--deep: a flipped bit fails the checksum"
+is "$rc" 4 "--deep checksum failure exits 4"
+out=$(GPUWISE_FAKE_DEEP=noinit GPUWISE_CUDA_LIB=$GW_FAKE/cudadeep.so GPUWISE_ROOT=$TMP/deeproot GPUWISE_FAKE_SCENARIO=$SC/laptop-5070.json "$GW" doctor --deep --no-exec 2>/dev/null)
+like "$out" 'cuInit: CUDA error 100: no CUDA-capable device is detected' "--deep: cuInit failure reported with the driver's text"
+out=$(GPUWISE_ROOT=$TMP/deeproot GPUWISE_FAKE_SCENARIO=$SC/laptop-5070.json "$GW" doctor --deep --no-exec 2>/dev/null); rc=$?
+like "$out" "ok    CUDA driver tests not available" "--deep with a libcuda lacking the calls says 'not available'"
+like "$out" "lacks cuDevicePrimaryCtxRetain" "--deep names the missing function"
+# the embedded PTX assembles (only where a CUDA toolkit's ptxas is at hand)
+ptxas=$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null)
+if [ -n "$ptxas" ]; then
+	python3 - "$GW_TOP/src/doctor/deep.c" > "$TMP/gw_inc.ptx" <<'PY'
+import re, sys
+m = re.search(r'static const char inc_ptx\[\] =\n(.*?);\n', open(sys.argv[1]).read(), re.S)
+print(''.join(bytes(p, 'utf-8').decode('unicode_escape') for p in re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1))), end='')
+PY
+	"$ptxas" -arch=sm_90 "$TMP/gw_inc.ptx" -o "$TMP/gw_inc.cubin" 2>"$TMP/ptxas.err"
+	ok $? "the --deep PTX kernel assembles with $ptxas for sm_90"
+else
+	skip "no ptxas: the PTX kernel is not assembled here"
+fi
 done_testing
