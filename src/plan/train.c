@@ -169,11 +169,9 @@ static per_param bytes_per_trainable(const train_opts *o, const shape *s)
 #define NF4_BYTES_PER_PARAM 0.5
 #define NF4_DQ_CONST_BYTES_PER_PARAM (1.0 / 64 + 4.0 / (64 * 256))
 
-/* Framework overhead: the CUDA context and library handles (Ollama reserves
- * 457 MiB per CUDA GPU for them: ollama/ollama llm/memory.go, see
- * reference/vram-planner.md sec. 1.3) plus the caching allocator's slack,
- * taken as 5% of the dynamic tensors (activations, logits) [assumption]. */
-#define TRAIN_CUDA_CONTEXT_BYTES (457ULL * MiB)
+/* Framework overhead: TRAIN_CUDA_CONTEXT_BYTES (train.h) plus the caching
+ * allocator's slack, taken as 5% of the dynamic tensors (activations,
+ * logits) [assumption]. */
 #define TRAIN_ALLOCATOR_SLACK 0.05
 
 static uint64_t u64(double x)

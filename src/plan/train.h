@@ -67,6 +67,12 @@ const char *train_ckpt_name(train_ckpt c);
 const char *train_targets_name(train_lora_targets t);
 const char *train_shard_name(train_shard s);
 
+/* The CUDA context and library handles, outside PyTorch's allocator (so
+ * absent from torch.cuda.max_memory_allocated): Ollama reserves 457 MiB
+ * per CUDA GPU for them (ollama/ollama llm/memory.go; reference/
+ * vram-planner.md sec. 1.3). */
+#define TRAIN_CUDA_CONTEXT_BYTES (457ULL * MiB)
+
 /* Memory per GPU, in bytes. */
 typedef struct train_breakdown {
 	uint64_t weights;        /* base weights as stored on the GPU */
