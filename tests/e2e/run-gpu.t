@@ -63,6 +63,13 @@ like "$(sed -n 2p "$TMP/leak.csv")" "^[0-9.]+,[0-9]+,1,[0-9]+,[0-9]+,[0-9]+,0,[0
 like "$(cat "$TMP/leak.html")" ">leak<" "the report marks the leak"
 report_shot "$TMP/leak.html" "$TMP/leak.png" "GPU report"
 
+# --on-leak restart starts the job again (even with --restart never).
+GPUWISE_FAKE_SCENARIO="$TMP/leak.json" run_gw run --interval 100ms --leak-warmup 1s --leak-window 500ms \
+	--on-leak restart --max-restarts 1 --backoff 100ms..100ms --grace 300ms --json -- sleep 20
+is "$(printf '%s\n' "$out" | jget '[a["reason"] for a in d["attempts"]]')" '["leak", "leak"]' \
+	"--on-leak restart: two attempts, both stopped for the leak"
+like "$err" "give-up: not restarting: 1 restart done" "then the restart budget ends it"
+
 # A sawtooth that does not grow raises nothing.
 scenario sawtooth "$TMP/saw.json"
 GPUWISE_FAKE_SCENARIO="$TMP/saw.json" run_gw run --interval 100ms --leak-warmup 1s --leak-window 500ms \
@@ -115,6 +122,14 @@ like "$(cat "$TMP/heat.err")" "resume: job resumed" "the resume is reported"
 order=$(jget '" ".join(e["event"] for e in d["events"] if e["event"] in ("heat","pause","heat-clear","resume"))' \
 	< "$TMP/heat.out")
 is "$order" "heat pause heat-clear resume" "events in order: heat, pause, heat-clear, resume"
+
+# --on-heat stop ends the job and does not restart it.
+GPUWISE_FAKE_SCENARIO="$TMP/heat.json" run_gw run --interval 100ms --on-heat stop --restart on-failure \
+	--grace 300ms --json -- sleep 20
+is "$(printf '%s\n' "$out" | jget 'd["attempts"][0]["class"] + "/" + d["attempts"][0]["reason"]')" \
+	"stopped-by-gpuwise/heat" "--on-heat stop stops the job"
+is "$(printf '%s\n' "$out" | jget 'len(d["attempts"])')" 1 "and does not restart it"
+like "$err" "not restarting: gpuwise stopped it \(heat\)" "says why"
 
 # Xid events in the kernel log during the run; a hardware Xid classifies the failure.
 printf '%s\n' "3,100,1000000,-;NVRM: Xid (PCI:0000:18:00): 13, pid=1, name=old, Graphics Exception" > "$TMP/kmsg"

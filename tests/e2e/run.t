@@ -146,6 +146,17 @@ run_gw run --interval 100ms --hang-timeout 1s -- sh -c 'for i in 1 2 3 4 5 6; do
 is "$rc" 0 "a job that keeps printing is not a hang"
 unlike "$err" "hang:" "no hang event"
 
+# a signal during the back-off ends gpuwise at once, with the job's last status
+"$GW" run --restart on-failure --backoff 30s..1m -- sh -c 'exit 9' 2>"$TMP/bo.err" &
+gpid=$!
+sleep 1
+kill -INT "$gpid"
+t0=$(date +%s)
+wait "$gpid"
+brc=$?
+is "$brc" 9 "interrupted during the back-off: the last status (9)"
+[ $(( $(date +%s) - t0 )) -lt 5 ]; ok $? "and without waiting out the 30 s back-off"
+
 # --on-event runs with the event in the environment
 export EVLOG="$TMP/ev.log"
 run_gw run --on-event 'echo "$GPUWISE_EVENT|$GPUWISE_EVENT_ATTEMPT|$GPUWISE_EVENT_DETAIL" >> "$EVLOG"' -- sh -c 'exit 5'
