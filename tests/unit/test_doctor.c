@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "doctor/doctor.h"
 #include "hw/hw.h"
@@ -444,6 +445,96 @@ static void test_bad_env(void **state)
 	clean_env();
 }
 
+
+static void write_file(const char *root, const char *rel, const char *data, size_t len)
+{
+	char *path = xasprintf("%s%s", root, rel);
+	char *dir = xstrdup(path);
+	for (char *p = dir + strlen(root) + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(dir, 0755);
+			*p = '/';
+		}
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	fwrite(data, 1, len, f);
+	fclose(f);
+	free(dir);
+	free(path);
+}
+
+static void test_secure_boot_and_idle_process(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/gw-doctor-root-XXXXXX";
+	assert_non_null(mkdtemp(root));
+	/* SecureBoot EFI variable: 4 attribute bytes, then 1 = enabled */
+	write_file(root, "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
+		   "\x06\x00\x00\x00\x01", 5);
+	write_file(root, "/proc/modules", "snd 1 0 - Live 0x0\n", 19);
+	write_file(root, "/proc/uptime", "100000.00 350000.00\n", 20);
+	/* starttime (field 22) = 500 ticks after boot: the process is ~27.8 h old */
+	const char *stat = "4242 (python) S 1 4242 4242 0 -1 4194560 100 0 0 0 10 5 0 0 20 0 1 0 500 1000 100\n";
+	write_file(root, "/proc/4242/stat", stat, strlen(stat));
+	fixture f;
+	clean_env();
+	gw_set_root(root);
+	fx_init(&f, "");
+	gpu_nvidia(&f.gpus[f.snap.n_gpus++], 0, "NVIDIA GeForce RTX 4090", 8, 9);
+	f.gpus[0].kernel_driver[0] = '\0';
+	f.snap.nvml_loaded = false;
+	run(&f);
+	const doctor_finding *sb = find(&f.rep, "secure-boot");
+	assert_non_null(sb);
+	assert_int_equal(sb->severity, DOC_FAIL);
+	assert_non_null(strstr(sb->fix, "mokutil --import"));
+	done(&f);
+
+	/* the module is loaded: then it is not Secure Boot */
+	write_file(root, "/proc/modules", "nvidia 1 0 - Live 0x0\n", 22);
+	fx_init(&f, "");
+	gpu_nvidia(&f.gpus[f.snap.n_gpus++], 0, "NVIDIA GeForce RTX 4090", 8, 9);
+	f.gpus[0].kernel_driver[0] = '\0';
+	run(&f);
+	assert_null(find(&f.rep, "secure-boot"));
+	assert_non_null(strstr(find(&f.rep, "no-driver")->evidence, "loaded but not bound"));
+	done(&f);
+
+	fx_init(&f, "570.124.06");
+	hw_gpu *g = &f.gpus[f.snap.n_gpus++];
+	gpu_nvidia(g, 0, "NVIDIA GeForce RTX 4090", 8, 9);
+	g->util_gpu_pct = V(0);
+	hw_proc pr;
+	memset(&pr, 0, sizeof pr);
+	pr.pid = 4242;
+	pr.exists = true;
+	snprintf(pr.user, sizeof pr.user, "alice");
+	snprintf(pr.command, sizeof pr.command, "python -m jupyter");
+	pr.used_mem_bytes = V(3LL << 30);
+	g->procs = &pr;
+	g->n_procs = 1;
+	run(&f);
+	const doctor_finding *idle = find(&f.rep, "idle-process");
+	assert_non_null(idle);
+	assert_non_null(strstr(idle->title, "process 4242 (alice: python -m jupyter) holds 3.00 GiB"));
+	assert_non_null(strstr(idle->evidence, "running for 27.8 h"));
+	done(&f);
+	/* busy GPU: not idle */
+	fx_init(&f, "570.124.06");
+	g = &f.gpus[f.snap.n_gpus++];
+	gpu_nvidia(g, 0, "NVIDIA GeForce RTX 4090", 8, 9);
+	g->procs = &pr;
+	g->n_procs = 1;
+	run(&f);
+	assert_null(find(&f.rep, "idle-process"));
+	done(&f);
+	clean_env();
+	char *cmd = xasprintf("rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -465,6 +556,7 @@ int main(void)
 		cmocka_unit_test(test_visible_devices),
 		cmocka_unit_test(test_health),
 		cmocka_unit_test(test_bad_env),
+		cmocka_unit_test(test_secure_boot_and_idle_process),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
