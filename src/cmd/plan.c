@@ -674,10 +674,10 @@ int cmd_plan(int argc, char **argv)
 	}
 	plan_result *r = xmalloc(sizeof *r);
 	if (plan_run(&c.rq, r, &err)) {
-		gw_errorf("cannot plan '%s': %s", c.model ? c.model : "model", err.msg);
+		gw_errorf("cannot plan '%s': %s", c.model ? c.model : m.name ? m.name : "model", err.msg);
 		free(r);
 		model_release(&m);
-		return err.code == GW_EINVAL ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
+		return err.code == GW_EINVAL || err.code == GW_ERANGE ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
 	}
 	if (fa_forced && r->n_notes < PLAN_MAX_NOTES)
 		snprintf(r->notes[r->n_notes++], sizeof r->notes[0],

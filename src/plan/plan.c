@@ -684,6 +684,17 @@ static int plan_one(const plan_request *rq, plan_result *r, gw_error *err)
 	memset(r, 0, sizeof *r);
 	if (rq->n_gpus > PLAN_MAX_GPUS)
 		return gw_fail(err, GW_EINVAL, "at most %d GPUs", PLAN_MAX_GPUS);
+	/* bytes are uint64_t: refuse shapes whose products would not fit */
+	const model_desc *m = rq->model;
+	if (m) {
+		double e = m->hidden, L = m->n_layers, kvw = (double)(m->n_kv_heads + 1) * (m->head_dim_k + m->head_dim_v + 2);
+		double ffn = (double)(m->ffn > m->expert_ffn ? m->ffn : m->expert_ffn) * (m->n_experts + 1);
+		double ctx = (double)(rq->ctx ? rq->ctx : 131072) * (rq->n_parallel ? rq->n_parallel : 1);
+		double b = rq->batch ? rq->batch : 512;
+		if (L * e * (4 * e + 3 * ffn) * 4 > 1e18 || (double)m->vocab * e * 8 > 1e18 ||
+		    L * kvw * ctx * 8 > 1e18 || 4 * b * ctx * (m->n_heads + 1) > 1e18)
+			return gw_fail(err, GW_ERANGE, "the model or context is too large to plan (over an exabyte)");
+	}
 	int rc = work_init(&wk, rq, err);
 	if (rc)
 		return rc;

@@ -79,6 +79,26 @@ run_gw plan --params 13b --layers 40 --hidden 5120 --heads 40 --kv-heads 40 --he
 is "$rc" 0 "explicit numbers plan"
 is "$(printf '%s' "$out" | jget 'd["breakdown"]["kv_cache_bytes"]')" 419430400 "13B MHA KV at 512 = 400 MiB"
 
+# absurd shapes are refused, not overflowed
+run_gw plan --params 99t --layers 10000 --hidden 10000000 --heads 65536 --ffn 10000000 --vocab 10000000 --ctx 100000000 --vram 8G
+is "$rc" 2 "an impossible model: usage error"
+like "$err" 'too large to plan' "says why"
+
+# a GGUF written here is planned with exactly its tensor bytes; a truncated copy is refused
+set -- $(python3 "$GW_TOP/tests/e2e/gguf_llama.py" "$TMP/m.gguf" 4 1024 16 4 2816 32000)
+data=$1 embd=$2
+run_gw plan "$TMP/m.gguf" --gpu rtx-4060 --ctx 2048 --json
+is "$rc" 0 "GGUF planned"
+is "$(printf '%s' "$out" | jget 'd["model_bytes"]')" "$data" "model_bytes = the file's tensor data"
+is "$(printf '%s' "$out" | jget 'd["embd_bytes"]')" "$embd" "token embedding bytes from the file"
+is "$(printf '%s' "$out" | jget 'd["breakdown"]["weights_bytes"] + d["embd_bytes"]')" "$data" "GPU weights + host embedding = all tensors"
+is "$(printf '%s' "$out" | jget 'd["weights_exact"]')" True "weights exact"
+head -c 3000 "$TMP/m.gguf" > "$TMP/cut.gguf"
+run_gw plan "$TMP/cut.gguf" --gpu rtx-4060
+is "$rc" 1 "truncated GGUF: exit 1"
+like "$err" "cut.gguf" "the error names the file"
+unlike "$err" "Sanitizer|Segmentation" "no crash"
+
 # help and bad input
 run_gw plan --help
 is "$rc" 0 "--help exits 0"
