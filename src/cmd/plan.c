@@ -296,7 +296,7 @@ static int parse_opts(plan_cli *c, int argc, char **argv, const struct option *o
  * No --gpu or --vram: this machine's GPUs (hw snapshot), with their free
  * memory, and the catalog's bandwidth and TFLOPS when the card is known.
  */
-static int machine_gpus(plan_cli *c)
+static int machine_gpus(plan_cli *c, bool required)
 {
 	plan_request *rq = &c->rq;
 	hw_opts o = {.no_procs = true};
@@ -320,7 +320,7 @@ static int machine_gpus(plan_cli *c)
 		}
 		hw_snapshot_release(&snap);
 	}
-	if (rq->n_gpus == 0)
+	if (rq->n_gpus == 0 && required)
 		return usage_error("plan", "no GPU found on this machine; say which GPU: --gpu ID (e.g. rtx-4090, "
 					   "2x3090) or --vram SIZE");
 	return 0;
@@ -381,7 +381,7 @@ static int resolve_gpus(plan_cli *c)
 		g->vram_bytes = c->vram;
 		return 0;
 	}
-	return machine_gpus(c);
+	return machine_gpus(c, true);
 }
 
 /* ---- text output ------------------------------------------------------------ */
@@ -587,9 +587,12 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 static int plan_train(plan_cli *c, const model_desc *m)
 {
 	uint64_t vram = 0;
-	for (size_t i = 0; i < c->rq.n_gpus; i++)
-		if (!vram || c->rq.gpus[i].vram_bytes < vram)
-			vram = c->rq.gpus[i].vram_bytes;
+	for (size_t i = 0; i < c->rq.n_gpus; i++) {
+		/* this machine's GPUs count with what is free on them now */
+		uint64_t v = c->rq.gpus[i].free_bytes ? c->rq.gpus[i].free_bytes : c->rq.gpus[i].vram_bytes;
+		if (!vram || v < vram)
+			vram = v;
+	}
 	c->wl.train.flash_attn = c->wl.train.flash_attn || c->rq.flash_attn;
 	return workload_plan_train(&c->wl, m, vram, c->rq.n_gpus ? (uint32_t)c->rq.n_gpus : 1,
 				   c->rq.n_gpus ? c->rq.gpus[0].name : NULL, c->json);
@@ -605,7 +608,8 @@ static int plan_image(plan_cli *c)
 	if (c->rq.quant)
 		c->wl.image.quant = c->rq.quant;
 	const plan_gpu *g = c->rq.n_gpus ? &c->rq.gpus[0] : NULL;
-	return workload_plan_image(&c->wl, c->model, g ? g->vram_bytes : 0, g ? g->name : NULL,
+	return workload_plan_image(&c->wl, c->model, g ? (g->free_bytes ? g->free_bytes : g->vram_bytes) : 0,
+				   g ? g->name : NULL,
 				   g ? g->fp16_tflops : 0, g && g->spec ? g->spec->pcie_gen : 0, c->json);
 }
 
@@ -629,7 +633,7 @@ int cmd_plan(int argc, char **argv)
 		return usage_error("plan", "name a model (a catalog name, a GGUF/safetensors file, a config.json) "
 					   "or describe one with --layers --hidden --heads ...");
 	if (c.wl.kind != WORKLOAD_LLM && !c.gpu_arg && !c.vram)
-		; /* fine-tuning and images plan without a GPU too (no verdict) */
+		machine_gpus(&c, false); /* fine-tuning and images plan without a GPU too (no verdict) */
 	else if ((rc = resolve_gpus(&c)))
 		return rc;
 	if (c.wl.kind == WORKLOAD_IMAGE)

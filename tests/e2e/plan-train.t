@@ -37,7 +37,8 @@ b=$(printf '%s' "$out" | jget 'd["per_gpu_bytes"]')
 is "$a" "$b" "grad-accum does not change memory"
 
 # full fine-tuning: gradients and optimizer states appear
-run_gw plan llama-3.1-8b --train full --json
+# no --gpu/--vram and no GPU on this machine (NVML and libcuda kept away): no verdict
+GPUWISE_NVML_LIB=/nonexistent GPUWISE_CUDA_LIB=/nonexistent run_gw plan llama-3.1-8b --train full --json
 is "$rc" 0 "no budget: exit 0"
 is "$(printf '%s' "$out" | jget 'd["verdict"]')" "None" "no budget: verdict null"
 g=$(printf '%s' "$out" | jget 'd["breakdown"]["gradients_bytes"]')
