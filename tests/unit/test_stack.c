@@ -50,7 +50,7 @@ static void test_toolkits(void **state)
 	stack_opts o = {0};
 	assert_int_equal(stack_discover(&o, &s, NULL), 0);
 	/* cuda, cuda-11.8, cuda-12.8: the symlink folds into cuda-12.8 */
-	assert_int_equal(s.n_toolkits, 2);
+	assert_int_equal(s.n_toolkits, 3); /* + /opt/cuda-11.0 (version.txt only) */
 	const stack_toolkit *a = tk(&s, "/usr/local/cuda-11.8"), *b = tk(&s, "/usr/local/cuda-12.8");
 	assert_non_null(a);
 	assert_non_null(b);
@@ -186,6 +186,41 @@ static void test_run_timeout(void **state)
 	free(out);
 }
 
+
+static void test_more_toolkits(void **state)
+{
+	(void)state;
+	char *root = fixture();
+	gw_set_root(root);
+	set_env();
+	setenv("HOME", "/home/u", 1);
+	stack_info s;
+	stack_opts o = {0};
+	assert_int_equal(stack_discover(&o, &s, NULL), 0);
+	assert_int_equal(s.n_toolkits, 4);
+	const stack_toolkit *a = tk(&s, "/opt/cuda-11.0"), *b = tk(&s, "/home/u/miniconda3/envs/ml");
+	assert_non_null(a);
+	assert_string_equal(a->version, "11.0.228");
+	assert_string_equal(a->version_from, "version.txt");
+	assert_string_equal(a->nvcc, "");
+	assert_non_null(b);
+	assert_string_equal(b->how, "conda env");
+	assert_string_equal(b->version, "12.1.105");
+	assert_int_equal(b->path_rank, -1);
+	stack_release(&s);
+	/* CONDA_PREFIX names the env directly */
+	setenv("HOME", "/nonexistent-home", 1);
+	setenv("CONDA_PREFIX", "/home/u/miniconda3/envs/ml", 1);
+	assert_int_equal(stack_discover(&o, &s, NULL), 0);
+	b = tk(&s, "/home/u/miniconda3/envs/ml");
+	assert_non_null(b);
+	assert_string_equal(b->how, "CONDA_PREFIX");
+	stack_release(&s);
+	unsetenv("CONDA_PREFIX");
+	gw_set_root(NULL);
+	free(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -194,6 +229,7 @@ int main(void)
 		cmocka_unit_test(test_python),
 		cmocka_unit_test(test_version_py),
 		cmocka_unit_test(test_run_timeout),
+		cmocka_unit_test(test_more_toolkits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
