@@ -401,8 +401,9 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 	fprintf(f, "engine %s, context %llu", plan_engine_name(r->engine), (unsigned long long)r->ctx);
 	if (r->n_parallel > 1)
 		fprintf(f, " x %u parallel", r->n_parallel);
-	fprintf(f, ", batch %u, KV %s%s\n", r->batch, plan_kv_type_name(r->kv_type),
-		r->flash_attn ? ", flash attention" : "");
+	if (r->engine == PLAN_ENGINE_LLAMACPP || r->engine == PLAN_ENGINE_OLLAMA)
+		fprintf(f, ", batch %u", r->batch);
+	fprintf(f, ", KV %s%s\n", plan_kv_type_name(r->kv_type), r->flash_attn ? ", flash attention" : "");
 	fputc('\n', f);
 
 	size_t nd = r->n_devices;
@@ -469,11 +470,17 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 			col, c_reset(f), r->total_layers, r->n_devices > 1 ? "s" : "", r->n_cpu_moe, r->n_cpu_moe,
 			gib(b1, sizeof b1, r->host_bytes), rq->ram_bytes ? " of " : "",
 			rq->ram_bytes ? gib(b3, sizeof b3, rq->ram_bytes) : "");
-	else if (r->verdict == PLAN_OFFLOAD)
-		fprintf(f, "verdict: %soffload%s: %u of %u layers on the GPU%s (-ngl %u), %u in host RAM (%s%s%s)\n",
-			col, c_reset(f), r->gpu_layers, r->total_layers, r->n_devices > 1 ? "s" : "",
-			r->gpu_layers, r->total_layers - r->gpu_layers, gib(b1, sizeof b1, r->host_bytes),
+	else if (r->verdict == PLAN_OFFLOAD) {
+		char how[48] = "";
+		if (r->engine == PLAN_ENGINE_LLAMACPP || r->engine == PLAN_ENGINE_OLLAMA)
+			snprintf(how, sizeof how, " (-ngl %u)", r->gpu_layers);
+		else
+			snprintf(how, sizeof how, " (device_map=\"auto\")");
+		fprintf(f, "verdict: %soffload%s: %u of %u layers on the GPU%s%s, %u in host RAM (%s%s%s)\n",
+			col, c_reset(f), r->gpu_layers, r->total_layers, r->n_devices > 1 ? "s" : "", how,
+			r->total_layers - r->gpu_layers, gib(b1, sizeof b1, r->host_bytes),
 			rq->ram_bytes ? " of " : "", rq->ram_bytes ? gib(b3, sizeof b3, rq->ram_bytes) : "");
+	}
 	else if (r->ram_known && !r->ram_ok && r->gpu_layers > 0)
 		fprintf(f, "verdict: %sdoes not fit%s: %u of %u layers fit the GPU, but the rest needs %s of host RAM (have %s)\n",
 			col, c_reset(f), r->gpu_layers, r->total_layers, gib(b1, sizeof b1, r->host_bytes),
@@ -486,8 +493,10 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 			r->verdict == PLAN_OFFLOAD ? " (keeping this many layers on the GPU)" : "");
 	if (r->decode_tok_s > 0)
 		fprintf(f, "decode: ~%.1f tok/s", r->decode_tok_s);
+	else if (r->verdict == PLAN_NOFIT)
+		fprintf(f, "decode: - (does not fit)");
 	else
-		fprintf(f, "decode: unknown (no bandwidth for this GPU)");
+		fprintf(f, "decode: unknown (no bandwidth for this GPU; give --gpu ID)");
 	if (r->prefill_tok_s > 0)
 		fprintf(f, "   prefill: ~%.0f tok/s", r->prefill_tok_s);
 	fprintf(f, "   (%s)\n", plan_engine_name(r->engine));
