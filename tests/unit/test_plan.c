@@ -89,6 +89,14 @@ static void test_weights_q4_k_m(void **state)
 	assert_true(fabs(MIB(gpu) - 12603.02) < 0.05);
 	plan_weights_release(&w);
 
+	/* Qwen2.5-72B-Instruct Q4_K_M (bartowski): 44.15 GiB, 5.22 bpw
+	 * (gpustack/gguf-parser-go README); qwen2 biases, 70B-type attn_v */
+	llama(&m, "qwen2.5-72b", 80, 8192, 64, 8, 29568, 152064, 32768);
+	m.arch = (char *)"qwen2";
+	assert_int_equal(plan_weights_get(&m, "q4_k_m", &w, &err), 0);
+	assert_true(fabs((double)w.total_bytes / GiB - 44.15) < 0.02);
+	plan_weights_release(&w);
+
 	assert_int_equal(plan_weights_get(&m, "q9_z", &w, &err), GW_EINVAL);
 	assert_non_null(strstr(err.msg, "q9_z"));
 }
