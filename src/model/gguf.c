@@ -586,7 +586,12 @@ static const gg_slot *slot_arr(const gg_meta *g, int k)
 	return s->set && s->arr && !strcmp(s->prefix, g->arch) ? s : NULL;
 }
 
-/* Default sliding-window period of an arch (llama.cpp llama-model.cpp). */
+/*
+ * Default sliding-window period of an arch (llama.cpp llama-model.cpp,
+ * set_swa_pattern).  Phi-3 files carry a window too, but llama.cpp loads
+ * them with SWA disabled ("Phi SWA is currently disabled"), so they plan
+ * as full attention.
+ */
 static uint32_t arch_swa_period(const char *arch)
 {
 	if (!strcmp(arch, "gemma2") || !strcmp(arch, "gpt-oss"))
