@@ -29,6 +29,7 @@ is missing.
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -239,10 +240,17 @@ def recipes(tmp):
 
 
 def main():
+    tmp = tempfile.mkdtemp(prefix="gw-oracle.")
+    try:
+        return run(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(tmp):
     kvs = [("f16", 1), ("q8_0", 8), ("q4_0", 2)]
     archs = ["llama", "qwen2", "gemma2", "gemma3"]
     ctxs = [512, 4096] if QUICK else [512, 1000, 4096, 16384]
-    tmp = tempfile.mkdtemp(prefix="gw-oracle.")
     rows = []
     bad = 0
     print("arch\tctx\tkv\tfa\tllama_model_mib\tplan_model_mib\tllama_kv_mib\tplan_kv_mib\tllama_compute_mib\tplan_compute_mib\tcompute_err\tcells")
