@@ -37,8 +37,8 @@ static void print_help(FILE *f)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nGlobal options:\n"
-		   "  --data-dir DIR  read the knowledge tables (*.tsv) from DIR instead of the\n"
-		   "                  built-in copies (also GPUWISE_DATA)\n"
+		   "  --data-dir DIR  read knowledge tables (NAME.tsv) from DIR instead of the\n"
+		   "                  built-in copies; tables DIR lacks stay built in (GPUWISE_DATA)\n"
 		   "  --no-color      never colour the output (also NO_COLOR)\n\n"
 		   "Exit status: 0 success, 1 runtime error, 2 usage error; 3 and 4 are each\n"
 		   "command's own verdicts (see 'gpuwise COMMAND --help' and gpuwise(1)).\n");

@@ -6,6 +6,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct kb_blob {
 	const char *name;
@@ -157,17 +159,32 @@ const kb_table *kb_get_table(const char *name, gw_error *err)
 	kb_table *t = xcalloc(1, sizeof *t);
 	int rc;
 	const char *dir = kb_data_dir();
+	rc = GW_ENOENT;
 	if (dir) {
-		char *path = xasprintf("%s/%s.tsv", dir, name);
-		char *text;
-		size_t len;
-		rc = gw_read_file(path, false, 64u << 20, &text, &len, err);
-		free(path);
-		if (!rc) {
-			rc = kb_parse_tsv(t, name, text, len, err);
-			free(text);
+		/*
+		 * A data directory replaces the tables it holds; a table it does
+		 * not hold falls back to the built-in copy, so updating one table
+		 * does not mean copying them all.  A missing directory is an error.
+		 */
+		struct stat st;
+		if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			free(t);
+			gw_fail(err, GW_ENOENT, "cannot open data directory '%s'", dir);
+			return NULL;
 		}
-	} else {
+		char *path = xasprintf("%s/%s.tsv", dir, name);
+		if (access(path, F_OK) == 0) {
+			char *text;
+			size_t len;
+			rc = gw_read_file(path, false, 64u << 20, &text, &len, err);
+			if (!rc) {
+				rc = kb_parse_tsv(t, name, text, len, err);
+				free(text);
+			}
+		}
+		free(path);
+	}
+	if (rc == GW_ENOENT) {
 		rc = GW_ENOENT;
 		gw_fail(err, GW_ENOENT, "no embedded table '%s'", name);
 		for (const struct kb_blob *b = kb_blobs; b->name; b++)

@@ -43,8 +43,14 @@ run_gw --data-dir "$TMP/cols" cost --gpu my-card --cloud-rate 1
 is "$rc" 1 "wrong column count: exit 1"
 like "$err" "table 'gpus' line 2: 3 columns, expected 22" "wrong column count: counts named"
 
+run_gw --data-dir "$TMP/none" cost --gpu rtx-4090 --cloud-rate 1 --json
+is "$rc" 0 "a table the directory lacks falls back to the built-in copy"
+is "$(printf '%s' "$out" | jget 'd["price_usd"]')" "1599.0" "the built-in price is used"
 run_gw --data-dir "$TMP/none" cost --gpu my-card --cloud-rate 1
-is "$rc" 1 "missing table: exit 1"
-like "$err" "gpus.tsv" "missing table: the file is named"
+is "$rc" 2 "the replacement card is unknown there"
+
+run_gw --data-dir "$TMP/no-such-dir" cost --gpu rtx-4090 --cloud-rate 1
+is "$rc" 1 "missing data directory: exit 1"
+like "$err" "cannot open data directory '.*no-such-dir'" "missing data directory: named"
 
 done_testing
