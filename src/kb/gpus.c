@@ -11,9 +11,6 @@
 
 static gpu_spec *gpus;
 static size_t ngpus;
-static bool loaded;
-static int load_rc;
-static gw_error load_err;
 
 enum {
 	C_ID, C_NAME, C_ALIASES, C_VENDOR, C_ARCH, C_CC, C_SMS, C_CORES, C_VRAM, C_BW,
@@ -25,15 +22,6 @@ static const char *const cols[C_COUNT] = {
 	"bandwidth_gbs", "fp32_tflops", "fp16_tflops", "tdp_w", "pcie_gen", "mig", "laptop",
 	"unified_memory", "year", "price_usd", "used_price_usd", "price_date", "source",
 };
-
-void kb_gpus_release(void)
-{
-	free(gpus);
-	gpus = NULL;
-	ngpus = 0;
-	loaded = false;
-	load_rc = 0;
-}
 
 /* "8.9" -> 8, 9; "" -> -1, -1.  Anything else is an error. */
 static int parse_cc(const kb_table *t, size_t row, long col, gpu_spec *g, gw_error *err)
@@ -94,44 +82,38 @@ static int read_row(const kb_table *t, size_t r, const long *c, gpu_spec *g, gw_
 	return 0;
 }
 
+static int read_row_any(const kb_table *t, size_t r, const long *c, void *rec, gw_error *err)
+{
+	return read_row(t, r, c, rec, err);
+}
+
+static const char *id_of(const void *rec)
+{
+	return ((gpu_spec const *)rec)->id;
+}
+
+static kb_records records = {
+	.table = "gpus",
+	.cols = cols,
+	.ncols = C_COUNT,
+	.rec_size = sizeof(gpu_spec),
+	.read_row = read_row_any,
+	.id_of = id_of,
+};
+
 int kb_gpus_load(gw_error *err)
 {
-	const kb_table *t;
-	long c[C_COUNT];
-	int rc;
-	if (loaded)
-		goto out;
-	loaded = true;
-	t = kb_get_table("gpus", &load_err);
-	if (!t) {
-		load_rc = load_err.code ? load_err.code : GW_EFORMAT;
-		goto out;
-	}
-	load_rc = kb_need_cols(t, cols, C_COUNT, c, &load_err);
-	if (load_rc)
-		goto out;
-	gpus = xcalloc(t->nrows ? t->nrows : 1, sizeof *gpus);
-	for (size_t r = 0; r < t->nrows; r++) {
-		rc = read_row(t, r, c, &gpus[r], &load_err);
-		if (!rc)
-			for (size_t i = 0; i < r; i++)
-				if (str_ieq(gpus[i].id, gpus[r].id)) {
-					rc = gw_fail(&load_err, GW_EFORMAT, "table 'gpus' line %zu: duplicate id '%s'",
-						     t->lines[r], gpus[r].id);
-					break;
-				}
-		if (rc) {
-			load_rc = rc;
-			free(gpus);
-			gpus = NULL;
-			goto out;
-		}
-	}
-	ngpus = t->nrows;
-out:
-	if (load_rc && err)
-		*err = load_err;
-	return load_rc;
+	int rc = kb_records_load(&records, err);
+	gpus = records.recs;
+	ngpus = records.n;
+	return rc;
+}
+
+void kb_gpus_release(void)
+{
+	kb_records_release(&records);
+	gpus = NULL;
+	ngpus = 0;
 }
 
 size_t kb_gpu_count(void)

@@ -29,4 +29,35 @@ size_t kb_names_distance(const char *key, const char *id, const char *name, cons
 
 #define KB_KEY_MAX 256
 
+/*
+ * One typed table: its rows parsed once into an array of records, cached
+ * until kb_release_all().  Each reader (gpus.c, models.c, quants.c) fills
+ * the description; kb_records_load() does the rest: find the columns, read
+ * every row, refuse duplicate ids, run the whole-table checks, and keep
+ * the first error so later calls report it again.
+ */
+typedef struct kb_records {
+	const char *table;         /* "gpus" for data/gpus.tsv */
+	const char *const *cols;   /* required columns, in the reader's order */
+	size_t ncols;
+	size_t rec_size;
+	/* Fill rec from row r; c[i] is the index of cols[i]. */
+	int (*read_row)(const kb_table *t, size_t r, const long *c, void *rec, gw_error *err);
+	/* Id of a record and whether two records may not share it (NULL: always). */
+	const char *(*id_of)(const void *rec);
+	bool (*clash)(const void *a, const void *b);
+	/* Checks needing every row (NULL: none); recs[0..n-1] are read. */
+	int (*finish)(const kb_table *t, void *recs, size_t n, gw_error *err);
+	/* state */
+	void *recs;
+	size_t n;
+	bool loaded;
+	int rc;
+	gw_error err;
+} kb_records;
+
+/* Load R once; 0 or the first error (copied to err when non-NULL). */
+int kb_records_load(kb_records *R, gw_error *err);
+void kb_records_release(kb_records *R);
+
 #endif

@@ -9,9 +9,6 @@
 
 static model_spec *models;
 static size_t nmodels;
-static bool loaded;
-static int load_rc;
-static gw_error load_err;
 
 enum {
 	C_ID, C_NAME, C_ALIASES, C_ARCH, C_LAYERS, C_HIDDEN, C_HEADS, C_KV_HEADS, C_HEAD_DIM,
@@ -23,15 +20,6 @@ static const char *const cols[C_COUNT] = {
 	"ffn", "vocab", "experts", "experts_used", "expert_ffn", "params_total", "params_active",
 	"swa_window", "swa_period", "ctx_train", "tied_embeddings", "source",
 };
-
-void kb_models_release(void)
-{
-	free(models);
-	models = NULL;
-	nmodels = 0;
-	loaded = false;
-	load_rc = 0;
-}
 
 static int read_row(const kb_table *t, size_t r, const long *c, model_spec *m, gw_error *err)
 {
@@ -79,44 +67,38 @@ static int read_row(const kb_table *t, size_t r, const long *c, model_spec *m, g
 	return 0;
 }
 
+static int read_row_any(const kb_table *t, size_t r, const long *c, void *rec, gw_error *err)
+{
+	return read_row(t, r, c, rec, err);
+}
+
+static const char *id_of(const void *rec)
+{
+	return ((model_spec const *)rec)->id;
+}
+
+static kb_records records = {
+	.table = "models",
+	.cols = cols,
+	.ncols = C_COUNT,
+	.rec_size = sizeof(model_spec),
+	.read_row = read_row_any,
+	.id_of = id_of,
+};
+
 int kb_models_load(gw_error *err)
 {
-	const kb_table *t;
-	long c[C_COUNT];
-	int rc;
-	if (loaded)
-		goto out;
-	loaded = true;
-	t = kb_get_table("models", &load_err);
-	if (!t) {
-		load_rc = load_err.code ? load_err.code : GW_EFORMAT;
-		goto out;
-	}
-	load_rc = kb_need_cols(t, cols, C_COUNT, c, &load_err);
-	if (load_rc)
-		goto out;
-	models = xcalloc(t->nrows ? t->nrows : 1, sizeof *models);
-	for (size_t r = 0; r < t->nrows; r++) {
-		rc = read_row(t, r, c, &models[r], &load_err);
-		if (!rc)
-			for (size_t i = 0; i < r; i++)
-				if (str_ieq(models[i].id, models[r].id)) {
-					rc = gw_fail(&load_err, GW_EFORMAT, "table 'models' line %zu: duplicate id '%s'",
-						     t->lines[r], models[r].id);
-					break;
-				}
-		if (rc) {
-			load_rc = rc;
-			free(models);
-			models = NULL;
-			goto out;
-		}
-	}
-	nmodels = t->nrows;
-out:
-	if (load_rc && err)
-		*err = load_err;
-	return load_rc;
+	int rc = kb_records_load(&records, err);
+	models = records.recs;
+	nmodels = records.n;
+	return rc;
+}
+
+void kb_models_release(void)
+{
+	kb_records_release(&records);
+	models = NULL;
+	nmodels = 0;
 }
 
 size_t kb_model_count(void)

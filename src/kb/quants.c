@@ -10,9 +10,6 @@
 
 static quant_spec *quants;
 static size_t nquants;
-static bool loaded;
-static int load_rc;
-static gw_error load_err;
 
 enum {
 	C_ID, C_NAME, C_ALIASES, C_KIND, C_GGML, C_BLOCK, C_BYTES, C_BPW, C_BASE, C_BUMP,
@@ -22,15 +19,6 @@ static const char *const cols[C_COUNT] = {
 	"id", "name", "aliases", "kind", "ggml_type", "block_size", "bytes_per_block", "bpw",
 	"base", "bump", "output", "attn_v", "ffn_down", "attn_output", "source",
 };
-
-void kb_quants_release(void)
-{
-	free(quants);
-	quants = NULL;
-	nquants = 0;
-	loaded = false;
-	load_rc = 0;
-}
 
 static int read_row(const kb_table *t, size_t r, const long *c, quant_spec *q, gw_error *err)
 {
@@ -124,44 +112,60 @@ bad:
 	return 0;
 }
 
+/* Recipes name other rows, so they are checked once every row is read. */
+static int check_recipes(const kb_table *t, void *recs, size_t n, gw_error *err)
+{
+	quant_spec *qs = recs;
+	quants = qs; /* find_id_kind() searches the rows read so far */
+	nquants = n;
+	for (size_t r = 0; r < n; r++) {
+		int rc = qs[r].kind == QK_GGUF_RECIPE ? check_recipe(t, r, &qs[r], err) : 0;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Recipes, types and formats share ids (q8_0 is both); only one kind clashes. */
+static bool same_kind(const void *a, const void *b)
+{
+	return ((const quant_spec *)a)->kind == ((const quant_spec *)b)->kind;
+}
+
+static int read_row_any(const kb_table *t, size_t r, const long *c, void *rec, gw_error *err)
+{
+	return read_row(t, r, c, rec, err);
+}
+
+static const char *id_of(const void *rec)
+{
+	return ((quant_spec const *)rec)->id;
+}
+
+static kb_records records = {
+	.table = "quants",
+	.cols = cols,
+	.ncols = C_COUNT,
+	.rec_size = sizeof(quant_spec),
+	.read_row = read_row_any,
+	.id_of = id_of,
+	.clash = same_kind,
+	.finish = check_recipes,
+};
+
 int kb_quants_load(gw_error *err)
 {
-	const kb_table *t;
-	long c[C_COUNT];
-	int rc = 0;
-	if (loaded)
-		goto out;
-	loaded = true;
-	t = kb_get_table("quants", &load_err);
-	if (!t) {
-		load_rc = load_err.code ? load_err.code : GW_EFORMAT;
-		goto out;
-	}
-	load_rc = kb_need_cols(t, cols, C_COUNT, c, &load_err);
-	if (load_rc)
-		goto out;
-	quants = xcalloc(t->nrows ? t->nrows : 1, sizeof *quants);
-	for (size_t r = 0; r < t->nrows && !rc; r++) {
-		rc = read_row(t, r, c, &quants[r], &load_err);
-		for (size_t i = 0; i < r && !rc; i++)
-			if (quants[i].kind == quants[r].kind && str_ieq(quants[i].id, quants[r].id))
-				rc = gw_fail(&load_err, GW_EFORMAT, "table 'quants' line %zu: duplicate id '%s'",
-					     t->lines[r], quants[r].id);
-		nquants = r + 1;
-	}
-	for (size_t r = 0; r < t->nrows && !rc; r++)
-		if (quants[r].kind == QK_GGUF_RECIPE)
-			rc = check_recipe(t, r, &quants[r], &load_err);
-	if (rc) {
-		load_rc = rc;
-		free(quants);
-		quants = NULL;
-		nquants = 0;
-	}
-out:
-	if (load_rc && err)
-		*err = load_err;
-	return load_rc;
+	int rc = kb_records_load(&records, err);
+	quants = records.recs;
+	nquants = records.n;
+	return rc;
+}
+
+void kb_quants_release(void)
+{
+	kb_records_release(&records);
+	quants = NULL;
+	nquants = 0;
 }
 
 size_t kb_quant_count(void)

@@ -5,6 +5,7 @@
 #include "kb/kb_int.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 int kb_need_cols(const kb_table *t, const char *const *names, size_t n, long *idx, gw_error *err)
@@ -197,4 +198,58 @@ int kb_load_all(gw_error *err)
 	if (!rc)
 		rc = kb_quants_load(err);
 	return rc;
+}
+
+int kb_records_load(kb_records *R, gw_error *err)
+{
+	const kb_table *t;
+	long *c = NULL;
+	char *recs = NULL;
+	size_t n = 0;
+	int rc = 0;
+	if (R->loaded)
+		goto out;
+	R->loaded = true;
+	t = kb_get_table(R->table, &R->err);
+	if (!t) {
+		R->rc = R->err.code ? R->err.code : GW_EFORMAT;
+		goto out;
+	}
+	c = xcalloc(R->ncols, sizeof *c);
+	rc = kb_need_cols(t, R->cols, R->ncols, c, &R->err);
+	recs = xcalloc(t->nrows ? t->nrows : 1, R->rec_size);
+	for (; n < t->nrows && !rc; n++) {
+		void *rec = recs + n * R->rec_size;
+		rc = R->read_row(t, n, c, rec, &R->err);
+		for (size_t i = 0; i < n && !rc; i++) {
+			const void *other = recs + i * R->rec_size;
+			if (str_ieq(R->id_of(other), R->id_of(rec)) && (!R->clash || R->clash(other, rec)))
+				rc = gw_fail(&R->err, GW_EFORMAT, "table '%s' line %zu: duplicate id '%s'",
+					     R->table, t->lines[n], R->id_of(rec));
+		}
+	}
+	if (!rc && R->finish)
+		rc = R->finish(t, recs, n, &R->err);
+	if (rc) {
+		R->rc = rc;
+		free(recs);
+		recs = NULL;
+		n = 0;
+	}
+	R->recs = recs;
+	R->n = n;
+out:
+	free(c);
+	if (R->rc && err)
+		*err = R->err;
+	return R->rc;
+}
+
+void kb_records_release(kb_records *R)
+{
+	free(R->recs);
+	R->recs = NULL;
+	R->n = 0;
+	R->loaded = false;
+	R->rc = 0;
 }
