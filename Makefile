@@ -71,7 +71,7 @@ $(CHECKDIR)/tests/%: tests/unit/%.c $(call objs,$(CHECKDIR)) $(wildcard tests/un
 	$(Q)$(CC) -std=c17 -c -o $@ $<
 
 # ---- test doubles: fake libnvidia-ml.so.1 and libcuda.so.1 --------------
-FAKEDIR := $(CHECKDIR)/fake
+FAKEDIR ?= $(CHECKDIR)/fake
 FAKE_LIBS := $(patsubst tests/fake/%.c,$(FAKEDIR)/%.so,$(filter-out tests/fake/scenario.c,$(FAKE_SRCS)))
 $(FAKEDIR)/%.so: tests/fake/%.c $(wildcard tests/fake/*.h) tests/fake/scenario.c
 	@mkdir -p $(dir $@)
@@ -92,11 +92,14 @@ e2e: $(CHECKDIR)/gpuwise $(FAKE_LIBS)
 
 # ---- benchmarks (release build) -----------------------------------------
 bench: gpuwise
-	@$(MAKE) --no-print-directory CHECKDIR=$(BUILD) $(patsubst $(CHECKDIR)/%,$(BUILD)/%,$(FAKE_LIBS)) >/dev/null
+	@$(MAKE) --no-print-directory FAKEDIR=$(BUILD)/fake fakes >/dev/null
 	@for b in $(sort $(wildcard bench/*.sh)); do GW=./gpuwise GW_BUILD=$(BUILD) sh $$b || exit 1; done
 
+# the main job: check this machine's stack, show its GPUs, plan a common model
 run: gpuwise
-	./gpuwise doctor; ./gpuwise status; ./gpuwise plan llama3.1:8b --quant q4_k_m --gpu rtx-4060; true
+	-./gpuwise doctor
+	-./gpuwise status
+	-./gpuwise plan llama3.1:8b --quant q4_k_m --gpu rtx-4060
 
 fuzz:
 	sh tests/fuzz/run.sh
