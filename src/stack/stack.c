@@ -230,6 +230,38 @@ static void toolkit_version(stack_toolkit *t, bool no_exec)
 	}
 }
 
+/*
+ * A wrapper script on PATH (`#!/bin/sh` + `exec /usr/local/cuda-13.0/bin/nvcc
+ * "$@"`) belongs to the toolkit it runs.  Returns the malloc'd absolute
+ * path of that nvcc (as seen by the user), or NULL when nvcc is not such a
+ * wrapper.
+ */
+static char *wrapper_target(const char *nvcc)
+{
+	char *text = NULL, *found = NULL;
+	size_t len;
+	if (gw_read_file(nvcc, true, 64 * 1024, &text, &len, NULL) || len < 2 || !str_starts(text, "#!"))
+		goto out;
+	for (char *p = strstr(text, "/bin/nvcc"); p && !found; p = strstr(p + 1, "/bin/nvcc")) {
+		char *end = p + strlen("/bin/nvcc");
+		if (*end && !strchr(" \t\n\"';", *end))
+			continue;
+		char *start = p;
+		while (start > text && !strchr(" \t\n\"'=", start[-1]))
+			start--;
+		if (*start != '/')
+			continue;
+		char *target = xstrndup(start, (size_t)(end - start));
+		if (strcmp(target, nvcc) != 0 && rooted_isexec(target))
+			found = target;
+		else
+			free(target);
+	}
+out:
+	free(text);
+	return found;
+}
+
 static stack_toolkit *add_toolkit(stack_info *s, const char *root, const char *how)
 {
 	char real[1024];
@@ -292,6 +324,14 @@ static void find_toolkits(stack_info *s, const stack_opts *o)
 					free(root);
 					root = dirname_of(rbin);
 					free(rbin);
+				}
+				char *target = wrapper_target(nvcc);
+				if (target) {
+					char *tbin = dirname_of(target);
+					free(root);
+					root = dirname_of(tbin);
+					free(tbin);
+					free(target);
 				}
 				char *inc = xasprintf("%s/include/cuda.h", root), *vj = xasprintf("%s/version.json", root),
 				     *vt = xasprintf("%s/version.txt", root);

@@ -221,6 +221,29 @@ static void test_more_toolkits(void **state)
 	free(root);
 }
 
+/* A wrapper script on PATH belongs to the toolkit it execs, not to its own tree. */
+static void test_nvcc_wrapper(void **state)
+{
+	(void)state;
+	char *root = fixture();
+	gw_set_root(root);
+	set_env();
+	setenv("PATH", "/opt/wrap/bin:/usr/local/cuda-11.8/bin:/usr/bin", 1);
+	stack_info s;
+	stack_opts o = {.no_exec = true};
+	assert_int_equal(stack_discover(&o, &s, NULL), 0);
+	assert_null(tk(&s, "/opt/wrap"));
+	const stack_toolkit *t = tk(&s, "/usr/local/cuda-12.8");
+	assert_non_null(t);
+	assert_int_equal(t->path_rank, 0);
+	const stack_toolkit *old = tk(&s, "/usr/local/cuda-11.8");
+	assert_non_null(old);
+	assert_int_equal(old->path_rank, 1);
+	stack_release(&s);
+	gw_set_root(NULL);
+	free(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -230,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_version_py),
 		cmocka_unit_test(test_run_timeout),
 		cmocka_unit_test(test_more_toolkits),
+		cmocka_unit_test(test_nvcc_wrapper),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
