@@ -332,7 +332,7 @@ int cmd_cards(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		int rc = 0;
 		switch (ch) {
 		case OPT_BUDGET:
@@ -342,7 +342,11 @@ int cmd_cards(int argc, char **argv)
 				o.budget_usd = d;
 			break;
 		case OPT_USED: o.used = true; break;
-		case OPT_VENDOR: o.vendor = optarg; break;
+		case OPT_VENDOR:
+			if (!*optarg)
+				rc = usage_error("cards", "invalid --vendor '' (e.g. NVIDIA, AMD, Apple)");
+			o.vendor = optarg;
+			break;
 		case OPT_MAX_GPUS:
 			if (parse_int(optarg, 1, 16, &ll))
 				rc = usage_error("cards", "invalid --max-gpus '%s' (1 to 16)", optarg);
@@ -350,7 +354,12 @@ int cmd_cards(int argc, char **argv)
 				o.max_gpus = (uint32_t)ll;
 			break;
 		case OPT_JSON: json = true; break;
-		case OPT_QUANT: c.quant = optarg; quant_given = true; break;
+		case OPT_QUANT:
+			if (!*optarg)
+				rc = usage_error("cards", "invalid --quant '' (e.g. q4_k_m, q8_0, bf16)");
+			c.quant = optarg;
+			quant_given = true;
+			break;
 		case OPT_CTX:
 			if (!(rc = u32_opt("--ctx", optarg, &u)))
 				c.ctx = u;
@@ -412,6 +421,10 @@ int cmd_cards(int argc, char **argv)
 	}
 	if (optind == argc && !have_nums) {
 		usage_error("cards", "name a model (catalog name, GGUF, safetensors, config.json) or give --params");
+		goto out;
+	}
+	if (optind < argc && !*argv[optind]) {
+		usage_error("cards", "the model name is empty");
 		goto out;
 	}
 	c.model_name = optind < argc ? argv[optind] : "explicit model";

@@ -172,7 +172,7 @@ int cmd_cost(int argc, char **argv)
 	int c, rc;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'g': gpu = optarg; break;
 		case 'p': if ((rc = number_opt("--price", optarg, 0, 1e8, &in.price_usd))) return rc; break;

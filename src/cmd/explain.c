@@ -2,6 +2,7 @@
  * gpuwise explain [TEXT | FILE | -] [--json]: what an error message means,
  * its likely causes ranked, and the commands that fix it.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,21 @@ static int read_stream(FILE *f, const char *name, char **out, size_t *len)
 		gw_errorf("cannot read '%s': input/output error", name);
 		return GW_EIO;
 	}
+	/* A log may hold a stray NUL (a truncated, rewritten file); binary data is not a message. */
+	size_t ctl = 0;
+	for (size_t i = 0; i < sb.len; i++) {
+		unsigned char ch = (unsigned char)sb.buf[i];
+		if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r' && ch != '\f' && ch != 0x1b)
+			ctl++;
+	}
+	if (ctl * 10 > sb.len) {
+		sb_release(&sb);
+		gw_errorf("cannot read '%s': binary data, not a message or a log", name);
+		return GW_EINVAL;
+	}
+	for (size_t i = 0; i < sb.len; i++)
+		if (sb.buf[i] == '\0')
+			sb.buf[i] = '\n';
 	sb_puts(&sb, "");
 	*len = sb.len;
 	*out = sb_detach(&sb);
@@ -154,8 +170,9 @@ int cmd_explain(int argc, char **argv)
 	};
 	bool json = false, probe = true;
 	int c;
+	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
@@ -167,7 +184,9 @@ int cmd_explain(int argc, char **argv)
 			usage(stdout);
 			return GW_EXIT_OK;
 		default:
-			return usage_error("explain", "unknown option");
+			if (optopt)
+				return usage_error("explain", "unknown option '-%c'", optopt);
+			return usage_error("explain", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	int status = GW_EXIT_RUNTIME;
@@ -175,6 +194,9 @@ int cmd_explain(int argc, char **argv)
 	size_t len = 0;
 	int nargs = argc - optind;
 	struct stat st;
+	for (int i = optind; nargs > 1 && i < argc; i++)
+		if (strcmp(argv[i], "-") == 0)
+			return usage_error("explain", "'-' (standard input) must be the only argument");
 	if (nargs == 0) {
 		if (isatty(STDIN_FILENO))
 			return usage_error("explain", "give the error message, a file, or '-' for standard input");
@@ -197,6 +219,10 @@ int cmd_explain(int argc, char **argv)
 		fclose(f);
 		if (rc)
 			goto out;
+	} else if (nargs == 1 && strchr(argv[optind], '/') && !strpbrk(argv[optind], " \t\n")) {
+		/* one word with a slash is a file name, not a message */
+		gw_errorf("cannot read '%s': %s", argv[optind], strerror(errno));
+		goto out;
 	} else {
 		strbuf sb = STRBUF_INIT;
 		for (int i = optind; i < argc; i++)

@@ -138,6 +138,8 @@ static int opt_model(plan_cli *c, int opt, const char *arg)
 			return usage_error("plan", "invalid --params '%s' (e.g. 13b, 70e9)", arg);
 		return 1;
 	case OPT_QUANT:
+		if (!*arg)
+			return usage_error("plan", "invalid --quant '' (e.g. q4_k_m, q8_0, bf16)");
 		c->rq.quant = arg;
 		return 1;
 	case OPT_LAYERS: field = &c->nums.layers; name = "--layers"; break;
@@ -287,6 +289,8 @@ static int parse_opts(plan_cli *c, int argc, char **argv, const struct option *o
 		return 0;
 	if (optind < argc)
 		c->model = argv[optind++];
+	if (c->model && !*c->model)
+		return usage_error("plan", "the model name is empty");
 	if (optind < argc)
 		return usage_error("plan", "unexpected argument '%s'", argv[optind]);
 	return 0;
@@ -656,6 +660,8 @@ int cmd_plan(int argc, char **argv)
 	model_desc m;
 	if (model_load(c.model, &c.nums, &m, &err)) {
 		gw_errorf("%s", err.msg);
+		if (!c.model && err.code == GW_EINVAL) /* incomplete --layers/--hidden/... */
+			return GW_EXIT_USAGE;
 		return err.code == GW_ENOTFOUND && c.model && !strchr(c.model, '/') ? GW_EXIT_USAGE
 										    : GW_EXIT_RUNTIME;
 	}

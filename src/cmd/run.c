@@ -471,7 +471,7 @@ int cmd_run(int argc, char **argv)
 	long long n;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'h':
 			usage(stdout);
@@ -479,8 +479,8 @@ int cmd_run(int argc, char **argv)
 		case OPT_INTERVAL:
 			if ((rc = dur_opt("interval", optarg, &o.interval_ms)))
 				return rc;
-			if (o.interval_ms < 100)
-				return usage_error("run", "--interval must be at least 100ms, not '%s'", optarg);
+			if (o.interval_ms < 100 || o.interval_ms > 24 * 3600 * 1000ULL)
+				return usage_error("run", "--interval must be from 100ms to 24h, not '%s'", optarg);
 			break;
 		case OPT_RESTART:
 			if (strcmp(optarg, "never") == 0)
@@ -515,7 +515,8 @@ int cmd_run(int argc, char **argv)
 							  "(cuda-oom, host-oom, hardware, failure ...), not '%s'", optarg);
 			break;
 		case OPT_OOM_HALVE:
-			if (!*optarg || strchr(optarg, '='))
+			if (!*optarg || strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
+						 strlen(optarg) || (*optarg >= '0' && *optarg <= '9'))
 				return usage_error("run", "--oom-halve needs a variable name, not '%s'", optarg);
 			o.oom_halve_var = optarg;
 			break;

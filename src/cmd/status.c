@@ -660,7 +660,7 @@ int cmd_status(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			if (o.format == FMT_PROM)
@@ -689,6 +689,7 @@ int cmd_status(int argc, char **argv)
 		case 'a': o.all = true; break;
 		case 'W': ho.wake = true; break;
 		case 'h': usage(stdout); return GW_EXIT_OK;
+		case ':': return usage_error("status", "option '%s' needs a value", argv[optind - 1]);
 		default:
 			if (optopt)
 				return usage_error("status", "unknown option '-%c'", optopt);

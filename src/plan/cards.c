@@ -137,6 +137,8 @@ int cards_rank(const cards_opts *o, cards_eval_fn fn, void *ctx, cards_result *r
 		res->rows = xgrow(res->rows, &cap, res->n_rows + 1, sizeof *res->rows);
 		res->rows[res->n_rows++] = row;
 	}
+	if (o->vendor && *o->vendor && !res->n_considered)
+		return gw_fail(err, GW_EINVAL, "no GPU of vendor '%s' in the catalog (e.g. NVIDIA, AMD, Apple)", o->vendor);
 	if (res->n_rows)
 		qsort(res->rows, res->n_rows, sizeof *res->rows, cmp_rows);
 	return 0;

@@ -1,0 +1,57 @@
+#!/bin/sh
+# Bad input to every command: one "gpuwise: ..." line (plus the usage hint for
+# usage errors), the documented exit status, nothing on stdout.
+. "$(dirname "$0")/lib.sh"
+
+# bad RC ERE ARGS...: exit RC, stderr starts with ERE, stdout empty
+bad() {
+	_want=$1 _re=$2
+	shift 2
+	run_gw "$@"
+	is "$rc" "$_want" "gpuwise $* exits $_want"
+	like "$(printf '%s\n' "$err" | head -1)" "^gpuwise: $_re" "gpuwise $*: says why"
+	is "$out" "" "gpuwise $*: nothing on stdout"
+}
+
+# a missing option value is named as such, not as an unknown option
+bad 2 "option '--budget' needs a value" cards llama3.1:8b --budget
+bad 2 "option '--gpu' needs a value" cost --gpu
+bad 2 "option '--python' needs a value" doctor --python
+bad 2 "option '--watch' needs a value" status --watch
+bad 2 "option '--max-restarts' needs a value" run --max-restarts
+
+# explain: getopt's own message never shows; options after the text are options
+bad 2 "unknown option '--bogus'" explain --bogus
+unlike "$err" "unrecognized" "explain --bogus: no getopt message"
+run_gw explain --no-probe "CUDA error: out of memory" --json
+is "$rc" 0 "explain TEXT --json exits 0"
+printf '%s\n' "$out" | python3 -m json.tool >/dev/null
+ok $? "explain TEXT --json prints JSON"
+bad 2 "'-' \(standard input\) must be the only argument" explain - extra
+# a path that does not exist is not a message; binary data is not a log
+bad 1 "cannot read '/nonexistent/train.log': No such file or directory" explain /nonexistent/train.log
+printf '\177ELF\2\1\1\0\0\0\0\0\0\0\0\0\3\0>\0\1\0\0\0' > "$TMP/bin"
+bad 1 "cannot read '$TMP/bin': binary data" explain "$TMP/bin"
+# a stray NUL in a log does not hide the message after it
+printf 'noise\0\0RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n' > "$TMP/nul.log"
+run_gw explain --no-probe --json "$TMP/nul.log"
+is "$rc" 0 "explain: a log with NUL bytes is still read"
+like "$out" '"cuda-oom"' "and the message after the NULs matches"
+
+# empty strings are not a default
+bad 2 "the model name is empty" plan "" --gpu rtx-4090
+bad 2 "the model name is empty" cards ""
+bad 2 "invalid --quant ''" plan llama3.1:8b --gpu rtx-4090 --quant ""
+bad 2 "invalid --quant ''" cards llama3.1:8b --quant ""
+bad 2 "invalid --vendor ''" cards llama3.1:8b --vendor ""
+bad 2 "no GPU of vendor 'bogus' in the catalog" cards llama3.1:8b --vendor bogus
+
+# an incomplete model description is a usage error
+bad 2 "a model given by numbers needs at least --layers and --hidden" plan --params 13b --gpu rtx-4090
+
+# run: a sampling interval has an upper bound; --oom-halve takes a variable name
+bad 2 "--interval must be from 100ms to 24h, not '99999999999h'" run --interval 99999999999h -- true
+bad 2 "--oom-halve needs a variable name, not 'A B'" run --oom-halve "A B" -- true
+bad 2 "--oom-halve needs a variable name, not '1X'" run --oom-halve 1X -- true
+
+done_testing
