@@ -451,13 +451,55 @@ static void add_lib(stack_info *s, const char *name, const char *path, const cha
 	copy(l->how, sizeof l->how, how);
 }
 
+/*
+ * The full version from the headers installed beside a library
+ * (DIR/../include/cudnn_version.h or nccl.h), for a library whose file
+ * name carries only its major ("libcudnn.so.9").  ver is left as it is
+ * when no header says more.
+ */
+static void header_version(const char *libdir, const char *name, char *ver, size_t vn)
+{
+	static const struct {
+		const char *name, *header, *macros[3];
+	} h[] = {
+		{"cudnn", "cudnn_version.h", {"CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL"}},
+		{"nccl", "nccl.h", {"NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH"}},
+	};
+	for (size_t i = 0; i < sizeof h / sizeof h[0]; i++) {
+		if (strcmp(h[i].name, name) != 0)
+			continue;
+		char *up = dirname_of(libdir);
+		char *file = xasprintf("%s/include/%s", up, h[i].header);
+		char *text;
+		free(up);
+		if (gw_read_file(file, true, 1 << 20, &text, NULL, NULL) == 0) {
+			long v[3];
+			int got = 0;
+			for (int k = 0; k < 3; k++) {
+				char *key = xasprintf("#define %s ", h[i].macros[k]);
+				const char *p = strstr(text, key);
+				if (p && sscanf(p + strlen(key), "%ld", &v[k]) == 1)
+					got++;
+				free(key);
+			}
+			if (got == 3)
+				snprintf(ver, vn, "%ld.%ld.%ld", v[0], v[1], v[2]);
+			free(text);
+		}
+		free(file);
+	}
+}
+
 static void scan_dir_libs(stack_info *s, const char *dir, const char *how)
 {
 	static const char *const names[][2] = {{"cudnn", "libcudnn"}, {"nccl", "libnccl"}};
 	for (size_t k = 0; k < 2; k++) {
 		char path[512], ver[32];
-		if (lib_in_dir(dir, names[k][1], path, sizeof path, ver, sizeof ver))
+		if (lib_in_dir(dir, names[k][1], path, sizeof path, ver, sizeof ver)) {
+			if (!strchr(ver, '.'))
+				header_version(dir, names[k][0], ver, sizeof ver);
 			add_lib(s, names[k][0], path, ver, how);
+		}
 	}
 }
 

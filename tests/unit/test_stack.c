@@ -105,6 +105,8 @@ static void test_libs(void **state)
 	assert_int_equal(stack_discover(&o, &s, NULL), 0);
 	c = stack_find_lib(&s, "cudnn");
 	assert_string_equal(c->how, "LD_LIBRARY_PATH");
+	/* libcudnn.so.9 alone: the full version comes from the wheel's cudnn_version.h */
+	assert_string_equal(c->version, "9.1.0");
 	stack_release(&s);
 	unsetenv("LD_LIBRARY_PATH");
 	gw_set_root(NULL);
