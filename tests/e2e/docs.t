@@ -177,6 +177,23 @@ GPUWISE_NVML_LIB=/nonexistent/libnvidia-ml.so.1 run_gw run --json -- sh -c 'exit
 is "$rc" 3 "run --json without a GPU: the job's exit status"
 jcheck run-nogpu json-run.md
 
+# ---- README examples: every plan/cards/cost line runs with a verdict status -----
+grep -E '^    gpuwise (plan|cards|cost)( |$)' "$GW_TOP/README.md" | grep -v '\.gguf' > "$TMP/readme"
+[ "$(wc -l < "$TMP/readme")" -ge 5 ]; ok $? "README: plan/cards/cost examples found"
+while IFS= read -r line; do
+	cmd=${line%%#*}
+	want=$(printf '%s' "$line" | sed -n 's/.*# *exit \([0-9]\).*/\1/p')
+	# shellcheck disable=SC2086
+	set -- ${cmd#*gpuwise }
+	run_gw "$@"
+	if [ -n "$want" ]; then
+		is "$rc" "$want" "README: '$(echo $cmd)' exits $want"
+	else
+		like "$rc" '^[034]$' "README: '$(echo $cmd)' runs (exit $rc)"
+	fi
+	is "$err" "" "README: '$(echo $cmd)' writes nothing on stderr"
+done < "$TMP/readme"
+
 # the checker itself catches drift: an undocumented key, a string in a unit key
 printf '{"model":"x","extra_key":1}\n' > "$TMP/bad.json"
 python3 "$TMP/jsondoc.py" "$DOCS/json-cost.md" "$TMP/bad.json" > "$TMP/res"
