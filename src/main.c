@@ -65,7 +65,7 @@ static int unknown_command(const char *name)
 			best_name = commands[i].name;
 		}
 	}
-	fprintf(stderr, "gpuwise: '%s' is not a gpuwise command. See 'gpuwise help'.\n", name);
+	fprintf(stderr, "gpuwise: '%s' is not a gpuwise command\ntry 'gpuwise help'\n", name);
 	if (best_name && best <= 3)
 		fprintf(stderr, "\nThe most similar command is\n\t%s\n", best_name);
 	return GW_EXIT_USAGE;

@@ -413,6 +413,14 @@ int cmd_cards(int argc, char **argv)
 	}
 	if ((status = workload_check(&c.w, "cards")))
 		goto out;
+	{
+		gw_error kerr = {0};
+		if (kb_load_all(&kerr)) { /* a broken --data-dir table is not "no card fits" */
+			gw_errorf("%s", kerr.msg);
+			status = GW_EXIT_RUNTIME;
+			goto out;
+		}
+	}
 	status = GW_EXIT_USAGE;
 	bool have_nums = nums.params > 0 || nums.layers || nums.hidden;
 	if (optind < argc - 1) {

@@ -645,6 +645,11 @@ int cmd_plan(int argc, char **argv)
 	if (!c.model && !numbers)
 		return usage_error("plan", "name a model (a catalog name, a GGUF/safetensors file, a config.json) "
 					   "or describe one with --layers --hidden --heads ...");
+	gw_error err = {0};
+	if (kb_load_all(&err)) { /* a broken --data-dir table is not an unknown GPU */
+		gw_errorf("%s", err.msg);
+		return GW_EXIT_RUNTIME;
+	}
 	if (c.wl.kind != WORKLOAD_LLM && !c.gpu_arg && !c.vram)
 		machine_gpus(&c, false); /* fine-tuning and images plan without a GPU too (no verdict) */
 	else if ((rc = resolve_gpus(&c)))
@@ -652,11 +657,6 @@ int cmd_plan(int argc, char **argv)
 	if (c.wl.kind == WORKLOAD_IMAGE)
 		return plan_image(&c);
 
-	gw_error err = {0};
-	if (kb_load_all(&err)) {
-		gw_errorf("%s", err.msg);
-		return GW_EXIT_RUNTIME;
-	}
 	model_desc m;
 	if (model_load(c.model, &c.nums, &m, &err)) {
 		gw_errorf("%s", err.msg);

@@ -617,6 +617,15 @@ int cmd_run(int argc, char **argv)
 	}
 	clear_line(&c);
 	status = r.exit_status;
+	if (c.log) {
+		int bad = ferror(c.log);
+		errno = 0;
+		if (fflush(c.log) || bad) {
+			gw_errorf("cannot write '%s': %s", log_path, errno ? strerror(errno) : "write error");
+			if (status == 0)
+				status = GW_EXIT_RUNTIME;
+		}
+	}
 	if (report) {
 		strbuf sb = STRBUF_INIT;
 		watch_report_html(&r, o.argv, &o, &sb);

@@ -54,4 +54,27 @@ bad 2 "--interval must be from 100ms to 24h, not '99999999999h'" run --interval 
 bad 2 "--oom-halve needs a variable name, not 'A B'" run --oom-halve "A B" -- true
 bad 2 "--oom-halve needs a variable name, not '1X'" run --oom-halve 1X -- true
 
+# unknown command: the house style (lowercase, no full stop) and the usage hint
+run_gw stauts
+is "$rc" 2 "an unknown command exits 2"
+is "$(printf '%s\n' "$err" | head -2)" "gpuwise: 'stauts' is not a gpuwise command
+try 'gpuwise help'" "an unknown command: one line and the hint"
+
+# a broken --data-dir is a runtime error in every command, not an unknown GPU or "none fits"
+mkdir -p "$TMP/data"
+printf 'id\tname\n' > "$TMP/data/gpus.tsv"
+bad 1 "cannot open data directory '/nonexistent/data'" --data-dir /nonexistent/data plan llama3.1:8b --gpu rtx-4090
+bad 1 "table 'gpus': no 'source' column" --data-dir "$TMP/data" plan llama3.1:8b --gpu rtx-4090
+bad 1 "table 'gpus': no 'source' column" --data-dir "$TMP/data" cards llama3.1:8b
+
+# run: a --log that fills up is reported, and a successful job then exits 1
+if [ -w /dev/full ]; then
+	run_gw run --no-gpu --log /dev/full -- true
+	is "$rc" 1 "run --log /dev/full exits 1"
+	like "$err" "^gpuwise: cannot write '/dev/full'" "says the log could not be written"
+else
+	skip "no writable /dev/full"
+	skip "no writable /dev/full"
+fi
+
 done_testing
