@@ -44,6 +44,20 @@ for c in plan cards cost status doctor explain run; do
 	[ "$(wc -l < "$TMP/man")" -ge 1 ] ; ok $? "$c: the man section lists options"
 done
 
+# exit statuses: the numbers of the "Exit status:" paragraph agree
+cat > "$TMP/exits.py" <<'PY'
+import re, sys
+t = sys.stdin.read().replace('\\-', '-')
+m = re.search(r'Exit status:(.*?)(\n\s*\n|\n\.[A-Z]|\Z)', t, re.S)
+print(' '.join(sorted(set(re.findall(r'(?<![\w.+-])\d+(?![\w.])', m.group(1))), key=int)) if m else 'none')
+PY
+for c in plan cards cost status doctor explain run; do
+	h=$("$GW" "$c" --help | python3 "$TMP/exits.py")
+	m=$(man_section "$c" | python3 "$TMP/exits.py")
+	isnt "$h" none "$c: --help has an Exit status paragraph"
+	is "$m" "$h" "$c: man and --help list the same exit statuses"
+done
+
 # ---- JSON keys against docs/json-*.md ---------------------------------------
 cat > "$TMP/jsondoc.py" <<'PY'
 # jsondoc.py DOC.md[#SECTION] OUTPUT.json: compare the keys documented in a
@@ -168,6 +182,10 @@ run_gw status --json
 is "$rc" 0 "status --json on 8xH100: exit 0"
 is "$(printf '%s' "$out" | jget 'len([g for g in d["gpus"] if g["vendor"] == "NVIDIA"])')" 8 "status: 8 NVIDIA GPUs"
 jcheck status json-status.md
+run_gw status --all --json --watch 100ms --count 2
+is "$rc" 0 "status --all --json --watch: exit 0"
+is "$(printf '%s\n' "$out" | grep -c '^{')" 2 "status --watch --count 2: two JSON lines"
+jcheck status-watch json-status.md
 fake desktop-4090
 run_gw run --interval 100ms --json -- sleep 0.3
 is "$rc" 0 "run --json -- sleep 0.3: exit 0"
