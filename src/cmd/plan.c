@@ -346,11 +346,21 @@ static int resolve_gpus(plan_cli *c)
 			if (x && x > p) {
 				*x = 0;
 				if (parse_int(p, 1, PLAN_MAX_GPUS, &count)) {
+					bool digits = strspn(p, "0123456789") == strlen(p);
 					*x = 'x';
+					if (digits) {
+						rc = usage_error("plan", "invalid count in --gpu '%s' (NxID, N from 1 to %d)",
+								 p, PLAN_MAX_GPUS);
+						break;
+					}
 					count = 1;
 				} else {
 					p = x + 1;
 				}
+			}
+			if (!*p) {
+				rc = usage_error("plan", "invalid --gpu '%s' (an empty GPU name)", c->gpu_arg);
+				break;
 			}
 			const gpu_spec *s = kb_gpu_find(p);
 			if (!s) {

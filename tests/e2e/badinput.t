@@ -46,6 +46,13 @@ bad 2 "invalid --quant ''" cards llama3.1:8b --quant ""
 bad 2 "invalid --vendor ''" cards llama3.1:8b --vendor ""
 bad 2 "no GPU of vendor 'bogus' in the catalog" cards llama3.1:8b --vendor bogus
 
+# --gpu NxID: a count out of range and an empty name are said as such
+bad 2 "invalid count in --gpu '0x3090' \(NxID, N from 1 to 16\)" plan llama3.1:8b --gpu 0x3090
+bad 2 "invalid count in --gpu '17x3090'" plan llama3.1:8b --gpu 17x3090
+bad 2 "invalid --gpu '2x' \(an empty GPU name\)" plan llama3.1:8b --gpu 2x
+bad 2 "invalid --gpu 'rtx-4090,' \(an empty GPU name\)" plan llama3.1:8b --gpu rtx-4090,
+bad 2 "invalid --gpu '' \(an empty GPU name\)" plan llama3.1:8b --gpu ""
+
 # an incomplete model description is a usage error
 bad 2 "a model given by numbers needs at least --layers and --hidden" plan --params 13b --gpu rtx-4090
 
