@@ -212,6 +212,11 @@ while IFS= read -r line; do
 	is "$err" "" "README: '$(echo $cmd)' writes nothing on stderr"
 done < "$TMP/readme"
 
+# every repository path README.md names in backticks exists
+missing=$(grep -oE '`(docs|tests|data|man|src|bench)/[^` ]+`' "$GW_TOP/README.md" | tr -d '`' | sort -u |
+	while read -r f; do [ -e "$GW_TOP/$f" ] || echo "$f"; done)
+is "$missing" "" "README: every file it names exists"
+
 # the checker itself catches drift: an undocumented key, a string in a unit key
 printf '{"model":"x","extra_key":1}\n' > "$TMP/bad.json"
 python3 "$TMP/jsondoc.py" "$DOCS/json-cost.md" "$TMP/bad.json" > "$TMP/res"
