@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
@@ -127,6 +128,14 @@ int cmd_doctor(int argc, char **argv)
 				return usage_error("doctor", "at most %d --python options", MAX_PYTHONS);
 			char *full = gw_path(optarg);
 			bool ok = access(full, X_OK) == 0;
+			struct stat st;
+			if (ok && stat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
+				/* an environment has bin/python or bin/python3 (a dangling link counts: doctor says so) */
+				char *p = xasprintf("%s/bin/python", full), *p3 = xasprintf("%s/bin/python3", full);
+				ok = lstat(p, &st) == 0 || lstat(p3, &st) == 0;
+				free(p);
+				free(p3);
+			}
 			free(full);
 			if (!ok) {
 				gw_errorf("cannot use --python '%s': not an executable or environment directory", optarg);

@@ -53,6 +53,10 @@ bad 2 "invalid --gpu '2x' \(an empty GPU name\)" plan llama3.1:8b --gpu 2x
 bad 2 "invalid --gpu 'rtx-4090,' \(an empty GPU name\)" plan llama3.1:8b --gpu rtx-4090,
 bad 2 "invalid --gpu '' \(an empty GPU name\)" plan llama3.1:8b --gpu ""
 
+# doctor --python DIR: a directory must be an environment (bin/python or bin/python3)
+mkdir -p "$TMP/notenv"
+bad 2 "cannot use --python '$TMP/notenv': not an executable or environment directory" doctor --python "$TMP/notenv"
+
 # an incomplete model description is a usage error
 bad 2 "a model given by numbers needs at least --layers and --hidden" plan --params 13b --gpu rtx-4090
 
