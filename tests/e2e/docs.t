@@ -44,6 +44,12 @@ for c in plan cards cost status doctor explain run; do
 	[ "$(wc -l < "$TMP/man")" -ge 1 ] ; ok $? "$c: the man section lists options"
 done
 
+# every GPUWISE_* variable the code reads is in man ENVIRONMENT
+envs=$(cat "$GW_TOP"/src/*.c "$GW_TOP"/src/*/*.c | grep -oE 'getenv\("GPUWISE_[A-Z_]+"\)' | sed 's/getenv("\(.*\)")/\1/' | sort -u)
+[ -n "$envs" ]; ok $? "src reads GPUWISE_* variables"
+missing=$(for e in $envs; do man_section ENVIRONMENT SH | grep -q "$e" || echo "$e"; done)
+is "$missing" "" "man ENVIRONMENT documents every GPUWISE_* variable"
+
 # exit statuses: the numbers of the "Exit status:" paragraph agree
 cat > "$TMP/exits.py" <<'PY'
 import re, sys
