@@ -252,6 +252,8 @@ static void print_json(const cards_ctx *c, const cards_opts *o, const cards_resu
 
 enum {
 	OPT_BUDGET = 0x100,
+	OPT_NOT_GPU, /* plan's --gpu and --vram: getopt would take --gpu for --gpus */
+	OPT_NOT_VRAM,
 	OPT_USED,
 	OPT_VENDOR,
 	OPT_MAX_GPUS,
@@ -275,6 +277,8 @@ enum {
 
 static const struct option own_options[] = {
 	{"budget", required_argument, NULL, OPT_BUDGET},
+	{"gpu", required_argument, NULL, OPT_NOT_GPU},
+	{"vram", required_argument, NULL, OPT_NOT_VRAM},
 	{"used", no_argument, NULL, OPT_USED},
 	{"vendor", required_argument, NULL, OPT_VENDOR},
 	{"max-gpus", required_argument, NULL, OPT_MAX_GPUS},
@@ -342,6 +346,12 @@ int cmd_cards(int argc, char **argv)
 				o.budget_usd = d;
 			break;
 		case OPT_USED: o.used = true; break;
+		case OPT_NOT_GPU:
+		case OPT_NOT_VRAM:
+			rc = usage_error("cards", "%s is not a cards option: cards ranks every GPU of the catalog "
+						  "(narrow with --vendor, --budget; one GPU: gpuwise plan)",
+					 ch == OPT_NOT_GPU ? "--gpu" : "--vram");
+			break;
 		case OPT_VENDOR:
 			if (!*optarg)
 				rc = usage_error("cards", "invalid --vendor '' (e.g. NVIDIA, AMD, Apple)");

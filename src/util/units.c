@@ -124,8 +124,8 @@ int parse_int(const char *s, long long min, long long max, long long *out)
 
 int parse_double(const char *s, double *out)
 {
-	if (!s || !*s)
-		return GW_EINVAL;
+	if (!s || !*s || isspace((unsigned char)*s) || strpbrk(s, "xX"))
+		return GW_EINVAL; /* strtod would skip the space and read hex */
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);

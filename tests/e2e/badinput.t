@@ -57,6 +57,14 @@ bad 2 "invalid --gpu '' \(an empty GPU name\)" plan llama3.1:8b --gpu ""
 mkdir -p "$TMP/notenv"
 bad 2 "cannot use --python '$TMP/notenv': not an executable or environment directory" doctor --python "$TMP/notenv"
 
+# cards: plan's --gpu is not taken for an abbreviation of --gpus
+bad 2 "--gpu is not a cards option" cards llama3.1:8b --gpu rtx-4090
+bad 2 "--vram is not a cards option" cards llama3.1:8b --vram=8G
+
+# numbers: no hex, no leading space (strtod would take both)
+bad 2 "invalid --price '0x10'" cost --gpu rtx-4090 --price 0x10
+bad 2 "invalid --budget ' 500'" cards llama3.1:8b --budget " 500"
+
 # an incomplete model description is a usage error
 bad 2 "a model given by numbers needs at least --layers and --hidden" plan --params 13b --gpu rtx-4090
 
