@@ -75,6 +75,13 @@ static int from_json(json_t *root, const char *name, model_desc *m, gw_error *er
 	    (rc = get_u32(cfg, "sliding_window", UINT32_MAX, &swa, name, err)) ||
 	    (rc = get_u32(cfg, "sliding_window_pattern", MODEL_MAX_LAYERS, &pattern, name, err)))
 		return rc;
+	json_t *kvj = json_object_get(cfg, "num_key_value_heads");
+	if ((json_is_integer(kvj) && json_integer_value(kvj) == 0) || (kv && heads % kv))
+		return gw_fail(err, GW_EFORMAT,
+			       "cannot read '%s': %u attention heads cannot be shared by %u key-value heads", name, heads, kv);
+	if (heads && m->hidden && !head_dim && m->hidden % heads)
+		return gw_fail(err, GW_EFORMAT, "cannot read '%s': hidden size %u is not a multiple of %u heads", name,
+			       m->hidden, heads);
 	if (heads && m->hidden && !head_dim)
 		head_dim = m->hidden / heads;
 	if (used > experts)

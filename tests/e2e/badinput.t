@@ -65,6 +65,13 @@ bad 2 "--vram is not a cards option" cards llama3.1:8b --vram=8G
 bad 2 "invalid --price '0x10'" cost --gpu rtx-4090 --price 0x10
 bad 2 "invalid --budget ' 500'" cards llama3.1:8b --budget " 500"
 
+# config.json: impossible head counts are read errors, not guesses
+mkdir -p "$TMP/kv0" "$TMP/odd"
+printf '{"model_type":"llama","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":0,"intermediate_size":11008,"vocab_size":32000}' > "$TMP/kv0/config.json"
+printf '{"model_type":"llama","hidden_size":4097,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":7,"intermediate_size":11008,"vocab_size":32000}' > "$TMP/odd/config.json"
+bad 1 "cannot read '$TMP/kv0/config.json': 32 attention heads cannot be shared by 0 key-value heads" plan "$TMP/kv0/config.json" --vram 24G
+bad 1 "cannot read '$TMP/odd/config.json': 32 attention heads cannot be shared by 7 key-value heads" plan "$TMP/odd/config.json" --vram 24G
+
 # an incomplete model description is a usage error
 bad 2 "a model given by numbers needs at least --layers and --hidden" plan --params 13b --gpu rtx-4090
 
