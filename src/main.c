@@ -117,6 +117,10 @@ int main(int argc, char **argv)
 	}
 	const char *name = argv[1];
 	if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+		if (argc > 2) {
+			fprintf(stderr, "gpuwise: unexpected argument '%s'\ntry 'gpuwise help'\n", argv[2]);
+			return GW_EXIT_USAGE;
+		}
 		printf("gpuwise %s\n", GPUWISE_VERSION);
 		return GW_EXIT_OK;
 	}

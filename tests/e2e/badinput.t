@@ -86,6 +86,8 @@ is "$rc" 2 "an unknown command exits 2"
 is "$(printf '%s\n' "$err" | head -2)" "gpuwise: 'stauts' is not a gpuwise command
 try 'gpuwise help'" "an unknown command: one line and the hint"
 
+bad 2 "unexpected argument 'extra'" --version extra
+
 # a broken --data-dir is a runtime error in every command, not an unknown GPU or "none fits"
 mkdir -p "$TMP/data"
 printf 'id\tname\n' > "$TMP/data/gpus.tsv"
