@@ -18,23 +18,18 @@
 #include <unistd.h>
 
 #include "model/model.h"
-
-static char tmpdir[256];
+#include "tmpdir.h"
 
 static int setup(void **state)
 {
 	(void)state;
-	const char *t = getenv("TMPDIR");
-	snprintf(tmpdir, sizeof tmpdir, "%s/gw-ggufpy.XXXXXX", t && *t ? t : "/tmp");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return tmpdir_make("ggufpy");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tmpdir_remove();
 }
 
 /* Run the python writer; NULL (after a skip) when it cannot run. */

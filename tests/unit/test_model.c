@@ -17,24 +17,19 @@
 #include "kb/kb.h"
 #include "model/internal.h"
 #include "model/model.h"
-
-static char tmpdir[256];
+#include "tmpdir.h"
 
 static int setup(void **state)
 {
 	(void)state;
-	const char *t = getenv("TMPDIR");
-	snprintf(tmpdir, sizeof tmpdir, "%s/gw-model.XXXXXX", t && *t ? t : "/tmp");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return tmpdir_make("model");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
 	kb_release_all();
-	return system(cmd) == 0 ? 0 : -1;
+	return tmpdir_remove();
 }
 
 static const char *tpath(const char *name)
