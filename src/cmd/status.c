@@ -127,6 +127,12 @@ static json_t *jwatts(hw_val mw)
 
 static json_t *jbool(hw_val v) { return HW_VALID(v) ? json_boolean(v.v != 0) : json_null(); }
 
+/* A MIG instance id; null when the GPU is not partitioned (UINT32_MAX). */
+static json_t *jmig_id(uint32_t id)
+{
+	return id != UINT32_MAX ? json_integer(id) : json_null();
+}
+
 static json_t *jstr_empty_null(const char *s) { return s && *s ? json_string(s) : json_null(); }
 
 /* Which fields are unknown and why (for the doctor and for people). */
@@ -236,10 +242,8 @@ static json_t *gpu_json(const hw_gpu *g)
 		json_t *x = json_object();
 		json_object_set_new(x, "uuid", jstr_empty_null(m->uuid));
 		json_object_set_new(x, "name", jstr_empty_null(m->name));
-		json_object_set_new(x, "gpu_instance_id",
-				    m->gpu_instance != UINT32_MAX ? json_integer(m->gpu_instance) : json_null());
-		json_object_set_new(x, "compute_instance_id",
-				    m->compute_instance != UINT32_MAX ? json_integer(m->compute_instance) : json_null());
+		json_object_set_new(x, "gpu_instance_id", jmig_id(m->gpu_instance));
+		json_object_set_new(x, "compute_instance_id", jmig_id(m->compute_instance));
 		json_object_set_new(x, "memory_total_bytes", jv(m->mem_total_bytes));
 		json_object_set_new(x, "memory_used_bytes", jv(m->mem_used_bytes));
 		json_object_set_new(x, "sm_count", jv(m->sm_count));
@@ -255,10 +259,8 @@ static json_t *gpu_json(const hw_gpu *g)
 		json_object_set_new(x, "command", jstr_empty_null(p->command));
 		json_object_set_new(x, "used_memory_bytes", jv(p->used_mem_bytes));
 		json_object_set_new(x, "type", json_string(proc_type(p)));
-		json_object_set_new(x, "gpu_instance_id",
-				    p->gpu_instance != UINT32_MAX ? json_integer(p->gpu_instance) : json_null());
-		json_object_set_new(x, "compute_instance_id",
-				    p->compute_instance != UINT32_MAX ? json_integer(p->compute_instance) : json_null());
+		json_object_set_new(x, "gpu_instance_id", jmig_id(p->gpu_instance));
+		json_object_set_new(x, "compute_instance_id", jmig_id(p->compute_instance));
 		json_object_set_new(x, "container", jstr_empty_null(p->container));
 		json_object_set_new(x, "cgroup", jstr_empty_null(p->cgroup));
 		json_object_set_new(x, "running", json_boolean(p->exists));
