@@ -32,7 +32,7 @@ FAKE_SRCS := $(sort $(wildcard tests/fake/*.c))
 objs = $(patsubst src/%.c,$(1)/obj/%.o,$(LIBSRCS)) $(1)/obj/embedded.o
 
 .SECONDARY:
-.PHONY: all check unit e2e bench install uninstall clean run fuzz lint
+.PHONY: all check unit e2e bench install uninstall clean run fuzz lint ptx
 all: gpuwise
 
 gpuwise: $(BUILD)/gpuwise
@@ -79,6 +79,21 @@ $(FAKEDIR)/%.so: tests/fake/%.c $(wildcard tests/fake/*.h) tests/fake/scenario.c
 	$(Q)$(CC) -std=c17 -D_GNU_SOURCE -O1 -g -fPIC -shared -Wall -Wextra -Werror -Wno-unused-parameter $(PKG_CFLAGS) \
 	    -o $@ $< tests/fake/scenario.c $(PKG_LIBS) -lpthread
 fakes: $(FAKE_LIBS)
+
+# ---- gpuwise bench: kernels embedded with .incbin (src/bench/embed.c) ----
+# The PTX is generated from the .cu beside it by `make ptx` where nvcc is
+# present (and checked against it by tests/e2e/bench.t); its .version is
+# lowered to 7.0 (CUDA 11.0 drivers) since nothing newer is used.
+BENCH_KERNELS := src/bench/kernels.ptx src/bench/mma.ptx src/bench/kernels.cl
+$(BUILD)/obj/bench/embed.o $(CHECKDIR)/obj/bench/embed.o: $(BENCH_KERNELS)
+NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
+ptx:
+	@test -n "$(NVCC)" || { echo "make ptx: nvcc not found (set NVCC=)"; exit 1; }
+	@for k in kernels mma; do \
+		$(NVCC) -ptx -arch=$$(case $$k in mma) echo compute_80;; *) echo compute_75;; esac) -o src/bench/$$k.ptx.tmp src/bench/$$k.cu && \
+		sed 's/^\.version [0-9.]*$$/.version 7.0/' src/bench/$$k.ptx.tmp > src/bench/$$k.ptx && rm -f src/bench/$$k.ptx.tmp || exit 1; \
+		echo "  PTX    src/bench/$$k.ptx"; \
+	done
 
 UNIT_BINS := $(patsubst tests/unit/%.c,$(CHECKDIR)/tests/%,$(UNIT_SRCS))
 

@@ -47,6 +47,7 @@ typedef struct bench_device {
 	char detail[160];     /* "132 SMs, cc 9.0", "OpenCL 3.0 PoCL, CPU, 2 compute units" */
 	int threads;          /* CPU: threads used */
 	bool is_gpu;          /* a GPU (CUDA, or an OpenCL device of GPU type) */
+	uint64_t stream_array_bytes; /* bytes of each array of the memory kernels; 0 none */
 	bench_fig *figs;
 	size_t n_figs;
 	bench_sumsq *sumsq;

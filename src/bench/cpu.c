@@ -403,6 +403,7 @@ void bench_cpu(const bench_opts *o, bench_device *d, double *llc_bytes)
 		snprintf(d->error, sizeof d->error, "cannot allocate 3 x %.0f MB for STREAM", (double)bytes / 1e6);
 		goto out;
 	}
+	d->stream_array_bytes = bytes;
 	bench_progress(o, "CPU: STREAM, 3 arrays of %.0f MB, %d threads", (double)bytes / 1e6, p.n);
 	j.kernel = 0;
 	pool_run(&p, stream_worker, &j); /* first touch by the threads that use the pages */

@@ -219,6 +219,7 @@ static bool memory_figs(const bench_opts *o, sess *s, bench_device *d, double me
 	for (uint64_t i = 0; i < n; i++)
 		host[i] = b0;
 	CK(c->htod(b, host, bytes));
+	d->stream_array_bytes = bytes;
 	bench_progress(o, "%s: device Copy, Triad and Dot over 3 x %.0f MB", d->name, (double)bytes / 1e6);
 	void *copy_args[] = {&a, &cc, &n};
 	double t_copy = timed(s, f_copy, grid, block, copy_args, reps);
@@ -244,10 +245,10 @@ static bool memory_figs(const bench_opts *o, sess *s, bench_device *d, double me
 	free(parts);
 	CK(c->dtoh(host, cc, bytes));
 	bool valid = true;
-	for (uint64_t i = 0; i < n; i += 1 + i / 64)
+	for (uint64_t i = 0; i < n; i++)
 		valid &= host[i] == want_c;
 	CK(c->dtoh(host, a, bytes));
-	for (uint64_t i = 0; i < n; i += 1 + i / 64)
+	for (uint64_t i = 0; i < n; i++)
 		valid &= fabs(host[i] - want_a) <= 1e-15;
 	double want_dot = (double)n * want_a * b0;
 	valid &= fabs(dot - want_dot) <= 1e-9 * want_dot;

@@ -264,6 +264,7 @@ static bool measure(const bench_opts *o, osess *s, bench_device *d, uint64_t max
 	OK(c->arg(kr, 3, local * sizeof(float), NULL));
 	OK(c->arg(kr, 4, sizeof nn, &nn));
 	OK(c->arg(kr, 5, sizeof op, &op));
+	d->stream_array_bytes = bytes;
 	bench_progress(o, "%s: Copy, Triad and Dot over 3 x %.0f MB", d->name, (double)bytes / 1e6);
 	size_t gl = (size_t)((n + 255) / 256 * 256);
 	double t_copy = best_of(s, kc, gl, s->cpu ? 0 : 256 <= s->maxwg ? 256 : 0, reps);
@@ -474,5 +475,7 @@ void bench_opencl(const bench_opts *o, bench_report *r)
 	if (!found)
 		snprintf(r->opencl_note, sizeof r->opencl_note, "no OpenCL device to measure");
 out:
-	dlclose(c.lib);
+	/* the ICD loader and its drivers stay loaded: they keep allocations for
+	 * the life of the process and are not made to be unloaded */
+	return;
 }

@@ -298,10 +298,11 @@ static void print_lessons(const bench_report *r)
 	if (best_g) {
 		char x[32];
 		fmt_n(x, sizeof x, best_g->n);
-		printf("  1. parallel units: %s summed %s squares %.1fx faster than one CPU core (vectorised),\n"
-		       "     %.1fx faster than all %d threads.\n",
-		       g->name, x, best_c->cpu1_simd_ms / best_g->dev_ms, g->name[0] ? best_c->cpu_all_ms / best_g->dev_ms : 0,
-		       cpu->threads);
+		double r1 = best_c->cpu1_simd_ms / best_g->dev_ms, ra = best_c->cpu_all_ms / best_g->dev_ms;
+		printf("  1. parallel units: %s summed %s squares %.1fx %s than one CPU core (vectorised),\n"
+		       "     %.1fx %s than all %d threads.\n",
+		       g->name, x, r1 >= 1 ? r1 : 1 / r1, r1 >= 1 ? "faster" : "slower", ra >= 1 ? ra : 1 / ra,
+		       ra >= 1 ? "faster" : "slower", cpu->threads);
 	}
 	const bench_fig *gt = bench_find(g, "triad"), *ct = bench_find(cpu, "triad");
 	if (gt && ct && ct->value > 0)
@@ -324,9 +325,11 @@ static json_t *fig_json(const bench_fig *f)
 	json_t *o = json_object();
 	json_object_set_new(o, "id", json_string(f->id));
 	json_object_set_new(o, "label", json_string(f->label));
-	json_object_set_new(o, "value", f->value > 0 ? jreal_round(f->value, 3) : json_null());
+	/* units in the key names: GB/s figures as *_gbs, TFLOPS figures as *_tflops */
+	bool bw = strcmp(f->unit, "GB/s") == 0;
+	json_object_set_new(o, bw ? "value_gbs" : "value_tflops", f->value > 0 ? jreal_round(f->value, 3) : json_null());
+	json_object_set_new(o, bw ? "peak_gbs" : "peak_tflops", f->peak > 0 ? jreal_round(f->peak, 3) : json_null());
 	json_object_set_new(o, "unit", json_string(f->unit));
-	json_object_set_new(o, "peak", f->peak > 0 ? jreal_round(f->peak, 3) : json_null());
 	json_object_set_new(o, "peak_from", f->peak > 0 ? json_string(f->peak_from) : json_null());
 	json_object_set_new(o, "peak_pct",
 			    f->peak > 0 && f->value > 0 ? jreal_round(100.0 * f->value / f->peak, 2) : json_null());
@@ -352,6 +355,8 @@ static json_t *report_json(const bench_report *r, bool quick)
 		json_object_set_new(o, "name", json_string(d->name));
 		json_object_set_new(o, "detail", json_string(d->detail));
 		json_object_set_new(o, "threads", d->kind == BENCH_DEV_CPU ? json_integer(d->threads) : json_null());
+		json_object_set_new(o, "stream_array_bytes",
+				    d->stream_array_bytes ? json_integer((json_int_t)d->stream_array_bytes) : json_null());
 		json_object_set_new(o, "error", *d->error ? json_string(d->error) : json_null());
 		json_t *figs = json_array();
 		for (size_t k = 0; k < d->n_figs; k++)
@@ -461,7 +466,7 @@ int cmd_bench(int argc, char **argv)
 	o.progress = progress;
 	/* peaks: the PCIe link from NVML, TFLOPS and bandwidth from the catalog */
 	hw_snapshot snap = {0};
-	hw_opts ho = {.no_procs = true, .no_cuda = true};
+	hw_opts ho = {.no_procs = true}; /* CUDA too: its ordinals may differ from NVML's order */
 	bench_peaks *peaks = NULL;
 	char (*from)[2][128] = NULL;
 	gw_error kerr = {0};
