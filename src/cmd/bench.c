@@ -267,6 +267,7 @@ static void print_device(const bench_device *d)
 			table_add(t, f->label, v, p, pct, f->value > 0 ? (f->validated ? "ok" : "WRONG") : "");
 		}
 		table_print(t, stdout);
+		table_free(t);
 		for (size_t i = 0; i < d->n_figs; i++)
 			if (d->figs[i].peak > 0 && (i == 0 || strcmp(d->figs[i].peak_from, d->figs[i - 1].peak_from)))
 				printf("  peak of %s: %s\n", d->figs[i].label, d->figs[i].peak_from);

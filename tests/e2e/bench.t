@@ -6,6 +6,7 @@
 # the committed PTX against nvcc and ptxas where the CUDA toolkit is present.
 . "$(dirname "$0")/lib.sh"
 export POCL_CACHE_DIR="$TMP/pocl" GPUWISE_NVML_LIB=/nonexistent/libnvidia-ml.so.1
+export LSAN_OPTIONS="suppressions=$GW_TOP/tests/e2e/lsan-opencl.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 mkdir -p "$POCL_CACHE_DIR"
 fig() { # fig JSON_FILE DEVICE_KIND ID FIELD
 	python3 -c 'import json,sys
@@ -106,18 +107,23 @@ unset GPUWISE_CUDA_LIB
 # ---- the CPU Triad within 5% of a plain C Triad built with the release flags ----
 REL="$GW_TOP/gpuwise"
 if [ -x "$REL" ] && cc -std=c17 -D_GNU_SOURCE -O2 -g -o "$TMP/ref_triad" "$GW_TOP/tests/bench/ref_triad.c" 2>"$TMP/cc.err"; then
-	best_gw=0 best_ref=0
-	for i in 1 2 3 4 5; do
-		j=$("$REL" bench --quick --no-cuda --no-opencl --threads 1 --max-n 10000 --json 2>/dev/null)
-		g=$(printf '%s' "$j" | jget '[f["value_gbs"] for f in d["devices"][0]["figures"] if f["id"] == "triad"][0]')
-		bytes=$(printf '%s' "$j" | jget 'd["devices"][0]["stream_array_bytes"]')
-		r=$("$TMP/ref_triad" "$bytes" 6 2>/dev/null)
-		best_gw=$(python3 -c "print(max($best_gw, $g))")
-		best_ref=$(python3 -c "print(max($best_ref, $r))")
+	# interleaved, best of each; on a busy machine the best needs more runs to show, so up to
+	# three rounds of five pairs are taken until the two bests agree (the bound stays 5%)
+	best_gw=0 best_ref=0 round=0 within=1
+	while [ "$round" -lt 3 ] && [ "$within" -ne 0 ]; do
+		round=$((round + 1))
+		for i in 1 2 3 4 5; do
+			j=$("$REL" bench --quick --no-cuda --no-opencl --threads 1 --max-n 10000 --json 2>/dev/null)
+			g=$(printf '%s' "$j" | jget '[f["value_gbs"] for f in d["devices"][0]["figures"] if f["id"] == "triad"][0]')
+			bytes=$(printf '%s' "$j" | jget 'd["devices"][0]["stream_array_bytes"]')
+			r=$("$TMP/ref_triad" "$bytes" 6 2>/dev/null)
+			best_gw=$(python3 -c "print(max($best_gw, $g))")
+			best_ref=$(python3 -c "print(max($best_ref, $r))")
+		done
+		within=$(python3 -c "print(0 if abs($best_gw - $best_ref) <= 0.05 * $best_ref else 1)")
 	done
-	diag "CPU Triad, one thread, $bytes-byte arrays, best of 5: gpuwise $best_gw GB/s, plain C reference $best_ref GB/s"
-	ok "$(python3 -c "print(0 if abs($best_gw - $best_ref) <= 0.05 * $best_ref else 1)")" \
-		"CPU Triad within 5% of the reference ($best_gw vs $best_ref GB/s)"
+	diag "CPU Triad, one thread, $bytes-byte arrays, best of $((round * 5)): gpuwise $best_gw GB/s, plain C reference $best_ref GB/s"
+	ok "$within" "CPU Triad within 5% of the reference ($best_gw vs $best_ref GB/s)"
 else
 	ok 1 "the reference Triad builds with cc and the release binary exists: $(head -1 "$TMP/cc.err" 2>/dev/null)"
 fi
