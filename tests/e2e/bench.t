@@ -76,6 +76,22 @@ GPUWISE_OPENCL_LIB=/nonexistent/libOpenCL.so.1 run_gw bench --quick --no-cuda --
 is "$rc" 0 "bench without OpenCL: exit 0"
 like "$(printf '%s' "$out" | jget 'd["opencl_note"]')" "no OpenCL: cannot load '/nonexistent/libOpenCL.so.1'" "bench without OpenCL: says why"
 
+# the full mode (more runs, STREAM arrays of 256 MB or 4x the cache) on small sums
+run_gw bench --no-cuda --no-opencl --max-n 100000 --json
+is "$rc" 0 "bench (full mode): exit 0"
+is "$(printf '%s' "$out" | jget 'd["mode"]')" full "bench without --quick: full mode"
+like "$(printf '%s' "$out" | jget '[f["note"] for f in d["devices"][0]["figures"] if f["id"] == "triad"][0]')" "best of 19 after the first" \
+	"full mode: STREAM's best of 19 after the first run"
+# a progress line on a terminal (script gives the command a pty), nothing on a pipe
+if command -v script >/dev/null 2>&1; then
+	script -qec "$GW bench --quick --no-cuda --no-opencl --max-n 10000 >/dev/null" "$TMP/tty.log" >/dev/null 2>&1
+	like "$(tr '\r' '\n' < "$TMP/tty.log")" "gpuwise bench: CPU: STREAM, 3 arrays of [0-9]+ MB, [0-9]+ threads\.\.\." "a progress line on a terminal"
+	"$GW" bench --quick --no-cuda --no-opencl --max-n 10000 >/dev/null 2>"$TMP/pipe.err"
+	is "$(cat "$TMP/pipe.err")" "" "no progress text when stderr is not a terminal"
+else
+	skip "no script(1): the progress line is not checked"
+fi
+
 # ---- CUDA driver API path against the fake libcuda (kernels' C twins) --------
 export GPUWISE_CUDA_LIB="$GW_FAKE/cudadeep.so"
 run_gw bench --quick --no-opencl --max-n 1000000 --json
