@@ -271,7 +271,10 @@ static void say(const char *fmt, ...)
 
 static char *fmt_gib(char *b, size_t n, uint64_t v)
 {
-	snprintf(b, n, "%.2f GiB", (double)v / (double)(1ULL << 30));
+	if (v < (1ULL << 30))
+		snprintf(b, n, "%.1f MiB", (double)v / (double)(1ULL << 20));
+	else
+		snprintf(b, n, "%.2f GiB", (double)v / (double)(1ULL << 30));
 	return b;
 }
 

@@ -49,7 +49,7 @@ for via in link dlsym proc proc2; do
 	is "$(printf '%s\n' "$out" | grep '^alloc' | tr '\n' ' ')" \
 		"alloc 600M rc=0 alloc 600M rc=2 alloc 400M rc=0 alloc 1G rc=0 alloc 1 rc=2 " \
 		"$via: 600M fits, a second 600M is CUDA_ERROR_OUT_OF_MEMORY, 400M fits, freed memory comes back"
-	like "$err" "gpuwise-cap: refused 0.59 GiB on GPU 0: the job uses 0.59 GiB of its 1.00 GiB cap" \
+	like "$err" "gpuwise-cap: refused 600.0 MiB on GPU 0: the job uses 600.0 MiB of its 1.00 GiB cap" \
 		"$via: the refusal is said on the job's stderr"
 done
 

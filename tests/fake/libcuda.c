@@ -285,6 +285,7 @@ API CUresult cuGetErrorString(CUresult r, const char **s)
  * CUdriverProcAddressQueryResult, CUresult 2/201/500).
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 typedef unsigned long long CUdeviceptr;
@@ -375,11 +376,19 @@ static bool tab_take(uint64_t key, int kind, fake_alloc *out)
 	return true;
 }
 
+/* The pool's size, read once per device (a constant in every scenario). */
 static uint64_t dev_total(int dev)
 {
+	static _Atomic uint64_t cached[64];
+	if (dev < 0 || dev >= n_visible)
+		return 0;
+	uint64_t t = atomic_load_explicit(&cached[dev], memory_order_relaxed);
+	if (t)
+		return t;
 	sc_lock();
-	uint64_t t = dev >= 0 && dev < n_visible ? (uint64_t)sc_int_or(sc_gpu(order[dev]), "memory_total_bytes", 0) : 0;
+	t = (uint64_t)sc_int_or(sc_gpu(order[dev]), "memory_total_bytes", 0);
 	sc_unlock();
+	atomic_store(&cached[dev], t);
 	return t;
 }
 
