@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cap/region.h"
@@ -251,6 +252,7 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 #define MAX_ORDINALS 64
 static _Atomic int g_devmap[MAX_ORDINALS]; /* CUDA ordinal -> region index + 1 */
 static _Atomic int g_refusals_said;
+static _Atomic int64_t g_ctx_ms[CAP_MAX_DEVICES]; /* last NVML measurement per region device */
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -424,6 +426,8 @@ static void at_fork_child(void)
 	t_tab = NULL;
 	t_cap = t_n = 0;
 	atomic_store(&g_refusals_said, 0);
+	for (int i = 0; i < CAP_MAX_DEVICES; i++)
+		atomic_store(&g_ctx_ms[i], 0);
 }
 
 __attribute__((constructor)) static void gwcap_init(void)
@@ -566,17 +570,38 @@ static bool nvml_my_bytes(const unsigned char uuid[16], uint64_t *out)
 	return false;
 }
 
-/* Charge the CUDA context's own memory at the first allocation on a GPU. */
+/*
+ * Charge what the driver holds for this process on a GPU beyond the
+ * counted allocations (the CUDA context, modules loaded later, allocation
+ * rounding): NVML's figure for our PID less what we counted, at the first
+ * allocation and again at most once a second.
+ */
+#define CTX_REFRESH_MS 1000
+
+static int64_t coarse_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void measure_ctx(cap_slot *s, int idx)
 {
-	if (likely(atomic_load_explicit(&s->ctx_state[idx], memory_order_relaxed) != CAP_CTX_UNMEASURED))
+	int64_t now = coarse_ms();
+	int64_t last = atomic_load_explicit(&g_ctx_ms[idx], memory_order_relaxed);
+	if (likely(last && now - last < CTX_REFRESH_MS))
 		return;
-	pthread_mutex_lock(&g_mu);
-	if (atomic_load(&s->ctx_state[idx]) == CAP_CTX_UNMEASURED) {
+	if (atomic_load(&s->ctx_state[idx]) == CAP_CTX_UNMEASURED)
+		pthread_mutex_lock(&g_mu);
+	else if (pthread_mutex_trylock(&g_mu))
+		return; /* another thread is measuring */
+	if (!atomic_load(&g_ctx_ms[idx]) || now - atomic_load(&g_ctx_ms[idx]) >= CTX_REFRESH_MS) {
 		uint64_t total = 0;
 		bool known = nvml_my_bytes(g_reg->devs[idx].uuid, &total);
 		uint64_t counted = atomic_load(&s->alloc_bytes[idx]);
-		cap_charge_ctx(g_reg, s, idx, known && total > counted ? total - counted : 0, known);
+		if (known || atomic_load(&s->ctx_state[idx]) == CAP_CTX_UNMEASURED)
+			cap_set_ctx(g_reg, s, idx, known && total > counted ? total - counted : 0, known);
+		atomic_store(&g_ctx_ms[idx], now ? now : 1);
 	}
 	pthread_mutex_unlock(&g_mu);
 }

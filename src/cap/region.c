@@ -334,19 +334,18 @@ void cap_unreserve(cap_region *r, cap_slot *s, int dev, uint64_t bytes)
 	unlock(r);
 }
 
-void cap_charge_ctx(cap_region *r, cap_slot *s, int dev, uint64_t bytes, bool known)
+void cap_set_ctx(cap_region *r, cap_slot *s, int dev, uint64_t bytes, bool known)
 {
 	if (dev < 0 || dev >= CAP_MAX_DEVICES)
 		return;
 	lock(r);
-	if (atomic_load_explicit(&s->ctx_state[dev], RELAXED) == CAP_CTX_UNMEASURED) {
-		st(&s->ctx_bytes[dev], bytes);
-		uint64_t used = sat_add(ld(&r->devs[dev].used_bytes), bytes);
-		st(&r->devs[dev].used_bytes, used);
-		if (used > ld(&r->devs[dev].peak_bytes))
-			st(&r->devs[dev].peak_bytes, used);
-		atomic_store_explicit(&s->ctx_state[dev], known ? CAP_CTX_MEASURED : CAP_CTX_UNKNOWN, RELAXED);
-	}
+	uint64_t old = ld(&s->ctx_bytes[dev]);
+	st(&s->ctx_bytes[dev], bytes);
+	uint64_t used = sat_add(sat_sub(ld(&r->devs[dev].used_bytes), old), bytes);
+	st(&r->devs[dev].used_bytes, used);
+	if (used > ld(&r->devs[dev].peak_bytes))
+		st(&r->devs[dev].peak_bytes, used);
+	atomic_store_explicit(&s->ctx_state[dev], known ? CAP_CTX_MEASURED : CAP_CTX_UNKNOWN, RELAXED);
 	unlock(r);
 }
 

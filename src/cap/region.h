@@ -112,11 +112,12 @@ int cap_reserve(cap_region *r, cap_slot *s, int dev, uint64_t bytes);
 /* Uncount bytes (saturating at 0). */
 void cap_unreserve(cap_region *r, cap_slot *s, int dev, uint64_t bytes);
 /*
- * Charge a context's memory (measured, so it is counted even past the
- * cap: it exists already) and mark the slot measured (or unknown when
- * known is false).
+ * Set what the slot's CUDA context (and whatever else the driver holds
+ * for the process beyond the counted allocations: modules, rounding) uses
+ * on dev, replacing the previous figure.  Measured, so it is counted even
+ * past the cap: it exists already.  known false: NVML could not say.
  */
-void cap_charge_ctx(cap_region *r, cap_slot *s, int dev, uint64_t bytes, bool known);
+void cap_set_ctx(cap_region *r, cap_slot *s, int dev, uint64_t bytes, bool known);
 
 /* Reclaim the slots of dead processes; returns how many. */
 int cap_reclaim(cap_region *r);

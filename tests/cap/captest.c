@@ -10,7 +10,7 @@
  *
  *   alloc SIZE | pitch W H | managed SIZE | async SIZE | pool SIZE |
  *   create SIZE (cuMemCreate) | free (the last pointer or handle) | freeall |
- *   info | total | nvml | hold (until stdin closes) |
+ *   info | total | nvml | hold (until stdin closes) | sleep MS |
  *   threads N ITERATIONS CAP (N threads allocate and free at once; each
  *   checks that what the job holds never passes CAP)
  *
@@ -345,6 +345,8 @@ int main(int argc, char **argv)
 			size_t to = 0;
 			rc = cu.total(&to, d);
 			printf("total rc=%d total=%zu\n", rc, to);
+		} else if (strcmp(c, "sleep") == 0 && i + 1 < argc) {
+			usleep((useconds_t)num(argv[++i]) * 1000);
 		} else if (strcmp(c, "nvml") == 0) {
 			status |= nvml_cmd();
 		} else if (strcmp(c, "hold") == 0) {

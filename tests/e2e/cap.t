@@ -156,6 +156,14 @@ is "$(printf '%s\n' "$out" | tr '\n' ' ')" \
 	"info rc=0 free=$G total=$G alloc 1M rc=0 info rc=0 free=804257792 total=$G alloc 800M rc=2 alloc 700M rc=0 " \
 	"a context NVML sees at 256M is charged at the first allocation: 1G - 256M - 1M left"
 
+# what the driver holds grows (modules loaded later, rounding): measured again, at most once a second
+scenario "$TMP/ctx-tmpl.json" '{"pid": 0, "used_memory_bytes": {"series": [268435456, 536870912], "step_ms": 1000}, "type": "compute"}'
+sed -i 's/exec "$ct" .*/exec "$ct" alloc 1M info sleep 1100 alloc 1M info/' "$TMP/ctx.sh"
+capped 1G sh "$TMP/ctx.sh" "$CT" "$TMP"
+is "$(printf '%s\n' "$out" | grep '^info' | tr '\n' ' ')" \
+	"info rc=0 free=804257792 total=$G info rc=0 free=535822336 total=$G " \
+	"NVML's figure for the process is charged again when it grows (256M, then 512M a second later, plus the 1M asked after it)"
+
 # ---- NVML reports the cap; so does gpuwise itself inside the job -------------------
 capped 10G "$CT" alloc 1G nvml
 like "$out" "^nvml rc=0 total=10737418240 free=9663676416 used=$G\$" "nvmlDeviceGetMemoryInfo: total is the 10G cap, used the job's 1G"

@@ -132,14 +132,16 @@ static void test_context_charge(void **state)
 	cap_slot *s = me(r);
 	assert_int_equal(cap_reserve(r, s, 0, 100), 0);
 	/* the context exists already: charged even when it passes the cap */
-	cap_charge_ctx(r, s, 0, 950, true);
+	cap_set_ctx(r, s, 0, 950, true);
 	assert_int_equal(cap_used(r, 0), 1050);
 	assert_int_equal(s->ctx_state[0], CAP_CTX_MEASURED);
 	assert_int_equal(cap_reserve(r, s, 0, 1), CAP_EOVER);
-	/* measured once per process and device */
-	cap_charge_ctx(r, s, 0, 10, true);
-	assert_int_equal(cap_used(r, 0), 1050);
-	cap_charge_ctx(r, s, 1, 0, false);
+	/* a new measurement replaces the old one */
+	cap_set_ctx(r, s, 0, 10, true);
+	assert_int_equal(cap_used(r, 0), 110);
+	assert_int_equal(cap_reserve(r, s, 0, 890), 0);
+	assert_int_equal(cap_reserve(r, s, 0, 1), CAP_EOVER);
+	cap_set_ctx(r, s, 1, 0, false);
 	assert_int_equal(s->ctx_state[1], CAP_CTX_UNKNOWN);
 	cap_slot_release(r, s);
 	assert_int_equal(cap_used(r, 0), 0);
