@@ -965,15 +965,15 @@ EXPORT int nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t dev, nvmlMemory_v2_t *m)
  */
 static int proc_hook(const char *sym, void *got, int ver, unsigned long long flags)
 {
-	int exact = hook_find(sym);
-	if (exact >= 0 && hooks[exact].kind != 'n')
-		return exact;
 	int cand[4], n = 0;
 	for (int i = 0; i < H_COUNT && n < 4; i++)
 		if (hooks[i].base && strcmp(hooks[i].base, sym) == 0)
 			cand[n++] = i;
-	if (!n)
-		return -1;
+	if (!n) {
+		/* a versioned name asked for directly ("cuMemAlloc_v2") */
+		int exact = hook_find(sym);
+		return exact >= 0 && hooks[exact].kind != 'n' ? exact : -1;
+	}
 	for (int k = 0; k < n; k++) {
 		void *p = lib_sym(false, hooks[cand[k]].name);
 		if (p && p == got)

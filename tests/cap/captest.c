@@ -118,6 +118,17 @@ static void load(void)
 		}
 		proc1 = dlsym(lib, "cuGetProcAddress");
 		proc2 = dlsym(lib, "cuGetProcAddress_v2");
+		/* then, as the CUDA runtime does, the entry point through itself */
+		void *p = NULL;
+		int st = -1;
+		if (via == 2 && (proc1("cuGetProcAddress", &p, 11030, 0) || !p))
+			exit(fprintf(stderr, "captest: cuGetProcAddress(cuGetProcAddress) failed\n") ? 1 : 1);
+		if (via == 3 && (proc2("cuGetProcAddress", &p, 12000, 0, &st) || st || !p))
+			exit(fprintf(stderr, "captest: cuGetProcAddress_v2(cuGetProcAddress) failed\n") ? 1 : 1);
+		if (via == 2)
+			proc1 = (CUresult(*)(const char *, void **, int, unsigned long long))p;
+		if (via == 3)
+			proc2 = (CUresult(*)(const char *, void **, int, unsigned long long, int *))p;
 	}
 	GET(init, cuInit, "cuInit");
 	GET(dev_get, cuDeviceGet, "cuDeviceGet");

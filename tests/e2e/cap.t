@@ -194,6 +194,19 @@ out=$(LD_PRELOAD=$LIB "$CT" --via proc2 alloc 2G info 2>&1)
 is "$(printf '%s\n' "$out" | tr '\n' ' ')" "alloc 2G rc=0 info rc=0 free=23609737216 total=25757220864 " \
 	"preloaded without a region the library changes nothing"
 
+# ---- where gpuwise run finds the library ----------------------------------------------
+mkdir -p "$TMP/p/bin" "$TMP/p/lib/gpuwise" "$TMP/q"
+cp "$GW" "$TMP/p/bin/gpuwise"
+cp "$LIB" "$TMP/p/lib/gpuwise/"
+out=$("$TMP/p/bin/gpuwise" run --no-gpu --vram-cap 1G -- sh -c 'echo "$LD_PRELOAD"' 2>/dev/null)
+is "$out" "$TMP/p/lib/gpuwise/libgpuwise-cap.so" "an installed gpuwise (PREFIX/bin) finds PREFIX/lib/gpuwise/libgpuwise-cap.so"
+cp "$GW" "$TMP/q/gpuwise"
+out=$("$TMP/q/gpuwise" run --no-gpu --vram-cap 1G -- true 2>&1); rc=$?
+is "$rc" 1 "no library anywhere: exit 1 before the job starts"
+like "$out" "^gpuwise: cannot find libgpuwise-cap.so for --vram-cap: looked for '$TMP/q/libgpuwise-cap.so' or '$TMP/q/../lib/gpuwise/libgpuwise-cap.so'\$" \
+	"no library: one line naming the places looked at"
+is "$(ls "$XDG_RUNTIME_DIR")" "" "no region is left behind when the library is missing"
+
 # ---- doctor reports the cap -----------------------------------------------------------
 capped 10G "$GW" doctor --json
 like "$out" '"id": ?"vram-cap"' "doctor inside a capped job has a vram-cap finding"

@@ -581,7 +581,8 @@ API CUresult cuMemRelease(CUmemGenericAllocationHandle h) { return pool_give(h, 
  * cuGetProcAddress: the driver's own table, never dlsym (a preloaded
  * library's dlsym must not answer for the driver).  A base name gets its
  * _v2 variant from CUDA 3.2 (3020) on and its _ptsz variant under
- * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM (2), as cuda.h maps them.
+ * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM (2), as cuda.h maps them;
+ * cuGetProcAddress itself is cuGetProcAddress_v2 from CUDA 12.0 on.
  */
 API CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, unsigned long long flags, int *status);
 API CUresult cuGetProcAddress(const char *sym, void **pfn, int ver, unsigned long long flags);
@@ -640,6 +641,8 @@ API CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, unsigned 
 	for (size_t i = 0; ver >= 3020 && i < sizeof v2 / sizeof v2[0]; i++)
 		if (strcmp(sym, v2[i]) == 0)
 			snprintf(want, sizeof want, "%s_v2", sym);
+	if (ver >= 12000 && strcmp(sym, "cuGetProcAddress") == 0) /* cuda.h: the _v2 from CUDA 12.0 */
+		snprintf(want, sizeof want, "cuGetProcAddress_v2");
 	for (size_t i = 0; (flags & 2) && i < sizeof ptsz / sizeof ptsz[0]; i++)
 		if (strcmp(sym, ptsz[i]) == 0)
 			snprintf(want, sizeof want, "%s_ptsz", sym);
