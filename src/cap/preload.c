@@ -170,8 +170,8 @@ static void note_real(int i, void *real)
 	}
 }
 
-/* A function of the real library by name: the next definition after us,
- * else the one in the library a hooked lookup went to. */
+/* A function of the real library by name: the one in the library a
+ * hooked lookup went to, else the next definition after us. */
 static void *lib_sym(bool nvml, const char *name)
 {
 	void *h = atomic_load(nvml ? &nvml_handle : &cuda_handle);
@@ -610,17 +610,19 @@ static void measure_ctx(cap_slot *s, int idx)
 
 typedef struct ticket {
 	cap_slot *s;
+	CUdevice dev;     /* CUDA ordinal */
 	int idx;          /* region device */
 	uint64_t bytes;
 	bool counted;
 } ticket;
 
-static void refused(int idx, uint64_t bytes)
+/* ordinal: the CUDA device as this process numbers it */
+static void refused(int ordinal, int idx, uint64_t bytes)
 {
 	if (atomic_fetch_add(&g_refusals_said, 1) >= 8)
 		return;
 	char a[32], b[32], c[32];
-	say("gpuwise-cap: refused %s on GPU %d: the job uses %s of its %s cap", fmt_gib(a, sizeof a, bytes), idx,
+	say("gpuwise-cap: refused %s on GPU %d: the job uses %s of its %s cap", fmt_gib(a, sizeof a, bytes), ordinal,
 	    fmt_gib(b, sizeof b, cap_used(g_reg, idx)), fmt_gib(c, sizeof c, g_reg->limit_bytes));
 }
 
@@ -641,11 +643,12 @@ static CUresult begin(CUdevice d, bool have_dev, uint64_t bytes, ticket *t)
 		return rc;
 	if ((rc = region_dev(d, &t->idx)))
 		return rc;
+	t->dev = d;
 	if (!(t->s = slot()))
 		return CU_OUT_OF_MEMORY;
 	measure_ctx(t->s, t->idx);
 	if (cap_reserve(g_reg, t->s, t->idx, bytes)) {
-		refused(t->idx, bytes);
+		refused(d, t->idx, bytes);
 		return CU_OUT_OF_MEMORY;
 	}
 	t->bytes = bytes;
@@ -741,7 +744,7 @@ EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t widt
 		if (height && *pitch - width > UINT64_MAX / height)
 			extra = UINT64_MAX;
 		if (cap_reserve(g_reg, t.s, t.idx, extra)) {
-			refused(t.idx, extra);
+			refused(t.dev, t.idx, extra);
 			((free1_fn)real_of(H_cuMemFree_v2))(*dptr);
 			cap_unreserve(g_reg, t.s, t.idx, t.bytes);
 			return CU_OUT_OF_MEMORY;

@@ -116,6 +116,30 @@ like "$out" "holding" "two processes: the first holds 600M"
 is "$(printf '%s\n' "$out" | grep -v holding | tr '\n' ' ')" "alloc 600M rc=2 alloc 400M rc=0 alloc 600M rc=0 " \
 	"two processes of one job: the second gets only what the first left of the 1G cap"
 
+# ---- per GPU, by UUID: processes that number the GPUs differently agree ---------------
+cat > "$TMP/two-gpus.json" <<'JSON'
+{"driver_version": "570.124.06", "nvml_version": "12.570.124.06", "cuda_driver_version": 12080,
+ "gpus": [{"name": "NVIDIA GeForce RTX 4090", "uuid": "GPU-aaaaaaaa-0d4b-4c39-9e61-1f2a3b4c5d6e",
+   "pci_bus_id": "00000000:01:00.0", "memory_total_bytes": 25757220864, "sm_count": 128, "clock_sm_max_mhz": 3105},
+  {"name": "NVIDIA GeForce RTX 4090", "uuid": "GPU-bbbbbbbb-0d4b-4c39-9e61-1f2a3b4c5d6e",
+   "pci_bus_id": "00000000:02:00.0", "memory_total_bytes": 25757220864, "sm_count": 128, "clock_sm_max_mhz": 3105}]}
+JSON
+rm -f "$TMP/fifo" "$TMP/a.out"
+cat > "$TMP/gpus.sh" <<'SH'
+ct=$1; d=$2; . "$d/wait.sh"
+mkfifo "$d/fifo"
+CUDA_VISIBLE_DEVICES=1 "$ct" alloc 600M hold < "$d/fifo" > "$d/a.out" 2>&1 &
+exec 3> "$d/fifo"
+wait_for "$d/a.out" holding
+"$ct" --dev 1 alloc 600M
+"$ct" --dev 0 alloc 600M alloc 400M
+exec 3>&-
+wait
+SH
+GPUWISE_FAKE_SCENARIO=$TMP/two-gpus.json capped 1G sh "$TMP/gpus.sh" "$CT" "$TMP"
+is "$(printf '%s\n' "$out" | tr '\n' ' ')" "alloc 600M rc=2 alloc 600M rc=0 alloc 400M rc=0 " \
+	"two GPUs: 600M held on the second GPU (as CUDA_VISIBLE_DEVICES=1's device 0) leaves 424M there (device 1 here); the first GPU has its own 1G"
+
 # ---- a process killed with SIGKILL gives its memory back ----------------------------
 rm -f "$TMP/fifo" "$TMP/a.out"
 cat > "$TMP/kill.sh" <<'SH'
