@@ -18,7 +18,7 @@ unset LD_PRELOAD GPUWISE_CAP_REGION
 echo "== libgpuwise-cap.so (bench/cap.sh): added cost per call, fake libcuda, one thread"
 # median ROUNDS_OF_5 CMD...: the median alloc and free figures of 5 runs
 median() {
-	for i in 1 2 3 4 5; do "$@" 2>/dev/null | grep '^alloc_ns='; done | python3 -c '
+	for _ in 1 2 3 4 5; do "$@" 2>/dev/null | grep '^alloc_ns='; done | python3 -c '
 import sys
 rows = [dict(kv.split("=") for kv in l.split()) for l in sys.stdin]
 a = sorted(float(r["alloc_ns"]) for r in rows)
@@ -27,10 +27,10 @@ print("%.1f %.1f" % (a[len(a) // 2], f[len(f) // 2]))'
 }
 for way in symbol proc; do
 	arg=$([ $way = proc ] && echo proc || echo "")
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2046,SC2086
 	set -- $(median "$tmp/cap_bench" 200 $arg)
 	base_a=$1 base_f=$2
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2046,SC2086
 	set -- $(median "$GW" run --no-gpu --vram-cap 64G -- "$tmp/cap_bench" 200 $arg)
 	cap_a=$1 cap_f=$2
 	python3 - "$way" "$base_a" "$base_f" "$cap_a" "$cap_f" <<'PY'

@@ -136,7 +136,7 @@ wait_for "$d/a.out" holding
 exec 3>&-
 wait
 SH
-GPUWISE_FAKE_SCENARIO=$TMP/two-gpus.json capped 1G sh "$TMP/gpus.sh" "$CT" "$TMP"
+capped 1G env GPUWISE_FAKE_SCENARIO="$TMP/two-gpus.json" sh "$TMP/gpus.sh" "$CT" "$TMP"
 is "$(printf '%s\n' "$out" | tr '\n' ' ')" "alloc 600M rc=2 alloc 600M rc=0 alloc 400M rc=0 " \
 	"two GPUs: 600M held on the second GPU (as CUDA_VISIBLE_DEVICES=1's device 0) leaves 424M there (device 1 here); the first GPU has its own 1G"
 
@@ -203,7 +203,8 @@ like "$out" "^region=$XDG_RUNTIME_DIR/gpuwise-cap-[0-9]+-0\$" "the region is a f
 like "$out" "^preload=/.*/libgpuwise-cap.so\$" "LD_PRELOAD names the library by absolute path"
 like "$out" "^-rw------- " "the region file is private to the user (0600)"
 is "$(ls "$XDG_RUNTIME_DIR")" "" "the region is removed when gpuwise run ends"
-LD_PRELOAD=$GW_FAKE/libnvidia-ml-old.so capped 1G sh -c 'echo "preload=$LD_PRELOAD"'
+# shellcheck disable=SC2016
+out=$(LD_PRELOAD=$GW_FAKE/libnvidia-ml-old.so "$GW" run --no-gpu --vram-cap 1G -- sh -c 'echo "preload=$LD_PRELOAD"' 2>/dev/null)
 like "$out" "^preload=/.*/libgpuwise-cap.so $GW_FAKE/libnvidia-ml-old.so\$" "an LD_PRELOAD of the user's is kept after ours"
 # a process cannot bring its own limit: a region it made up is refused, everything fails closed
 printf 'not a region' > "$TMP/fake-region"
