@@ -65,7 +65,7 @@ $(CHECKDIR)/tests/%: tests/unit/%.c $(call objs,$(CHECKDIR)) $(wildcard tests/un
 # Never sanitized: it is loaded into other programs.  gpuwise run finds it
 # next to its own binary (so ./gpuwise gets a copy) or in ../lib/gpuwise.
 CAP_SRCS  := src/cap/preload.c src/cap/region.c
-CAP_FLAGS := -std=c17 -D_GNU_SOURCE -Isrc $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden
+CAP_FLAGS := -std=c17 -D_GNU_SOURCE -Isrc $(WARN) $(OPT) -fPIC -shared -fvisibility=hidden
 %/libgpuwise-cap.so: $(CAP_SRCS) src/cap/region.h
 	@mkdir -p $(dir $@)
 	$(call msg,LIB,$@)
