@@ -68,9 +68,10 @@ static bool slot_alive(const cap_slot *s)
 	pid_t pid = (pid_t)atomic_load_explicit(&s->pid, RELAXED);
 	if (pid <= 0)
 		return false;
-	uint64_t start = cap_proc_start_ticks(pid);
-	if (start)
-		return start == ld(&s->start_ticks);
+	uint64_t start = cap_proc_start_ticks(pid), leased = ld(&s->start_ticks);
+	/* a lease taken when /proc could not be read holds by the PID alone */
+	if (start && leased)
+		return start == leased;
 	/* /proc unreadable (hidepid): only the PID can be checked */
 	return kill(pid, 0) == 0 || errno == EPERM;
 }

@@ -167,6 +167,10 @@ like "$out" "^threads 8 ok=[1-9][0-9]* refused=[1-9][0-9]* errors=0 max=[0-9]+ c
 like "$out" "^alloc 256M rc=0\$" "8 threads: afterwards the count is back to 0 (the whole cap can be allocated)"
 out=$("$CT" --via proc2 threads 8 20000 256M 2>&1)
 like "$out" "PASSED" "8 threads without the cap do pass 256M (so the check above can fail)"
+# two processes of 4 threads each at once: afterwards the job's count is exactly 0 again
+capped 256M sh -c "\"$CT\" threads 4 10000 256M & \"$CT\" --via proc2 threads 4 10000 256M; wait; \"$CT\" info"
+is "$(printf '%s\n' "$out" | grep -c 'errors=0 max=[0-9]* cap=268435456 within$')" 2 "2 processes x 4 threads: both stay within the cap"
+like "$out" "^info rc=0 free=268435456 total=268435456\$" "2 processes x 4 threads: no count is lost or left behind"
 
 # ---- the CUDA context's own memory is counted (NVML's per-process figure) ----------
 cat > "$TMP/ctx.sh" <<'SH'

@@ -176,6 +176,12 @@ static void test_reclaim_dead(void **state)
 	assert_int_equal(cap_reserve(r, s, 0, 600), 0); /* refused at first, then the stale lease goes */
 	assert_int_equal(cap_used(r, 0), 600);
 	assert_int_equal(cap_reclaim(r), 0);
+	/* a lease without a start time (unknown when taken) holds while the PID lives */
+	cap_slot *nostart = NULL;
+	assert_int_equal(cap_slot_claim(r, getppid(), 0, &nostart), 0);
+	assert_int_equal(cap_reserve(r, nostart, 0, 100), 0);
+	assert_int_equal(cap_reclaim(r), 0);
+	assert_int_equal(cap_used(r, 0), 700);
 	cap_region_close(r);
 }
 
