@@ -57,6 +57,13 @@ int vram_cap_start(uint64_t limit_bytes, vram_cap *c)
 {
 	char lib[PATH_MAX + 160];
 	memset(c, 0, sizeof *c);
+	/* a region of its own would take the inner job out of the outer job's count */
+	const char *outer = getenv(CAP_ENV_REGION);
+	if (outer && *outer) {
+		gw_errorf("cannot nest --vram-cap: this job is already under the VRAM cap of '%s' "
+			  "(a plain gpuwise run inside stays under it)", outer);
+		return GW_EXIT_RUNTIME;
+	}
 	if (vram_cap_find_lib(lib, sizeof lib)) {
 		gw_errorf("cannot find %s for --vram-cap: looked for %s", CAP_LIB_NAME, lib);
 		return GW_EXIT_RUNTIME;

@@ -210,6 +210,13 @@ is "$(ls "$XDG_RUNTIME_DIR")" "" "the region is removed when gpuwise run ends"
 # shellcheck disable=SC2016
 out=$(LD_PRELOAD=$GW_FAKE/libnvidia-ml-old.so "$GW" run --no-gpu --vram-cap 1G -- sh -c 'echo "preload=$LD_PRELOAD"' 2>/dev/null)
 like "$out" "^preload=/.*/libgpuwise-cap.so $GW_FAKE/libnvidia-ml-old.so\$" "an LD_PRELOAD of the user's is kept after ours"
+# a nested --vram-cap would leave the outer count: refused; a plain nested run stays under the cap
+capped 1G "$GW" run --no-gpu --vram-cap 10G -- "$CT" alloc 2G
+like "$err" "gpuwise: cannot nest --vram-cap: this job is already under the VRAM cap of '$XDG_RUNTIME_DIR/gpuwise-cap-[0-9]+-0'" \
+	"a nested --vram-cap is refused with one line"
+unlike "$out" "alloc 2G" "a nested --vram-cap does not start its job"
+capped 1G "$GW" run --no-gpu -- "$CT" alloc 2G alloc 1G
+is "$(printf '%s\n' "$out" | tr '\n' ' ')" "alloc 2G rc=2 alloc 1G rc=0 " "a job started by a nested plain gpuwise run is under the outer cap"
 # a process cannot bring its own limit: a region it made up is refused, everything fails closed
 printf 'not a region' > "$TMP/fake-region"
 out=$(LD_PRELOAD=$LIB GPUWISE_CAP_REGION=$TMP/fake-region "$CT" alloc 1M 2>&1)
