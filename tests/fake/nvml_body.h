@@ -1000,7 +1000,11 @@ API nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t dev, char *buf, unsigned int l
 	END(copy_str(dev->mig >= 0 ? NULL : sc_str(dev->gpu, "serial"), buf, len));
 }
 
-/* Windows driver models (WDDM/TCC): not supported on Linux */
+/* Windows driver models (WDDM/TCC): not supported on Linux.  (There is
+ * deliberately no nvmlDeviceGetConfComputeMemSizeInfo: with it and without
+ * nvmlDeviceGetRunningProcessDetailList a library looks like drivers
+ * 535.43-535.86, whose _v3 process struct was larger, and nvitop reads the
+ * lists with that layout.) */
 static int windows_only(const char *fn, nvmlDevice_t dev)
 {
 	BEGIN(fn, dev);
@@ -1159,9 +1163,4 @@ API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int count, nvmlField
 	END(R_OK);
 }
 
-API nvmlReturn_t nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_t dev, void *info)
-{
-	(void)info;
-	return windows_only("nvmlDeviceGetConfComputeMemSizeInfo", dev);
-}
 #endif
