@@ -625,6 +625,91 @@ static void prom_gpus(const prom_ctx *c)
 	}
 }
 
+/* One series per process: memory and the newest SM sample, labelled with
+ * its MIG instance and container. */
+static void prom_processes(const prom_ctx *c)
+{
+	const hw_snapshot *s = c->s;
+	strbuf *sb = c->sb;
+	static const struct { const char *name, *help; size_t off; double scale; } pmetrics[] = {
+		{"gpuwise_process_memory_used_bytes", "GPU memory used by one process.", offsetof(hw_proc, used_mem_bytes), 1},
+		{"gpuwise_process_sm_utilization_ratio", "Fraction of time one process ran kernels on the SMs (0-1).",
+		 offsetof(hw_proc, sm_util_pct), 0.01},
+	};
+	for (size_t m = 0; m < sizeof pmetrics / sizeof pmetrics[0]; m++) {
+		bool header = false;
+		for (size_t i = 0; i < s->n_gpus; i++) {
+			const hw_gpu *g = &s->gpus[i];
+			for (size_t k = 0; k < g->n_procs; k++) {
+				const hw_proc *p = &g->procs[k];
+				const hw_val *v = (const hw_val *)((const char *)p + pmetrics[m].off);
+				if (!HW_VALID(*v))
+					continue;
+				if (!header)
+					prom_header(c, pmetrics[m].name, "gauge", pmetrics[m].help);
+				header = true;
+				char pid[16], gi[16] = "", cmd[64];
+				snprintf(pid, sizeof pid, "%u", p->pid);
+				if (p->gpu_instance != UINT32_MAX && g->n_migs)
+					snprintf(gi, sizeof gi, "%u", p->gpu_instance);
+				/* the program: argv[0] (NUL-terminated in argv) */
+				snprintf(cmd, sizeof cmd, "%.63s", p->argv_len ? p->argv : p->command);
+				char *sp = p->argv_len ? NULL : strchr(cmd, ' ');
+				if (sp)
+					*sp = '\0';
+				sb_printf(sb, "%s{", pmetrics[m].name);
+				prom_gpu_labels(c, g, NULL);
+				prom_label(sb, "pid", pid, false);
+				prom_label(sb, "user", p->user, false);
+				prom_label(sb, "command", cmd, false);
+				prom_label(sb, "container", p->container, false);
+				prom_label(sb, c->names == PROM_DCGM ? "GPU_I_ID" : "gpu_instance_id", gi, false);
+				if (pmetrics[m].scale == 1)
+					sb_printf(sb, "} %lld\n", (long long)v->v);
+				else
+					sb_printf(sb, "} %.10g\n", (double)v->v * pmetrics[m].scale);
+			}
+		}
+	}
+}
+
+/* One series per container and GPU: its processes' memory summed. */
+static void prom_containers(const prom_ctx *c)
+{
+	const hw_snapshot *s = c->s;
+	strbuf *sb = c->sb;
+	bool header = false;
+	for (size_t i = 0; i < s->n_gpus; i++) {
+		const hw_gpu *g = &s->gpus[i];
+		for (size_t k = 0; k < g->n_procs; k++) {
+			const hw_proc *p = &g->procs[k];
+			bool first = true;
+			for (size_t j = 0; j < k; j++)
+				if (strcmp(g->procs[j].container, p->container) == 0)
+					first = false;
+			if (!p->container[0] || !first)
+				continue;
+			int64_t sum = 0;
+			size_t n = 0;
+			for (size_t j = k; j < g->n_procs; j++)
+				if (strcmp(g->procs[j].container, p->container) == 0 && HW_VALID(g->procs[j].used_mem_bytes)) {
+					sum += g->procs[j].used_mem_bytes.v;
+					n++;
+				}
+			if (!n)
+				continue;
+			if (!header)
+				prom_header(c, "gpuwise_container_memory_used_bytes", "gauge",
+					    "GPU memory used by the processes of one container (docker, podman, containerd, CRI-O).");
+			header = true;
+			sb_puts(sb, "gpuwise_container_memory_used_bytes{");
+			prom_gpu_labels(c, g, NULL);
+			prom_label(sb, "container", p->container, false);
+			sb_printf(sb, "} %lld\n", (long long)sum);
+		}
+	}
+}
+
 static void print_prometheus(const hw_snapshot *s, int names, FILE *f)
 {
 	strbuf sb = STRBUF_INIT;
@@ -660,78 +745,8 @@ static void print_prometheus(const hw_snapshot *s, int names, FILE *f)
 		prom_sample(&c, "gpuwise_gpu_asleep", &s->gpus[i], NULL, s->gpus[i].asleep ? 1 : 0, 1);
 	prom_gpus(&c);
 
-	/* processes: memory and the newest SM sample, with MIG instance and container */
-	static const struct { const char *name, *help; size_t off; double scale; } pmetrics[] = {
-		{"gpuwise_process_memory_used_bytes", "GPU memory used by one process.", offsetof(hw_proc, used_mem_bytes), 1},
-		{"gpuwise_process_sm_utilization_ratio", "Fraction of time one process ran kernels on the SMs (0-1).",
-		 offsetof(hw_proc, sm_util_pct), 0.01},
-	};
-	for (size_t m = 0; m < sizeof pmetrics / sizeof pmetrics[0]; m++) {
-		bool header = false;
-		for (size_t i = 0; i < s->n_gpus; i++) {
-			const hw_gpu *g = &s->gpus[i];
-			for (size_t k = 0; k < g->n_procs; k++) {
-				const hw_proc *p = &g->procs[k];
-				const hw_val *v = (const hw_val *)((const char *)p + pmetrics[m].off);
-				if (!HW_VALID(*v))
-					continue;
-				if (!header)
-					prom_header(&c, pmetrics[m].name, "gauge", pmetrics[m].help);
-				header = true;
-				char pid[16], gi[16] = "", cmd[64];
-				snprintf(pid, sizeof pid, "%u", p->pid);
-				if (p->gpu_instance != UINT32_MAX && g->n_migs)
-					snprintf(gi, sizeof gi, "%u", p->gpu_instance);
-				/* the program: argv[0] (NUL-terminated in argv) */
-				snprintf(cmd, sizeof cmd, "%.63s", p->argv_len ? p->argv : p->command);
-				char *sp = p->argv_len ? NULL : strchr(cmd, ' ');
-				if (sp)
-					*sp = '\0';
-				sb_printf(&sb, "%s{", pmetrics[m].name);
-				prom_gpu_labels(&c, g, NULL);
-				prom_label(&sb, "pid", pid, false);
-				prom_label(&sb, "user", p->user, false);
-				prom_label(&sb, "command", cmd, false);
-				prom_label(&sb, "container", p->container, false);
-				prom_label(&sb, names == PROM_DCGM ? "GPU_I_ID" : "gpu_instance_id", gi, false);
-				if (pmetrics[m].scale == 1)
-					sb_printf(&sb, "} %lld\n", (long long)v->v);
-				else
-					sb_printf(&sb, "} %.10g\n", (double)v->v * pmetrics[m].scale);
-			}
-		}
-	}
-	/* containers: their processes' memory summed per GPU */
-	bool header = false;
-	for (size_t i = 0; i < s->n_gpus; i++) {
-		const hw_gpu *g = &s->gpus[i];
-		for (size_t k = 0; k < g->n_procs; k++) {
-			const hw_proc *p = &g->procs[k];
-			bool first = true;
-			for (size_t j = 0; j < k; j++)
-				if (strcmp(g->procs[j].container, p->container) == 0)
-					first = false;
-			if (!p->container[0] || !first)
-				continue;
-			int64_t sum = 0;
-			size_t n = 0;
-			for (size_t j = k; j < g->n_procs; j++)
-				if (strcmp(g->procs[j].container, p->container) == 0 && HW_VALID(g->procs[j].used_mem_bytes)) {
-					sum += g->procs[j].used_mem_bytes.v;
-					n++;
-				}
-			if (!n)
-				continue;
-			if (!header)
-				prom_header(&c, "gpuwise_container_memory_used_bytes", "gauge",
-					    "GPU memory used by the processes of one container (docker, podman, containerd, CRI-O).");
-			header = true;
-			sb_puts(&sb, "gpuwise_container_memory_used_bytes{");
-			prom_gpu_labels(&c, g, NULL);
-			prom_label(&sb, "container", p->container, false);
-			sb_printf(&sb, "} %lld\n", (long long)sum);
-		}
-	}
+	prom_processes(&c);
+	prom_containers(&c);
 	fputs(sb_str(&sb), f);
 	sb_release(&sb);
 }
@@ -1247,6 +1262,16 @@ static int serve(hw *h, const char *spec, int names)
 		rc = GW_EXIT_RUNTIME;
 		goto out;
 	}
+	/* a broken NVML does not stop the endpoint (it reports
+	 * gpuwise_nvml_up 0), but the person starting it hears why now */
+	hw_snapshot s0;
+	gw_error err = {0};
+	pthread_mutex_lock(&c.lock);
+	if (hw_sample(h, &s0, &err) == 0) {
+		snapshot_verdict(&s0, true);
+		hw_snapshot_release(&s0);
+	}
+	pthread_mutex_unlock(&c.lock);
 	const union MHD_DaemonInfo *bi = c.api.info(d, MHD_DAEMON_INFO_BIND_PORT);
 	char shown[300];
 	snprintf(shown, sizeof shown, "%.*s", (int)(strrchr(spec, ':') - spec), spec);

@@ -131,7 +131,7 @@ start_server "$TMP/heat.out" --serve 127.0.0.1:0
 t1=$(curl -s "http://127.0.0.1:$port/metrics" | sed -n 's/^DCGM_FI_DEV_GPU_TEMP{.*} //p')
 t2=$(curl -s "http://127.0.0.1:$port/metrics" | sed -n 's/^DCGM_FI_DEV_GPU_TEMP{.*} //p')
 stop_server
-is "$t1 $t2" "60 70" "each scrape reads NVML afresh (60, then 70)"
+is "$t1 $t2" "70 80" "each scrape reads NVML afresh (60 was the check at start-up)"
 
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["errors"]={"nvmlInit_v2": "DRIVER_NOT_LOADED"}; json.dump(d, open(sys.argv[2],"w"))' \
 	"$FIX/scenarios/desktop-4090.json" "$TMP/noinit.json"
@@ -142,6 +142,7 @@ stop_server
 like "$body" '^gpuwise_nvml_up\{[^}]*state="failed",error="cannot initialise NVML: Driver Not Loaded \(NVML error 9\)"\} 0$' \
 	"broken NVML: the endpoint still answers, health gauge 0 with the reason"
 unlike "$body" '^DCGM_FI_DEV_GPU_TEMP' "broken NVML: no made-up readings"
+like "$(cat "$TMP/broken.out.err")" "^gpuwise: NVML cannot be used: cannot initialise NVML" "broken NVML: said on stderr at start-up"
 
 # a port already taken: exit 1 with the address named
 export GPUWISE_FAKE_SCENARIO="$FIX/scenarios/desktop-4090.json"
