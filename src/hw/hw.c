@@ -208,7 +208,7 @@ int hw_sample(hw *h, hw_snapshot *out, gw_error *err)
 		hw_gpu *g = &out->gpus[i];
 		*g = h->tmpl[i];
 		if (g->nvml_index >= 0)
-			nvml_dynamic(h->nv, (unsigned)g->nvml_index, g, !h->o.no_procs);
+			nvml_dynamic(h->nv, (unsigned)g->nvml_index, g, !h->o.no_procs, h->o.pcie_throughput);
 		if (h->sys_of[i] >= 0 && !g->fell_off_bus)
 			sysfs_dynamic(&h->sys[h->sys_of[i]], g, h->o.wake);
 		if (g->nvml_index < 0 && g->vendor == HW_VENDOR_NVIDIA)

@@ -149,6 +149,9 @@ typedef struct hw_opts {
 	bool wake;      /* initialise NVML even if an NVIDIA GPU is runtime-suspended */
 	bool no_procs;  /* skip per-process collection */
 	bool no_cuda;   /* skip the CUDA driver */
+	/* added after the first version of this contract */
+	bool pcie_throughput; /* read PCIe throughput: NVML counts bytes over about
+			       * 20 ms per reading, so only callers that show it ask */
 } hw_opts;
 
 typedef struct hw hw;

@@ -566,7 +566,7 @@ static void migs(nvml *n, nvml_dev d, hw_gpu *g)
 }
 
 /* Encoder/decoder utilisation, PCIe throughput, energy and P-state. */
-static void video_pcie_energy(nvml *n, nvml_dev d, hw_gpu *g)
+static void video_pcie_energy(nvml *n, nvml_dev d, hw_gpu *g, bool pcie)
 {
 	fn_uu fns[2] = {n->enc_util, n->dec_util};
 	hw_val *out[2] = {&g->enc_util_pct, &g->dec_util_pct};
@@ -580,8 +580,10 @@ static void video_pcie_energy(nvml *n, nvml_dev d, hw_gpu *g)
 		setv(out[k], r, u);
 	}
 	/* nvmlPcieUtilCounter_t: NVML_PCIE_UTIL_TX_BYTES 0, RX_BYTES 1 */
-	get_int_u(n->pcie_tput, d, 0, &g->pcie_tx_kbytes_per_s);
-	get_int_u(n->pcie_tput, d, 1, &g->pcie_rx_kbytes_per_s);
+	if (pcie) {
+		get_int_u(n->pcie_tput, d, 0, &g->pcie_tx_kbytes_per_s);
+		get_int_u(n->pcie_tput, d, 1, &g->pcie_rx_kbytes_per_s);
+	}
 	if (n->energy) {
 		unsigned long long mj = 0;
 		nvml_ret r = n->energy(d, &mj);
@@ -649,7 +651,7 @@ static void proc_utilization(nvml *n, nvml_dev d, hw_gpu *g)
 	}
 }
 
-void nvml_dynamic(nvml *n, unsigned i, hw_gpu *g, bool procs)
+void nvml_dynamic(nvml *n, unsigned i, hw_gpu *g, bool procs, bool pcie)
 {
 	if (i >= n->count || !n->devs[i])
 		return;
@@ -734,7 +736,7 @@ void nvml_dynamic(nvml *n, unsigned i, hw_gpu *g, bool procs)
 		nosym(&g->remap_pending);
 		nosym(&g->remap_failure);
 	}
-	video_pcie_energy(n, d, g);
+	video_pcie_energy(n, d, g, pcie);
 	if (HW_VALID(g->mig_mode) && g->mig_mode.v == 1)
 		migs(n, d, g);
 	if (procs) {

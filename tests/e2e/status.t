@@ -122,8 +122,15 @@ is "$(echo "$j" | jget 'd["gpus"][0]["cuda_index"]')" 0 "4090 --all: CUDA ordina
 is "$(echo "$j" | jget 'd["gpus"][0]["memory_bandwidth_gbs"]')" 1008.1 "4090 --all: bandwidth from clock x bus width"
 is "$(echo "$j" | jget 'd["cuda_order_note"]')" None "4090 --all: one GPU, no order note"
 
+rm -f "$LOG"
 run_gw status
 is "$rc" 0 "4090 text: exit 0"
+calls | grep -q '^nvmlDeviceGetPcieThroughput'; ok $((!$?)) "4090 text: PCIe throughput (20 ms per NVML reading) not read when not shown"
+rm -f "$LOG"
+run_gw status --json
+calls | grep -q '^nvmlDeviceGetPcieThroughput 0$'; ok $? "4090 --json: PCIe throughput read"
+is "$(echo "$out" | jget 'd["gpus"][0]["pcie_rx_kbytes_per_s"]')" 1200000 "4090 --json: PCIe rx KB/s"
+run_gw status
 like "$out" '^\[0\] NVIDIA GeForce RTX 4090 .* 64°C' "4090 text: GPU line with temperature"
 like "$out" 'alice +18.00 GiB +4242 +95% +python3 train.py --epochs 3$' "4090 text: process line under the GPU, with its SM %"
 
