@@ -1153,8 +1153,11 @@ static enum MHD_Result serve_request(void *cls, struct MHD_Connection *conn, con
 		*req = c;
 		return MHD_YES;
 	}
-	if (*upload_size)
-		return MHD_NO;
+	if (*upload_size) {
+		/* a body (POST ...) is read and dropped; the answer is 405 */
+		*upload_size = 0;
+		return MHD_YES;
+	}
 	char text[160];
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
 		int n = snprintf(text, sizeof text, "method %s not allowed\n", method);

@@ -630,7 +630,7 @@ static void proc_utilization(nvml *n, nvml_dev d, hw_gpu *g)
 		hw_proc *p = &g->procs[k];
 		unsigned long long best = 0;
 		bool found = false;
-		for (unsigned int j = 0; r == NVML_OK && j < count; j++) {
+		for (unsigned int j = 0; r == NVML_OK && j < count && j < n->utilbuf_n; j++) {
 			const nvml_proc_util *s = &n->utilbuf[j];
 			if (s->pid != p->pid || (found && s->time_us < best) || s->sm > 100 || s->mem > 100)
 				continue;

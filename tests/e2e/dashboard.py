@@ -98,6 +98,12 @@ def main():
         keep_name = not agg and not mult
         if mult:
             want = [(l, v * float(mult.group(1))) for l, v in want]
+        if agg and want:
+            # avg and sum add in the order Prometheus holds the series, which
+            # varies, so the last bit of the result does too: the panel's
+            # query is evaluated unchanged inside round(... * 1000)
+            e = "round((%s) * 1000)" % e
+            want = [(l, round(v * 1000)) for l, v in want]
         lines.append("      - expr: %s" % json.dumps(e))
         lines.append("        eval_time: 1m")
         if not want:

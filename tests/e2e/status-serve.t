@@ -62,6 +62,8 @@ like "$scrape" '^DCGM_FI_DEV_GPU_TEMP\{gpu="3",[^}]*\} 86$' "scrape: dcgm-export
 like "$scrape" '^gpuwise_nvml_up\{[^}]*\} 1$' "scrape: health gauge"
 is "$(curl -s -o /dev/null -w '%{http_code}' "$url/nope")" 404 "GET /nope: 404"
 is "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$url/metrics")" 405 "DELETE /metrics: 405"
+is "$(curl -s -o /dev/null -w '%{http_code}' --data-binary 'x=1' "$url/metrics")" 405 "POST with a body: 405"
+is "$(curl -s -o /dev/null -w '%{http_code}' -I "$url/metrics")" 200 "HEAD /metrics: 200"
 is "$(curl -s -o /dev/null -w '%{http_code}' "$url/")" 200 "GET /: 200 (points at /metrics)"
 # python's urllib as a second client: the same series
 py=$(python3 -c 'import sys, urllib.request; print(sum(1 for l in urllib.request.urlopen(sys.argv[1]).read().decode().splitlines() if l.startswith("DCGM_FI_DEV_GPU_TEMP{")))' "$url/metrics")
