@@ -509,6 +509,24 @@ static void check_cuda(const doctor_input *in, doctor_report *rep)
 
 /* ---- Python and PyTorch ---------------------------------------------------- */
 
+/*
+ * The reinstall line for the first NVIDIA GPU with a known capability (the
+ * newest build this driver runs), else torch 2.11 from the cu128 index.
+ */
+static void default_pip_line(const hw_snapshot *snap, const char *drv, char *out, size_t n)
+{
+	for (size_t k = 0; snap && k < snap->n_gpus; k++) {
+		torch_pick p;
+		if (is_nvidia(&snap->gpus[k]) && has_cc(&snap->gpus[k]) &&
+		    compat_pick_torch((int)snap->gpus[k].cc_major.v, (int)snap->gpus[k].cc_minor.v, drv, &p, NULL) == 0 &&
+		    p.found) {
+			snprintf(out, n, "%s", p.pip_line);
+			return;
+		}
+	}
+	compat_pip_line("2.11", "https://download.pytorch.org/whl/cu128", out, n);
+}
+
 static void check_python(const doctor_input *in, doctor_report *rep)
 {
 	const stack_info *st = in->stack;
@@ -525,11 +543,13 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 		any_torch = true;
 		char where[1600];
 		snprintf(where, sizeof where, "%s (%s), torch in %s", py->exe, py->how, py->site);
+		char pick_line[256];
+		default_pip_line(snap, drv, pick_line, sizeof pick_line);
 		if (*py->torch_hip) {
 			doctor_finding *f = doctor_add(rep, "torch", nv ? DOC_WARN : DOC_OK, DG_PYTHON, -1);
 			say(f, xasprintf("torch %s is a ROCm (HIP %s) build%s", py->torch_version, py->torch_hip,
 					 nv ? ": it cannot use the NVIDIA GPU" : ""),
-			    xstrdup(where), nv ? xstrdup("pip install torch --index-url https://download.pytorch.org/whl/cu128") : NULL);
+			    xstrdup(where), nv ? xstrdup(pick_line) : NULL);
 			continue;
 		}
 		char cuda[16];
@@ -538,20 +558,10 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 			variant_cuda(py->torch_version, cuda, sizeof cuda);
 		if (!*cuda) {
 			doctor_finding *f = doctor_add(rep, "torch-cpu-only", nv ? DOC_FAIL : DOC_OK, DG_PYTHON, -1);
-			char pick_line[192] = "pip install torch --index-url https://download.pytorch.org/whl/cu128";
-			for (size_t k = 0; snap && k < snap->n_gpus; k++) {
-				torch_pick p;
-				if (is_nvidia(&snap->gpus[k]) && has_cc(&snap->gpus[k]) &&
-				    compat_pick_torch((int)snap->gpus[k].cc_major.v, (int)snap->gpus[k].cc_minor.v, drv, &p, NULL) == 0 &&
-				    p.found) {
-					snprintf(pick_line, sizeof pick_line, "%s", p.pip_line);
-					break;
-				}
-			}
 			say(f, xasprintf("torch %s is a CPU-only build%s", py->torch_version,
 					 nv ? " on a machine with an NVIDIA GPU" : ""),
 			    xasprintf("%s; torch/version.py has cuda = None", where),
-			    nv ? xasprintf("pip uninstall -y torch && %s", pick_line) : NULL);
+			    nv ? xstrdup(pick_line) : NULL);
 			continue;
 		}
 		/* the build's CUDA against the driver (PyTorch wheels carry their CUDA runtime) */
@@ -600,7 +610,7 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 			compat_pick_torch(ma, mi, drv, &p, NULL);
 			char *fix;
 			if (p.found)
-				fix = xasprintf("pip uninstall -y torch torchvision torchaudio && %s", p.pip_line);
+				fix = xstrdup(p.pip_line);
 			else if (p.driver_too_old)
 				fix = xasprintf("upgrade the NVIDIA driver to >= %s first (driver %s is too old for any "
 						"PyTorch build with sm_%d%d), then: %s", p.need_driver, drv ? drv : "?", ma, mi,

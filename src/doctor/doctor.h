@@ -123,11 +123,18 @@ typedef struct torch_pick {
 	char variant[16];      /* "cu128" */
 	char cuda[16];         /* "12.8" */
 	char index_url[128];
-	char pip_line[192];    /* "pip install torch --index-url ..." */
+	char pip_line[256];    /* "pip install --force-reinstall torch~=2.11.0 torchvision~=0.26.0 ..." */
 	char min_driver[32];   /* the Linux driver that build needs */
 	bool driver_too_old;   /* builds cover the GPU, none this driver */
 	char need_driver[32];  /* then: the driver to upgrade to */
 } torch_pick;
+
+/*
+ * The pip command that replaces whatever torch is installed by torch
+ * `torch` ("2.11") from index_url, with torchvision and torchaudio pinned
+ * to the releases built with it (data/torch-domains.tsv).
+ */
+void compat_pip_line(const char *torch, const char *index_url, char *out, size_t n);
 
 /*
  * Pick a PyTorch build for CC major.minor.  With a driver version: the

@@ -593,7 +593,6 @@ static void enrich(explain_match_t *m, const char *text)
 				add_fix(m, xasprintf("then check the driver: this build (torch %s, CUDA %s) needs "
 						     "driver >= %s (nvidia-smi shows it)", p.torch, p.cuda, p.min_driver), true);
 				add_fix(m, xstrdup(p.pip_line), true);
-				add_fix(m, xstrdup("pip uninstall -y torch torchvision torchaudio"), true);
 				cap_set(m, "pip_line", p.pip_line);
 			}
 		}
