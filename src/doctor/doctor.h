@@ -57,6 +57,8 @@ typedef enum {
 } oom_verdict;
 
 #define OOM_MAX_PROCS 32
+/* a CUDA context with cuBLAS/cuDNN workspaces: a few hundred MiB, 2 GiB at most */
+#define OOM_CONTEXT_MAX_BYTES (2LL << 30)
 typedef struct oom_info {
 	bool old_format;       /* "(GPU 0; X total capacity; ...)" before PyTorch 2.x */
 	int gpu;               /* -1 unknown */
@@ -67,6 +69,15 @@ typedef struct oom_info {
 		int64_t bytes;
 	} others[OOM_MAX_PROCS];   /* "Process N has X memory in use" */
 	size_t n_others;
+	/*
+	 * Index in others[] of the job itself seen from outside its PID
+	 * namespace (a container: NVML gives host PIDs, so PyTorch does not
+	 * recognise its own and prints no "this process has" sentence); -1
+	 * none.  It is the entry whose size is the job's reserved memory plus
+	 * at most OOM_CONTEXT_MAX_BYTES of CUDA context.
+	 */
+	int self_index;
+	int64_t others_bytes;  /* the sum over others[] without self_index */
 	oom_verdict verdict;
 	int64_t shortfall;     /* bytes missing even reusing reserved memory; -1 n/a */
 	bool expandable_helps; /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True */

@@ -521,9 +521,28 @@ static void enrich(explain_match_t *m, const char *text)
 		cap_set(m, "verdict", oom_verdict_name(o.verdict));
 		fmt_size_or(b1, sizeof b1, o.requested);
 		fmt_size_or(b2, sizeof b2, o.free);
-		int64_t others = 0;
-		for (size_t i = 0; i < o.n_others; i++)
-			others += o.others[i].bytes;
+		int64_t others = o.others_bytes;
+		size_t n_foreign = o.n_others - (o.self_index >= 0);
+		char *self_cause = NULL;
+		if (o.self_index >= 0) {
+			char b4[32], b5[32];
+			fmt_bytes(b4, sizeof b4, (uint64_t)o.others[o.self_index].bytes);
+			fmt_bytes(b5, sizeof b5, (uint64_t)o.reserved);
+			self_cause = xasprintf("process %u (%s) is this job itself seen from outside its PID namespace "
+					       "(a container): the %s PyTorch reserved plus the CUDA context make up that "
+					       "figure, and PyTorch printed no 'this process has' sentence because NVML "
+					       "reports host PIDs", o.others[o.self_index].pid, b4, b5);
+			snprintf(b4, sizeof b4, "%u", o.others[o.self_index].pid);
+			cap_set(m, "this_job_pid", b4);
+			if (!n_foreign) /* the table's generic "other processes" cause does not apply */
+				for (size_t i = 0; i < m->n_causes; i++)
+					if (strstr(m->causes[i], "other processes")) {
+						free(m->causes[i]);
+						memmove(m->causes + i, m->causes + i + 1, (m->n_causes - i - 1) * sizeof *m->causes);
+						m->n_causes--;
+						i--;
+					}
+		}
 		switch (o.verdict) {
 		case OOM_TOO_BIG:
 			fmt_size_or(b2, sizeof b2, o.total);
@@ -550,7 +569,7 @@ static void enrich(explain_match_t *m, const char *text)
 			break;
 		case OOM_SHORTAGE:
 			fmt_size_or(b3, sizeof b3, o.shortfall);
-			if (o.n_others && others >= o.shortfall) {
+			if (n_foreign && others >= o.shortfall) {
 				char b4[32];
 				fmt_bytes(b4, sizeof b4, (uint64_t)others);
 				add_cause(m, xasprintf("a real shortage of %s, and other processes hold %s on this GPU: "
@@ -566,6 +585,14 @@ static void enrich(explain_match_t *m, const char *text)
 		default:
 			break;
 		}
+		if (self_cause) {
+			/* right after the verdict */
+			add_cause(m, self_cause, true);
+			if (m->n_causes > 1) {
+				m->causes[0] = m->causes[1];
+				m->causes[1] = self_cause;
+			}
+		}
 		for (size_t i = 0; i < o.n_others; i++) {
 			fmt_bytes(b1, sizeof b1, (uint64_t)o.others[i].bytes);
 			snprintf(b2, sizeof b2, "%u", o.others[i].pid);
@@ -575,12 +602,13 @@ static void enrich(explain_match_t *m, const char *text)
 			cap_set(m, key, val);
 			free(val);
 		}
-		if (o.n_others) {
+		if (n_foreign) {
 			strbuf sb = STRBUF_INIT;
 			sb_puts(&sb, "see who holds the memory: gpuwise status (the message names process");
-			sb_puts(&sb, o.n_others > 1 ? "es" : "");
-			for (size_t i = 0; i < o.n_others; i++)
-				sb_printf(&sb, "%s %u", i ? "," : "", o.others[i].pid);
+			sb_puts(&sb, n_foreign > 1 ? "es" : "");
+			for (size_t i = 0, k = 0; i < o.n_others; i++)
+				if ((int)i != o.self_index)
+					sb_printf(&sb, "%s %u", k++ ? "," : "", o.others[i].pid);
 			sb_puts(&sb, "); stop them or pick another GPU with CUDA_VISIBLE_DEVICES");
 			add_fix(m, sb_detach(&sb), o.verdict == OOM_SHORTAGE);
 		}
@@ -880,6 +908,21 @@ int explain_parse_oom(const char *text, oom_info *o)
 			o->n_others++;
 		}
 	}
+	o->self_index = -1;
+	if (o->process < 0 && o->reserved >= 0) {
+		int64_t best = -1;
+		for (size_t i = 0; i < o->n_others; i++) {
+			int64_t extra = o->others[i].bytes - o->reserved;
+			if (extra >= 0 && extra <= OOM_CONTEXT_MAX_BYTES && (best < 0 || extra < best)) {
+				best = extra;
+				o->self_index = (int)i;
+			}
+		}
+	}
+	o->others_bytes = 0;
+	for (size_t i = 0; i < o->n_others; i++)
+		if ((int)i != o->self_index)
+			o->others_bytes += o->others[i].bytes;
 	/* The rule: bigger than the GPU -> impossible; free covered it -> not a
 	 * shortage; free + reserved-but-unallocated covers it -> fragmentation
 	 * (expandable segments let the allocator reuse that memory); else short. */
@@ -968,6 +1011,8 @@ void explain_contextualize(explain_match_t *m, size_t n, const char *text, const
 				continue;
 			for (size_t k = 0; k < o.n_others; k++) {
 				char user[64], b[32];
+				if ((int)k == o.self_index)
+					continue;
 				proc_user(o.others[k].pid, user, sizeof user);
 				if (!*user)
 					continue;
