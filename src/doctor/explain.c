@@ -685,7 +685,7 @@ static bool sig_find(const sig *s, const char *text, const char *lower, size_t l
 			size_t we = at + ll + SIG_WINDOW_BYTES < len ? at + ll + SIG_WINDOW_BYTES : len;
 			win->len = 0;
 			sb_add(win, text + ws, we - ws);
-			if (regexec(&s->re, win->buf, ng, pm, ws ? REG_NOTBOL : 0) == 0) {
+			if (regexec(&s->re, win->buf, ng, pm, (ws ? REG_NOTBOL : 0) | (we < len ? REG_NOTEOL : 0)) == 0) {
 				if (!found || (size_t)pm[0].rm_so + ws < (size_t)best[0].rm_so) {
 					for (size_t g = 0; g < ng; g++) {
 						best[g] = pm[g];

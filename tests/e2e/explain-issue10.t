@@ -59,4 +59,31 @@ like "$out" 'the message names process 777\)' "only the other process is pointed
 oom3="CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.00 GiB is free. Process 777 has 6.60 GiB memory in use. Including non-PyTorch memory, this process has 15.00 GiB memory in use. Of the allocated memory 5.80 GiB is allocated by PyTorch, and 412.00 MiB is reserved by PyTorch but unallocated."
 run_gw explain --no-probe --json "$oom3"
 is "$(printf '%s' "$out" | jget 'd["matches"][0]["oom"]["other_processes"][0]["is_this_job"]')" "False" "with 'this process has' the listed PID is another process"
+# --- messages users paste that matched nothing on main ---------------------
+while IFS='|' read -r want msg; do
+	run_gw explain --no-probe --json "$msg"
+	is "$rc" 0 "'$msg' is diagnosed"
+	is "$(printf '%s' "$out" | jget 'd["matches"][0]["id"] if d["matches"] else "none"')" "$want" "'$msg' is $want"
+done <<'MSGS'
+gguf-offload-oom|ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9866.00 MiB on device 1: cudaMalloc failed: out of memory
+gguf-offload-oom|cudaMalloc failed: out of memory
+gguf-offload-oom|failed to allocate CUDA0 buffer
+gguf-offload-oom|llama_init_from_model: failed to allocate compute buffers
+ollama-runner-died|Error: llama runner process has terminated: exit status 2
+host-ram-short|Error: model requires more system memory (9.1 GiB) than is available (7.2 GiB)
+gpu-fell-off-bus|Xid 79
+nccl-timeout|[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600013 milliseconds before timing out.
+bf16-unsupported|ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5.
+nvcc-arch-unsupported|nvcc fatal   : Unsupported gpu architecture 'compute_120'
+cuda-unknown-error|RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start.
+flash-attn-arch|RuntimeError: FlashAttention only supports Ampere GPUs or newer.
+host-oom-killed|Killed
+MSGS
+run_gw explain --no-probe "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9866.00 MiB on device 1: cudaMalloc failed: out of memory"
+like "$out" 'could not allocate 9866.00 MiB on GPU 1' "the llama.cpp size and device are captured"
+like "$out" 'gpuwise plan MODEL.gguf' "the llama.cpp OOM points to gpuwise plan"
+run_gw explain --no-probe "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5."
+like "$out" '--dtype half' "bf16 on a T4: run in float16"
+run_gw explain --no-probe "RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment"
+like "$out" 'sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm' "unknown error: reload nvidia_uvm (suspend/resume)"
 done_testing
