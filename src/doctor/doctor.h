@@ -163,8 +163,13 @@ struct hw_snapshot;
 struct hw_xid;
 struct stack_info;
 
-typedef enum { DOC_OK = 0, DOC_WARN, DOC_FAIL } doctor_severity;
-typedef enum { DG_HARDWARE = 0, DG_DRIVER, DG_CUDA, DG_PYTHON, DG_HEALTH, DG_COUNT } doctor_group;
+/*
+ * ok: a check ran and passed; info: a fact worth knowing, not a verdict;
+ * skip: a check could not run (the evidence says why); warn; fail.  Ordered
+ * from best to worst (doctor_worst).
+ */
+typedef enum { DOC_OK = 0, DOC_INFO, DOC_SKIP, DOC_WARN, DOC_FAIL, DOC_NSEV } doctor_severity;
+typedef enum { DG_HARDWARE = 0, DG_DRIVER, DG_CUDA, DG_PYTHON, DG_HEALTH, DG_DESKTOP, DG_COUNT } doctor_group;
 
 typedef struct doctor_finding {
 	char *id;          /* stable: "arch-unsupported", "nvcc-path-order" ... (docs/json-doctor.md) */
@@ -173,7 +178,8 @@ typedef struct doctor_finding {
 	char *title;       /* one line */
 	char *evidence;    /* what was seen, with the values */
 	char *fix;         /* the exact command or step; "" when nothing to do */
-	int gpu;           /* gpuwise GPU index it concerns, -1 none */
+	int gpu;           /* gpuwise GPU index it concerns (the first, when merged), -1 none */
+	uint64_t gpu_mask; /* every GPU index (< 64) a merged finding concerns */
 } doctor_finding;
 
 typedef struct doctor_report {
@@ -199,6 +205,20 @@ typedef struct doctor_input {
  */
 void doctor_check(const doctor_input *in, doctor_report *rep);
 void doctor_report_release(doctor_report *rep);
+/*
+ * Merge findings that say the same thing (same id, severity, title,
+ * evidence and fix) about several GPUs into one, keeping the first's place
+ * and every GPU in gpu_mask.  doctor_check calls it; call it again after
+ * adding findings of your own.
+ */
+void doctor_merge_duplicates(doctor_report *rep);
+/*
+ * The desktop/browser GPU check (Linux): which GPU drives the session's
+ * displays (/sys/class/drm), PRIME render offload variables, software
+ * rendering, and Chrome/Chromium's GPU settings and flags under $HOME.
+ * Part of doctor_check.
+ */
+void doctor_check_desktop(doctor_report *rep);
 /* Add a finding (used by the checks and by cmd/ for --deep results). */
 doctor_finding *doctor_add(doctor_report *rep, const char *id, doctor_severity sev, doctor_group g, int gpu);
 const char *doctor_severity_name(doctor_severity s);

@@ -50,7 +50,7 @@ like "$out" 'architectures \(python\): sm_50' "arch list came from running the i
 like "$out" 'hybrid laptop: NVIDIA GeForce RTX 5070 Laptop GPU plus the integrated Intel' "hybrid laptop recognised"
 like "$out" '__NV_PRIME_RENDER_OFFLOAD=1 __GLX_VENDOR_LIBRARY_NAME=nvidia' "PRIME render offload variables given"
 like "$out" 'PRIME render offload variables are not set' "says the variables are not set"
-like "$out" '^[0-9]+ ok, [0-9]+ warnings?, [0-9]+ failures?$' "summary line"
+like "$out" '^[0-9]+ ok, [0-9]+ info, [0-9]+ skipped, [0-9]+ warnings?, [0-9]+ failures?$' "summary line"
 
 doc "$TMP/laptop" "$SC/laptop-5070.json" --json
 is "$rc" 4 "--json keeps the exit status"
@@ -60,7 +60,7 @@ like "$(fid arch-unsupported fix)" 'pip install --force-reinstall torch~=2.11.0 
 is "$(fid arch-unsupported gpu)" 0 "JSON: the finding names GPU 0"
 is "$(fid nvcc-path-order severity)" warn "JSON: nvcc-path-order warns"
 is "$(printf '%s' "$out" | python3 -c 'import json,sys
-d=json.load(sys.stdin); ok=all(set(f)>={"id","severity","title","evidence","fix"} and f["severity"] in ("ok","warn","fail") for f in d["findings"]); print(ok and len(d["findings"])>5)')" True "JSON: every finding has id, severity, title, evidence, fix"
+d=json.load(sys.stdin); ok=all(set(f)>={"id","severity","title","evidence","fix"} and f["severity"] in ("ok","info","skip","warn","fail") for f in d["findings"]); print(ok and len(d["findings"])>5)')" True "JSON: every finding has id, severity, title, evidence, fix"
 
 # the same, files only: the arch list comes from libtorch_cuda.so
 doc "$TMP/laptop" "$SC/laptop-5070.json" --no-exec
@@ -169,7 +169,7 @@ is "$rc" 4 "--deep checksum failure exits 4"
 out=$(GPUWISE_FAKE_DEEP=noinit GPUWISE_CUDA_LIB=$GW_FAKE/cudadeep.so GPUWISE_ROOT=$TMP/deeproot GPUWISE_FAKE_SCENARIO=$SC/laptop-5070.json "$GW" doctor --deep --no-exec 2>/dev/null)
 like "$out" 'cuInit: CUDA error 100: no CUDA-capable device is detected' "--deep: cuInit failure reported with the driver's text"
 out=$(GPUWISE_ROOT=$TMP/deeproot GPUWISE_FAKE_SCENARIO=$SC/laptop-5070.json "$GW" doctor --deep --no-exec 2>/dev/null); rc=$?
-like "$out" "ok    CUDA driver tests not available" "--deep with a libcuda lacking the calls says 'not available'"
+like "$out" "skip  CUDA driver tests not available" "--deep with a libcuda lacking the calls says 'not available' (skip)"
 like "$out" "lacks cuDevicePrimaryCtxRetain" "--deep names the missing function"
 # the embedded PTX assembles (only where a CUDA toolkit's ptxas is at hand)
 ptxas=$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null)
