@@ -62,7 +62,7 @@ static const char *vendor_name(unsigned v)
 /* Drivers that put a picture on the screen without a GPU to render with. */
 static bool software_driver(const char *d)
 {
-	static const char *const sw[] = {"simpledrm", "efifb", "vesafb", "simplefb", "vkms", "bochs-drm", "cirrus", "vboxvideo", "ast", "mgag200"};
+	static const char *const sw[] = {"simpledrm", "simple-framebuffer", "efifb", "vesafb", "simplefb", "vkms", "bochs-drm", "cirrus", "vboxvideo", "ast", "mgag200"};
 	if (!*d)
 		return true;
 	for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++)
