@@ -86,4 +86,11 @@ run_gw explain --no-probe "ValueError: Bfloat16 is only supported on GPUs with c
 like "$out" '--dtype half' "bf16 on a T4: run in float16"
 run_gw explain --no-probe "RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment"
 like "$out" 'sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm' "unknown error: reload nvidia_uvm (suspend/resume)"
+# the lists are structured: a table whose fixes are the old ' | ' text is refused
+mkdir "$TMP/old"
+{ grep '^#' "$GW_TOP/data/errors.tsv"; grep -v '^#' "$GW_TOP/data/errors.tsv" | head -1
+  printf 'old\t50\tCUDA out of memory\tt\t["c"]\tlsmod | grep nvidia\thttps://example.org\n'; } > "$TMP/old/errors.tsv"
+run_gw --data-dir "$TMP/old" explain --no-probe "CUDA out of memory"
+is "$rc" 1 "fixes that are not a JSON list: a table error"
+like "$err" "table 'errors' row 1 \(old\): bad list: column fixes is not a JSON array of strings" "the row and column are named"
 done_testing
