@@ -62,7 +62,8 @@ static const char *vendor_name(unsigned v)
 /* Drivers that put a picture on the screen without a GPU to render with. */
 static bool software_driver(const char *d)
 {
-	static const char *const sw[] = {"simpledrm", "simple-framebuffer", "efifb", "vesafb", "simplefb", "vkms", "bochs-drm", "cirrus", "vboxvideo", "ast", "mgag200"};
+	static const char *const sw[] = {"simpledrm", "simple-framebuffer", "efifb", "vesafb", "simplefb", "vkms",
+					 "bochs-drm", "cirrus", "vboxvideo", "ast", "mgag200"};
 	if (!*d)
 		return true;
 	for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++)
@@ -247,11 +248,12 @@ void doctor_check_desktop(doctor_report *rep)
 	for (size_t i = 0; i < n && !disp; i++)
 		if (cards[i].connected[0])
 			disp = &cards[i];
-	if (!session && !disp) {
+	if (!session) {
+		/* a server's BMC display (ast, mgag200) is no desktop to judge */
 		doctor_finding *f = doctor_add(rep, "desktop-gpu", DOC_SKIP, DG_DESKTOP, -1);
 		f->title = xstrdup("no graphical session: desktop and browser GPU checks skipped");
-		f->evidence = xasprintf("DISPLAY and WAYLAND_DISPLAY are unset and no display is connected (%zu DRM "
-					"card%s in /sys/class/drm)", n, n == 1 ? "" : "s");
+		f->evidence = xasprintf("DISPLAY and WAYLAND_DISPLAY are unset (%zu DRM card%s in /sys/class/drm%s%s)", n,
+					n == 1 ? "" : "s", disp ? ", a display on " : "", disp ? disp->name : "");
 		f->fix = xstrdup("");
 		return;
 	}
@@ -260,7 +262,7 @@ void doctor_check_desktop(doctor_report *rep)
 			disp = &cards[i];
 	const char *stype = getenv("XDG_SESSION_TYPE");
 	char sess[96];
-	snprintf(sess, sizeof sess, "%s session", stype && *stype ? stype : way && *way ? "wayland" : x11 && *x11 ? "x11" : "no");
+	snprintf(sess, sizeof sess, "%s session", stype && *stype ? stype : way && *way ? "wayland" : "x11");
 
 	/* which GPU draws the desktop */
 	bool software = false;
