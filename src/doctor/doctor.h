@@ -204,6 +204,8 @@ typedef struct doctor_input {
  * state, /proc/modules, process start times).
  */
 void doctor_check(const doctor_input *in, doctor_report *rep);
+/* The per-job VRAM cap (GPUWISE_CAP_REGION, LD_PRELOAD): finding "vram-cap". */
+void doctor_check_vram_cap(doctor_report *rep);
 void doctor_report_release(doctor_report *rep);
 /*
  * Merge findings that say the same thing (same id, severity, title,

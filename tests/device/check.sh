@@ -184,6 +184,77 @@ else
 	say "skip: PyTorch with CUDA is not importable by python3 here, so the leak job cannot run"
 fi
 
+# ---- vram-cap: PyTorch under gpuwise run --vram-cap 10G (issue 14) -------------------
+section "vram-cap"
+if [ ! -f "$top/libgpuwise-cap.so" ]; then
+	check FAIL "libgpuwise-cap.so was not built next to ./gpuwise"
+elif command -v python3 >/dev/null 2>&1 && python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+	# torch.cuda.mem_get_info is cudaMemGetInfo (cuMemGetInfo_v2 through cuGetProcAddress);
+	# a refused cudaMalloc or cuMemCreate (expandable segments) raises torch.OutOfMemoryError
+	# once the caching allocator has freed its cache and retried (PyTorch "CUDA semantics").
+	cap_py='import os, subprocess, torch
+oom = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
+print("oom_class", oom.__module__ + "." + oom.__name__)
+free, total = torch.cuda.mem_get_info()
+print("mem_get_info total=%d free=%d" % (total, free))
+try:
+    x = torch.empty(12 << 30, dtype=torch.uint8, device="cuda")
+    print("alloc12 granted")
+    del x
+except oom:
+    print("alloc12 OutOfMemoryError")
+keep = []
+try:
+    for i in range(16):
+        keep.append(torch.ones(1 << 30, dtype=torch.uint8, device="cuda"))
+except oom:
+    pass
+torch.cuda.synchronize()
+print("filled_gib=%d checksum_ok=%s" % (len(keep), all(int(t[-1]) == 1 for t in keep)))
+out = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
+                     capture_output=True, text=True).stdout
+mine = [int(l.split(",")[1]) for l in out.splitlines() if l.split(",")[0].strip() == str(os.getpid())]
+print("nvml_used_mib=%s" % (mine[0] if mine else "none"))'
+	for conf in "" "expandable_segments:True"; do
+		t0=$(ms_now)
+		PYTORCH_CUDA_ALLOC_CONF=$conf timeout 180 "$GW" run --vram-cap 10G -- python3 -c "$cap_py" \
+			> "$report.cap.out" 2> "$report.cap.err"
+		crc=$?
+		say "PYTORCH_CUDA_ALLOC_CONF='$conf': gpuwise run --vram-cap 10G exited $crc in $(( $(ms_now) - t0 )) ms; the job said:"
+		sed 's/^/    /' "$report.cap.out" >> "$report"
+		grep 'gpuwise-cap' "$report.cap.err" | head -5 | sed 's/^/    /' >> "$report"
+		python3 - "$report.cap.out" "$conf" > "$report.cmp" 2>&1 <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+conf = sys.argv[2] or "default"
+kv = {}
+for l in lines:
+    for w in l.split():
+        if "=" in w:
+            k, v = w.split("=", 1)
+            kv[k] = v
+cap = 10 << 30
+t = int(kv.get("total", -1))
+print("%s: [%s] torch.cuda.mem_get_info total %d bytes (the cap is %d)" % ("OK" if t == cap else "FAIL", conf, t, cap))
+f = int(kv.get("free", -1))
+print("%s: [%s] free %d <= total" % ("OK" if 0 <= f <= cap else "FAIL", conf, f))
+print("%s: [%s] a 12 GiB tensor raises torch.OutOfMemoryError" % (
+      "OK" if "alloc12 OutOfMemoryError" in lines else "FAIL", conf))
+g = int(kv.get("filled_gib", -1))
+print("%s: [%s] 1 GiB tensors until out of memory: %d GiB fit (expected 8-9: the cap less the context)" % (
+      "OK" if 8 <= g <= 9 and kv.get("checksum_ok") == "True" else "FAIL", conf, g))
+m = kv.get("nvml_used_mib", "none")
+ok = m != "none" and int(m) <= 10240
+print("%s: [%s] NVML per-process figure %s MiB stays under the 10240 MiB cap" % ("OK" if ok else "FAIL", conf, m))
+PY
+		tee -a "$report" < "$report.cmp"
+		failures=$((failures + $(grep -c '^FAIL' "$report.cmp")))
+		rm -f "$report.cmp" "$report.cap.out" "$report.cap.err"
+	done
+else
+	say "skip: PyTorch with CUDA is not importable by python3 here, so the capped job cannot run"
+fi
+
 # ---- doctor -----------------------------------------------------------------------
 section "doctor"
 t0=$(ms_now)

@@ -170,7 +170,7 @@ out=$(GPUWISE_FAKE_DEEP=noinit GPUWISE_CUDA_LIB=$GW_FAKE/cudadeep.so GPUWISE_ROO
 like "$out" 'cuInit: CUDA error 100: no CUDA-capable device is detected' "--deep: cuInit failure reported with the driver's text"
 out=$(GPUWISE_ROOT=$TMP/deeproot GPUWISE_FAKE_SCENARIO=$SC/laptop-5070.json "$GW" doctor --deep --no-exec 2>/dev/null); rc=$?
 like "$out" "skip  CUDA driver tests not available" "--deep with a libcuda lacking the calls says 'not available' (skip)"
-like "$out" "lacks cuDevicePrimaryCtxRetain" "--deep names the missing function"
+like "$out" "lacks cuMemAllocHost_v2" "--deep names the missing function (the plain fake has contexts and device memory, not host memory)"
 # the embedded PTX assembles (only where a CUDA toolkit's ptxas is at hand)
 ptxas=$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null)
 if [ -n "$ptxas" ]; then
