@@ -369,6 +369,21 @@ PY
 	failures=$((failures + $(grep -c '^FAIL' "$report.cmp")))
 	rm -f "$report.cmp"
 fi
+# issue 10: every severity is one of the five, and no finding is printed twice
+python3 - "$report.deep.json" > "$report.sev" 2>&1 <<'PY'
+import collections, json, sys
+try:
+    f = json.load(open(sys.argv[1]))["findings"]
+except Exception as e:
+    print("FAIL: doctor --deep --json is not JSON: %s" % e); sys.exit(0)
+bad = sorted({x["severity"] for x in f} - {"ok", "info", "skip", "warn", "fail"})
+dup = [k for k, v in collections.Counter((x["id"], x["title"], x["evidence"]) for x in f).items() if v > 1]
+print("%s: doctor severities %s" % ("FAIL" if bad else "OK", bad if bad else "all in ok/info/skip/warn/fail"))
+print("%s: no finding repeated (%d findings)%s" % ("FAIL" if dup else "OK", len(f), (": %s" % dup[0][1]) if dup else ""))
+PY
+tee -a "$report" < "$report.sev"
+failures=$((failures + $(grep -c '^FAIL' "$report.sev")))
+rm -f "$report.sev"
 rm -f "$report.doctor" "$report.deep.err"
 
 # ---- bench: memory, copies and tensor cores against their peaks ----------------
