@@ -60,6 +60,18 @@ void model_alloc_layer_bytes(model_desc *m, uint32_t n)
 
 void model_set_swa(model_desc *m, uint32_t window, uint32_t period)
 {
+	model_set_swa_pattern(m, window, period, false);
+}
+
+bool model_layer_recurrent(const model_desc *m, uint32_t il)
+{
+	if (!m->recurrent || il >= m->n_layers)
+		return false;
+	return (m->layer_kv_heads ? m->layer_kv_heads[il] : m->n_kv_heads) == 0;
+}
+
+void model_set_swa_pattern(model_desc *m, uint32_t window, uint32_t period, bool dense_first)
+{
 	free(m->layer_swa);
 	m->layer_swa = NULL;
 	m->swa_window = 0;
@@ -68,7 +80,7 @@ void model_set_swa(model_desc *m, uint32_t window, uint32_t period)
 	m->swa_window = window;
 	m->layer_swa = xcalloc(m->n_layers, sizeof *m->layer_swa);
 	for (uint32_t i = 0; i < m->n_layers; i++)
-		m->layer_swa[i] = period == 1 || i % period < period - 1;
+		m->layer_swa[i] = period == 1 || (dense_first ? i % period != 0 : i % period < period - 1);
 }
 
 double model_shape_params(const model_desc *m, double *active)
@@ -311,7 +323,7 @@ int model_load(const char *name, const model_numbers *nums, model_desc *m, gw_er
 		model_release(m);
 		return rc;
 	}
-	if (!m->n_heads) {
+	if (!m->n_heads && !m->recurrent) { /* attention-free (pure Mamba) models need none */
 		rc = gw_fail(err, GW_EFORMAT, "cannot use '%s': it does not say the attention heads (add --heads or a config.json)",
 			     m->path ? m->path : m->name ? m->name : "model");
 		model_release(m);

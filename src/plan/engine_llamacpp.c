@@ -21,6 +21,14 @@ static uint64_t item_bytes(const work *wk, uint32_t il)
 	return wk->w.layer_bytes[il];
 }
 
+/* The compute buffer of one GPU under the build planned. */
+static uint64_t compute_bytes(const work *wk, bool multi)
+{
+	if (wk->build && wk->build->graph_phases)
+		return plan_compute_graph_bytes(wk->m, wk->cells, wk->nseq, wk->batch, wk->fa, multi);
+	return plan_compute_bytes(wk->m, wk->cells, wk->batch, wk->fa, multi);
+}
+
 uint64_t plan_cpu_expert_bytes(const work *wk, uint32_t a, uint32_t b)
 {
 	uint64_t x = 0;
@@ -82,7 +90,7 @@ static bool place(const work *wk, uint32_t ngl, bool split, plan_result *r)
 		}
 	} else {
 		/* greedy from the back; the compute buffer is reserved up front */
-		uint64_t comp = plan_compute_bytes(wk->m, wk->cells, wk->batch, wk->fa, nd > 1) +
+		uint64_t comp = compute_bytes(wk, nd > 1) +
 				(ngl < wk->total || wk->ncm ? wk->largest_tensor : 0);
 		size_t d = nd - 1;
 		uint64_t used = comp;
@@ -115,7 +123,7 @@ static bool place(const work *wk, uint32_t ngl, bool split, plan_result *r)
 		plan_device *pd = &r->devices[d];
 		if (pd->layers == 0)
 			continue;
-		pd->compute_bytes = plan_compute_bytes(wk->m, wk->cells, wk->batch, wk->fa, nused > 1);
+		pd->compute_bytes = compute_bytes(wk, nused > 1);
 		/* Partial offload: the GPU also receives copies of host weights
 		 * for large-batch matrix products (ggml-backend offload_op). */
 		if (ngl < wk->total || wk->ncm)
@@ -149,7 +157,7 @@ static void host_part(const work *wk, uint32_t ngl, plan_result *r)
 	if (ngl == wk->total && wk->rq->n_gpus > 0)
 		r->host_compute_bytes = 4 * b * (e + wk->cells);
 	else
-		r->host_compute_bytes = plan_compute_bytes(wk->m, wk->cells, wk->batch, wk->fa, false);
+		r->host_compute_bytes = compute_bytes(wk, false);
 	/* logits output buffer: n_vocab f32 per sequence */
 	r->host_compute_bytes += 4ULL * wk->m->vocab * wk->nseq;
 	r->host_bytes = r->host_weights_bytes + r->host_kv_bytes + r->host_compute_bytes;

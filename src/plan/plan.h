@@ -188,6 +188,8 @@ uint64_t plan_kv_row_bytes(plan_kv_type t, uint64_t n);
  */
 uint64_t plan_kv_bytes(const model_desc *m, uint32_t first, uint32_t count, uint64_t cells,
 		       uint32_t n_seq, uint32_t batch, plan_kv_type t);
+/* Recurrent (SSM) state of one recurrent layer for n_seq sequences. */
+uint64_t plan_rs_bytes(const model_desc *m, uint32_t n_seq);
 /* KV cells llama.cpp allocates for ctx per sequence and n_seq sequences. */
 uint64_t plan_kv_cells(uint64_t ctx, uint32_t n_seq);
 /*
@@ -197,6 +199,13 @@ uint64_t plan_kv_cells(uint64_t ctx, uint32_t n_seq);
  */
 uint64_t plan_compute_bytes(const model_desc *m, uint64_t cells, uint32_t batch, bool flash_attn,
 			    bool multi);
+/*
+ * The same from the phases of today's graph (llama.cpp 0c1e570): the peak
+ * of the KQ masks + attention, feed-forward/experts, recurrent layers, and
+ * the output logits.
+ */
+uint64_t plan_compute_graph_bytes(const model_desc *m, uint64_t cells, uint32_t n_seq, uint32_t batch,
+				  bool flash_attn, bool multi);
 /* Per-GPU runtime overhead an engine adds to its own buffers. */
 uint64_t plan_overhead_bytes(plan_engine e, const plan_gpu *g, size_t n_gpus);
 
