@@ -255,21 +255,35 @@ uint64_t plan_compute_graph_bytes(const model_desc *m, uint64_t cells, uint32_t 
 	}
 	uint64_t masks = (any_full ? el * c * b : 0) + (any_swa ? el * swa_c * b : 0);
 
+	/* widths (f32 elements per token) live at each phase's peak; fitted
+	 * per tensor to the buffers llama.cpp 0c1e570 printed for llama-type
+	 * graphs of varied hidden size, heads, KV heads, head size, FFN width,
+	 * vocabulary and context (tests/oracle/llamacpp_oracle.py --sweep):
+	 * attention (FA) 3e + q + max(q_out, K + V); attention (no FA)
+	 * heads x cells + 3e + 2q + K + V; feed-forward 4e + 3 n_ff. */
+	uint64_t q = h * hk, q_out = h * hv, kvw = nkv_max * (hk + (m->mla ? 0 : hv));
 	uint64_t peak = 4 * b * (2 * e + v); /* output */
+	/* With flash attention and heads wider than the hidden size (Gemma,
+	 * Qwen3: q = 2e) the logits land above the masks and two q-wide
+	 * blocks the allocator cannot reuse [fitted to the oracle: 75.52 and
+	 * 78.51 MiB where the plain output phase gives 66.50] */
+	uint64_t qw = m->mla ? h * m->mla_head_dim_v : q; /* MLA: the decompressed heads */
+	if (flash_attn && qw > e)
+		peak = masks + 4 * b * (2 * e + 2 * qw + v);
 	if (any_attn) {
 		uint64_t attn;
 		if (flash_attn)
-			attn = 4 * b * (e + max_u64(e + h * hk + nkv_max * (hk + (m->mla ? 0 : hv)), h * hk + h * hv));
+			attn = 4 * b * (3 * e + q + max_u64(q_out, kvw));
 		else
-			attn = 4 * b * (e + h * c + max_u64(h * hk, h * hv));
+			attn = 4 * b * (h * c + 3 * e + 2 * q + kvw);
 		peak = max_u64(peak, masks + attn);
 	}
 	uint64_t ffn;
 	if (m->n_experts) {
 		uint64_t fe = m->expert_ffn ? m->expert_ffn : m->ffn, k = m->n_experts_used ? m->n_experts_used : 1;
-		ffn = 4 * b * (2 * e + max_u64(3 * fe * k, fe * k + e * k)) + 8 * b * m->n_experts;
+		ffn = 4 * b * (4 * e + 3 * fe * k) + 8 * b * m->n_experts;
 	} else {
-		ffn = 4 * b * (e + 3 * (uint64_t)m->ffn);
+		ffn = 4 * b * (4 * e + 3 * (uint64_t)m->ffn);
 	}
 	peak = max_u64(peak, masks + ffn);
 	if (any_rec) {

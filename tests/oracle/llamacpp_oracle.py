@@ -60,10 +60,27 @@ def arch_spec(name):
         return dict(base, arch="gemma2", tied=True, head_dim=128, swa=512, swa_period=2)
     if name == "gemma3":
         return dict(base, arch="gemma3", tied=True, head_dim=128, swa=512, swa_period=6, layers=6, qknorm=True)
+    if name == "qwen3":
+        return dict(base, arch="qwen3", tied=False, head_dim=128, qknorm=True)
+    if name == "qwen3moe":  # MoE: 16 experts, 4 used
+        return dict(base, arch="qwen3moe", tied=False, head_dim=128, qknorm=True, experts=16, used=4, ffn_exp=768)
+    if name == "olmo2":  # OLMo 3: sliding window, every 4th layer full (the last of each period)
+        return dict(base, arch="olmo2", tied=False, swa=512, layers=8, olmo=True)
+    if name == "smallthinker":  # SWA with the full layer first (dense_first), MoE
+        return dict(base, arch="smallthinker", tied=False, swa=512, layers=8, experts=8, used=2, ffn_exp=768)
+    if name == "deepseek2":  # MLA (K-only latent cache), MoE with a shared expert, one NextN block
+        return dict(base, arch="deepseek2", tied=False, layers=5, heads=16, kv=1, head_dim=576, head_dim_v=512,
+                    experts=16, used=4, ffn_exp=512, mla=True, nextn=1)
+    if name == "mamba2":  # pure Mamba-2: attention-free, no KV heads
+        return dict(base, arch="mamba2", tied=False, heads=0, kv=0, ssm=True, ffn=0)
+    if name == "granitehybrid":  # Mamba-2 hybrid (Granite 4): layers 1 and 3 attention, the rest recurrent
+        return dict(base, arch="granitehybrid", tied=False, layers=6, ssm=True, kv_layers=[0, 4, 0, 4, 0, 0])
     raise ValueError(name)
 
 
 def write_gguf(path, s):
+    if s["arch"] not in ("llama", "qwen2", "gemma2", "gemma3"):
+        return write_gguf2(path, s)
     arch = s["arch"]
     w = gguf.GGUFWriter(path, arch)
     L, E, H, KV, HD, FF, V = s["layers"], s["hidden"], s["heads"], s["kv"], s["head_dim"], s["ffn"], s["vocab"]
@@ -150,7 +167,162 @@ def write_gguf(path, s):
         f.truncate(data_start + total)
 
 
-BUF_RE = re.compile(r"(\S+) (model|KV|compute|output) buffer size =\s*([0-9.]+) MiB")
+def write_gguf2(path, s):
+    """Architectures beyond the llama family: the tensors llama.cpp 0c1e570
+    creates for each (src/models/ARCH.cpp load_arch_tensors)."""
+    arch = s["arch"]
+    w = gguf.GGUFWriter(path, arch)
+    L, E, H, KV, HD, FF, V = s["layers"], s["hidden"], s["heads"], s["kv"], s["head_dim"], s["ffn"], s["vocab"]
+    HV = s.get("head_dim_v", HD)
+    nx = s.get("nextn", 0)
+    w.add_name(f"oracle-{arch}")
+    w.add_file_type(1)
+    w.add_block_count(L + nx)
+    w.add_context_length(s["ctx_train"])
+    w.add_embedding_length(E)
+    w.add_feed_forward_length(FF)
+    if "kv_layers" in s:
+        w.add_head_count(H)
+        w.add_head_count_kv(s["kv_layers"])
+    else:
+        w.add_head_count(H)
+        w.add_head_count_kv(KV)
+    if H:
+        w.add_key_length(HD)
+        w.add_value_length(HV)
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_rope_freq_base(10000.0)
+    if "swa" in s:
+        w.add_sliding_window(s["swa"])
+    if "experts" in s:
+        w.add_expert_count(s["experts"])
+        w.add_expert_used_count(s["used"])
+        w.add_expert_feed_forward_length(s["ffn_exp"])
+        if arch in ("smallthinker", "deepseek2"):
+            w.add_expert_gating_func(gguf.ExpertGatingFuncType.SOFTMAX)
+    R = 64  # MLA rope part; kv_lora_rank = HD - R
+    if s.get("mla"):
+        w.add_kv_lora_rank(HD - R)
+        w.add_q_lora_rank(256)
+        w.add_key_length_mla(128 + R)
+        w.add_value_length_mla(128)
+        w.add_rope_dimension_count(R)
+        w.add_expert_shared_count(1)
+        w.add_leading_dense_block_count(1)
+        w.add_uint32(f"{arch}.nextn_predict_layers", nx)
+    if s.get("ssm"):
+        DI, DS, NG, DC, NH = 2 * E, 64, 1, 4, 32
+        w.add_ssm_conv_kernel(DC)
+        w.add_ssm_inner_size(DI)
+        w.add_ssm_state_size(DS)
+        w.add_ssm_time_step_rank(NH)
+        w.add_ssm_group_count(NG)
+    toks = [b"<unk>", b"<s>", b"</s>"] + [f"t{i}".encode() for i in range(3, V)]
+    w.add_tokenizer_model("llama")
+    w.add_token_list(toks)
+    w.add_token_scores([0.0] * V)
+    w.add_token_types([2, 3, 3] + [1] * (V - 3))
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    w.add_unk_token_id(0)
+
+    tensors = []  # (name, ne list, type)
+
+    def t(name, *ne, typ=None):
+        tensors.append((name, list(ne), typ if typ is not None else (F32 if len(ne) == 1 else F16)))
+
+    t("token_embd.weight", E, V)
+    for i in list(range(L)) + ["out"] + list(range(L, L + nx)):
+        if i == "out":
+            t("output_norm.weight", E)
+            t("output.weight", E, V)
+            continue
+        p = f"blk.{i}."
+        if not s.get("olmo"):
+            t(p + "attn_norm.weight", E)
+        if s.get("ssm") and ("kv_layers" not in s or s["kv_layers"][i] == 0):
+            DI, DS, NG, DC, NH = 2 * E, 64, 1, 4, 32
+            t(p + "ssm_in.weight", E, 2 * DI + 2 * NG * DS + NH)
+            t(p + "ssm_conv1d.weight", DC, DI + 2 * NG * DS, typ=F32)
+            t(p + "ssm_conv1d.bias", DI + 2 * NG * DS)
+            t(p + "ssm_dt.bias", NH)
+            t(p + "ssm_a", 1, NH, typ=F32)
+            t(p + "ssm_d", 1, NH, typ=F32)
+            t(p + "ssm_norm.weight", DI // NG, NG, typ=F32)
+            t(p + "ssm_out.weight", DI, E)
+        elif s.get("mla"):
+            t(p + "attn_q_a_norm.weight", 256)
+            t(p + "attn_kv_a_norm.weight", HD - R)
+            t(p + "attn_q_a.weight", E, 256)
+            t(p + "attn_q_b.weight", 256, H * (128 + R))
+            t(p + "attn_kv_a_mqa.weight", E, HD - R + R)
+            t(p + "attn_k_b.weight", 128, HD - R, H)
+            t(p + "attn_v_b.weight", HD - R, 128, H)
+            t(p + "attn_output.weight", H * 128, E)
+        else:
+            kvh = s["kv_layers"][i] if "kv_layers" in s else KV
+            t(p + "attn_q.weight", E, H * HD)
+            t(p + "attn_k.weight", E, kvh * HD)
+            t(p + "attn_v.weight", E, kvh * HD)
+            t(p + "attn_output.weight", H * HD, E)
+            if s.get("qknorm"):
+                t(p + "attn_q_norm.weight", HD)
+                t(p + "attn_k_norm.weight", HD)
+            if s.get("olmo"):
+                t(p + "attn_q_norm.weight", H * HD)
+                t(p + "attn_k_norm.weight", KV * HD)
+                t(p + "post_attention_norm.weight", E)
+        if s.get("olmo"):
+            t(p + "post_ffw_norm.weight", E)
+        elif FF or "experts" in s:
+            t(p + "ffn_norm.weight", E)
+        if s.get("mla") and i == 0:
+            t(p + "ffn_gate.weight", E, FF)
+            t(p + "ffn_up.weight", E, FF)
+            t(p + "ffn_down.weight", FF, E)
+        elif "experts" in s:
+            X, FE = s["experts"], s["ffn_exp"]
+            t(p + "ffn_gate_inp.weight", E, X, typ=F32)
+            t(p + "ffn_gate_exps.weight", E, FE, X)
+            t(p + "ffn_up_exps.weight", E, FE, X)
+            t(p + "ffn_down_exps.weight", FE, E, X)
+            if s.get("mla"):
+                t(p + "exp_probs_b.bias", X)
+                t(p + "ffn_gate_shexp.weight", E, FE)
+                t(p + "ffn_up_shexp.weight", E, FE)
+                t(p + "ffn_down_shexp.weight", FE, E)
+        elif FF:
+            t(p + "ffn_gate.weight", E, FF)
+            t(p + "ffn_up.weight", E, FF)
+            t(p + "ffn_down.weight", FF, E)
+        if i >= L:  # the NextN block llama.cpp skips
+            t(p + "nextn.eh_proj.weight", 2 * E, E)
+            t(p + "nextn.enorm.weight", E)
+            t(p + "nextn.hnorm.weight", E)
+            t(p + "nextn.shared_head_norm.weight", E)
+
+    def nbytes(ne, typ):
+        n = 1
+        for x in ne:
+            n *= x
+        return n * (4 if typ == F32 else 2)
+
+    for name, ne, typ in tensors:
+        dt = np.float32 if typ == F32 else np.float16
+        w.add_tensor_info(name, tuple(reversed(ne)), np.dtype(dt), nbytes(ne, typ), raw_dtype=typ)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    w.close()
+    align = 32
+    size = os.path.getsize(path)
+    data_start = (size + align - 1) // align * align
+    total = sum((nbytes(ne, typ) + align - 1) // align * align for _, ne, typ in tensors)
+    with open(path, "r+b") as f:
+        f.truncate(data_start + total)
+
+
+BUF_RE = re.compile(r"(\S+) (model|KV|RS|compute|output) buffer size =\s*([0-9.]+) MiB")
 
 
 def llama_buffers(path, ctx, kv_type, fa):
@@ -169,9 +341,10 @@ def llama_buffers(path, ctx, kv_type, fa):
         os.close(saved)
     fd_log.seek(0)
     log = fd_log.read().decode("utf-8", "replace")
-    out = {"model": 0.0, "KV": 0.0, "compute": 0.0, "output": 0.0}
+    out = {"model": 0.0, "KV": 0.0, "RS": 0.0, "compute": 0.0, "output": 0.0}
     for m in BUF_RE.finditer(log):
         out[m.group(2)] += float(m.group(3))
+    out["KV"] += out["RS"]  # recurrent state: the plan counts it with the KV cache
     cells = re.findall(r"(\d+) cells", log)
     out["cells"] = ",".join(cells)
     return out, log
@@ -179,8 +352,7 @@ def llama_buffers(path, ctx, kv_type, fa):
 
 def plan(path, ctx, kv_name, fa, extra=()):
     cmd = [GW, "plan", path, "--vram", "1T", "--ctx", str(ctx), "--kv-type", kv_name, "--json"] + list(extra)
-    if fa:
-        cmd.append("--flash-attn")
+    cmd += ["--flash-attn", "on" if fa else "off"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode not in (0, 3, 4):
         raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr}")
