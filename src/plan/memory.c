@@ -268,7 +268,13 @@ uint64_t plan_compute_graph_bytes(const model_desc *m, uint64_t cells, uint32_t 
 	 * blocks the allocator cannot reuse [fitted to the oracle: 75.52 and
 	 * 78.51 MiB where the plain output phase gives 66.50] */
 	uint64_t qw = m->mla ? h * m->mla_head_dim_v : q; /* MLA: the decompressed heads */
-	if (flash_attn && qw > e)
+	/* ... only where a dense feed-forward layer precedes it (all-MoE
+	 * Qwen3-MoE prints the plain 66.50; DeepSeek's leading dense block
+	 * does not) */
+	bool dense_ffn = !m->n_experts;
+	for (uint32_t il = 0; !dense_ffn && m->layer_expert_bytes && il < m->n_layers; il++)
+		dense_ffn = m->layer_expert_bytes[il] == 0 && !model_layer_recurrent(m, il);
+	if (flash_attn && qw > e && dense_ffn)
 		peak = masks + 4 * b * (2 * e + 2 * qw + v);
 	if (any_attn) {
 		uint64_t attn;
