@@ -41,6 +41,7 @@ void model_release(model_desc *m)
 	free(m->layer_swa);
 	free(m->layer_kv_heads);
 	free(m->file_type);
+	free(m->default_quant);
 	free(m->layer_bytes);
 	free(m->layer_expert_bytes);
 	for (size_t i = 0; i < m->n_dtypes; i++)
@@ -90,6 +91,13 @@ double model_shape_params(const model_desc *m, double *active)
 	for (uint32_t i = 0; i < m->n_layers; i++) {
 		double kv = m->layer_kv_heads ? m->layer_kv_heads[i] : m->n_kv_heads;
 		double attn = h * m->n_heads * dk + h * kv * dk + h * kv * dv + m->n_heads * dv * h;
+		if (m->mla && kv > 0) {
+			/* DeepSeek-V3 MLA: q low-rank 1536, latent dk (= rank + rope),
+			 * per-head k/v up-projections, output (as plan/weights.c) */
+			double qk = m->mla_head_dim_k, vk = m->mla_head_dim_v, rank = dv;
+			attn = h * 1536 + 1536 * m->n_heads * qk + h * dk + (qk - 64) * rank * m->n_heads +
+			       rank * vk * m->n_heads + m->n_heads * vk * h;
+		}
 		double norms = 2 * h;
 		double mlp, mlp_act;
 		if (m->n_experts) {
@@ -188,6 +196,18 @@ static void from_catalog(const model_spec *s, model_desc *m)
 	m->params_active = s->params_active;
 	if (s->swa_window > 0 && s->swa_period > 0)
 		model_set_swa(m, (uint32_t)s->swa_window, (uint32_t)s->swa_period);
+	if (s->default_quant && *s->default_quant)
+		m->default_quant = xstrdup(s->default_quant);
+	if (s->kv_latent > 0) {
+		/* MLA: the K-only latent cache, one "head" of kv_latent; the
+		 * attention heads are head_dim (q/k) and 128 (v) wide */
+		m->mla = true;
+		m->mla_head_dim_k = m->head_dim_k;
+		m->mla_head_dim_v = 128;
+		m->n_kv_heads = 1;
+		m->head_dim_k = (uint32_t)s->kv_latent;
+		m->head_dim_v = s->kv_latent > 64 ? (uint32_t)s->kv_latent - 64 : (uint32_t)s->kv_latent;
+	}
 }
 
 /* ---- files ------------------------------------------------------------- */

@@ -63,6 +63,7 @@ typedef struct model_desc {
 
 	/* Exact storage, when read from a file (has_tensors); else estimated by plan/. */
 	bool has_tensors;
+	char *default_quant;   /* catalog: the weight format people run it in (NULL: q4_k_m) */
 	char *file_type;       /* "Q4_K_M", "BF16" ... or NULL */
 	uint64_t *layer_bytes; /* n_layers: all tensors named blk.N.* */
 	uint64_t *layer_expert_bytes; /* n_layers: MoE expert tensors within blk.N (subset) */
