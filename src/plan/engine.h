@@ -93,5 +93,7 @@ uint64_t plan_cpu_expert_bytes(const work *wk, uint32_t a, uint32_t b);
 /* Speed (speed.c): decode and prefill tokens/s into r, and its note. */
 void plan_speed(const work *wk, plan_result *r);
 void plan_speed_notes(const plan_request *rq, plan_result *r);
+/* Attention FLOPs per prompt token over a prompt of ctx tokens. */
+double plan_attn_flops(const model_desc *m, uint64_t ctx);
 
 #endif
