@@ -379,8 +379,12 @@ static void advise(const plan_request *rq, plan_result *res)
 		if (lo > 0) {
 			t.ctx = lo * 256;
 			if (plan_one(&t, r, &e) == 0)
-				add_advice(res, r, "use a smaller context: --ctx %llu",
-					   (unsigned long long)t.ctx);
+				add_advice(res, r, "use a smaller context: --ctx %llu%s%s %llu%s",
+					   (unsigned long long)t.ctx, plan_engine_ops_of(rq->engine)->knob_ctx ? " (" : "",
+					   plan_engine_ops_of(rq->engine)->knob_ctx ? plan_engine_ops_of(rq->engine)->knob_ctx
+										    : "",
+					   (unsigned long long)t.ctx,
+					   plan_engine_ops_of(rq->engine)->knob_ctx ? ")" : "");
 		} else if (res->batch > 128) {
 			t = *rq;
 			t.skip_advice = true;
@@ -450,7 +454,8 @@ static void advise(const plan_request *rq, plan_result *res)
 	if (res->verdict == PLAN_OFFLOAD && gguf) {
 		char need[32];
 		fmt_gib(need, sizeof need, res->host_bytes);
-		add_advice(res, res, "offload: -ngl %u keeps %u layers in host RAM (%s)", res->gpu_layers,
+		add_advice(res, res, "offload: %s %u keeps %u layers in host RAM (%s)",
+			   plan_engine_ops_of(rq->engine)->knob_gpu_layers, res->gpu_layers,
 			   res->total_layers - res->gpu_layers, need);
 	} else if (res->verdict == PLAN_NOFIT && !gguf && rq->n_gpus > 0) {
 		t = *rq;
