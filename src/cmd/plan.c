@@ -164,13 +164,9 @@ static int opt_hw(plan_cli *c, int opt, const char *arg)
 		c->gpu_arg = arg;
 		return 1;
 	case OPT_VRAM:
-		if (parse_size(arg, &c->vram) || c->vram == 0)
-			return usage_error("plan", "invalid --vram '%s' (e.g. 8G, 24GiB)", arg);
-		return 1;
+		return parse_size_opt("plan", "--vram", arg, &c->vram) ? 2 : 1;
 	case OPT_RAM:
-		if (parse_size(arg, &c->rq.ram_bytes) || c->rq.ram_bytes == 0)
-			return usage_error("plan", "invalid --ram '%s' (e.g. 16G)", arg);
-		return 1;
+		return parse_size_opt("plan", "--ram", arg, &c->rq.ram_bytes) ? 2 : 1;
 	case OPT_RAM_BW:
 		if (parse_double(arg, &d) || !(d > 0 && d < 100000))
 			return usage_error("plan", "invalid --ram-bw '%s' (GB/s, e.g. 60)", arg);
@@ -188,10 +184,7 @@ static int opt_run(plan_cli *c, int opt, const char *arg)
 	double d;
 	switch (opt) {
 	case OPT_CTX:
-		if (parse_u32("--ctx", arg, 1, 100000000, &v))
-			return 2;
-		c->rq.ctx = v;
-		return 1;
+		return parse_ctx_opt("plan", "--ctx", arg, &c->rq.ctx) ? 2 : 1;
 	case OPT_BATCH:
 		return parse_u32("--batch", arg, 1, 1048576, &c->rq.batch) ? 2 : 1;
 	case OPT_PARALLEL:
@@ -681,12 +674,17 @@ int cmd_plan(int argc, char **argv)
 		model_release(&m);
 		return rc;
 	}
-	if (c.rq.quant && c.rq.engine != PLAN_ENGINE_VLLM && c.rq.engine != PLAN_ENGINE_TRANSFORMERS) {
+	if (c.rq.quant)
+		c.rq.quant = quant_resolve("plan", c.rq.quant,
+					   c.rq.engine != PLAN_ENGINE_VLLM && c.rq.engine != PLAN_ENGINE_TRANSFORMERS);
+	if (c.rq.quant) {
 		plan_weights w;
 		gw_error qe;
 		if (plan_weights_get(&m, c.rq.quant, &w, &qe)) {
 			model_release(&m);
-			return usage_error("plan", "%s", qe.msg);
+			char names[1024];
+			quant_names(names, sizeof names);
+			return usage_error("plan", "%s (valid: %s; gpuwise list quants)", qe.msg, names);
 		}
 		plan_weights_release(&w);
 	}
