@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd/cmd.h"
 #include "cmd/workload.h"
@@ -18,6 +19,7 @@
 #include "kb/kb.h"
 #include "model/model.h"
 #include "plan/plan.h"
+#include "plan/prices.h"
 #include "util/json.h"
 
 enum {
@@ -359,9 +361,10 @@ static int resolve_gpus(plan_cli *c)
 			if (!s) {
 				const gpu_spec *sug = kb_gpu_suggest(p);
 				if (sug)
-					rc = usage_error("plan", "unknown GPU '%s' (did you mean '%s'?)", p, sug->id);
+					rc = usage_error("plan", "unknown GPU '%s' (did you mean '%s'? gpuwise list gpus shows the "
+								 "catalog)", p, sug->id);
 				else
-					rc = usage_error("plan", "unknown GPU '%s' (see 'gpuwise cards' or data/gpus.tsv)", p);
+					rc = usage_error("plan", "unknown GPU '%s' (gpuwise list gpus shows the catalog)", p);
 				break;
 			}
 			for (long long k = 0; k < count; k++) {
@@ -388,7 +391,7 @@ static int resolve_gpus(plan_cli *c)
 		g->vram_bytes = c->vram;
 		return 0;
 	}
-	return machine_gpus(c, true);
+	return machine_gpus(c, false); /* none: plan_need() answers with the need */
 }
 
 /* ---- text output ------------------------------------------------------------ */
@@ -599,6 +602,126 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	return o;
 }
 
+/* ---- no GPU at hand: the need and the smallest common cards -------------- */
+#define NEED_CARDS 3
+
+typedef struct need_card {
+	const gpu_spec *g;
+	double tok_s;
+} need_card;
+
+/*
+ * No --gpu, no --vram and no GPU on this machine: plan on one GPU with room
+ * to spare to get the need at this context, then the smallest catalog cards
+ * (desktop cards with a new or used price: the ones people buy) that hold
+ * it all.  Exit 0: the question "how much does it need" has an answer.
+ */
+static int plan_need(plan_cli *c, const model_desc *m)
+{
+	plan_request rq = c->rq;
+	rq.n_gpus = 1;
+	memset(&rq.gpus[0], 0, sizeof rq.gpus[0]);
+	snprintf(rq.gpus[0].name, sizeof rq.gpus[0].name, "any GPU");
+	rq.gpus[0].vram_bytes = (uint64_t)1 << 42; /* 4 TiB: never the limit */
+	rq.skip_advice = true;
+	plan_result *r = xcalloc(1, sizeof *r);
+	gw_error err = {0};
+	if (plan_run(&rq, r, &err)) {
+		gw_errorf("cannot plan '%s': %s", c->model ? c->model : "model", err.msg);
+		free(r);
+		return err.code == GW_EINVAL || err.code == GW_ERANGE ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
+	}
+	need_card cards[NEED_CARDS];
+	size_t n = 0;
+	time_t now = time(NULL);
+	struct tm tmv;
+	gmtime_r(&now, &tmv);
+	for (size_t i = 0; i < kb_gpu_count(); i++) {
+		const gpu_spec *g = kb_gpu_at(i);
+		price_quote nq, uq;
+		if (g->laptop || g->vram_bytes < r->vram_bytes ||
+		    price_quote_get(g, false, false, tmv.tm_year + 1900, &nq, NULL) ||
+		    price_quote_get(g, true, false, tmv.tm_year + 1900, &uq, NULL) || (!nq.known && !uq.known))
+			continue;
+		plan_request one = c->rq;
+		one.n_gpus = 1;
+		plan_gpu_from_spec(&one.gpus[0], g);
+		one.skip_advice = true;
+		plan_result *x = xcalloc(1, sizeof *x);
+		bool fits = !plan_run(&one, x, NULL) && x->verdict == PLAN_FITS;
+		double tok_s = x->decode_tok_s;
+		free(x);
+		if (!fits)
+			continue;
+		/* keep the NEED_CARDS smallest, faster first on equal memory */
+		size_t k = n < NEED_CARDS ? n++ : NEED_CARDS;
+		if (k == NEED_CARDS) {
+			const gpu_spec *w = cards[NEED_CARDS - 1].g;
+			if (g->vram_bytes > w->vram_bytes || (g->vram_bytes == w->vram_bytes && tok_s <= cards[NEED_CARDS - 1].tok_s))
+				continue;
+			k = NEED_CARDS - 1;
+		}
+		while (k > 0 && (cards[k - 1].g->vram_bytes > g->vram_bytes ||
+				 (cards[k - 1].g->vram_bytes == g->vram_bytes && cards[k - 1].tok_s < tok_s))) {
+			cards[k] = cards[k - 1];
+			k--;
+		}
+		cards[k] = (need_card){g, tok_s};
+	}
+	char b[5][32];
+	if (c->json) {
+		json_t *o = json_object();
+		json_object_set_new(o, "model", json_string(m->name ? m->name : "model"));
+		json_object_set_new(o, "engine", json_string(plan_engine_name(r->engine)));
+		json_object_set_new(o, "quant", json_string(r->quant));
+		json_object_set_new(o, "ctx", json_integer((json_int_t)r->ctx));
+		json_object_set_new(o, "gpu", json_null());
+		json_t *need = json_object();
+		json_object_set_new(need, "weights_bytes", jbytes(r->weights_bytes));
+		json_object_set_new(need, "kv_cache_bytes", jbytes(r->kv_cache_bytes));
+		json_object_set_new(need, "compute_bytes", jbytes(r->compute_bytes));
+		json_object_set_new(need, "overhead_bytes", jbytes(r->overhead_bytes));
+		json_object_set_new(need, "total_bytes", jbytes(r->vram_bytes));
+		json_object_set_new(o, "need", need);
+		json_t *arr = json_array();
+		for (size_t i = 0; i < n; i++) {
+			json_t *x = json_object();
+			json_object_set_new(x, "gpu", json_string(cards[i].g->id));
+			json_object_set_new(x, "name", json_string(cards[i].g->name));
+			json_object_set_new(x, "vram_bytes", jbytes(cards[i].g->vram_bytes));
+			json_object_set_new(x, "decode_tok_s", cards[i].tok_s > 0 ? jreal_round(cards[i].tok_s, 2) : json_null());
+			json_array_append_new(arr, x);
+		}
+		json_object_set_new(o, "smallest_cards", arr);
+		json_print(o, stdout);
+		json_decref(o);
+	} else {
+		FILE *f = stdout;
+		fprintf(f, "%s%s%s %s, context %llu (%s): needs %s%s%s of GPU memory\n", c_bold(f),
+			m->name ? m->name : "model", c_reset(f), r->quant, (unsigned long long)r->ctx,
+			plan_engine_name(r->engine), c_bold(f), gib(b[0], sizeof b[0], r->vram_bytes), c_reset(f));
+		fprintf(f, "  weights %s, KV cache %s, compute %s, runtime overhead %s\n", gib(b[1], sizeof b[1], r->weights_bytes),
+			gib(b[2], sizeof b[2], r->kv_cache_bytes), gib(b[3], sizeof b[3], r->compute_bytes),
+			gib(b[4], sizeof b[4], r->overhead_bytes));
+		fprintf(f, "\nNo GPU given and none found on this machine.");
+		if (n) {
+			fprintf(f, " The smallest common cards that hold it all:\n");
+			for (size_t i = 0; i < n; i++) {
+				fprintf(f, "  %-28s %s", cards[i].g->name, gib(b[0], sizeof b[0], cards[i].g->vram_bytes));
+				if (cards[i].tok_s > 0)
+					fprintf(f, ", ~%.0f tok/s", cards[i].tok_s);
+				fputc('\n', f);
+			}
+		} else {
+			fprintf(f, " No single common card holds it: see gpuwise cards MODEL for sets of cards.\n");
+		}
+		fprintf(f, "For the full plan on a card: --gpu ID (gpuwise list gpus) or --vram SIZE; to rank them by price: "
+			   "gpuwise cards.\n");
+	}
+	free(r);
+	return GW_EXIT_OK;
+}
+
 /* ---- fine-tuning and image generation (plan/train, plan/image) ------------ */
 static int plan_train(plan_cli *c, const model_desc *m)
 {
@@ -698,6 +821,11 @@ int cmd_plan(int argc, char **argv)
 	    (c.rq.engine == PLAN_ENGINE_LLAMACPP || c.rq.engine == PLAN_ENGINE_OLLAMA)) {
 		c.rq.flash_attn = true; /* llama.cpp refuses a quantized V cache without -fa */
 		fa_forced = true;
+	}
+	if (c.rq.n_gpus == 0) {
+		rc = plan_need(&c, &m);
+		model_release(&m);
+		return rc;
 	}
 	plan_result *r = xmalloc(sizeof *r);
 	if (plan_run(&c.rq, r, &err)) {
