@@ -73,7 +73,26 @@ typedef struct plan_cli {
 	bool help;
 	bool engine_set, fa_set;
 	workload wl;            /* --train / --image (cmd/workload.c) */
+	/* planning on this machine */
+	bool on_machine;
+	hw_proc *procs;         /* other processes holding memory on the chosen GPUs */
+	size_t *proc_gpu;       /* index into rq.gpus of each */
+	size_t n_procs;
+	bool ram_from_machine;  /* rq.ram_bytes from /proc/meminfo */
+	uint64_t ram_total, ram_avail, ram_headroom;
 } plan_cli;
+
+/*
+ * Headroom left to the rest of the machine when host RAM is read from
+ * /proc/meminfo: 1 GiB for the engine's own process (runtime, tokenizer,
+ * buffers outside the model) and the larger of 1 GiB and 5% of the RAM for
+ * the OS and the desktop [assumption].
+ */
+static uint64_t ram_headroom(uint64_t total)
+{
+	uint64_t os = total / 20 > GiB ? total / 20 : GiB;
+	return GiB + os;
+}
 
 static void usage(FILE *f)
 {
@@ -298,7 +317,7 @@ static int parse_opts(plan_cli *c, int argc, char **argv, const struct option *o
 static int machine_gpus(plan_cli *c, bool required)
 {
 	plan_request *rq = &c->rq;
-	hw_opts o = {.no_procs = true};
+	hw_opts o = {.no_procs = false};
 	hw_snapshot snap;
 	gw_error err = {0};
 	if (hw_snapshot_take(&o, &snap, &err) == 0) {
@@ -316,6 +335,16 @@ static int machine_gpus(plan_cli *c, bool required)
 			g->vram_bytes = (uint64_t)h->mem_total_bytes.v;
 			if (HW_VALID(h->mem_free_bytes) && h->mem_free_bytes.v > 0)
 				g->free_bytes = (uint64_t)h->mem_free_bytes.v;
+			c->on_machine = true;
+			for (size_t k = 0; k < h->n_procs; k++) {
+				const hw_proc *p = &h->procs[k];
+				if (!HW_VALID(p->used_mem_bytes) || p->used_mem_bytes.v <= 0)
+					continue;
+				c->procs = xrealloc(c->procs, (c->n_procs + 1) * sizeof *c->procs);
+				c->proc_gpu = xrealloc(c->proc_gpu, (c->n_procs + 1) * sizeof *c->proc_gpu);
+				c->procs[c->n_procs] = *p;
+				c->proc_gpu[c->n_procs++] = rq->n_gpus - 1;
+			}
 		}
 		hw_snapshot_release(&snap);
 	}
@@ -602,6 +631,72 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	return o;
 }
 
+/* ---- this machine: other processes, host RAM ------------------------------ */
+static void machine_text(const plan_cli *c, const plan_result *r, const plan_result *wo, FILE *f)
+{
+	char b1[32], b2[32], b3[32], b4[32];
+	if (c->ram_from_machine)
+		fprintf(f, "\nhost RAM: %s total, %s available (/proc/meminfo); %s usable after %s of headroom for the OS "
+			   "and the engine's own process%s\n",
+			gib(b1, sizeof b1, c->ram_total), gib(b2, sizeof b2, c->ram_avail),
+			gib(b3, sizeof b3, c->rq.ram_bytes > 1 ? c->rq.ram_bytes : 0),
+			gib(b4, sizeof b4, c->ram_headroom),
+			r->host_bytes > 0 ? (r->ram_ok ? "" : ": not enough for the part in host RAM") : "");
+	if (!c->n_procs)
+		return;
+	fprintf(f, "\nother processes hold memory on %s:\n", c->rq.n_gpus > 1 ? "these GPUs" : "this GPU");
+	for (size_t i = 0; i < c->n_procs; i++) {
+		const hw_proc *p = &c->procs[i];
+		fprintf(f, "  GPU %zu  PID %u  %-10s %9s  %s\n", c->proc_gpu[i], p->pid, p->user[0] ? p->user : "?",
+			gib(b1, sizeof b1, (uint64_t)p->used_mem_bytes.v), p->command[0] ? p->command : "?");
+	}
+	if (!wo)
+		return;
+	fprintf(f, "without them: %s", plan_verdict_name(wo->verdict));
+	if (wo->verdict == PLAN_FITS)
+		fprintf(f, ", all %u layers on the GPU%s, %s", wo->total_layers, wo->n_devices > 1 ? "s" : "",
+			gib(b1, sizeof b1, wo->vram_bytes));
+	else if (wo->verdict == PLAN_OFFLOAD)
+		fprintf(f, ", %u of %u layers on the GPU%s", wo->gpu_layers, wo->total_layers, wo->n_devices > 1 ? "s" : "");
+	if (wo->decode_tok_s > 0)
+		fprintf(f, ", ~%.1f tok/s", wo->decode_tok_s);
+	fprintf(f, " (now: %s%s)\n", plan_verdict_name(r->verdict),
+		wo->verdict != r->verdict ? "; ask their owners, or wait for them to finish" : "");
+}
+
+static void machine_json(const plan_cli *c, const plan_result *wo, json_t *o)
+{
+	json_t *host = json_object_get(o, "host");
+	if (host) {
+		json_object_set_new(host, "ram_total_bytes", jint_or_null(c->ram_from_machine, (long long)c->ram_total));
+		json_object_set_new(host, "ram_available_bytes", jint_or_null(c->ram_from_machine, (long long)c->ram_avail));
+		json_object_set_new(host, "ram_headroom_bytes", jint_or_null(c->ram_from_machine, (long long)c->ram_headroom));
+		json_object_set_new(host, "ram_from", json_string(c->ram_from_machine ? "/proc/meminfo" : c->rq.ram_bytes ? "--ram" : "unknown"));
+	}
+	json_t *arr = json_array();
+	for (size_t i = 0; i < c->n_procs; i++) {
+		const hw_proc *p = &c->procs[i];
+		json_t *x = json_object();
+		json_object_set_new(x, "gpu", json_integer((json_int_t)c->proc_gpu[i]));
+		json_object_set_new(x, "pid", json_integer(p->pid));
+		json_object_set_new(x, "user", jstr_or_null(p->user[0] ? p->user : NULL));
+		json_object_set_new(x, "command", jstr_or_null(p->command[0] ? p->command : NULL));
+		json_object_set_new(x, "used_bytes", json_integer((json_int_t)p->used_mem_bytes.v));
+		json_array_append_new(arr, x);
+	}
+	json_object_set_new(o, "gpu_processes", arr);
+	if (wo) {
+		json_t *x = json_object();
+		json_object_set_new(x, "verdict", json_string(plan_verdict_name(wo->verdict)));
+		json_object_set_new(x, "gpu_layers", json_integer(wo->gpu_layers));
+		json_object_set_new(x, "vram_bytes", jbytes(wo->vram_bytes));
+		json_object_set_new(x, "decode_tok_s", wo->decode_tok_s > 0 ? jreal_round(wo->decode_tok_s, 2) : json_null());
+		json_object_set_new(o, "without_processes", x);
+	} else {
+		json_object_set_new(o, "without_processes", json_null());
+	}
+}
+
 /* ---- no GPU at hand: the need and the smallest common cards -------------- */
 #define NEED_CARDS 3
 
@@ -752,23 +847,21 @@ static int plan_image(plan_cli *c)
 				   g ? g->fp16_tflops : 0, g && g->spec ? g->spec->pcie_gen : 0, c->json);
 }
 
-int cmd_plan(int argc, char **argv)
+static int plan_main(plan_cli *c, int argc, char **argv)
 {
-	plan_cli c;
-	memset(&c, 0, sizeof c);
-	plan_request_init(&c.rq);
-	workload_init(&c.wl);
-	int rc = parse_args(&c, argc, argv);
+	plan_request_init(&c->rq);
+	workload_init(&c->wl);
+	int rc = parse_args(c, argc, argv);
 	if (rc)
 		return rc;
-	if (c.help) {
+	if (c->help) {
 		usage(stdout);
 		return GW_EXIT_OK;
 	}
-	if ((rc = workload_check(&c.wl, "plan")))
+	if ((rc = workload_check(&c->wl, "plan")))
 		return rc;
-	bool numbers = c.nums.layers || c.nums.hidden || c.nums.params;
-	if (!c.model && !numbers)
+	bool numbers = c->nums.layers || c->nums.hidden || c->nums.params;
+	if (!c->model && !numbers)
 		return usage_error("plan", "name a model (a catalog name, a GGUF/safetensors file, a config.json) "
 					   "or describe one with --layers --hidden --heads ...");
 	gw_error err = {0};
@@ -776,34 +869,44 @@ int cmd_plan(int argc, char **argv)
 		gw_errorf("%s", err.msg);
 		return GW_EXIT_RUNTIME;
 	}
-	if (c.wl.kind != WORKLOAD_LLM && !c.gpu_arg && !c.vram)
-		machine_gpus(&c, false); /* fine-tuning and images plan without a GPU too (no verdict) */
-	else if ((rc = resolve_gpus(&c)))
+	if (c->wl.kind != WORKLOAD_LLM && !c->gpu_arg && !c->vram)
+		machine_gpus(c, false); /* fine-tuning and images plan without a GPU too (no verdict) */
+	else if ((rc = resolve_gpus(c)))
 		return rc;
-	if (c.wl.kind == WORKLOAD_IMAGE)
-		return plan_image(&c);
+	if (c->on_machine && !c->rq.ram_bytes) {
+		gw_error merr = {0};
+		if (hw_meminfo(&c->ram_total, &c->ram_avail, &merr) == 0) {
+			c->ram_headroom = ram_headroom(c->ram_total);
+			c->ram_from_machine = true;
+			/* 1 byte, not 0: 0 means "not checked" to the planner */
+			c->rq.ram_bytes = c->ram_avail > c->ram_headroom ? c->ram_avail - c->ram_headroom : 1;
+		}
+	}
+	if (c->wl.kind == WORKLOAD_IMAGE) {
+		return plan_image(c);
+	}
 
 	model_desc m;
-	if (model_load(c.model, &c.nums, &m, &err)) {
+	if (model_load(c->model, &c->nums, &m, &err)) {
 		gw_errorf("%s", err.msg);
-		if (!c.model && err.code == GW_EINVAL) /* incomplete --layers/--hidden/... */
+		if (!c->model && err.code == GW_EINVAL) /* incomplete --layers/--hidden/... */
 			return GW_EXIT_USAGE;
-		return err.code == GW_ENOTFOUND && c.model && !strchr(c.model, '/') ? GW_EXIT_USAGE
+		return err.code == GW_ENOTFOUND && c->model && !strchr(c->model, '/') ? GW_EXIT_USAGE
 										    : GW_EXIT_RUNTIME;
 	}
-	c.rq.model = &m;
-	if (c.wl.kind == WORKLOAD_TRAIN) {
-		rc = plan_train(&c, &m);
+	c->rq.model = &m;
+	if (c->wl.kind == WORKLOAD_TRAIN) {
+		rc = plan_train(c, &m);
 		model_release(&m);
 		return rc;
 	}
-	if (c.rq.quant)
-		c.rq.quant = quant_resolve("plan", c.rq.quant,
-					   c.rq.engine != PLAN_ENGINE_VLLM && c.rq.engine != PLAN_ENGINE_TRANSFORMERS);
-	if (c.rq.quant) {
+	if (c->rq.quant)
+		c->rq.quant = quant_resolve("plan", c->rq.quant,
+					   c->rq.engine != PLAN_ENGINE_VLLM && c->rq.engine != PLAN_ENGINE_TRANSFORMERS);
+	if (c->rq.quant) {
 		plan_weights w;
 		gw_error qe;
-		if (plan_weights_get(&m, c.rq.quant, &w, &qe)) {
+		if (plan_weights_get(&m, c->rq.quant, &w, &qe)) {
 			model_release(&m);
 			char names[1024];
 			quant_names(names, sizeof names);
@@ -811,25 +914,25 @@ int cmd_plan(int argc, char **argv)
 		}
 		plan_weights_release(&w);
 	}
-	if (!c.rq.quant && (c.rq.engine == PLAN_ENGINE_VLLM || c.rq.engine == PLAN_ENGINE_TRANSFORMERS) &&
+	if (!c->rq.quant && (c->rq.engine == PLAN_ENGINE_VLLM || c->rq.engine == PLAN_ENGINE_TRANSFORMERS) &&
 	    !m.has_tensors)
-		c.rq.quant = "bf16";
-	bool quant_kv = c.rq.kv_type != PLAN_KV_F16 && c.rq.kv_type != PLAN_KV_F32 &&
-			c.rq.kv_type != PLAN_KV_BF16;
+		c->rq.quant = "bf16";
+	bool quant_kv = c->rq.kv_type != PLAN_KV_F16 && c->rq.kv_type != PLAN_KV_F32 &&
+			c->rq.kv_type != PLAN_KV_BF16;
 	bool fa_forced = false;
-	if (quant_kv && !c.rq.flash_attn &&
-	    (c.rq.engine == PLAN_ENGINE_LLAMACPP || c.rq.engine == PLAN_ENGINE_OLLAMA)) {
-		c.rq.flash_attn = true; /* llama.cpp refuses a quantized V cache without -fa */
+	if (quant_kv && !c->rq.flash_attn &&
+	    (c->rq.engine == PLAN_ENGINE_LLAMACPP || c->rq.engine == PLAN_ENGINE_OLLAMA)) {
+		c->rq.flash_attn = true; /* llama.cpp refuses a quantized V cache without -fa */
 		fa_forced = true;
 	}
-	if (c.rq.n_gpus == 0) {
-		rc = plan_need(&c, &m);
+	if (c->rq.n_gpus == 0) {
+		rc = plan_need(c, &m);
 		model_release(&m);
 		return rc;
 	}
 	plan_result *r = xmalloc(sizeof *r);
-	if (plan_run(&c.rq, r, &err)) {
-		gw_errorf("cannot plan '%s': %s", c.model ? c.model : m.name ? m.name : "model", err.msg);
+	if (plan_run(&c->rq, r, &err)) {
+		gw_errorf("cannot plan '%s': %s", c->model ? c->model : m.name ? m.name : "model", err.msg);
 		free(r);
 		model_release(&m);
 		return err.code == GW_EINVAL || err.code == GW_ERANGE ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
@@ -837,15 +940,41 @@ int cmd_plan(int argc, char **argv)
 	if (fa_forced && r->n_notes < PLAN_MAX_NOTES)
 		snprintf(r->notes[r->n_notes++], sizeof r->notes[0],
 			 "a quantized KV cache needs flash attention (-fa); planned with it on");
-	if (c.json) {
-		json_t *j = plan_json(&c, &m, r);
+	/* other processes hold memory on this machine's GPUs: the plan without them too */
+	plan_result *wo = NULL;
+	if (c->on_machine && c->n_procs) {
+		plan_request t = c->rq;
+		for (size_t i = 0; i < t.n_gpus; i++)
+			t.gpus[i].free_bytes = 0;
+		t.skip_advice = true;
+		wo = xcalloc(1, sizeof *wo);
+		if (plan_run(&t, wo, NULL)) {
+			free(wo);
+			wo = NULL;
+		}
+	}
+	if (c->json) {
+		json_t *j = plan_json(c, &m, r);
+		machine_json(c, wo, j);
 		json_print(j, stdout);
 		json_decref(j);
 	} else {
-		print_text(&c, &m, r, stdout);
+		print_text(c, &m, r, stdout);
+		machine_text(c, r, wo, stdout);
 	}
+	free(wo);
 	rc = r->verdict == PLAN_FITS ? GW_EXIT_OK : r->verdict == PLAN_OFFLOAD ? GW_EXIT_VERDICT3 : GW_EXIT_VERDICT4;
 	free(r);
 	model_release(&m);
+	return rc;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	plan_cli c;
+	memset(&c, 0, sizeof c);
+	int rc = plan_main(&c, argc, argv);
+	free(c.procs);
+	free(c.proc_gpu);
 	return rc;
 }
