@@ -150,6 +150,7 @@ static int list_models(const char *filter, bool json)
 			json_object_set_new(o, "id", json_string(m->id));
 			json_object_set_new(o, "name", json_string(m->name));
 			json_object_set_new(o, "kind", json_string("llm"));
+			json_object_set_new(o, "arch", json_string(m->arch));
 			json_object_set_new(o, "aliases", json_string(m->aliases));
 			json_object_set_new(o, "params", json_real(m->params_total));
 			json_object_set_new(o, "layers", json_integer(m->layers));
@@ -186,6 +187,7 @@ static int list_models(const char *filter, bool json)
 			json_object_set_new(o, "id", json_string(kb_cell(d, r, ci)));
 			json_object_set_new(o, "name", json_string(kb_cell(d, r, cn)));
 			json_object_set_new(o, "kind", json_string("image"));
+			json_object_set_new(o, "arch", json_null());
 			json_object_set_new(o, "aliases", json_string(kb_cell(d, r, ca)));
 			json_object_set_new(o, "params", json_real(params));
 			json_object_set_new(o, "layers", json_null());
