@@ -60,7 +60,8 @@ static int number_opt(const char *name, const char *arg, double min, double max,
 	return 0;
 }
 
-static void print_text(const gpu_spec *g, const cost_input *in, const char *price_from, const char *resale_from,
+static void print_text(const gpu_spec *g, const cost_input *in, const char *price_from, const char *price_date,
+		       int price_age, const char *resale_from,
 		       const cost_quote *q, bool quoted, const char *no_rent, const cost_result *r)
 {
 	FILE *f = stdout;
@@ -68,6 +69,9 @@ static void print_text(const gpu_spec *g, const cost_input *in, const char *pric
 	double months = in->years * 12;
 	printf("%sOwn%s%s%s\n", b, g ? " a " : "", g ? g->name : "", z);
 	printf("  purchase        %10.0f USD  (%s)\n", in->price_usd, price_from);
+	if (price_age > PRICE_STALE_MONTHS)
+		printf("  %swarning:%s this price is from %s, more than %d months ago: check a current listing or give --price\n",
+		       c_yellow(f), z, price_date, PRICE_STALE_MONTHS);
 	printf("  resale          %10.0f USD  (%.0f%% after %g years: %s)\n", in->price_usd * in->resale_pct / 100,
 	       in->resale_pct, in->years, resale_from);
 	printf("  depreciation    %10.2f USD/month  over %g months\n", r->depreciation_month, months);
@@ -104,7 +108,8 @@ static void print_text(const gpu_spec *g, const cost_input *in, const char *pric
 	}
 }
 
-static void print_json(const gpu_spec *g, const cost_input *in, const char *price_from, const char *resale_from,
+static void print_json(const gpu_spec *g, const cost_input *in, const char *price_from, const char *price_date,
+		       int price_age, const char *resale_from,
 		       bool used, const cost_quote *q, bool quoted, const char *no_rent, const cost_result *r)
 {
 	json_t *j = json_object();
@@ -112,6 +117,8 @@ static void print_json(const gpu_spec *g, const cost_input *in, const char *pric
 	json_object_set_new(j, "price_usd", jreal_round(in->price_usd, 2));
 	json_object_set_new(j, "price_source", json_string(price_from));
 	json_object_set_new(j, "used", json_boolean(used));
+	json_object_set_new(j, "price_date", jstr_or_null(*price_date ? price_date : NULL));
+	json_object_set_new(j, "price_age_months", price_age >= 0 ? json_integer(price_age) : json_null());
 	json_object_set_new(j, "resale_pct", jreal_round(in->resale_pct, 2));
 	json_object_set_new(j, "resale_source", json_string(resale_from));
 	json_object_set_new(j, "years", jreal_round(in->years, 3));
@@ -213,7 +220,8 @@ int cmd_cost(int argc, char **argv)
 
 	const gpu_spec *g = NULL;
 	char price_from[600] = "--price", resale_from[200] = "--resale";
-	char no_rent[512] = "";
+	char no_rent[512] = "", price_date[16] = "";
+	int price_age = -1;
 	time_t now = time(NULL);
 	struct tm tmv;
 	gmtime_r(&now, &tmv);
@@ -252,9 +260,8 @@ int cmd_cost(int argc, char **argv)
 			snprintf(price_from, sizeof price_from, "%s price, median of %zu dated row%s (%.0f-%.0f), newest %s%s: %s",
 				 used ? "used" : "new", pq.n_rows, pq.n_rows > 1 ? "s" : "", pq.min_usd, pq.max_usd, pq.date,
 				 age > PRICE_STALE_MONTHS ? ", more than 6 months old" : "", pq.source);
-			if (age > PRICE_STALE_MONTHS)
-				fprintf(stderr, "gpuwise: warning: the %s price of '%s' is from %s, more than %d months ago\n",
-					used ? "used" : "new", g->id, pq.date, PRICE_STALE_MONTHS);
+			snprintf(price_date, sizeof price_date, "%s", pq.date);
+			price_age = age;
 		}
 		if (in.power_w < 0)
 			in.power_w = g->tdp_w;
@@ -303,8 +310,8 @@ int cmd_cost(int argc, char **argv)
 	if (cost_compute(&in, &r, &err))
 		return usage_error("cost", "%s", err.msg);
 	if (json)
-		print_json(g, &in, price_from, resale_from, used, &q, quoted, no_rent, &r);
+		print_json(g, &in, price_from, price_date, price_age, resale_from, used, &q, quoted, no_rent, &r);
 	else
-		print_text(g, &in, price_from, resale_from, &q, quoted, no_rent, &r);
+		print_text(g, &in, price_from, price_date, price_age, resale_from, &q, quoted, no_rent, &r);
 	return GW_EXIT_OK;
 }
