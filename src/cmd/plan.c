@@ -621,6 +621,18 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 		json_object_set_new(a, "action", json_string(r->advice[i].action));
 		json_object_set_new(a, "effect", json_string(r->advice[i].effect));
 		json_object_set_new(a, "verdict", json_string(plan_verdict_name(r->advice[i].verdict)));
+		json_t *set = json_object();
+		for (size_t k = 0; k < r->advice[i].n_set; k++) {
+			const plan_advice_set *x = &r->advice[i].set[k];
+			json_object_set_new(set, x->key, x->type == PLAN_SET_STR    ? json_string(x->str)
+							 : x->type == PLAN_SET_BOOL ? json_boolean(x->num)
+										    : json_integer((json_int_t)x->num));
+		}
+		json_object_set_new(a, "set", set);
+		json_object_set_new(a, "vram_bytes", jbytes(r->advice[i].vram_bytes));
+		json_object_set_new(a, "gpu_layers", json_integer(r->advice[i].gpu_layers));
+		json_object_set_new(a, "decode_tok_s", r->advice[i].decode_tok_s > 0 ? jreal_round(r->advice[i].decode_tok_s, 2)
+										     : json_null());
 		json_array_append_new(adv, a);
 	}
 	json_object_set_new(o, "advice", adv);

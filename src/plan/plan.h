@@ -95,10 +95,25 @@ typedef struct plan_device {
 	uint64_t total_bytes;    /* the sum of the four */
 } plan_device;
 
+/* One option a piece of advice sets, for scripts (plan --json "set"). */
+#define PLAN_ADVICE_MAX_SET 6
+typedef struct plan_advice_set {
+	char key[16];            /* quant ctx batch kv_type flash_attn engine gpu_layers n_cpu_moe gpu ram_bytes */
+	enum { PLAN_SET_STR, PLAN_SET_NUM, PLAN_SET_BOOL } type;
+	char str[48];
+	unsigned long long num;  /* numbers and booleans */
+} plan_advice_set;
+
 typedef struct plan_advice {
 	char action[192];
 	char effect[256];
 	plan_verdict verdict;    /* the verdict after the change */
+	/* the change as option fields, and its predicted result */
+	plan_advice_set set[PLAN_ADVICE_MAX_SET];
+	size_t n_set;
+	uint64_t vram_bytes;     /* GPU side after the change */
+	uint32_t gpu_layers;
+	double decode_tok_s;     /* 0 unknown */
 } plan_advice;
 
 typedef struct plan_result {

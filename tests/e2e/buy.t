@@ -127,7 +127,42 @@ printf 'MemTotal:       67108864 kB\nMemAvailable:   44040192 kB\n' > "$TMP/tigh
 GPUWISE_ROOT="$TMP/tight" run_gw plan llama3.1:70b --ctx 8192 --json
 is "$(printf '%s' "$out" | jget 'd["host"]["ram_ok"]')" False "63 GiB host part in 64 GiB of RAM (42 available): not fine"
 isnt "$rc" 0 "and the exit status is not 0"
+# "a larger card: rtx-4060" for a busy RTX 4090: only ever a larger card
+GPUWISE_ROOT="$FIX/roots/desktop-4090" run_gw plan llama3.1:8b --ctx 8192 --json
+card=$(printf '%s' "$out" | jget '[a["set"]["gpu"] for a in d["advice"] if "gpu" in a["set"]][0]')
+isnt "$card" "" "a larger card is advised: $card"
 unset GPUWISE_ROOT GPUWISE_FAKE_SCENARIO GPUWISE_NVML_LIB GPUWISE_CUDA_LIB
+run_gw list gpus --json
+is "$(printf '%s' "$out" | jget "[r['vram_bytes'] > 24 * 2**30 for r in d['rows'] if r['id'] == '$card']")" "[true]" "$card has more memory than the RTX 4090"
+run_gw plan llama3.1:70b --gpu rtx-3060 --json
+cards=$(printf '%s' "$out" | jget '" ".join(a["set"]["gpu"] for a in d["advice"] if "gpu" in a["set"])')
+isnt "$cards" "" "a larger card for 70B on a 3060: $cards"
+unlike " $cards " " (rtx-3060|rtx-4060|rtx-3070|rtx-4070) " "never a card of the same size or smaller"
+
+# ---- 8. machine-readable advice ---------------------------------------------
+run_gw plan llama3.1:8b --gpu rtx-4060 --ctx 32k --json
+is "$rc" 3 "8B at 32k on an RTX 4060: offload"
+printf '%s' "$out" > "$TMP/adv.json"
+is "$(printf '%s' "$out" | jget 'all(isinstance(a["set"], dict) and a["set"] and isinstance(a["vram_bytes"], int) and a["verdict"] in ("fits","offload","no-fit") for a in d["advice"])')" True "every advice item: option fields, verdict, VRAM as a number"
+q=$(printf '%s' "$out" | jget '[a["set"]["quant"] for a in d["advice"] if set(a["set"]) <= {"quant", "gpu_layers"} and "quant" in a["set"]][0]')
+like "$q" '^q[0-9]_' "the quantization advice sets quant=$q"
+# applying the advice gives what it predicted
+run_gw plan llama3.1:8b --gpu rtx-4060 --ctx 32k --quant "$q" --json
+python3 -c '
+import json, sys
+adv = json.load(open(sys.argv[1]))
+a = [a for a in adv["advice"] if a["set"].get("quant") == sys.argv[2]][0]
+after = json.loads(sys.argv[3])
+assert after["verdict"] == a["verdict"], (after["verdict"], a["verdict"])
+assert after["vram_bytes"] == a["vram_bytes"], (after["vram_bytes"], a["vram_bytes"])
+assert after["gpu_layers"] == a["gpu_layers"]
+assert abs(after["decode_tok_s"] - a["decode_tok_s"]) < 0.01
+print("ok")' "$TMP/adv.json" "$q" "$out" > "$TMP/check" 2>&1
+is "$(cat "$TMP/check")" "ok" "--quant $q: the verdict, VRAM, layers and tok/s the advice predicted"
+# cross-engine advice keeps the quantization, or says it changes it
+run_gw plan llama3.1:70b --gpu rtx-4090 --engine vllm --json
+is "$(printf '%s' "$out" | jget 'all(("quant" not in a["set"] and "kept at BF16" in a["action"]) or "changing the weights from BF16" in a["action"] for a in d["advice"] if a["set"].get("engine") == "llama.cpp")')" True "llama.cpp advice for a BF16 request keeps BF16 or says it changes it"
+is "$(printf '%s' "$out" | jget 'any(a["set"].get("engine") == "llama.cpp" for a in d["advice"])')" True "and there is such advice"
 
 # ---- 4. plan without a GPU: the need ----------------------------------------
 nogpu
@@ -185,7 +220,7 @@ like "$err" "unknown quantization 'q4x' \(valid: .*q4_k_m" "cards lists them too
 run_gw list gpus 4070
 is "$rc" 0 "list gpus 4070: exit 0"
 like "$out" "rtx-4070-super +GeForce RTX 4070 SUPER" "a filtered row"
-like "$out" "rtx-4070-super: unverified \(background knowledge" "with its source"
+like "$out" "rtx-4070-super: https://www.svethardware.cz/" "with its source"
 run_gw list gpus --json
 for id in rtx-4070-super rtx-4080-super rtx-3060-ti rtx-3070-ti 4070-laptop 4080-laptop rx-7900-xt rx-9070-xt arc-b580 rtx-a4000 rtx-a5000 rtx-pro-6000; do
 	is "$(printf '%s' "$out" | jget "[r['source'] != '' for r in d['rows'] if r['id'] == '$id']")" "[true]" "catalog has $id with a source"
