@@ -80,6 +80,7 @@ typedef struct plan_cli {
 	size_t n_procs;
 	bool ram_from_machine;  /* rq.ram_bytes from /proc/meminfo */
 	uint64_t ram_total, ram_avail, ram_headroom;
+	bool unified_host;      /* rq.ram_bytes is the rest of unified memory */
 } plan_cli;
 
 /*
@@ -654,6 +655,10 @@ static void machine_text(const plan_cli *c, const plan_result *r, const plan_res
 			gib(b3, sizeof b3, c->rq.ram_bytes > 1 ? c->rq.ram_bytes : 0),
 			gib(b4, sizeof b4, c->ram_headroom),
 			r->host_bytes > 0 ? (r->ram_ok ? "" : ": not enough for the part in host RAM") : "");
+	if (c->unified_host)
+		fprintf(f, "\nunified memory: the GPU may use 75%% of %s; offloaded layers stay in the same memory, so "
+			   "the CPU side has only the rest less the OS's share (%s)\n",
+			gib(b1, sizeof b1, c->rq.gpus[0].vram_bytes), gib(b2, sizeof b2, c->rq.ram_bytes > 1 ? c->rq.ram_bytes : 0));
 	if (!c->n_procs)
 		return;
 	fprintf(f, "\nother processes hold memory on %s:\n", c->rq.n_gpus > 1 ? "these GPUs" : "this GPU");
@@ -683,7 +688,9 @@ static void machine_json(const plan_cli *c, const plan_result *wo, json_t *o)
 		json_object_set_new(host, "ram_total_bytes", jint_or_null(c->ram_from_machine, (long long)c->ram_total));
 		json_object_set_new(host, "ram_available_bytes", jint_or_null(c->ram_from_machine, (long long)c->ram_avail));
 		json_object_set_new(host, "ram_headroom_bytes", jint_or_null(c->ram_from_machine, (long long)c->ram_headroom));
-		json_object_set_new(host, "ram_from", json_string(c->ram_from_machine ? "/proc/meminfo" : c->rq.ram_bytes ? "--ram" : "unknown"));
+		json_object_set_new(host, "ram_from", json_string(c->ram_from_machine ? "/proc/meminfo"
+								  : c->unified_host ? "unified-memory"
+								  : c->rq.ram_bytes ? "--ram" : "unknown"));
 	}
 	json_t *arr = json_array();
 	for (size_t i = 0; i < c->n_procs; i++) {
@@ -836,6 +843,8 @@ static int plan_train(plan_cli *c, const model_desc *m)
 	for (size_t i = 0; i < c->rq.n_gpus; i++) {
 		/* this machine's GPUs count with what is free on them now */
 		uint64_t v = c->rq.gpus[i].free_bytes ? c->rq.gpus[i].free_bytes : c->rq.gpus[i].vram_bytes;
+		if (c->rq.gpus[i].unified_memory && !c->rq.gpus[i].free_bytes)
+			v = plan_unified_gpu_bytes(v); /* the same rule as for LLMs */
 		if (!vram || v < vram)
 			vram = v;
 	}
@@ -854,7 +863,10 @@ static int plan_image(plan_cli *c)
 	if (c->rq.quant)
 		c->wl.image.quant = c->rq.quant;
 	const plan_gpu *g = c->rq.n_gpus ? &c->rq.gpus[0] : NULL;
-	return workload_plan_image(&c->wl, c->model, g ? (g->free_bytes ? g->free_bytes : g->vram_bytes) : 0,
+	uint64_t vram = g ? (g->free_bytes ? g->free_bytes : g->vram_bytes) : 0;
+	if (g && g->unified_memory && !g->free_bytes)
+		vram = plan_unified_gpu_bytes(vram); /* the same rule as for LLMs */
+	return workload_plan_image(&c->wl, c->model, vram,
 				   g ? g->name : NULL,
 				   g ? g->fp16_tflops : 0, g && g->spec ? g->spec->pcie_gen : 0, c->json);
 }
@@ -936,6 +948,12 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 	    (c->rq.engine == PLAN_ENGINE_LLAMACPP || c->rq.engine == PLAN_ENGINE_OLLAMA)) {
 		c->rq.flash_attn = true; /* llama.cpp refuses a quantized V cache without -fa */
 		fa_forced = true;
+	}
+	if (c->rq.n_gpus && c->rq.gpus[0].unified_memory && !c->ram_from_machine && !c->rq.ram_bytes) {
+		/* offloading on unified memory frees nothing: the CPU side is what the GPU cannot wire */
+		uint64_t h = plan_unified_host_bytes(c->rq.gpus[0].vram_bytes);
+		c->rq.ram_bytes = h ? h : 1;
+		c->unified_host = true;
 	}
 	if (c->rq.n_gpus == 0) {
 		rc = plan_need(c, &m);

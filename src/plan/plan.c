@@ -130,14 +130,25 @@ static void note(plan_result *r, const char *fmt, ...)
 	va_end(ap);
 }
 
+uint64_t plan_unified_gpu_bytes(uint64_t total)
+{
+	return total / 4 * 3;
+}
+
+/* The rest of unified memory less the OS's share: the larger of 4 GiB
+ * and 10% [assumption]. */
+uint64_t plan_unified_host_bytes(uint64_t total)
+{
+	uint64_t rest = total - plan_unified_gpu_bytes(total);
+	uint64_t os = total / 10 > 4 * GiB ? total / 10 : 4 * GiB;
+	return rest > os ? rest - os : 0;
+}
+
 static uint64_t usable_bytes(const plan_gpu *g)
 {
 	uint64_t total = g->vram_bytes;
-	/* Metal lets the GPU wire about 75% of unified memory
-	 * (recommendedMaxWorkingSetSize; llama.cpp ggml-metal logs it)
-	 * [approximate]. */
 	if (g->unified_memory)
-		total = total / 4 * 3;
+		total = plan_unified_gpu_bytes(total);
 	if (g->free_bytes && g->free_bytes < total)
 		total = g->free_bytes;
 	return total;
@@ -1036,7 +1047,8 @@ static void advise(const plan_request *rq, plan_result *res)
 				add_advice(res, r, "offload layers to the CPU with llama.cpp, changing the weights from %s "
 						   "to 4-bit Q4_K_M (--engine llama.cpp --quant q4_k_m)", res->quant);
 		}
-	} else if (res->verdict == PLAN_NOFIT && res->ram_known && !res->ram_ok && res->gpu_layers > 0) {
+	} else if (res->verdict == PLAN_NOFIT && res->ram_known && !res->ram_ok && res->gpu_layers > 0 &&
+		   !(rq->n_gpus && rq->gpus[0].unified_memory)) { /* unified memory: no RAM to add */
 		char need[32];
 		fmt_gib(need, sizeof need, res->host_bytes);
 		t = *rq;
@@ -1070,9 +1082,10 @@ static void advise(const plan_request *rq, plan_result *res)
 		for (size_t i = 0; i < n; i++) {
 			const gpu_spec *s = kb_gpu_at(i);
 			/* a card smaller than the weights, or than the card in question, is no answer */
-			if (!s || s->vram_bytes <= need || s->vram_bytes <= have || s->laptop || s->unified_memory ||
-			    strstr(s->name, "SXM"))
-				continue; /* nor is a laptop, a Mac or a server module a card to plug in */
+			bool mac = rq->n_gpus && rq->gpus[0].unified_memory;
+			if (!s || s->vram_bytes <= need || s->vram_bytes <= have || s->laptop ||
+			    s->unified_memory != mac || strstr(s->name, "SXM"))
+				continue; /* a Mac for a Mac; no laptop or server module as a card to plug in */
 			priced_card *c = &cards[k];
 			c->g = s;
 			if (price_quote_get(s, false, false, tmv.tm_year + 1900, &c->q, NULL) || !c->q.known) {

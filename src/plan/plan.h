@@ -212,6 +212,16 @@ const char *plan_kv_type_name(plan_kv_type t);
 int plan_kv_type_parse(const char *s, plan_kv_type *t);
 const char *plan_verdict_name(plan_verdict v); /* "fits" "offload" "no-fit" */
 
+/*
+ * Unified memory (Apple, SoC): the one rule for every workload (LLM,
+ * training, images).  The GPU may wire about 75% of the memory (Metal's
+ * recommendedMaxWorkingSetSize, which llama.cpp's ggml-metal logs)
+ * [approximate]; what is "offloaded" stays in the same memory, so it frees
+ * nothing: the CPU side gets the rest less the OS's share.
+ */
+uint64_t plan_unified_gpu_bytes(uint64_t total);
+uint64_t plan_unified_host_bytes(uint64_t total);
+
 /* Fill a plan_gpu from a catalog entry (count copies are the caller's). */
 void plan_gpu_from_spec(plan_gpu *g, const gpu_spec *s);
 

@@ -164,6 +164,19 @@ run_gw plan llama3.1:70b --gpu rtx-4090 --engine vllm --json
 is "$(printf '%s' "$out" | jget 'all(("quant" not in a["set"] and "kept at BF16" in a["action"]) or "changing the weights from BF16" in a["action"] for a in d["advice"] if a["set"].get("engine") == "llama.cpp")')" True "llama.cpp advice for a BF16 request keeps BF16 or says it changes it"
 is "$(printf '%s' "$out" | jget 'any(a["set"].get("engine") == "llama.cpp" for a in d["advice"])')" True "and there is such advice"
 
+# ---- 7. unified memory: one rule for LLMs, training and images ----------------
+run_gw plan llama-2-13b --gpu m1-7c-8g --json
+is "$(printf '%s' "$out" | jget 'd["host"]["ram_from"]')" unified-memory "an 8 GB Mac: the CPU side is the rest of the same memory"
+isnt "$(printf '%s' "$out" | jget 'd["verdict"]')" offload "offloading frees nothing on unified memory: not an offload plan"
+is "$(printf '%s' "$out" | jget 'any("more host RAM" in a["action"] for a in d["advice"])')" False "and no 'more host RAM' advice"
+is "$(printf '%s' "$out" | jget 'd["devices"][0]["usable_bytes"]')" 6442450944 "LLM: 75% of 8 GiB"
+run_gw plan sdxl --image 1024x1024 --gpu m1-7c-8g --json
+is "$(printf '%s' "$out" | jget 'd["vram_budget_bytes"]')" 6442450944 "images: the same 75%"
+run_gw plan llama-2-7b --train lora --gpu m1-7c-8g --json
+is "$(printf '%s' "$out" | jget 'd["vram_budget_bytes"]')" 6442450944 "training: the same 75%"
+run_gw cards sdxl --image 1024x1024 --vendor apple --json
+is "$(printf '%s' "$out" | jget 'any("offload" in (r["remedy"] or "") for r in d["rows"])')" False "cards: no offload remedy on unified memory"
+
 # ---- 4. plan without a GPU: the need ----------------------------------------
 nogpu
 run_gw plan llama3.1:8b --ctx 8k
