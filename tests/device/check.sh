@@ -429,6 +429,36 @@ tee -a "$report" < "$report.cmp"
 failures=$((failures + $(grep -c '^FAIL' "$report.cmp")))
 rm -f "$report.cmp"
 
+# ---- plan on this machine (issue 13): the GPU, host RAM, other processes -------
+section "plan"
+"$GW" plan llama-3.1-8b --ctx 8192 --json > "$report.plan.json" 2> "$report.plan.err"
+plan_rc=$?
+nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits > "$report.smimem" 2>/dev/null
+nvidia-smi --query-compute-apps=pid --format=csv,noheader > "$report.smipids" 2>/dev/null
+python3 - "$report.plan.json" "$report.smimem" "$report.smipids" "$plan_rc" > "$report.cmp" 2>&1 <<'PY'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("FAIL: plan --json on this machine is not JSON (exit %s): %s" % (sys.argv[4], e)); sys.exit(0)
+mib = float(open(sys.argv[2]).read().split()[0])
+dev = d["devices"][0]["vram_total_bytes"]
+print("%s: plan sees GPU 0 with %.0f MiB (nvidia-smi %.0f MiB), verdict %s, exit %s" % (
+    "OK" if abs(dev / 2**20 - mib) <= mib * 0.01 else "FAIL", dev / 2**20, mib, d["verdict"], sys.argv[4]))
+tot = [int(l.split()[1]) * 1024 for l in open("/proc/meminfo") if l.startswith("MemTotal:")][0]
+h = d["host"]
+print("%s: host RAM from %s: total %s (MemTotal %d), usable %s" % (
+    "OK" if h["ram_from"] == "/proc/meminfo" and h["ram_total_bytes"] == tot else "FAIL",
+    h["ram_from"], h["ram_total_bytes"], tot, h["ram_bytes"]))
+smi = {int(x) for x in open(sys.argv[3]).read().split() if x.strip().isdigit()}
+ours = {p["pid"] for p in d["gpu_processes"]}
+print("%s: processes holding GPU memory: gpuwise %s, nvidia-smi compute apps %s" % (
+    "OK" if smi <= ours or not smi else "FAIL", sorted(ours), sorted(smi)))
+PY
+tee -a "$report" < "$report.cmp"
+failures=$((failures + $(grep -c '^FAIL' "$report.cmp")))
+rm -f "$report.cmp" "$report.smimem" "$report.smipids" "$report.plan.err"
+
 section "summary"
 say "failures: $failures"
 [ "$failures" -eq 0 ]
