@@ -12,7 +12,11 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wformat=2 -Wn
 BASEFLAGS := -std=c17 -D_GNU_SOURCE -DGPUWISE_VERSION='"$(VERSION)"' -Isrc $(PKG_CFLAGS) $(WARN)
 OPT       ?= -O2 -g
 SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LDLIBS    := $(PKG_LIBS) -ldl -lm -lpthread
+# the queue daemon's state (Debian libsqlite3-dev)
+SQLITE_CFLAGS := $(shell pkg-config --cflags sqlite3 2>/dev/null)
+SQLITE_LIBS   := $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3)
+BASEFLAGS += $(SQLITE_CFLAGS)
+LDLIBS    := $(PKG_LIBS) $(SQLITE_LIBS) -ldl -lm -lpthread
 # quiet by default; `make V=1` shows the commands
 ifeq ($(V),1)
 Q :=
