@@ -51,6 +51,7 @@ typedef struct djob {
 	bool over_noted;
 	uint64_t log_pos;        /* read position in the supervisor's JSON-lines log */
 	char *stop_note;
+	char *preempt_note;      /* why it was preempted, kept until it starts again */
 } djob;
 
 typedef struct client {
@@ -419,6 +420,7 @@ static void djob_free(djob *j)
 		return;
 	job_release(&j->j);
 	free(j->stop_note);
+	free(j->preempt_note);
 	free(j);
 }
 
@@ -469,7 +471,9 @@ static void job_ended(qd *d, djob *x, int status, bool known)
 		j->n_placed = 0;
 		j->mig_idx = -1;
 		j->borrowed = false;
-		set_reason(j, "preempted and requeued: %s", x->stop_note ? x->stop_note : "its quota was reclaimed");
+		free(x->preempt_note);
+		x->preempt_note = xstrdup(x->stop_note ? x->stop_note : "its quota was reclaimed");
+		set_reason(j, "preempted and requeued: %s", x->preempt_note);
 		break;
 	case STOP_CANCEL:
 		j->state = JOB_CANCELLED;
@@ -750,6 +754,17 @@ static void schedule(qd *d)
 	sched_config cfg = {d->cfg.policy, d->cfg.borrowing, d->cfg.context_reserve_bytes};
 	sched_result res = {0};
 	sched_pass(&cfg, d->gpus, d->n_gpus, pr, np, jobs, d->n_jobs, &res);
+	/* a preempted job says so until it starts again */
+	for (size_t i = 0; i < d->n_jobs; i++) {
+		djob *x = d->jobs[i];
+		if (x->preempt_note && x->j.state == JOB_QUEUED &&
+		    !(x->j.reason && str_starts(x->j.reason, "preempted and requeued: "))) {
+			char *r = x->j.reason;
+			x->j.reason = NULL;
+			set_reason(&x->j, "preempted and requeued: %s; now %s", x->preempt_note, r ? r : "waiting");
+			free(r);
+		}
+	}
 	/* first: record every start as running (never run twice after a crash) */
 	uint64_t now = wall_ms();
 	for (size_t i = 0; i < res.n; i++) {
@@ -769,6 +784,8 @@ static void schedule(qd *d)
 			continue;
 		}
 		job *j = &x->j;
+		free(x->preempt_note);
+		x->preempt_note = NULL;
 		j->state = JOB_RUNNING;
 		j->start_ms = now;
 		j->n_placed = dc->n_gpus;
@@ -1636,8 +1653,13 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 	    (rc = make_dir(d.run_dir, 0700, err)))
 		goto out;
 	if (d.root) {
-		/* the jobs' own files live here; they are opened by the shim before it drops rights */
+		/*
+		 * The supervisor of a job runs as its user and writes run/ID.jsonl,
+		 * a file the shim created for that user: the directories may be
+		 * searched, not listed, and every job file is 0600 for its owner.
+		 */
 		chmod(d.state_dir, 0711);
+		chmod(d.run_dir, 0711);
 	}
 	char *lock = xasprintf("%s/daemon.lock", d.state_dir);
 	d.lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);

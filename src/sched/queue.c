@@ -289,13 +289,17 @@ static void no_room_reason(pass *p, const job *j, char *why, size_t n)
 			int gi = k->gpu_idx[g];
 			if (gi < 0 || (size_t)gi >= p->n_gpus)
 				continue;
-			uint64_t frees = k->spec.mode == JOB_MODE_EXCLUSIVE
-						 ? p->view[gi].mem_total_bytes
-						 : k->spec.vram_bytes + p->cfg->context_reserve_bytes;
-			if (p->view[gi].mem_free_bytes + frees >= r.vram_bytes) {
+			/* what the GPU has free once k ends */
+			uint64_t after;
+			if (k->spec.mode == JOB_MODE_EXCLUSIVE) {
+				uint64_t out = p->node[gi].mem_outside_bytes, t = p->node[gi].mem_total_bytes;
+				after = t > out ? t - out : 0;
+			} else {
+				after = p->view[gi].mem_free_bytes + k->spec.vram_bytes + p->cfg->context_reserve_bytes;
+			}
+			if (after >= r.vram_bytes) {
 				snprintf(why, n, "no GPU has %s free; GPU %d frees %s when job %llu ends",
-					 fmt_bytes(a, sizeof a, r.vram_bytes), gi,
-					 fmt_bytes(b, sizeof b, p->view[gi].mem_free_bytes + frees),
+					 fmt_bytes(a, sizeof a, r.vram_bytes), gi, fmt_bytes(b, sizeof b, after),
 					 (unsigned long long)k->id);
 				return;
 			}

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Helpers for the queue tests: talk to the daemon's socket (JSON lines),
+sample the queue, and check what the samples show."""
+import json
+import re
+import socket
+import subprocess
+import sys
+import time
+
+RESERVE = 512 * 1024 ** 2
+
+
+def call(sock, req):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sock)
+    req["v"] = 1
+    s.sendall((json.dumps(req) + "\n").encode())
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            break
+        buf += chunk
+    s.close()
+    return json.loads(buf)
+
+
+def show(gw, jid):
+    out = subprocess.run([gw, "show", "--json", str(jid)], capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def load(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def main():
+    cmd = sys.argv[1]
+    a = sys.argv[2:]
+    if cmd == "active":
+        print(" ".join(str(j["id"]) for j in call(a[0], {"op": "queue"})["jobs"]))
+    elif cmd == "drain":
+        end = time.time() + float(a[1])
+        while time.time() < end and call(a[0], {"op": "queue"})["jobs"]:
+            time.sleep(0.1)
+    elif cmd == "wait":
+        sock, jid, want, secs = a[0], int(a[1]), a[2], float(a[3])
+        end = time.time() + secs
+        while time.time() < end:
+            r = call(sock, {"op": "show", "id": jid})
+            if r.get("ok") and r["job"]["state"] == want:
+                return 0
+            time.sleep(0.05)
+        return 1
+    elif cmd == "sample":
+        sock, path, secs = a[0], a[1], float(a[2])
+        end = time.time() + secs
+        with open(path, "w") as f:
+            while time.time() < end:
+                r = call(sock, {"op": "queue"})
+                f.write(json.dumps(r["jobs"]) + "\n")
+                if not r["jobs"]:
+                    return 0
+                time.sleep(0.05)
+        return 1
+    elif cmd == "check-samples":
+        samples, gpu_gib, quotas = load(a[0]), float(a[1]), json.loads(a[2])
+        for n, jobs in enumerate(samples):
+            use = {}
+            per_gpu = {}
+            for j in jobs:
+                if j["state"] != "running":
+                    continue
+                p = use.setdefault(j["project"], {"vram": 0, "jobs": 0})
+                p["vram"] += j["vram_request_bytes"] * j["gpus_requested"]
+                p["jobs"] += 1
+                for g in j["gpus"]:
+                    per_gpu[g] = per_gpu.get(g, 0) + j["vram_request_bytes"] + RESERVE
+            for proj, q in quotas.items():
+                for k, lim in q.items():
+                    if use.get(proj, {}).get(k, 0) > lim:
+                        print(f"sample {n}: project {proj} uses {use[proj][k]} {k} > {lim}")
+                        return 0
+            for g, b in per_gpu.items():
+                if b > gpu_gib * 1024 ** 3:
+                    print(f"sample {n}: GPU {g} holds {b} bytes of requests")
+                    return 0
+        print("ok" if samples else "no samples")
+    elif cmd == "max-per-gpu":
+        best = 0
+        for jobs in load(a[0]):
+            per = {}
+            for j in jobs:
+                if j["state"] == "running" and j["mode"] == "shared":
+                    for g in j["gpus"]:
+                        per[g] = per.get(g, 0) + 1
+            best = max([best] + list(per.values()))
+        print(best)
+    elif cmd == "fair":
+        first, second = a[1], a[2]
+        for jobs in load(a[0]):
+            if any(j["state"] == "running" and j["project"] == second for j in jobs):
+                waiting = [j for j in jobs if j["state"] == "queued" and j["project"] == first]
+                print("ok" if waiting else "the first project had drained before the second ran")
+                return 0
+        print("the second project never ran")
+    elif cmd == "saw-reason":
+        rx = re.compile(a[1])
+        for jobs in load(a[0]):
+            if any(j["reason"] and rx.search(j["reason"]) for j in jobs):
+                print("ok")
+                return 0
+        print("never")
+    elif cmd == "backfill":
+        gw, fa, fb, head = a[0], show(a[0], a[1]), show(a[0], a[2]), show(a[0], a[3])
+        smalls = [show(gw, s) for s in a[4:]]
+        print("backfilled" if any(s["start_ms"] < head["start_ms"] for s in smalls) else "no backfill")
+        first_end = min(fa["end_ms"], fb["end_ms"])
+        print("no-starvation" if head["start_ms"] <= first_end + 2000 else
+              f"head started {head['start_ms'] - first_end} ms after a 30 GiB job ended")
+    elif cmd == "preempted":
+        gw = a[0]
+        end = time.time() + 15
+        while time.time() < end:
+            js = [show(gw, i) for i in a[1:]]
+            pre = [j for j in js if j["state"] == "queued" and "preempted" in (j["reason"] or "")]
+            if pre:
+                print(len(pre))
+                print(pre[0]["reason"])
+                print(pre[0]["id"])
+                return 0
+            time.sleep(0.1)
+        print(0)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
