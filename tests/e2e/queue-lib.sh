@@ -44,7 +44,7 @@ q_kill() {
 q_cleanup() {
 	if [ -n "$q_pid" ]; then
 		_ids=$(python3 "$QTOOLS" active "$SOCK" 2>/dev/null)
-		[ -n "$_ids" ] && "$GW" cancel $_ids >/dev/null 2>&1
+		[ -n "$_ids" ] && printf '%s\n' $_ids | xargs -n 1000 "$GW" cancel >/dev/null 2>&1
 		python3 "$QTOOLS" drain "$SOCK" 40 >/dev/null 2>&1
 		q_stop
 	fi

@@ -41,6 +41,48 @@ def main():
     a = sys.argv[2:]
     if cmd == "active":
         print(" ".join(str(j["id"]) for j in call(a[0], {"op": "queue"})["jobs"]))
+    elif cmd == "load":
+        # LOAD SOCK CLIENT COUNT ACKFILE: submit COUNT jobs, pipelined 32 deep;
+        # each acknowledged one is appended as "name id" before the next read.
+        sock, client, count, ackfile = a[0], int(a[1]), int(a[2]), a[3]
+        job = json.loads(a[4])
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(sock)
+        f = open(ackfile, "a")
+        sent = acked = 0
+        buf = b""
+        try:
+            while acked < count:
+                while sent < count and sent - acked < 32:
+                    j = dict(job, name=f"c{client}-{sent}")
+                    s.sendall((json.dumps({"v": 1, "op": "submit", "job": j}) + "\n").encode())
+                    sent += 1
+                while b"\n" not in buf:
+                    chunk = s.recv(1 << 16)
+                    if not chunk:
+                        raise ConnectionError("closed")
+                    buf += chunk
+                line, buf = buf.split(b"\n", 1)
+                r = json.loads(line)
+                if r.get("ok"):
+                    f.write(f"c{client}-{acked} {r['id']}\n")
+                    f.flush()
+                acked += 1
+        except (ConnectionError, OSError):
+            pass
+        f.close()
+    elif cmd == "check-crash":
+        # ACKS DUMP: every acknowledged job is in the daemon exactly once
+        acks = [l.split() for l in open(a[0]) if l.strip()]
+        jobs = json.load(open(a[1]))["jobs"]
+        names = {}
+        for j in jobs:
+            names.setdefault(j["name"], []).append(j["id"])
+        dup = [n for n, ids in names.items() if len(ids) > 1]
+        missing = [n for n, i in acks if names.get(n) != [int(i)]]
+        print(f"{len(acks)} acknowledged, {len(jobs)} stored, {len(missing)} missing or moved, {len(dup)} twice")
+    elif cmd == "running":
+        print(" ".join(str(j["id"]) for j in call(a[0], {"op": "queue"})["jobs"] if j["state"] == "running"))
     elif cmd == "drain":
         end = time.time() + float(a[1])
         while time.time() < end and call(a[0], {"op": "queue"})["jobs"]:
