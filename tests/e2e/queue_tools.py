@@ -81,6 +81,84 @@ def main():
         dup = [n for n, ids in names.items() if len(ids) > 1]
         missing = [n for n, i in acks if names.get(n) != [int(i)]]
         print(f"{len(acks)} acknowledged, {len(jobs)} stored, {len(missing)} missing or moved, {len(dup)} twice")
+    elif cmd == "raw":
+        # RAW SOCK: hostile clients; prints one "case: outcome" line each
+        sock = a[0]
+
+        def conn():
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            c.connect(sock)
+            c.settimeout(10)
+            return c
+
+        def reply(c):
+            buf = b""
+            while not buf.endswith(b"\n"):
+                chunk = c.recv(1 << 16)
+                if not chunk:
+                    return None
+                buf += chunk
+            return json.loads(buf.split(b"\n")[0])
+
+        def ask(c, text):
+            c.sendall(text)
+            return reply(c)
+
+        def ping_ok():
+            c = conn()
+            r = ask(c, b'{"v":1,"op":"ping"}\n')
+            c.close()
+            return "ping ok" if r and r.get("ok") else f"ping failed: {r}"
+
+        c = conn()
+        for name, text in [
+            ("malformed", b'{"v":1,"op":\n'),
+            ("not-object", b'"hello"\n'),
+            ("unknown-field", b'{"v":1,"op":"queue","color":"red"}\n'),
+            ("unknown-op", b'{"v":1,"op":"shutdown"}\n'),
+            ("negative", b'{"v":1,"op":"submit","job":{"argv":["x"],"cwd":"/","vram_bytes":-1}}\n'),
+            ("overflow", b'{"v":1,"op":"submit","job":{"argv":["x"],"cwd":"/","vram_bytes":184467440737095516160}}\n'),
+            ("too-large", b'{"v":1,"op":"submit","job":{"argv":["x"],"cwd":"/","vram_bytes":9223372036854775807}}\n'),
+            ("binary", b'\x00\xff\xfe garbage\n'),
+            ("uid-claim", b'{"v":1,"op":"submit","job":{"argv":["x"],"cwd":"/","vram_bytes":1,"uid":0}}\n'),
+            ("too-big-for-gpus", b'{"v":1,"op":"submit","job":{"argv":["x"],"cwd":"/","vram_bytes":1099511627776}}\n'),
+            ("no-project", b'{"v":1,"op":"submit","job":{"argv":["x"],"cwd":"/","vram_bytes":1,"project":"nope"}}\n'),
+        ]:
+            r = ask(c, text)
+            print(f"{name}: " + ("error " + r["error"] if r and not r.get("ok") else f"unexpected {r}"))
+        # a huge line: an error, then the same connection still works
+        r = ask(c, b"[" + b"1," * (1 << 20) + b"1]\n")
+        print("huge: " + ("error " + r["error"] if r and not r.get("ok") else f"unexpected {r}"))
+        r = ask(c, b'{"v":1,"op":"ping"}\n')
+        print("after-huge: " + ("ping ok" if r and r.get("ok") else f"unexpected {r}"))
+        c.close()
+        # a silent client does not block the others, and is dropped after client_timeout
+        silent = conn()
+        print("while-silent: " + ping_ok())
+        t0 = time.time()
+        try:
+            got = silent.recv(1)
+            print("silent: dropped after %.1f s" % (time.time() - t0) if got == b"" else "silent: got data")
+        except socket.timeout:
+            print("silent: never dropped")
+        # a client that disconnects mid-request
+        d = conn()
+        d.sendall(b'{"v":1,"op":"submit","job":{"argv":["x"],')
+        d.close()
+        print("after-disconnect: " + ping_ok())
+        # a client that sends requests and never reads the replies
+        g = conn()
+        g.setblocking(False)
+        sent = 0
+        try:
+            for _ in range(100000):
+                g.send(b'{"v":1,"op":"queue","all":true}\n')
+                sent += 1
+        except BlockingIOError:
+            pass
+        print("while-greedy: " + ping_ok())
+        g.close()
+        print("after-all: " + ping_ok())
     elif cmd == "running":
         print(" ".join(str(j["id"]) for j in call(a[0], {"op": "queue"})["jobs"] if j["state"] == "running"))
     elif cmd == "drain":
