@@ -1,6 +1,6 @@
 #!/bin/sh
 # Build the libFuzzer targets with clang (ASan + UBSan) and run each one.
-#   tests/fuzz/run.sh [SECONDS] [TARGET...]     default 60 s, targets gguf safetensors
+#   tests/fuzz/run.sh [SECONDS] [TARGET...]     default 60 s, targets gguf safetensors queue
 # New inputs go to build/fuzz/corpus-TARGET (seeded from tests/fuzz/corpus/TARGET);
 # crashes are written to build/fuzz/ and make the script fail.  Copy a crash
 # into tests/fuzz/corpus/TARGET/ once fixed: `make check` replays that corpus.
@@ -9,7 +9,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-gguf safetensors}
+targets=${*:-gguf safetensors queue}
 out=build/fuzz
 CC=${FUZZ_CC:-clang}
 mkdir -p "$out"
@@ -24,7 +24,7 @@ libs="$(pkg-config --libs jansson 2>/dev/null || echo -ljansson) -lm -ldl -lpthr
 for t in $targets; do
 	echo "fuzz: building $t" >&2
 	# shellcheck disable=SC2086
-	$CC $flags -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" src/model/*.c src/util/*.c src/kb/*.c "$out/embedded.c" $libs
+	$CC $flags -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" src/model/*.c src/util/*.c src/kb/*.c src/queue/proto.c src/sched/job.c "$out/embedded.c" $libs
 	mkdir -p "$out/corpus-$t"
 	dict=""
 	[ -f "tests/fuzz/$t.dict" ] && dict="-dict=tests/fuzz/$t.dict"

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -440,6 +442,41 @@ static void test_proto(void **state)
 	assert_non_null(strstr(err, "request longer than"));
 }
 
+/* Replay tests/fuzz/corpus/queue: nothing crashes, the seeds parse, every refusal says why. */
+static void test_proto_corpus(void **state)
+{
+	(void)state;
+	const char *top = getenv("GW_TOP");
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s/tests/fuzz/corpus/queue", top && *top ? top : ".");
+	DIR *d = opendir(dir);
+	if (!d)
+		fail_msg("cannot open the corpus '%s'", dir);
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[2048], err[256] = "";
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		char *text = NULL;
+		size_t len = 0;
+		gw_error ge;
+		assert_int_equal(gw_read_file(path, false, 4 << 20, &text, &len, &ge), 0);
+		proto_req r;
+		if (proto_parse(text, len, &r, err, sizeof err) == 0)
+			proto_req_release(&r);
+		else if (str_starts(e->d_name, "seed"))
+			fail_msg("seed %s refused: %s", path, err);
+		else
+			assert_true(err[0] != '\0');
+		free(text);
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -451,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_borrow_and_preempt),
 		cmocka_unit_test(test_mig_and_after),
 		cmocka_unit_test(test_proto),
+		cmocka_unit_test(test_proto_corpus),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
