@@ -100,6 +100,7 @@ typedef struct qd {
 	sched_node_gpu *gpus;
 	size_t n_gpus;
 	uint64_t hw_at_ms;
+	uint64_t pass_at_ms;     /* monotonic time of the last scheduling pass */
 	bool dirty;              /* schedule on the next tick */
 	bool stopping;
 	uint64_t expire_at_ms;
@@ -1775,7 +1776,9 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 				c->closing = true;
 			}
 		}
-		if (d.dirty) {
+		/* with a long queue, at most one pass every 50 ms under a burst */
+		if (d.dirty && (d.n_jobs < 1000 || mono - d.pass_at_ms >= 50)) {
+			d.pass_at_ms = mono;
 			schedule(&d);
 			tx_commit(&d);
 		}

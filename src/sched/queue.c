@@ -124,6 +124,18 @@ typedef struct pass {
 	double demand_w[MAX_DEMAND];
 	bool reserved[64];
 	bool have_reservation;
+	/* caches that keep a pass over 10,000 waiting jobs cheap */
+	uint64_t *pver;           /* per project: bumped when its use changes */
+	uint64_t *qtext_ver;      /* per project and dimension: pver of qtext */
+	char (*qtext)[160];       /* "project x is at its VRAM quota: ..." */
+	struct {
+		uint64_t vram;
+		int n_gpus;
+		bool exclusive;
+		char text[224];
+	} fails[32];              /* shapes that found no room since the last change */
+	size_t n_fails;
+	size_t n_borrowed;        /* running borrowed jobs (possible victims) */
 } pass;
 
 static sched_project *project_of(pass *p, const job *j)
@@ -156,6 +168,8 @@ static void charge(pass *p, const job *j, sched_project *pr, int sign)
 {
 	if (!pr)
 		return;
+	if (p->pver)
+		p->pver[pr - p->projects]++;
 	uint64_t v = sched_job_vram_bytes(j, p->node, p->n_gpus), g = sched_job_gpus(j);
 	if (sign > 0) {
 		pr->used_vram_bytes += v;
@@ -207,8 +221,12 @@ static int64_t lendable(const pass *p, const sched_project *self, int dim)
 	return idle - lent;
 }
 
-/* Kueue-style admission on requested amounts; why not goes to why. */
-static int admit(pass *p, const job *j, const sched_project *pr, char *why, size_t n)
+/*
+ * Kueue-style admission on requested amounts.  Returns ADMIT_*; on ADMIT_NO
+ * *why points at words saying which quota is full (cached per project
+ * until its use changes).
+ */
+static int admit(pass *p, const job *j, const sched_project *pr, const char **why)
 {
 	uint64_t req[3] = {sched_job_vram_bytes(j, p->node, p->n_gpus), sched_job_gpus(j), 1};
 	uint64_t used[3] = {pr->used_vram_bytes, pr->used_gpus, pr->used_jobs};
@@ -223,15 +241,21 @@ static int admit(pass *p, const job *j, const sched_project *pr, char *why, size
 			verdict = ADMIT_BORROW;
 			continue;
 		}
-		char a[32], b[32];
-		if (d == 0)
-			snprintf(why, n, "project %s is at its VRAM quota: %s/%s%s", pr->name,
-				 fmt_bytes(a, sizeof a, used[0]), fmt_bytes(b, sizeof b, quota[0]),
-				 p->cfg->borrowing ? " and the others have none idle to lend" : "");
-		else
-			snprintf(why, n, "project %s is at its %s quota: %llu/%llu%s", pr->name, dim_name[d],
-				 (unsigned long long)used[d], (unsigned long long)quota[d],
-				 p->cfg->borrowing ? " and the others have none idle to lend" : "");
+		size_t pi = (size_t)(pr - p->projects), k = pi * 3 + (size_t)d;
+		char *text = p->qtext[k];
+		if (p->qtext_ver[k] != p->pver[pi] + 1) {
+			char a[32], b[32];
+			if (d == 0)
+				snprintf(text, sizeof p->qtext[k], "project %s is at its VRAM quota: %s/%s%s", pr->name,
+					 fmt_bytes(a, sizeof a, used[0]), fmt_bytes(b, sizeof b, quota[0]),
+					 p->cfg->borrowing ? " and the others have none idle to lend" : "");
+			else
+				snprintf(text, sizeof p->qtext[k], "project %s is at its %s quota: %llu/%llu%s", pr->name,
+					 dim_name[d], (unsigned long long)used[d], (unsigned long long)quota[d],
+					 p->cfg->borrowing ? " and the others have none idle to lend" : "");
+			p->qtext_ver[k] = p->pver[pi] + 1;
+		}
+		*why = text;
 		return ADMIT_NO;
 	}
 	return verdict;
@@ -381,6 +405,8 @@ static bool reclaim(pass *p, job *j, const sched_project *pr, sched_result *res,
 		memcpy(p->view, saved, p->n_gpus * sizeof *saved);
 		return false;
 	}
+	p->n_fails = 0;
+	p->n_borrowed -= n_vict <= p->n_borrowed ? n_vict : p->n_borrowed;
 	for (size_t v = 0; v < n_vict; v++) {
 		sched_decision d = {.action = SCHED_PREEMPT, .job = vict[v], .mig_idx = -1};
 		res_add(res, &d);
@@ -434,6 +460,9 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 	p.mig_taken = xcalloc(n_migs ? n_migs : 1, sizeof *p.mig_taken);
 	for (size_t i = 0; i < n_projects; i++)
 		projects[i].used_vram_bytes = projects[i].used_gpus = projects[i].used_jobs = 0;
+	p.pver = xcalloc(n_projects + 1, sizeof *p.pver);
+	p.qtext_ver = xcalloc(n_projects * 3 + 1, sizeof *p.qtext_ver);
+	p.qtext = xcalloc(n_projects * 3 + 1, sizeof *p.qtext);
 
 	/* running jobs hold their placement and their quota */
 	p.running = xcalloc(n_jobs ? n_jobs : 1, sizeof *p.running);
@@ -444,6 +473,7 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 		if (j->state == JOB_RUNNING) {
 			p.running[p.n_running++] = j;
 			charge(&p, j, project_of(&p, j), +1);
+			p.n_borrowed += j->borrowed;
 			if (j->spec.mode == JOB_MODE_MIG) {
 				int g = j->gpu_idx[0];
 				if (j->n_placed == 1 && g >= 0 && (size_t)g < n_gpus && j->mig_idx >= 0 &&
@@ -559,9 +589,10 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			break;
 		job *j = queued[head[best]++];
 		sched_project *pr = &projects[best];
-		int verdict = admit(&p, j, pr, why, sizeof why);
+		const char *qwhy = NULL;
+		int verdict = admit(&p, j, pr, &qwhy);
 		if (verdict == ADMIT_NO) {
-			set_reason(j, why);
+			set_reason(j, qwhy);
 			continue;
 		}
 		sched_decision d = {.action = SCHED_START, .job = j, .mig_idx = -1,
@@ -584,12 +615,32 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			continue;
 		}
 		sched_req r = req_of(&p, j);
-		bool is_head = p.have_reservation && res->reserved_job == (int64_t)j->id;
-		int rc = place(&p, &r, is_head, d.gpu_idx);
-		if (rc != 0 && verdict == ADMIT_NOMINAL && cfg->borrowing)
-			rc = reclaim(&p, j, pr, res, d.gpu_idx) ? 0 : rc;
+		/* a shape that found no room since the last change finds none now */
+		size_t hit = SIZE_MAX, exact = SIZE_MAX;
+		for (size_t f = 0; f < p.n_fails; f++)
+			if (p.fails[f].n_gpus == r.n_gpus && p.fails[f].exclusive == r.exclusive &&
+			    (r.exclusive || p.fails[f].vram <= r.vram_bytes)) {
+				hit = f;
+				if (r.exclusive || p.fails[f].vram == r.vram_bytes)
+					exact = f;
+			}
+		int rc = hit != SIZE_MAX ? SCHED_ENOFIT : place(&p, &r, false, d.gpu_idx);
+		if (rc != 0 && verdict == ADMIT_NOMINAL && cfg->borrowing && p.n_borrowed &&
+		    reclaim(&p, j, pr, res, d.gpu_idx))
+			rc = 0;
 		if (rc != 0) {
-			no_room_reason(&p, j, why, sizeof why);
+			if (exact != SIZE_MAX) {
+				snprintf(why, sizeof why, "%s", p.fails[exact].text);
+			} else {
+				no_room_reason(&p, j, why, sizeof why);
+				if (p.n_fails < sizeof p.fails / sizeof *p.fails) {
+					p.fails[p.n_fails].vram = r.vram_bytes;
+					p.fails[p.n_fails].n_gpus = r.n_gpus;
+					p.fails[p.n_fails].exclusive = r.exclusive;
+					snprintf(p.fails[p.n_fails].text, sizeof p.fails[p.n_fails].text, "%s", why);
+					p.n_fails++;
+				}
+			}
 			if (!p.have_reservation) {
 				reserve_for(&p, j, res);
 				if (p.have_reservation) {
@@ -602,6 +653,7 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 		}
 		d.n_gpus = r.n_gpus;
 		sched_commit(p.view, &r, d.gpu_idx);
+		p.n_fails = 0;
 		charge(&p, j, pr, +1);
 		res_add(res, &d);
 	}
@@ -614,6 +666,9 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 	free(start);
 	free(queued);
 	free(p.running);
+	free(p.pver);
+	free(p.qtext_ver);
+	free(p.qtext);
 	free(p.mig_taken);
 	free(p.mig_base);
 	free(p.view);
