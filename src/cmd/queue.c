@@ -517,9 +517,10 @@ static void show_usage(FILE *f)
 	fprintf(f,
 		"usage: gpuwise show [--json] [--socket PATH] JOBID\n\n"
 		"Everything about one of your jobs: command, directory, request, what the\n"
-		"planner computed for --vram auto, placement, times, exit status, reason.\n\n"
+		"planner computed for a VRAM request of auto, placement, times, exit status,\n"
+		"reason.\n\n"
 		"Options:\n"
-		"  --json                the job as JSON (docs/json-queue.md)\n"
+		"  --json                the job as JSON (docs/json-show.md)\n"
 		"  --socket PATH         the daemon's socket\n"
 		"  -h, --help            show this help\n\n%s",
 		exit_text);
@@ -772,7 +773,7 @@ static void quota_usage(FILE *f)
 		"  --gpus N              whole-GPU quota for exclusive jobs (or unlimited)\n"
 		"  --jobs N              running-job quota (or unlimited)\n"
 		"  --members LIST        users and @groups who may submit to the project\n"
-		"  --json                the projects as JSON (docs/json-queue.md)\n"
+		"  --json                the projects as JSON (docs/json-quota.md)\n"
 		"  --socket PATH         the daemon's socket\n"
 		"  -h, --help            show this help\n\n%s",
 		exit_text);
