@@ -2,6 +2,8 @@
 # ASan+UBSan tree in build/check and runs every test; `make bench` prints figures.
 VERSION   := 0.1.0
 PREFIX    ?= /usr/local
+SYSCONFDIR ?= /etc
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 CC        ?= cc
 BUILD     ?= build/release
 CHECKDIR  ?= build/check
@@ -112,8 +114,14 @@ install: gpuwise
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 gpuwise $(DESTDIR)$(PREFIX)/bin/gpuwise
 	install -m 644 man/gpuwise.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpuwise.1
+	# the queue daemon: systemd unit and a commented sample config (kept if present)
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSCONFDIR)/gpuwise
+	sed 's|@BINDIR@|$(PREFIX)/bin|' dist/gpuwise.service > $(DESTDIR)$(SYSTEMDUNITDIR)/gpuwise.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/gpuwise.service
+	[ -e $(DESTDIR)$(SYSCONFDIR)/gpuwise/daemon.conf ] || install -m 644 dist/daemon.conf $(DESTDIR)$(SYSCONFDIR)/gpuwise/daemon.conf
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/gpuwise $(DESTDIR)$(PREFIX)/share/man/man1/gpuwise.1
+	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/gpuwise.service
 
 clean:
 	rm -rf build gpuwise

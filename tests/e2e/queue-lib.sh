@@ -15,11 +15,12 @@ q_pid=""
 
 # Start the daemon (LEAKME in its environment must not reach the jobs).
 q_start() {
-	LEAKME=daemon "${QDAEMON:-$GW}" daemon --state "$TMP/state" --socket "$SOCK" --config "$TMP/daemon.conf" \
+	# shellcheck disable=SC2086
+	LEAKME=daemon ${QDAEMON:-"$GW"} daemon --state "$TMP/state" --socket "$SOCK" --config "$TMP/daemon.conf" \
 		2>>"$TMP/daemon.log" &
 	q_pid=$!
 	_i=0
-	while [ $_i -lt 200 ]; do
+	while [ $_i -lt 600 ]; do
 		"$GW" queue >/dev/null 2>&1 && return 0
 		sleep 0.05
 		_i=$((_i + 1))
