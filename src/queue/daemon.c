@@ -346,6 +346,42 @@ static bool proc_is_job(pid_t pid)
 	return yes;
 }
 
+/*
+ * The PCIe switch above a GPU: in its sysfs path (root port / switch
+ * upstream port / switch downstream port / GPU) the upstream port, the
+ * third device from the end.  GPUs sharing it sit under one switch.
+ * Returns an index into keys[] (grown as new switches appear), or -1.
+ */
+static int pcie_switch_of(const char *bdf, char keys[][32], size_t *n_keys, size_t max)
+{
+	char rel[128];
+	snprintf(rel, sizeof rel, "/sys/bus/pci/devices/%s", bdf);
+	char *p = gw_path(rel);
+	char *real = realpath(p, NULL);
+	free(p);
+	if (!real)
+		return -1;
+	const char *chain[32];
+	size_t n = 0;
+	char *sp = NULL;
+	for (char *c = strtok_r(real, "/", &sp); c && n < 32; c = strtok_r(NULL, "/", &sp))
+		if (strlen(c) == 12 && c[4] == ':' && c[7] == ':' && c[10] == '.')
+			chain[n++] = c;
+	int idx = -1;
+	if (n >= 4) {
+		const char *up = chain[n - 3];
+		for (size_t i = 0; i < *n_keys; i++)
+			if (strcmp(keys[i], up) == 0)
+				idx = (int)i;
+		if (idx < 0 && *n_keys < max) {
+			snprintf(keys[*n_keys], 32, "%s", up);
+			idx = (int)(*n_keys)++;
+		}
+	}
+	free(real);
+	return idx;
+}
+
 static void gpus_free(qd *d)
 {
 	for (size_t i = 0; i < d->n_gpus; i++)
@@ -367,6 +403,8 @@ static void gpus_refresh(qd *d)
 	/* keep the index order stable: only NVML devices, in NVML order */
 	sched_node_gpu *g = xcalloc(s.n_gpus ? s.n_gpus : 1, sizeof *g);
 	size_t n = 0;
+	char switches[64][32];
+	size_t n_switches = 0;
 	for (size_t i = 0; i < s.n_gpus; i++) {
 		const hw_gpu *h = &s.gpus[i];
 		if (h->nvml_index < 0)
@@ -383,6 +421,8 @@ static void gpus_refresh(qd *d)
 		snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/numa_node", h->pci_bus_id);
 		if (gw_read_ll(path, &numa) == 0)
 			x->numa = (int)numa;
+		/* NVLink peers are not read yet (nvlink_group stays -1, unknown) */
+		x->pcie_switch = pcie_switch_of(h->pci_bus_id, switches, &n_switches, 64);
 		uint64_t outside = HW_VALID(h->mem_reserved_bytes) ? (uint64_t)h->mem_reserved_bytes.v : 0;
 		for (size_t k = 0; k < h->n_procs; k++)
 			if (HW_VALID(h->procs[k].used_mem_bytes) && !proc_is_job((pid_t)h->procs[k].pid))
@@ -1427,6 +1467,22 @@ static void handle_line(qd *d, client *c, const char *line, size_t len)
 		json_object_set_new(o, "mode", json_string(d->root ? "system" : "personal"));
 		json_object_set_new(o, "jobs_active", json_integer((json_int_t)d->n_jobs));
 		json_object_set_new(o, "gpus", json_integer((json_int_t)d->n_gpus));
+		/* the GPUs as the scheduler sees them */
+		json_t *t = json_array();
+		for (size_t i = 0; i < d->n_gpus; i++) {
+			const sched_node_gpu *g = &d->gpus[i];
+			json_t *x = json_object();
+			json_object_set_new(x, "index", json_integer((json_int_t)i));
+			json_object_set_new(x, "uuid", json_string(g->uuid));
+			json_object_set_new(x, "mem_total_bytes", json_integer((json_int_t)g->mem_total_bytes));
+			json_object_set_new(x, "mem_outside_bytes", json_integer((json_int_t)g->mem_outside_bytes));
+			json_object_set_new(x, "numa", jint_or_null(g->numa >= 0, g->numa));
+			json_object_set_new(x, "pcie_switch", jint_or_null(g->pcie_switch >= 0, g->pcie_switch));
+			json_object_set_new(x, "mig_instances", json_integer((json_int_t)g->n_migs));
+			json_object_set_new(x, "lost", json_boolean(g->lost));
+			json_array_append_new(t, x);
+		}
+		json_object_set_new(o, "topology", t);
 		reply(c, o);
 		break;
 	}

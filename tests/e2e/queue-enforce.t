@@ -83,6 +83,32 @@ run_gw submit --mode exclusive --gpus 8 -- true
 is "$rc" 3 "8 whole GPUs where 2 are MIG-partitioned: refused"
 q_stop
 
+# ---- topology: NUMA node and PCIe switch from sysfs -----------------------------------------
+export GPUWISE_FAKE_SCENARIO="$FIX/scenarios/server-2gpu-queue.json"
+r=$TMP/root
+for g in 41:00.0 81:00.0; do
+	port=08.0
+	[ "$g" = 81:00.0 ] && port=10.0
+	mkdir -p "$r/sys/devices/pci0000:40/0000:40:01.0/0000:3f:00.0/0000:3f:$port/0000:$g"
+	echo 0 > "$r/sys/devices/pci0000:40/0000:40:01.0/0000:3f:00.0/0000:3f:$port/0000:$g/numa_node"
+done
+mkdir -p "$r/sys/bus/pci/devices"
+ln -s ../../../devices/pci0000:40/0000:40:01.0/0000:3f:00.0/0000:3f:08.0/0000:41:00.0 "$r/sys/bus/pci/devices/0000:41:00.0"
+ln -s ../../../devices/pci0000:40/0000:40:01.0/0000:3f:00.0/0000:3f:10.0/0000:81:00.0 "$r/sys/bus/pci/devices/0000:81:00.0"
+rm -rf "$TMP/state"
+export GPUWISE_ROOT="$r"
+q_start
+is "$(python3 "$QTOOLS" topology "$SOCK" | tr '\n' ';')" "0 0 0 0;1 0 0 0;" "both GPUs on NUMA node 0 under one PCIe switch (from the sysfs path)"
+q_stop
+rm -f "$r/sys/bus/pci/devices/0000:81:00.0"
+mkdir -p "$r/sys/devices/pci0000:80/0000:80:01.0/0000:81:00.0"
+echo 1 > "$r/sys/devices/pci0000:80/0000:80:01.0/0000:81:00.0/numa_node"
+ln -s ../../../devices/pci0000:80/0000:80:01.0/0000:81:00.0 "$r/sys/bus/pci/devices/0000:81:00.0"
+q_start
+is "$(python3 "$QTOOLS" topology "$SOCK" | tr '\n' ';')" "0 0 0 0;1 1 None 0;" "a GPU straight on a root port: its own NUMA node, no switch"
+q_stop
+unset GPUWISE_ROOT
+
 # ---- a personal queue run by a normal user ------------------------------------------------
 export GPUWISE_FAKE_SCENARIO="$FIX/scenarios/server-2gpu-queue.json"
 psock=$WORK/personal.sock

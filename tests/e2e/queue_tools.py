@@ -159,6 +159,9 @@ def main():
         print("while-greedy: " + ping_ok())
         g.close()
         print("after-all: " + ping_ok())
+    elif cmd == "topology":
+        for g in call(a[0], {"op": "ping"})["topology"]:
+            print(g["index"], g["numa"], g["pcie_switch"], g["mig_instances"])
     elif cmd == "running":
         print(" ".join(str(j["id"]) for j in call(a[0], {"op": "queue"})["jobs"] if j["state"] == "running"))
     elif cmd == "drain":
