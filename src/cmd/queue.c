@@ -901,7 +901,7 @@ int cmd_quota(int argc, char **argv)
 		size_t i;
 		json_t *p;
 		json_array_foreach(json_object_get(rep, "projects"), i, p) {
-			char a[32], b[32], vram[80], g[32], gq[32], jq[32], jobs[80], gpus[80], w[24];
+			char a[32], b[32], vram[80], gq[32], jq[32], jobs[80], gpus[80], w[24];
 			snprintf(vram, sizeof vram, "%s / %s", fmt_bytes(a, sizeof a, (uint64_t)jint(p, "vram_used_bytes")),
 				 limit_text(b, sizeof b, json_object_get(p, "vram_quota_bytes"), true));
 			snprintf(gpus, sizeof gpus, "%lld / %s", jint(p, "gpus_used"),
@@ -910,7 +910,6 @@ int cmd_quota(int argc, char **argv)
 				 limit_text(jq, sizeof jq, json_object_get(p, "jobs_quota"), false),
 				 jint(p, "jobs_borrowing") ? " (borrowing)" : "");
 			snprintf(w, sizeof w, "%lld", jint(p, "jobs_waiting"));
-			(void)g;
 			const char *m = jstr(p, "members");
 			const char *cells[] = {jstr(p, "project"), vram, gpus, jobs, w, *m ? m : "everyone"};
 			table_addv(t, cells);

@@ -17,8 +17,11 @@ done
 # kill it once half the burst is acknowledged
 _i=0
 while [ "$(cat "$TMP"/acks.* 2>/dev/null | wc -l)" -lt 5000 ] && [ $_i -lt 1200 ]; do sleep 0.05; _i=$((_i + 1)); done
-running_before=$(python3 "$QTOOLS" running "$SOCK" 2>/dev/null)
 q_kill
+# the jobs the state database says were running (with a process) at the kill
+running_before=$(python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print(" ".join(str(r[0]) for r in db.execute("SELECT id FROM jobs WHERE state = 2 AND pid > 0 ORDER BY id")))' "$TMP/state/state.db")
 for p in $pids; do wait "$p"; done
 cat "$TMP"/acks.* > "$TMP/acks"
 n_acked=$(wc -l < "$TMP/acks")
