@@ -104,6 +104,23 @@ run_gw cancel "$held"
 is "$rc" 3 "cancel an ended job: exit 3"
 like "$err" "has already ended \\(done\\)" "... says so"
 
+# ---- priority and fair share when the GPUs free up at once -------------------------------
+"$GW" quota set p --vram 80G >/dev/null
+"$GW" quota set q --vram 80G >/dev/null
+block=$("$GW" submit --mode exclusive --gpus 2 --name block -- sleep 2)
+q_wait_state "$block" running 30
+ps=""; qs=""
+for i in 1 2 3 4 5 6; do ps="$ps $("$GW" submit --project p --vram 20G --name p$i -- sleep 4)"; done
+for i in 1 2 3 4 5 6; do qs="$qs $("$GW" submit --project q --vram 20G --name q$i -- sleep 4)"; done
+urgent=$("$GW" submit --project p --vram 20G --priority 10 --name urgent -- sleep 4)
+q_wait_state "$block" done 30
+q_wait_state "$urgent" running 30
+sleep 0.5
+run_gw queue --json
+wave=$(printf '%s' "$out" | jget "sorted(j['name'] for j in d['jobs'] if j['state'] == 'running')")
+is "$wave" '["p1", "q1", "q2", "urgent"]' "first wave: the priority job, then fair share (q catches up with p), then submission order"
+for j in $ps $qs $urgent; do q_wait_state "$j" done 60; done
+
 # ---- backfill without starvation -------------------------------------------------------
 a=$("$GW" submit --vram 30G --name fillA -- sleep 3)
 b=$("$GW" submit --vram 30G --name fillB -- sleep 3)
