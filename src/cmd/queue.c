@@ -113,6 +113,10 @@ static void submit_usage(FILE *f)
 		"  --env NAME[=VALUE]    pass a variable (NAME alone: its value here)\n"
 		"  --restart POLICY      never (default), on-failure or always (as 'gpuwise run')\n"
 		"  --max-restarts N      at most N restarts (default 3; 'unlimited')\n"
+		"  --backoff MIN..MAX    back-off between attempts (as 'gpuwise run')\n"
+		"  --start-limit N/DUR   give up after N starts within DUR (as 'gpuwise run')\n"
+		"  --no-restart-on LIST  exit codes or classes never restarted (as 'gpuwise run')\n"
+		"  --mem-limit SIZE      stop the job when its GPU memory exceeds SIZE\n"
 		"  --run-opt OPT         pass OPT to 'gpuwise run' (repeat: --run-opt --interval\n"
 		"                        --run-opt 5s); --log, --report, --json are the daemon's\n"
 		"  --socket PATH         the daemon's socket (default: GPUWISE_SOCKET, yours\n"
@@ -185,7 +189,7 @@ static void strv_add(json_t *arr, const char *s)
 
 enum {
 	O_PROJECT = 256, O_VRAM, O_GPUS, O_MODE, O_PRIORITY, O_NAME, O_TIME_LIMIT, O_AFTER, O_ENV,
-	O_RESTART, O_MAX_RESTARTS, O_RUN_OPT, O_SOCKET, O_JSON, O_ALL, O_FOLLOW, O_MEMBERS, O_JOBS, O_LIMIT,
+	O_RESTART, O_MAX_RESTARTS, O_RUN_OPT, O_BACKOFF, O_START_LIMIT, O_NO_RESTART_ON, O_MEM_LIMIT, O_SOCKET, O_JSON, O_ALL, O_FOLLOW, O_MEMBERS, O_JOBS, O_LIMIT,
 };
 
 int cmd_submit(int argc, char **argv)
@@ -198,6 +202,8 @@ int cmd_submit(int argc, char **argv)
 		{"env", required_argument, 0, O_ENV}, {"restart", required_argument, 0, O_RESTART},
 		{"max-restarts", required_argument, 0, O_MAX_RESTARTS},
 		{"run-opt", required_argument, 0, O_RUN_OPT}, {"socket", required_argument, 0, O_SOCKET},
+		{"backoff", required_argument, 0, O_BACKOFF}, {"start-limit", required_argument, 0, O_START_LIMIT},
+		{"no-restart-on", required_argument, 0, O_NO_RESTART_ON}, {"mem-limit", required_argument, 0, O_MEM_LIMIT},
 		{"json", no_argument, 0, O_JSON}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
 	};
 	json_t *jspec = json_object(), *env = json_array(), *run_args = json_array();
@@ -294,6 +300,21 @@ int cmd_submit(int argc, char **argv)
 			json_object_set_new(jspec, "max_restarts", json_integer(v));
 			break;
 		case O_RUN_OPT: strv_add(run_args, optarg); break;
+		case O_MEM_LIMIT:
+			if (parse_size(optarg, &u) || u == 0) {
+				rc = usage_error("submit", "--mem-limit '%s' is not a size (e.g. 20G)", optarg);
+				goto out;
+			}
+			strv_add(run_args, "--mem-limit");
+			strv_add(run_args, optarg);
+			break;
+		case O_BACKOFF:
+		case O_START_LIMIT:
+		case O_NO_RESTART_ON:
+			/* passed to 'gpuwise run', which checks them when the job starts */
+			strv_add(run_args, c == O_BACKOFF ? "--backoff" : c == O_START_LIMIT ? "--start-limit" : "--no-restart-on");
+			strv_add(run_args, optarg);
+			break;
 		case O_SOCKET: socket_opt = optarg; break;
 		case O_JSON: json_out = true; break;
 		case 'h':

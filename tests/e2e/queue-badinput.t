@@ -40,6 +40,8 @@ run_gw submit --mode mig: -- true
 is "$rc" 2 "submit --mode mig: without a profile: usage error"
 run_gw submit --priority 5000 --vram 1G -- true
 is "$rc" 2 "submit --priority 5000: usage error"
+run_gw submit --vram 1G --mem-limit lots -- true
+is "$rc" 2 "submit --mem-limit lots: usage error"
 run_gw submit --vram 1G
 is "$rc" 2 "submit without a command: usage error"
 like "$err" "no command to queue" "... says so"

@@ -21,6 +21,13 @@ q_wait_state "$ok" done 30
 is "$(q_state "$ok")" done "a job within its request plus the grace is left alone"
 run_gw show --json "$ok"
 is "$(printf '%s' "$out" | jget "d['reason']")" None "... and gets no warning"
+# run's own limit: --mem-limit reaches the supervisor, which stops the job
+id=$("$GW" submit --vram 40G --mem-limit 5G --restart on-failure --max-restarts 0 --run-opt --interval --run-opt 200ms -- sleep 30)
+q_wait_state "$id" failed 30
+run_gw show --json "$id"
+is "$(printf '%s' "$out" | jget "d['spec']['run_args']")" '["--mem-limit", "5G", "--interval", "200ms"]' "submit's run options are passed to gpuwise run"
+run_gw logs "$id"
+like "$out" "mem-limit" "... and gpuwise run stopped the job at its --mem-limit"
 q_stop
 printf 'context_reserve = 512M\nover_request = stop\nover_request_grace = 10%%\n' > "$TMP/daemon.conf"
 q_start
