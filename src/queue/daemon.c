@@ -182,8 +182,11 @@ static int config_load(const char *path, bool must_exist, config *c, gw_error *e
 		return gw_fail(err, GW_EIO, "cannot read config '%s': %s", path, e2.msg);
 	}
 	int rc = 0, lineno = 0;
-	char *save_p = NULL;
-	for (char *line = strtok_r(text, "\n", &save_p); line; line = strtok_r(NULL, "\n", &save_p)) {
+	for (char *line = text, *next; line; line = next) {
+		/* line by line, blank ones counted, so errors name the right line */
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
 		lineno++;
 		char *hash = strchr(line, '#');
 		if (hash)
@@ -209,10 +212,13 @@ static int config_load(const char *path, bool must_exist, config *c, gw_error *e
 		long long ll;
 		if (!strcmp(k, "borrowing"))
 			ok = yes_no(v, &c->borrowing);
-		else if (!strcmp(k, "over_request"))
-			ok = (!strcmp(v, "warn") && !(c->over_stop = false)) || (!strcmp(v, "stop") && (c->over_stop = true));
-		else if (!strcmp(k, "over_request_grace")) {
-			ok = parse_int(v[vl - 1] == '%' ? (v[vl - 1] = 0, v) : v, 0, 1000, &ll) == 0;
+		else if (!strcmp(k, "over_request")) {
+			ok = !strcmp(v, "warn") || !strcmp(v, "stop");
+			c->over_stop = !strcmp(v, "stop");
+		} else if (!strcmp(k, "over_request_grace")) {
+			if (vl && v[vl - 1] == '%')
+				v[--vl] = 0; /* "10%" or "10" */
+			ok = parse_int(v, 0, 1000, &ll) == 0;
 			c->over_grace = (double)ll / 100.0;
 		} else if (!strcmp(k, "over_request_samples")) {
 			ok = parse_int(v, 1, 1000, &ll) == 0;
