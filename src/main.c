@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{"doctor", cmd_doctor, "is the driver, CUDA and PyTorch stack aligned and healthy"},
 	{"explain", cmd_explain, "what an error message means here, and what to run to fix it"},
 	{"run", cmd_run, "supervise a long GPU job: watch, restart, report"},
+	{"bench", cmd_bench, "why GPUs win: parallelism, bandwidth, tensor cores, measured"},
 	{"daemon", cmd_daemon, "run the job queue of a shared GPU server"},
 	{"submit", cmd_submit, "queue a job with its VRAM, GPUs and project"},
 	{"queue", cmd_queue, "list the queue's jobs and why each one waits"},

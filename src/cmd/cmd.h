@@ -14,6 +14,7 @@ int cmd_status(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 /* the shared-server queue (issue 11) */
 int cmd_daemon(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
