@@ -78,6 +78,7 @@ typedef struct config {
 	uint64_t client_timeout_ms;
 	char admin_group[64];
 	sched_policy policy;
+	bool vram_cap;           /* shared jobs run under `gpuwise run --vram-cap REQUEST` */
 } config;
 
 typedef struct qd {
@@ -212,6 +213,8 @@ static int config_load(const char *path, bool must_exist, config *c, gw_error *e
 		long long ll;
 		if (!strcmp(k, "borrowing"))
 			ok = yes_no(v, &c->borrowing);
+		else if (!strcmp(k, "vram_cap"))
+			ok = yes_no(v, &c->vram_cap);
 		else if (!strcmp(k, "over_request")) {
 			ok = !strcmp(v, "warn") || !strcmp(v, "stop");
 			c->over_stop = !strcmp(v, "stop");
@@ -696,6 +699,11 @@ static pid_t launch(qd *d, djob *x)
 	ARG(s->max_restarts < 0 ? xstrdup("unlimited") : xasprintf("%d", s->max_restarts));
 	for (size_t i = 0; i < s->n_run_args; i++)
 		ARG(xstrdup(s->run_args[i]));
+	if (d->cfg.vram_cap && s->mode == JOB_MODE_SHARED) {
+		/* a hard cap at the request, per GPU (libgpuwise-cap.so, issue 14) */
+		ARG(xstrdup("--vram-cap"));
+		ARG(xasprintf("%llu", (unsigned long long)s->vram_bytes));
+	}
 	ARG(xstrdup("--log"));
 	ARG(job_path(d, d->run_dir, j->id, "jsonl"));
 	ARG(xstrdup("--"));

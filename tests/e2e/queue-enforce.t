@@ -37,6 +37,18 @@ run_gw show --json "$id"
 like "$(printf '%s' "$out" | jget "d['reason']")" "^stopped: used 30.00 GiB of GPU memory, over its request of 10.00 GiB by more than 10%$" "stop mode: the job is stopped, the reason recorded"
 q_stop
 
+# ---- a hard cap at the request: vram_cap = yes runs shared jobs under run --vram-cap ------------
+export GPUWISE_FAKE_SCENARIO="$FIX/scenarios/server-2gpu-queue.json"
+printf 'context_reserve = 512M\nvram_cap = yes\n' > "$TMP/daemon.conf"
+q_start
+id=$("$GW" submit --vram 2G -- sh -c 'echo "cap=${GPUWISE_CAP_REGION:+set} preload=${LD_PRELOAD##*/}"')
+ex=$("$GW" submit --mode exclusive -- sh -c 'echo "cap=${GPUWISE_CAP_REGION:+set}"')
+q_wait_state "$id" done 30
+q_wait_state "$ex" done 30
+like "$("$GW" logs "$id")" "^cap=set preload=libgpuwise-cap.so$" "vram_cap = yes: a shared job runs with the cap library preloaded"
+like "$("$GW" logs "$ex")" "^cap=$" "... an exclusive job (whole GPUs) does not"
+q_stop
+
 # ---- time limit, --vram auto ---------------------------------------------------------
 export GPUWISE_FAKE_SCENARIO="$FIX/scenarios/server-2gpu-queue.json"
 printf 'context_reserve = 512M\n' > "$TMP/daemon.conf"
