@@ -19,6 +19,16 @@ int cmd_explain(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+/* the shared-server queue (issue 11) */
+int cmd_daemon(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+int cmd_queue(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+int cmd_hold(int argc, char **argv);
+int cmd_release(int argc, char **argv);
+int cmd_quota(int argc, char **argv);
 
 /* Print a usage error and return GW_EXIT_USAGE ("try 'gpuwise CMD --help'"). */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
