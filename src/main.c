@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{"doctor", cmd_doctor, "is the driver, CUDA and PyTorch stack aligned and healthy"},
 	{"explain", cmd_explain, "what an error message means here, and what to run to fix it"},
 	{"run", cmd_run, "supervise a long GPU job: watch, restart, report"},
+	{"sim", cmd_sim, "replay a GPU cluster trace through the placement policies"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
