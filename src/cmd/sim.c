@@ -20,7 +20,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpuwise sim --pods FILE --nodes FILE [--policy NAME[,NAME...]]\n"
-		"                   [--seed N] [--seeds N] [--stop PCT] [--replay times]\n"
+		"                   [--seed N] [--seeds N] [--stop PCT] [--replay times] [--gpu-only]\n"
 		"                   [--json] [--plot FILE.svg]\n\n"
 		"Replay a GPU cluster trace (Alibaba's openb pod and node lists, Weng et al.,\n"
 		"USENIX ATC 2023) through the placement policies the queue daemon uses and\n"
@@ -42,6 +42,7 @@ static void usage(FILE *f)
 		"  --seeds N         seeds N, N+1 ... to run, 1 to %d (default 5)\n"
 		"  --stop PCT        arrived demand to stop at, 1 to 200 (default 130)\n"
 		"  --replay times    replay the pods at the trace's own times instead\n"
+		"  --gpu-only        ignore the pods' and nodes' CPU (cpu_milli)\n"
 		"  --json            machine-readable output (docs/json-sim.md)\n"
 		"  --plot FILE.svg   write the allocation ratio against arrived demand,\n"
 		"                    one line per policy (mean over the seeds)\n"
@@ -83,13 +84,14 @@ static stat stat_of(const double *v, int n)
 	return s;
 }
 
-static json_t *stat_json(stat s, int digits)
+/* {"mean_pct", "sd_pct", "min_pct", "max_pct"} over the seeds (null when no seed has a value). */
+static json_t *stat_json(stat s)
 {
 	json_t *j = json_object();
-	json_object_set_new(j, "mean", jreal_or_null(s.n > 0, s.n > 0 ? round(s.mean * pow(10, digits)) / pow(10, digits) : 0));
-	json_object_set_new(j, "sd", jreal_or_null(s.n > 0, s.n > 0 ? round(s.sd * pow(10, digits)) / pow(10, digits) : 0));
-	json_object_set_new(j, "min", jreal_or_null(s.n > 0, s.n > 0 ? round(s.min * pow(10, digits)) / pow(10, digits) : 0));
-	json_object_set_new(j, "max", jreal_or_null(s.n > 0, s.n > 0 ? round(s.max * pow(10, digits)) / pow(10, digits) : 0));
+	const char *k[4] = {"mean_pct", "sd_pct", "min_pct", "max_pct"};
+	double v[4] = {s.mean, s.sd, s.min, s.max};
+	for (int i = 0; i < 4; i++)
+		json_object_set_new(j, k[i], s.n > 0 ? jreal_round(v[i], 3) : json_null());
 	return j;
 }
 
@@ -202,7 +204,7 @@ static void print_inflation(const sim_cluster *c, const pol_runs *pr, uint64_t s
 		printf("\n");
 	}
 	printf("First failed placement, mean (min..max) over the seeds:\n");
-	const char *hdr[5] = {"policy", "arrived demand", "allocation then", "min allocation over seeds at 100%", "time"};
+	const char *hdr[5] = {"policy", "arrived demand", "allocation then", "lowest allocation at 100%", "time (all seeds)"};
 	table *t = table_new(5, hdr);
 	for (int p = 0; p < N_POLICIES; p++) {
 		if (!pr[p].on)
@@ -228,6 +230,7 @@ static void print_inflation(const sim_cluster *c, const pol_runs *pr, uint64_t s
 		table_add(t, sched_policy_name(p), c1, c2, c3, c4);
 	}
 	table_print(t, stdout);
+	table_free(t);
 	(void)c;
 }
 
@@ -257,10 +260,10 @@ static json_t *inflation_json(const pol_runs *pr, uint64_t seed, int n_seeds, do
 			}
 			json_t *mk = json_object();
 			json_object_set_new(mk, "arrived_pct", jreal_round(sim_marks_pct[m], 2));
-			json_object_set_new(mk, "alloc_pct", stat_json(stat_of(a, n_seeds), 3));
-			json_object_set_new(mk, "unallocated_pct", stat_json(stat_of(u, n_seeds), 3));
-			json_object_set_new(mk, "fragmented_pct", stat_json(stat_of(fr, n_seeds), 3));
-			json_object_set_new(mk, "placed_pods_pct", stat_json(stat_of(pl, n_seeds), 3));
+			json_object_set_new(mk, "alloc", stat_json(stat_of(a, n_seeds)));
+			json_object_set_new(mk, "unallocated", stat_json(stat_of(u, n_seeds)));
+			json_object_set_new(mk, "fragmented", stat_json(stat_of(fr, n_seeds)));
+			json_object_set_new(mk, "placed_pods", stat_json(stat_of(pl, n_seeds)));
 			json_array_append_new(marks, mk);
 		}
 		json_object_set_new(o, "marks", marks);
@@ -273,9 +276,14 @@ static json_t *inflation_json(const pol_runs *pr, uint64_t seed, int n_seeds, do
 			json_t *ro = json_object();
 			json_object_set_new(ro, "seed", json_integer((json_int_t)(seed + (uint64_t)s)));
 			json_t *al = json_array();
-			for (int m = 0; m < SIM_N_MARKS; m++)
-				json_array_append_new(al, jreal_or_null(!isnan(r->alloc_pct[m]), round(r->alloc_pct[m] * 1000) / 1000));
-			json_object_set_new(ro, "alloc_pct", al);
+			for (int m = 0; m < SIM_N_MARKS; m++) {
+				json_t *mo = json_object();
+				json_object_set_new(mo, "arrived_pct", jreal_round(sim_marks_pct[m], 2));
+				json_object_set_new(mo, "alloc_pct", jreal_or_null(!isnan(r->alloc_pct[m]), round(r->alloc_pct[m] * 1000) / 1000));
+				json_object_set_new(mo, "fragmented_pct", jreal_or_null(!isnan(r->frag_pct[m]), round(r->frag_pct[m] * 1000) / 1000));
+				json_array_append_new(al, mo);
+			}
+			json_object_set_new(ro, "marks", al);
 			json_object_set_new(ro, "first_failure_arrived_pct",
 					    jreal_or_null(r->fail_arrived_pct >= 0, round(r->fail_arrived_pct * 1000) / 1000));
 			json_object_set_new(ro, "first_failure_alloc_pct",
@@ -286,8 +294,8 @@ static json_t *inflation_json(const pol_runs *pr, uint64_t seed, int n_seeds, do
 			json_array_append_new(runs, ro);
 		}
 		json_t *ff = json_object();
-		json_object_set_new(ff, "arrived_pct", stat_json(stat_of(a, n_seeds), 3));
-		json_object_set_new(ff, "alloc_pct", stat_json(stat_of(b, n_seeds), 3));
+		json_object_set_new(ff, "arrived", stat_json(stat_of(a, n_seeds)));
+		json_object_set_new(ff, "alloc", stat_json(stat_of(b, n_seeds)));
 		json_object_set_new(o, "first_failure", ff);
 		json_object_set_new(o, "runs", runs);
 		json_object_set_new(o, "elapsed_ms", jreal_round(pr[p].elapsed_ms, 1));
@@ -406,11 +414,14 @@ int cmd_sim(int argc, char **argv)
 		json_object_set_new(tr, "gpus", json_integer((json_int_t)cl.n_gpus));
 		json_object_set_new(tr, "nodes_memory_assumed", json_integer((json_int_t)cl.n_nodes_assumed));
 		json_object_set_new(tr, "request_types", json_integer((json_int_t)cl.n_types));
+		json_object_set_new(tr, "cpu_modelled", json_boolean(!gpu_only));
 		json_object_set_new(j, "trace", tr);
 		json_object_set_new(j, "mode", json_string(replay ? "replay" : "inflation"));
 	} else {
-		printf("Trace: %zu pods (%zu ask for GPUs, %.1f GPUs in all, %zu request shapes); %zu nodes with %zu GPUs\n",
-		       n_pods, cl.n_gpu_pods, cl.demand_gpus, cl.n_types, cl.n_nodes, cl.n_gpus);
+		printf("Trace: %zu pods (%zu ask for GPUs, %.1f GPUs in all, %zu request shapes); %zu nodes with %zu GPUs\n"
+		       "Pods ask for %s\n",
+		       n_pods, cl.n_gpu_pods, cl.demand_gpus, cl.n_types, cl.n_nodes, cl.n_gpus,
+		       gpu_only ? "GPU memory only (--gpu-only)" : "GPU memory and their node's CPU (cpu_milli), as in the FGD paper");
 		if (cl.n_nodes_assumed)
 			printf("(%zu nodes are of an undisclosed GPU model: 16 GiB assumed; requests are shares of a GPU)\n",
 			       cl.n_nodes_assumed);
