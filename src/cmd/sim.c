@@ -53,9 +53,15 @@ static void usage(FILE *f)
 }
 
 static const char *const policy_colour[N_POLICIES] = {
-	[SCHED_POLICY_EXCLUSIVE] = "#7f7f7f", [SCHED_POLICY_FIRST_FIT] = "#ff7f0e",
+	[SCHED_POLICY_EXCLUSIVE] = "#9467bd", [SCHED_POLICY_FIRST_FIT] = "#ff7f0e",
 	[SCHED_POLICY_BEST_FIT] = "#2ca02c", [SCHED_POLICY_FGD] = "#1f77b4",
 	[SCHED_POLICY_GPUWISE] = "#d62728",
+};
+
+/* Lines drawn later are thinner, so a policy hidden under a later one still shows its edges. */
+static const int policy_width[N_POLICIES] = {
+	[SCHED_POLICY_EXCLUSIVE] = 3, [SCHED_POLICY_FIRST_FIT] = 9, [SCHED_POLICY_BEST_FIT] = 7,
+	[SCHED_POLICY_FGD] = 5, [SCHED_POLICY_GPUWISE] = 3,
 };
 
 typedef struct {
@@ -102,6 +108,74 @@ typedef struct {
 	double elapsed_ms;
 } pol_runs;
 
+/* Mean over the seeds of policy p's curve at point i; n_pts: points every seed has. */
+static double curve_mean(const pol_runs *pr, int n_seeds, int i)
+{
+	double y = 0;
+	for (int s = 0; s < n_seeds; s++)
+		y += pr->runs[s].curve_alloc_pct[i];
+	return y / n_seeds;
+}
+
+static int curve_points(const pol_runs *pr, int n_seeds)
+{
+	int n = SIM_CURVE_MAX + 1;
+	for (int s = 0; s < n_seeds; s++)
+		if (pr->runs[s].n_curve < n)
+			n = pr->runs[s].n_curve;
+	return n;
+}
+
+typedef struct {
+	double x, y, w, h;        /* the panel's frame in the SVG */
+	double x0, x1, y0, y1;    /* the data it shows */
+	double xstep, ystep;
+} panel;
+
+static double px_x(const panel *p, double v) { return p->x + (v - p->x0) / (p->x1 - p->x0) * p->w; }
+static double px_y(const panel *p, double v) { return p->y + p->h - (v - p->y0) / (p->y1 - p->y0) * p->h; }
+
+static void draw_panel(FILE *f, const panel *p, const pol_runs *pr, int n_seeds, const char *title)
+{
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\">%s</text>\n", p->x, p->y - 8, title);
+	for (double v = p->y0; v <= p->y1 + 1e-9; v += p->ystep) {
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n", p->x, px_y(p, v),
+			p->x + p->w, px_y(p, v));
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g%%</text>\n", p->x - 6, px_y(p, v) + 4, v);
+	}
+	for (double v = p->x0; v <= p->x1 + 1e-9; v += p->xstep) {
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n", px_x(p, v), p->y,
+			px_x(p, v), p->y + p->h);
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g%%</text>\n", px_x(p, v), p->y + p->h + 18, v);
+	}
+	fprintf(f, "<svg x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" viewBox=\"%.1f %.1f %.1f %.1f\">\n", p->x, p->y,
+		p->w, p->h, p->x, p->y, p->w, p->h);
+	/* the line where everything that arrived is allocated */
+	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000000\" stroke-dasharray=\"4 4\"/>\n",
+		px_x(p, p->y0), px_y(p, p->y0), px_x(p, 100), px_y(p, 100));
+	for (int q = 0; q < N_POLICIES; q++) {
+		if (!pr[q].on)
+			continue;
+		int n = curve_points(&pr[q], n_seeds);
+		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%d\" stroke-linejoin=\"round\" points=\"",
+			policy_colour[q], policy_width[q]);
+		for (int i = 0; i < n; i++)
+			fprintf(f, "%s%.1f,%.1f", i ? " " : "", px_x(p, i * SIM_CURVE_STEP_PCT),
+				px_y(p, curve_mean(&pr[q], n_seeds, i)));
+		fprintf(f, "\"/>\n");
+	}
+	fprintf(f, "</svg>\n");
+	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#000000\"/>\n", p->x,
+		p->y, p->w, p->h);
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">arrived GPU demand (%% of the GPUs)</text>\n",
+		p->x + p->w / 2, p->y + p->h + 40);
+}
+
+/*
+ * The allocation ratio against arrived demand, mean over the seeds: the
+ * whole run on the left, and on the right the part past 85% arrived, where
+ * the policies part, with the vertical axis fitted to the data.
+ */
 static int write_plot(const char *path, const pol_runs *pr, int n_seeds, double stop_pct, size_t n_gpus)
 {
 	FILE *f = fopen(path, "w");
@@ -109,56 +183,50 @@ static int write_plot(const char *path, const pol_runs *pr, int n_seeds, double 
 		gw_errorf("cannot write '%s': %s", path, strerror(errno));
 		return GW_EXIT_RUNTIME;
 	}
-	const double W = 800, H = 500, L = 70, R = 170, T = 40, B = 60;
-	double xmax = ceil(stop_pct / 10) * 10;
-	double pw = W - L - R, ph = H - T - B;
-#define X(v) (L + (v) / xmax * pw)
-#define Y(v) (T + ph - (v) / 100.0 * ph)
+	const double W = 1100, H = 500;
+	panel full = {70, 60, 380, 360, 0, ceil(stop_pct / 10) * 10, 0, 100, 10, 20};
+	if (full.x1 > 100)
+		full.xstep = 20;
+	panel zoom = {520, 60, 420, 360, stop_pct > 90 ? 85 : 0, stop_pct, 100, 0, 5, 1};
+	for (int q = 0; q < N_POLICIES; q++) {
+		if (!pr[q].on)
+			continue;
+		int n = curve_points(&pr[q], n_seeds);
+		for (int i = 0; i < n; i++) {
+			if (i * SIM_CURVE_STEP_PCT < zoom.x0)
+				continue;
+			double y = curve_mean(&pr[q], n_seeds, i);
+			zoom.y0 = fmin(zoom.y0, y);
+			zoom.y1 = fmax(zoom.y1, y);
+		}
+	}
+	/* at most 8 points high, so that close policies stay apart; lower lines are clipped */
+	zoom.y1 = ceil(zoom.y1);
+	zoom.y0 = fmax(floor(zoom.y0), zoom.y1 - 8);
+	zoom.y1 = fmax(zoom.y1, zoom.y0 + 1);
+	zoom.ystep = ceil((zoom.y1 - zoom.y0) / 8);
+	zoom.y1 = zoom.y0 + zoom.ystep * ceil((zoom.y1 - zoom.y0) / zoom.ystep);
+	if (zoom.x0 == 0)
+		zoom.xstep = full.xstep;
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
 		   "font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H);
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
-	fprintf(f, "<text x=\"%.0f\" y=\"22\" font-size=\"15\">GPU allocation ratio vs arrived GPU demand "
-		   "(%zu GPUs, %d seed%s)</text>\n", L, n_gpus, n_seeds, n_seeds > 1 ? "s" : "");
-	for (int v = 0; v <= 100; v += 20) {
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n", L, Y(v), L + pw, Y(v));
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%d%%</text>\n", L - 6, Y(v) + 4, v);
-	}
-	for (int v = 0; v <= (int)xmax; v += 10) {
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n", X(v), T, X(v), T + ph);
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d%%</text>\n", X(v), T + ph + 18, v);
-	}
-	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000000\" stroke-dasharray=\"4 4\"/>\n",
-		X(0), Y(0), X(100), Y(100));
-	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#000000\"/>\n", L, T, pw, ph);
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">arrived GPU demand (%% of capacity)</text>\n",
-		L + pw / 2, H - 15);
-	fprintf(f, "<text transform=\"translate(18 %.1f) rotate(-90)\" text-anchor=\"middle\">GPUs allocated (%% of capacity)</text>\n",
-		T + ph / 2);
+	fprintf(f, "<text x=\"70\" y=\"24\" font-size=\"15\">GPU allocation ratio against arrived GPU demand, "
+		   "%zu GPUs, mean of %d seed%s</text>\n", n_gpus, n_seeds, n_seeds > 1 ? "s" : "");
+	fprintf(f, "<text transform=\"translate(20 %.1f) rotate(-90)\" text-anchor=\"middle\">GPUs allocated "
+		   "(%% of the GPUs)</text>\n", full.y + full.h / 2);
+	draw_panel(f, &full, pr, n_seeds, "the whole run");
+	draw_panel(f, &zoom, pr, n_seeds, "where the policies part");
 	int row = 0;
-	for (int p = 0; p < N_POLICIES; p++) {
-		if (!pr[p].on)
+	for (int q = 0; q < N_POLICIES; q++) {
+		if (!pr[q].on)
 			continue;
-		int n_pts = SIM_CURVE_MAX + 1;
-		for (int s = 0; s < n_seeds; s++)
-			if (pr[p].runs[s].n_curve < n_pts)
-				n_pts = pr[p].runs[s].n_curve;
-		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"3\" points=\"", policy_colour[p]);
-		for (int i = 0; i < n_pts; i++) {
-			double y = 0;
-			for (int s = 0; s < n_seeds; s++)
-				y += pr[p].runs[s].curve_alloc_pct[i];
-			fprintf(f, "%s%.1f,%.1f", i ? " " : "", X(i * SIM_CURVE_STEP_PCT), Y(y / n_seeds));
-		}
-		fprintf(f, "\"/>\n");
-		double ly = T + 20 + row * 22;
+		double ly = zoom.y + 20 + row++ * 24;
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"6\"/>\n",
-			L + pw + 15, ly, L + pw + 45, ly, policy_colour[p]);
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", L + pw + 52, ly + 4, sched_policy_name(p));
-		row++;
+			zoom.x + zoom.w + 20, ly, zoom.x + zoom.w + 50, ly, policy_colour[q]);
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", zoom.x + zoom.w + 56, ly + 4, sched_policy_name(q));
 	}
 	fprintf(f, "</svg>\n");
-#undef X
-#undef Y
 	if (fclose(f) != 0) {
 		gw_errorf("cannot write '%s': %s", path, strerror(errno));
 		return GW_EXIT_RUNTIME;
