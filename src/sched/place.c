@@ -107,6 +107,11 @@ typedef struct {
 	size_t n_w;
 	double *w_tab;   /* w_tab[j * (MAX_K + 1) + k]: of the first j, weight of those asking <= k GPUs */
 	double p_w;
+	/* without tables (a demand not prepared, as the daemon passes it): the
+	 * requests themselves, looked at one by one; cheaper for a few */
+	dtype *f, *w;
+	size_t n_f_loop, n_w_loop;
+	bool tables;
 } prep;
 
 struct sched_prep {
@@ -150,7 +155,7 @@ static double req_gpus(const sched_req *r)
 	return r->n_gpus * share;
 }
 
-static void prep_build(prep *p, const sched_demand *d, bool by_gpus)
+static void prep_build(prep *p, const sched_demand *d, bool by_gpus, bool tables)
 {
 	memset(p, 0, sizeof *p);
 	if (!d || d->n == 0 || !d->reqs || !d->weight)
@@ -176,6 +181,15 @@ static void prep_build(prep *p, const sched_demand *d, bool by_gpus)
 	qsort(f, p->n_f, sizeof *f, cmp_cpu);
 	qsort(b, p->n_b, sizeof *b, cmp_bytes);
 	qsort(w, p->n_w, sizeof *w, cmp_cpu);
+	p->tables = tables;
+	if (!tables) {
+		p->f = f;
+		p->w = w;
+		f = w = NULL;
+		p->n_f_loop = p->n_f;
+		p->n_w_loop = p->n_w;
+		p->n_f = p->n_w = 0; /* no table rows */
+	}
 	p->f_cpu = xcalloc(p->n_f + 1, sizeof *p->f_cpu);
 	p->f_pfx = xcalloc(p->n_f + 1, sizeof *p->f_pfx);
 	p->f_tab = xcalloc((p->n_f + 1) * GAPS, sizeof *p->f_tab);
@@ -207,6 +221,8 @@ static void prep_build(prep *p, const sched_demand *d, bool by_gpus)
 
 static void prep_free(prep *p)
 {
+	free(p->f);
+	free(p->w);
 	free(p->f_cpu);
 	free(p->f_pfx);
 	free(p->f_tab);
@@ -240,12 +256,12 @@ static const prep *prep_get(const sched_demand *d, bool by_gpus, prep *tmp)
 		prep *p = by_gpus ? &d->prep->by_gpus : &d->prep->by_count;
 		bool *have = by_gpus ? &d->prep->have_gpus : &d->prep->have_count;
 		if (!*have) {
-			prep_build(p, d, by_gpus);
+			prep_build(p, d, by_gpus, true);
 			*have = true;
 		}
 		return p;
 	}
-	prep_build(tmp, d, by_gpus);
+	prep_build(tmp, d, by_gpus, false);
 	return tmp;
 }
 
@@ -265,22 +281,25 @@ static size_t upto(const uint64_t *a, size_t n, uint64_t cpu)
 
 /* Where a node stands with respect to the demand's CPU requests. */
 typedef struct {
-	size_t j_f, j_w;
+	size_t j_f, j_w;  /* table rows: requests that fit the node's CPU */
+	uint64_t cpu;     /* the node's free CPU (UINT64_MAX: not modelled) */
 } cpu_cut;
+
+static cpu_cut cut_at(const prep *p, uint64_t cpu)
+{
+	return (cpu_cut){upto(p->f_cpu, p->n_f, cpu), upto(p->w_cpu, p->n_w, cpu), cpu};
+}
 
 static cpu_cut cut_of(const prep *p, const uint64_t *cpu_free)
 {
-	if (!cpu_free)
-		return (cpu_cut){p->n_f, p->n_w};
-	return (cpu_cut){upto(p->f_cpu, p->n_f, *cpu_free), upto(p->w_cpu, p->n_w, *cpu_free)};
+	return cut_at(p, cpu_free ? *cpu_free : UINT64_MAX);
 }
 
 static cpu_cut cut_after(const prep *p, const uint64_t *cpu_free, uint64_t cpu_taken)
 {
 	if (!cpu_free)
-		return (cpu_cut){p->n_f, p->n_w};
-	uint64_t left = *cpu_free > cpu_taken ? *cpu_free - cpu_taken : 0;
-	return (cpu_cut){upto(p->f_cpu, p->n_f, left), upto(p->w_cpu, p->n_w, left)};
+		return cut_at(p, UINT64_MAX);
+	return cut_at(p, *cpu_free > cpu_taken ? *cpu_free - cpu_taken : 0);
 }
 
 static double free_share(uint64_t free, const sched_gpu *g)
@@ -308,7 +327,16 @@ static double gpu_term(const prep *p, cpu_cut c, const sched_gpu *g, uint64_t fr
 {
 	if (!is_usable || free == 0)
 		return 0;
-	double w = p->p_f - p->f_pfx[c.j_f] + p->f_tab[c.j_f * GAPS + (size_t)gap_milli(free, g)];
+	double w;
+	if (p->tables) {
+		w = p->p_f - p->f_pfx[c.j_f] + p->f_tab[c.j_f * GAPS + (size_t)gap_milli(free, g)];
+	} else {
+		w = 0;
+		int gap = gap_milli(free, g);
+		for (size_t i = 0; i < p->n_f_loop; i++)
+			if (p->f[i].cpu > c.cpu || p->f[i].milli > (uint32_t)gap)
+				w += p->f[i].w;
+	}
 	size_t lo = 0, hi = p->n_b;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -324,6 +352,13 @@ static double gpu_term(const prep *p, cpu_cut c, const sched_gpu *g, uint64_t fr
 /* The node term: minus the idle share that the whole requests it can run could use. */
 static double node_term(const prep *p, cpu_cut c, int n_idle, double idle_sum)
 {
+	if (!p->tables) {
+		double w = 0;
+		for (size_t i = 0; i < p->n_w_loop; i++)
+			if (p->w[i].cpu <= c.cpu && p->w[i].k <= n_idle)
+				w += p->w[i].w;
+		return -idle_sum * w;
+	}
 	int k = n_idle > MAX_K ? MAX_K : n_idle;
 	return -idle_sum * p->w_tab[c.j_w * (MAX_K + 1) + (size_t)k];
 }
@@ -430,7 +465,7 @@ static bool place_on_node(sched_policy pol, const prep *p, const sched_gpu *gpus
 		return false;
 	n_c = 0;
 	bool fgd = p->known && (pol == SCHED_POLICY_FGD || pol == SCHED_POLICY_GPUWISE);
-	cpu_cut c0 = {0, 0}, c1 = {0, 0};
+	cpu_cut c0 = {0, 0, 0}, c1 = {0, 0, 0};
 	if (fgd) {
 		c0 = cut_of(p, cpu);
 		c1 = cut_after(p, cpu, req->cpu_milli);
@@ -446,7 +481,7 @@ static bool place_on_node(sched_policy pol, const prep *p, const sched_gpu *gpus
 		double t1 = 0;
 		if (fgd && usable(g)) {
 			t1 = gpu_term(p, c1, g, g->mem_free_bytes, true);
-			base += t1 - (c1.j_f == c0.j_f ? t1 : gpu_term(p, c0, g, g->mem_free_bytes, true));
+			base += t1 - (c1.cpu == c0.cpu ? t1 : gpu_term(p, c0, g, g->mem_free_bytes, true));
 		}
 		uint64_t left;
 		if (whole) {

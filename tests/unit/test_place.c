@@ -156,6 +156,12 @@ static void test_fragmentation_measure(void **state)
 	g[0].node_cpu_free_milli = g[1].node_cpu_free_milli = &cpu;
 	half.cpu_milli = 4000;
 	assert_true(fabs(sched_fragmentation(g, 2, &d) - 1.3) < 1e-9);
+	sched_demand_prepare(&d); /* the tables agree with the request-by-request sums */
+	assert_true(fabs(sched_fragmentation(g, 2, &d) - 1.3) < 1e-9);
+	cpu = 4000;
+	assert_true(fabs(sched_fragmentation(g, 2, &d) - 0.3) < 1e-9);
+	sched_demand_release(&d);
+	assert_true(fabs(sched_fragmentation(g, 2, &d) - 0.3) < 1e-9);
 	/* unknown demand: 0 */
 	assert_true(sched_fragmentation(g, 2, NULL) == 0);
 }
