@@ -16,6 +16,9 @@ int cmd_explain(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 /* cluster12: trace simulator and exports to Slurm / Kubernetes */
 int cmd_sim(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+/* `gpuwise quota export k8s|slurm ...` (argv[0] is "export"), also `gpuwise export quota ...` */
+int cmd_quota_export(int argc, char **argv);
 
 /* Print a usage error and return GW_EXIT_USAGE ("try 'gpuwise CMD --help'"). */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
