@@ -319,7 +319,11 @@ int cmd_export(int argc, char **argv)
 		bool k8s_only = c == O_IMAGE || c == O_QUEUE || c == O_KUEUE || c == O_TS;
 		bool slurm_only = c == O_PARTITION || c == O_SHARDS || c == O_MEMGPU || c == O_SIGNAL || c == O_OUTPUT;
 		if ((k8s_only && !k8s) || (slurm_only && k8s)) {
-			rc = usage_error("export", "%s is not an option of 'export %s'", argv[optind - 1], argv[1]);
+			const char *oname = "?";
+			for (const struct option *op = export_opts; op->name; op++)
+				if (op->val == c)
+					oname = op->name;
+			rc = usage_error("export", "--%s is not an option of 'export %s'", oname, argv[1]);
 			break;
 		}
 		switch (c) {
