@@ -25,7 +25,7 @@ like "$(cat "$TMP/global")" "^--data-dir" "man: GLOBAL OPTIONS lists --data-dir"
 like "$(man_section DESCRIPTION SH)" 'Every command accepts \\fB\\-\\-help' "man: DESCRIPTION promises --help for every command"
 printf -- '--help\n' >> "$TMP/global"
 
-for c in plan cards cost status doctor explain run sim; do
+for c in plan cards cost status doctor explain run sim export; do
 	run_gw "$c" --help
 	is "$rc" 0 "$c --help exits 0"
 	printf '%s\n' "$out" | python3 "$TMP/opts.py" > "$TMP/help"
@@ -57,7 +57,7 @@ t = sys.stdin.read().replace('\\-', '-')
 m = re.search(r'Exit status:(.*?)(\n\s*\n|\n\.[A-Z]|\Z)', t, re.S)
 print(' '.join(sorted(set(re.findall(r'(?<![\w.+-])\d+(?![\w.])', m.group(1))), key=int)) if m else 'none')
 PY
-for c in plan cards cost status doctor explain run sim; do
+for c in plan cards cost status doctor explain run sim export; do
 	h=$("$GW" "$c" --help | python3 "$TMP/exits.py")
 	m=$(man_section "$c" | python3 "$TMP/exits.py")
 	isnt "$h" none "$c: --help has an Exit status paragraph"
