@@ -7,7 +7,10 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "sched/export.h"
@@ -52,6 +55,8 @@ static void usage(FILE *f)
 		"  --mem-per-gpu SIZE    host memory per GPU\n"
 		"  --signal-before DUR   with --time-limit: SIGTERM that long before it (default 60s)\n"
 		"  --output PATTERN      the job's output file (sbatch --output)\n"
+		"  --submit              submit the script with 'sbatch --parsable' and print the\n"
+		"                        Slurm job id instead of the script\n"
 		"Quota options:\n"
 		"  --from FILE           the projects of 'gpuwise quota --json' (- for stdin)\n"
 		"  --quota P:gpus=N,jobs=N,vram=SIZE,borrow=N\n"
@@ -62,14 +67,14 @@ static void usage(FILE *f)
 		"  --vram-gres           print the gres.conf/slurm.conf lines of a count-only VRAM GRES\n"
 		"                        and limit gres/vram too\n"
 		"  -h, --help            this help\n\n"
-		"Exit status: 0 success, 1 a quota file could not be read, 2 usage error.\n",
+		"Exit status: 0 success, 1 a quota file could not be read or sbatch failed,\n2 usage error.\n",
 		EXPORT_DEFAULT_IMAGE);
 }
 
 enum {
 	O_PROJECT = 256, O_GPUS, O_VRAM, O_MODE, O_NAME, O_TIME, O_ENV, O_RESTART, O_MAXR, O_RUNOPT, O_CHDIR, O_GPUWISE,
 	O_IMAGE, O_QUEUE, O_KUEUE, O_TS, O_PARTITION, O_SHARDS, O_MEMGPU, O_SIGNAL, O_OUTPUT, O_FROM, O_QUOTA,
-	O_FLAVOR, O_CLUSTER, O_VRAMGRES,
+	O_FLAVOR, O_CLUSTER, O_VRAMGRES, O_SUBMIT,
 };
 
 static const struct option export_opts[] = {
@@ -86,7 +91,8 @@ static const struct option export_opts[] = {
 	{"output", required_argument, NULL, O_OUTPUT},     {"from", required_argument, NULL, O_FROM},
 	{"quota", required_argument, NULL, O_QUOTA},       {"flavor", required_argument, NULL, O_FLAVOR},
 	{"cluster", required_argument, NULL, O_CLUSTER},   {"vram-gres", no_argument, NULL, O_VRAMGRES},
-	{"help", no_argument, NULL, 'h'},                  {NULL, 0, NULL, 0},
+	{"submit", no_argument, NULL, O_SUBMIT},           {"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
 };
 
 static void push(char ***v, size_t *n, const char *s)
@@ -94,6 +100,67 @@ static void push(char ***v, size_t *n, const char *s)
 	*v = xrealloc(*v, (*n + 2) * sizeof **v);
 	(*v)[(*n)++] = xstrdup(s);
 	(*v)[*n] = NULL;
+}
+
+/*
+ * Give script to `sbatch --parsable` on its stdin; on success *id holds
+ * what it printed (the job id, ";cluster" removed).  Returns 0, or -1 with
+ * a message in err.
+ */
+static int sbatch_submit(const char *script, char *id, size_t n_id, char *err, size_t n_err)
+{
+	int in[2], out[2];
+	if (pipe(in) || pipe(out)) {
+		snprintf(err, n_err, "cannot run sbatch: %s", strerror(errno));
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(err, n_err, "cannot run sbatch: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(out[1], 2);
+		close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+		execlp("sbatch", "sbatch", "--parsable", (char *)NULL);
+		fprintf(stderr, "cannot run sbatch: %s", strerror(errno));
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	void (*old)(int) = signal(SIGPIPE, SIG_IGN); /* sbatch may not read it all */
+	size_t len = strlen(script);
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(in[1], script + off, len - off);
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	close(in[1]);
+	signal(SIGPIPE, old);
+	char buf[1024];
+	size_t got = 0;
+	ssize_t r;
+	while ((r = read(out[0], buf + got, sizeof buf - 1 - got)) > 0 && got < sizeof buf - 1)
+		got += (size_t)r;
+	close(out[0]);
+	buf[got] = '\0';
+	int status;
+	waitpid(pid, &status, 0);
+	char *nl = strchr(buf, '\n');
+	if (nl)
+		*nl = '\0';
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !buf[0]) {
+		snprintf(err, n_err, "sbatch failed: %s", buf[0] ? buf : "no output");
+		return -1;
+	}
+	char *semi = strchr(buf, ';');
+	if (semi)
+		*semi = '\0';
+	snprintf(id, n_id, "%s", buf);
+	return 0;
 }
 
 static void print_notes(const strbuf *notes)
@@ -309,7 +376,7 @@ int cmd_export(int argc, char **argv)
 	job_spec j = {.n_gpus = 1, .mode = JOB_MODE_SHARED, .restart = JOB_RESTART_NEVER, .max_restarts = 3};
 	export_k8s_opts ko = {.image = EXPORT_DEFAULT_IMAGE};
 	export_slurm_opts so = {.signal_before_s = 60};
-	bool max_given = false;
+	bool max_given = false, submit = false;
 	int c, rc = 0;
 	long long v;
 	uint64_t u;
@@ -317,7 +384,8 @@ int cmd_export(int argc, char **argv)
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "+:h", export_opts, NULL)) != -1 && !rc) {
 		bool k8s_only = c == O_IMAGE || c == O_QUEUE || c == O_KUEUE || c == O_TS;
-		bool slurm_only = c == O_PARTITION || c == O_SHARDS || c == O_MEMGPU || c == O_SIGNAL || c == O_OUTPUT;
+		bool slurm_only = c == O_PARTITION || c == O_SHARDS || c == O_MEMGPU || c == O_SIGNAL || c == O_OUTPUT ||
+				  c == O_SUBMIT;
 		if ((k8s_only && !k8s) || (slurm_only && k8s)) {
 			const char *oname = "?";
 			for (const struct option *op = export_opts; op->name; op++)
@@ -401,6 +469,7 @@ int cmd_export(int argc, char **argv)
 			so.signal_before_s = (int)(u / 1000);
 			break;
 		case O_OUTPUT: so.output = optarg; break;
+		case O_SUBMIT: submit = true; break;
 		case 'h': usage(stdout); goto out;
 		case ':': rc = usage_error("export", "option '%s' needs a value", argv[optind - 1]); break;
 		default: rc = usage_error("export", "unknown option '%s'", argv[optind - 1]); break;
@@ -431,6 +500,15 @@ int cmd_export(int argc, char **argv)
 	int erc = k8s ? export_k8s_job(&j, &ko, &o, &notes, &err) : export_slurm_script(&j, &so, &o, &notes, &err);
 	if (erc) {
 		rc = usage_error("export", "%s", err.msg);
+	} else if (submit) {
+		char id[128], msg[1200];
+		print_notes(&notes);
+		if (sbatch_submit(sb_str(&o), id, sizeof id, msg, sizeof msg)) {
+			gw_errorf("%s", msg);
+			rc = GW_EXIT_RUNTIME;
+		} else {
+			printf("%s\n", id);
+		}
 	} else {
 		fputs(sb_str(&o), stdout);
 		print_notes(&notes);
