@@ -14,6 +14,7 @@ int cmd_status(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 /* cluster12: trace simulator and exports to Slurm / Kubernetes */
 int cmd_sim(int argc, char **argv);
 int cmd_export(int argc, char **argv);
