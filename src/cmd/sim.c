@@ -239,9 +239,10 @@ static void print_inflation(const sim_cluster *c, const pol_runs *pr, uint64_t s
 	printf("Inflation (Weng et al., ATC'23): GPU pods drawn with replacement arrive and never leave\n"
 	       "until they ask for %g%% of the GPUs; seeds %llu..%llu\n\n", stop_pct, (unsigned long long)seed,
 	       (unsigned long long)(seed + n_seeds - 1));
-	const char *what[3] = {"GPU allocation ratio (% of the GPUs allocated to pods)",
-			       "Unallocated GPUs (% of the GPUs)", "Fragmented GPUs (% of the GPUs no typical pod can use)"};
-	for (int w = 0; w < 3; w++) {
+	const char *what[4] = {"GPU allocation ratio (% of the GPUs allocated to pods)",
+			       "Unallocated GPUs (% of the GPUs)", "Fragmented GPUs (% of the GPUs no typical pod can use)",
+			       "GPU pods placed (% of the pods arrived)"};
+	for (int w = 0; w < 4; w++) {
 		printf("%s, mean ± sd over %d seed%s, at arrived demand:\n", what[w], n_seeds, n_seeds > 1 ? "s" : "");
 		const char *hdr[SIM_N_MARKS + 1] = {"policy", "50%", "80%", "90%", "100%", "110%", "120%"};
 		table *t = table_new(SIM_N_MARKS + 1, hdr);
@@ -256,7 +257,10 @@ static void print_inflation(const sim_cluster *c, const pol_runs *pr, uint64_t s
 				double v[SIM_MAX_SEEDS];
 				for (int s = 0; s < n_seeds; s++) {
 					const sim_result *r = &pr[p].runs[s];
-					v[s] = w == 0 ? r->alloc_pct[m] : w == 1 ? 100 - r->alloc_pct[m] : r->frag_pct[m];
+					v[s] = w == 0   ? r->alloc_pct[m]
+					       : w == 1 ? 100 - r->alloc_pct[m]
+					       : w == 2 ? r->frag_pct[m]
+							: r->placed_pct[m];
 				}
 				stat st = stat_of(v, n_seeds);
 				if (st.n == 0)

@@ -77,6 +77,7 @@ run_gw sim --pods "$PODS" --nodes "$NODES" --seeds 1 --stop 60 --policy best-fit
 is "$rc" 0 "sim text: exit 0"
 like "$out" "GPU allocation ratio" "text: the allocation table"
 like "$out" "Fragmented GPUs" "text: the fragmentation table"
+like "$out" "GPU pods placed" "text: the share of pods placed"
 unlike "$out" "fgd " "text: --policy limits the policies"
 
 # ---- the plot: valid SVG with one line per policy, rendered and checked ----------
