@@ -107,7 +107,7 @@ static void push(char ***v, size_t *n, const char *s)
  * what it printed (the job id, ";cluster" removed).  Returns 0, or -1 with
  * a message in err.
  */
-static int sbatch_submit(const char *script, char *id, size_t n_id, char *err, size_t n_err)
+int export_sbatch_submit(const char *script, char *id, size_t n_id, char *err, size_t n_err)
 {
 	int in[2], out[2];
 	if (pipe(in) || pipe(out)) {
@@ -503,7 +503,7 @@ int cmd_export(int argc, char **argv)
 	} else if (submit) {
 		char id[128], msg[1200];
 		print_notes(&notes);
-		if (sbatch_submit(sb_str(&o), id, sizeof id, msg, sizeof msg)) {
+		if (export_sbatch_submit(sb_str(&o), id, sizeof id, msg, sizeof msg)) {
 			gw_errorf("%s", msg);
 			rc = GW_EXIT_RUNTIME;
 		} else {
