@@ -26,6 +26,7 @@ static const struct command commands[] = {
 	{"explain", cmd_explain, "what an error message means here, and what to run to fix it"},
 	{"run", cmd_run, "supervise a long GPU job: watch, restart, report"},
 	{"bench", cmd_bench, "why GPUs win: parallelism, bandwidth, tensor cores, measured"},
+	{"list", cmd_list, "the catalog: GPUs with dated prices, models, weight formats"},
 	{"sim", cmd_sim, "replay a GPU cluster trace through the placement policies"},
 	{"export", cmd_export, "a job as a Kubernetes Job or Slurm script; quotas for both"},
 };

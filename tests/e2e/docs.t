@@ -25,7 +25,7 @@ like "$(cat "$TMP/global")" "^--data-dir" "man: GLOBAL OPTIONS lists --data-dir"
 like "$(man_section DESCRIPTION SH)" 'Every command accepts \\fB\\-\\-help' "man: DESCRIPTION promises --help for every command"
 printf -- '--help\n' >> "$TMP/global"
 
-for c in plan cards cost status doctor explain run bench sim export; do
+for c in plan cards cost status doctor explain run bench list sim export; do
 	run_gw "$c" --help
 	is "$rc" 0 "$c --help exits 0"
 	printf '%s\n' "$out" | python3 "$TMP/opts.py" > "$TMP/help"
@@ -57,7 +57,7 @@ t = sys.stdin.read().replace('\\-', '-')
 m = re.search(r'Exit status:(.*?)(\n\s*\n|\n\.[A-Z]|\Z)', t, re.S)
 print(' '.join(sorted(set(re.findall(r'(?<![\w.+-])\d+(?![\w.])', m.group(1))), key=int)) if m else 'none')
 PY
-for c in plan cards cost status doctor explain run bench sim export; do
+for c in plan cards cost status doctor explain run bench list sim export; do
 	h=$("$GW" "$c" --help | python3 "$TMP/exits.py")
 	m=$(man_section "$c" | python3 "$TMP/exits.py")
 	isnt "$h" none "$c: --help has an Exit status paragraph"
@@ -153,8 +153,8 @@ jcheck() {
 	is "$res" "" "$1: keys of --json match docs/$2, unit keys are numbers or null"
 }
 
-run_gw plan llama-2-13b --vram 12G --json
-is "$rc" 3 "plan llama-2-13b --vram 12G: exit 3 (offload)"
+run_gw plan llama-2-13b --vram 10G --json
+is "$rc" 3 "plan llama-2-13b --vram 10G: exit 3 (offload)"
 jcheck plan json-plan.md
 run_gw plan llama-2-7b --train lora --vram 8G --json
 is "$rc" 4 "plan --train lora --vram 8G: exit 4"
@@ -168,6 +168,18 @@ jcheck cards json-cards.md
 run_gw cost --gpu rtx-4090 --json
 is "$rc" 0 "cost --gpu rtx-4090: exit 0"
 jcheck cost json-cost.md
+run_gw cards llama-3.1-70b --budget 1000 --json
+is "$rc" 0 "cards 70B within 1000 USD: exit 0"
+is "$(printf '%s' "$out" | jget 'd["cheapest_over_budget"] is not None and any(r["remedy"] for r in d["rows"])')" True "with remedies and a configuration over budget"
+jcheck cards-over json-cards.md
+for t in gpus models quants; do
+	run_gw list "$t" --json
+	is "$rc" 0 "list $t --json: exit 0"
+	jcheck "list-$t" json-list.md
+done
+GPUWISE_ROOT="$FIX/roots/nogpu" GPUWISE_NVML_LIB=/nonexistent/libnvidia-ml.so.1 run_gw plan llama-3.1-8b --json
+is "$rc" 0 "plan without a GPU: exit 0"
+jcheck plan-need "json-plan.md#without-a-gpu"
 out=$(printf '%s' 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.78 GiB. GPU 0 has a total capacity of 31.47 GiB of which 12.73 GiB is free. Process 608946 has 14.91 GiB memory in use. Including non-PyTorch memory, this process has 18.73 GiB memory in use. Of the allocated memory 9.08 GiB is allocated by PyTorch, and 9.35 GiB is reserved by PyTorch but unallocated.' |
 	"$GW" explain --no-probe --json - 2>/dev/null); rc=$?
 is "$rc" 0 "explain (CUDA OOM message): exit 0"
