@@ -36,6 +36,8 @@ static const struct command commands[] = {
 	{"hold", cmd_hold, "keep queued jobs from starting"},
 	{"release", cmd_release, "let held jobs start again"},
 	{"quota", cmd_quota, "projects' use against their quotas; set quotas"},
+	{"sim", cmd_sim, "replay a GPU cluster trace through the placement policies"},
+	{"export", cmd_export, "a job as a Kubernetes Job or Slurm script; quotas for both"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -25,7 +25,7 @@ like "$(cat "$TMP/global")" "^--data-dir" "man: GLOBAL OPTIONS lists --data-dir"
 like "$(man_section DESCRIPTION SH)" 'Every command accepts \\fB\\-\\-help' "man: DESCRIPTION promises --help for every command"
 printf -- '--help\n' >> "$TMP/global"
 
-for c in plan cards cost status doctor explain run bench list; do
+for c in plan cards cost status doctor explain run bench list sim export; do
 	run_gw "$c" --help
 	is "$rc" 0 "$c --help exits 0"
 	printf '%s\n' "$out" | python3 "$TMP/opts.py" > "$TMP/help"
@@ -57,7 +57,7 @@ t = sys.stdin.read().replace('\\-', '-')
 m = re.search(r'Exit status:(.*?)(\n\s*\n|\n\.[A-Z]|\Z)', t, re.S)
 print(' '.join(sorted(set(re.findall(r'(?<![\w.+-])\d+(?![\w.])', m.group(1))), key=int)) if m else 'none')
 PY
-for c in plan cards cost status doctor explain run bench list; do
+for c in plan cards cost status doctor explain run bench list sim export; do
 	h=$("$GW" "$c" --help | python3 "$TMP/exits.py")
 	m=$(man_section "$c" | python3 "$TMP/exits.py")
 	isnt "$h" none "$c: --help has an Exit status paragraph"
@@ -212,6 +212,12 @@ unset GPUWISE_ROOT GPUWISE_FAKE_SCENARIO
 GPUWISE_NVML_LIB=/nonexistent/libnvidia-ml.so.1 run_gw run --json -- sh -c 'exit 3'
 is "$rc" 3 "run --json without a GPU: the job's exit status"
 jcheck run-nogpu json-run.md
+run_gw sim --pods "$FIX/openb/openb_pod_list_default.csv" --nodes "$FIX/openb/openb_node_list_gpu_node.csv" --seeds 2 --stop 101 --json
+is "$rc" 0 "sim --json: exit 0"
+jcheck sim "json-sim.md#inflation-the-default-mode"
+run_gw sim --pods "$FIX/openb/openb_pod_list_default.csv" --nodes "$FIX/openb/openb_node_list_gpu_node.csv" --replay times --json
+is "$rc" 0 "sim --replay times --json: exit 0"
+jcheck sim-replay "json-sim.md#replay-replay-times"
 
 GPUWISE_OPENCL_LIB=/nonexistent/libOpenCL.so.1 GPUWISE_CUDA_LIB="$GW_FAKE/cudadeep.so" run_gw bench --quick --no-opencl --max-n 100000 --json
 is "$rc" 0 "bench --quick --json (fake CUDA device): exit 0"
