@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int kb_need_cols(const kb_table *t, const char *const *names, size_t n, long *idx, gw_error *err)
 {
@@ -190,6 +191,54 @@ size_t kb_names_distance(const char *key, const char *id, const char *name, cons
 	return d.best;
 }
 
+/*
+ * used-prices: the lookup in plan/cards.c skips rows it cannot use, so a
+ * typo would silently change answers; here each row must name a known GPU
+ * and a positive price.
+ */
+static int check_used_prices(gw_error *err)
+{
+	static const char *const cols[] = {"gpu", "usd"};
+	long c[2] = {-1, -1};
+	double usd;
+	const kb_table *t = kb_get_table("used-prices", err);
+	if (!t)
+		return err && err->code ? err->code : GW_EFORMAT;
+	/* the names are checked when the table is the user's own (a replaced gpus table may drop some) */
+	char *own = kb_data_dir() ? xasprintf("%s/used-prices.tsv", kb_data_dir()) : NULL;
+	bool names = own && access(own, F_OK) == 0;
+	free(own);
+	int rc = kb_need_cols(t, cols, 2, c, err);
+	for (size_t i = 0; i < t->nrows && !rc; i++) {
+		if (names && !kb_gpu_find(kb_cell(t, i, c[0])))
+			rc = bad_cell(t, i, c[0], "is not a GPU of the gpus table", err);
+		else
+			rc = kb_cell_double(t, i, c[1], 1e-9, 1e9, false, &usd, err);
+	}
+	return rc;
+}
+
+/* xid: a code from 1 to 1023 (NVIDIA's catalogue), a meaning, a DCGM severity. */
+static int check_xid(gw_error *err)
+{
+	static const char *const cols[] = {"xid", "meaning", "severity", "action"};
+	long c[4] = {-1, -1, -1, -1};
+	int xid;
+	const kb_table *t = kb_get_table("xid", err);
+	if (!t)
+		return err && err->code ? err->code : GW_EFORMAT;
+	int rc = kb_need_cols(t, cols, 4, c, err);
+	for (size_t i = 0; i < t->nrows && !rc; i++) {
+		const char *sev = kb_cell(t, i, c[2]);
+		if ((rc = kb_cell_int(t, i, c[0], 1, 1023, false, &xid, err)) ||
+		    (rc = kb_cell_required(t, i, c[1], err)) || (rc = kb_cell_required(t, i, c[3], err)))
+			break;
+		if (strcmp(sev, "fail") && strcmp(sev, "warn") && strcmp(sev, "none"))
+			rc = bad_cell(t, i, c[2], "is not fail, warn or none", err);
+	}
+	return rc;
+}
+
 int kb_load_all(gw_error *err)
 {
 	int rc = kb_gpus_load(err);
@@ -197,6 +246,12 @@ int kb_load_all(gw_error *err)
 		rc = kb_models_load(err);
 	if (!rc)
 		rc = kb_quants_load(err);
+	if (!rc)
+		rc = check_used_prices(err);
+	if (!rc)
+		rc = check_xid(err);
+	if (!rc && kb_data_dir())
+		rc = kb_data_dir_check(err);
 	return rc;
 }
 

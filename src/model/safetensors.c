@@ -205,11 +205,11 @@ static int read_file_header(const char *path, uint32_t shard, st_set *set, json_
 	struct stat st;
 	uint64_t hlen;
 	int rc;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = gw_open_regular(path, NULL, err);
 	if (fd < 0)
-		return gw_fail(err, errno == ENOENT ? GW_ENOENT : GW_EIO, "cannot read '%s': %s", path, strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		rc = bad(err, path, "not a regular file");
+		return fd;
+	if (fstat(fd, &st)) {
+		rc = gw_fail(err, GW_EIO, "cannot read '%s': %s", path, strerror(errno));
 		goto out;
 	}
 	if (st.st_size < 8 || pread(fd, p8, 8, 0) != 8) {
@@ -367,10 +367,15 @@ static char *join(const char *dir, const char *file)
 	return xasprintf("%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", file);
 }
 
+/*
+ * Is there an entry at path?  Anything there (a FIFO, a directory, a
+ * symlink loop) counts, so that its reader refuses it with a message
+ * instead of it being skipped in silence.
+ */
 static bool is_file(const char *path)
 {
 	struct stat st;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	return stat(path, &st) == 0 || errno != ENOENT;
 }
 
 /* The shards named by an index; checks that each listed tensor is in its shard. */
