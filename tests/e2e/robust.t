@@ -169,4 +169,31 @@ gw_t 20 plan "$TMP/bom/config.json" --vram 24G --json
 is "$rc" 0 "config.json with a byte-order mark plans"
 is "$(printf '%s' "$out" | jget 'd["total_layers"]')" 33 "  ... with its 32 blocks + output layer"
 
+# ---- the safetensors header in bounded time and memory ------------------------------
+# A 50 MB header of 490,000 tensors (the format allows 100 MB).  The release
+# binary reads it under a 400 MB address-space limit and 20 s: the header is
+# read once, with no JSON tree (a general parser took 30 s and 1.2 GB for 99 MB).
+rel=$GW_TOP/gpuwise
+if [ -x "$rel" ]; then
+	python3 - "$TMP/huge.safetensors" 50000000 <<'EOF'
+import struct, sys
+out, target = sys.argv[1], int(sys.argv[2])
+parts, n, off, i = [], 0, 0, 0
+while n < target - 200:
+    e = '"model.layers.%d.mlp.up_proj.weight":{"dtype":"BF16","shape":[1],"data_offsets":[%d,%d]}' % (i, off, off + 2)
+    parts.append(e); n += len(e) + 1; off += 2; i += 1
+h = ('{' + ','.join(parts) + '}').encode()
+with open(out, 'wb') as f:
+    f.write(struct.pack('<Q', len(h)) + h)
+    f.truncate(8 + len(h) + off)
+EOF
+	out=$( (ulimit -v 400000; timeout 20 "$rel" plan "$TMP/huge.safetensors" --layers 4 --hidden 4096 --heads 32 \
+		--ffn 11008 --vocab 32000 --vram 8G --json) 2>"$TMP/huge.err"); rc=$?
+	like "$rc" '^[034]$' "a 50 MB safetensors header is read within 400 MB and 20 s (exit $rc)"
+	[ "$rc" = 0 ] || [ "$rc" = 3 ] || [ "$rc" = 4 ] || diag "$(cat "$TMP/huge.err")"
+	rm -f "$TMP/huge.safetensors"
+else
+	skip "no release binary at $rel (make gpuwise)"
+fi
+
 done_testing
