@@ -526,7 +526,7 @@ static void series_add(watch_series *se, const watch_sample *s)
 		size_t i = se->n - 1;
 		double w = se->pending;
 		se->job_mem[i] = merge_max(se->job_mem[i], hv(s->job_mem_bytes));
-		se->rss[i] = merge_max(se->rss[i], (double)s->host_rss_bytes);
+		se->rss[i] = merge_max(se->rss[i], s->n_pids ? (double)s->host_rss_bytes : NAN);
 		for (size_t k = 0; k < g && k < s->n_gpus; k++) {
 			const watch_gpu_sample *x = &s->gpus[k];
 			se->gpu_mem[i * g + k] = merge_max(se->gpu_mem[i * g + k], hv(x->mem_used_bytes));
@@ -543,7 +543,7 @@ static void series_add(watch_series *se, const watch_sample *s)
 	se->t_ms[i] = s->t_ms;
 	se->attempt[i] = (uint32_t)s->attempt;
 	se->job_mem[i] = hv(s->job_mem_bytes);
-	se->rss[i] = (double)s->host_rss_bytes;
+	se->rss[i] = s->n_pids ? (double)s->host_rss_bytes : NAN; /* no process: no point, not 0 */
 	for (size_t k = 0; k < g; k++) {
 		const watch_gpu_sample *x = k < s->n_gpus ? &s->gpus[k] : NULL;
 		se->gpu_mem[i * g + k] = x ? hv(x->mem_used_bytes) : NAN;

@@ -171,4 +171,17 @@ like "$html" "Traceback \\(most recent call last\\)" "  ... from the traceback's
 n=$(printf '%s\n' "$html" | sed -n '/aria-label="Host memory"/,/<\/svg>/p' | grep -c '<polyline')
 is "$n" 2 "the RSS chart draws 2 lines for 2 attempts (no line across the back-off)"
 
+# ---- valgrind: run is long-running code, every allocation is freed ------------------
+rel=$GW_TOP/gpuwise
+if command -v valgrind >/dev/null && [ -x "$rel" ]; then
+	timeout 120 valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=9 \
+		"$rel" run --no-gpu --interval 100ms --restart on-failure --max-restarts 2 --backoff 100ms..100ms \
+		--on-event true --report "$TMP/vg.html" --log "$TMP/vg.csv" --json \
+		-- sh -c 'echo out; echo err >&2; sleep 0.5; exit 3' >"$TMP/vg.out" 2>"$TMP/vg.err"
+	is "$?" 3 "under valgrind: no error, no leak (the job's status 3 passes through)"
+	unlike "$(grep -E 'ERROR SUMMARY|lost:' "$TMP/vg.err")" 'ERROR SUMMARY: [1-9]|lost: [1-9]' "  ... valgrind's summary is clean"
+else
+	skip "valgrind or the release binary is missing (apt-get install valgrind; make gpuwise)"
+fi
+
 done_testing
