@@ -77,7 +77,9 @@ if [ "${GW_ONLY:-}" != unit ]; then
 fi
 if [ -s "$skips" ]; then
 	echo "skipped (not counted as passed):"
-	cat "$skips"
+	# the same reason for several tests of a file: once, with the count
+	awk '{ if (!($0 in n)) order[k++] = $0; n[$0]++ }
+	     END { for (i = 0; i < k; i++) print order[i] (n[order[i]] > 1 ? " (" n[order[i]] " tests)" : "") }' "$skips"
 fi
 [ -n "$bad_files" ] && echo "failed in:$bad_files (full output: $log)"
 echo "$passed passed, $failed failed, $skipped skipped"
