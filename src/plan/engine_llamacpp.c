@@ -1,0 +1,247 @@
+/*
+ * engine_llamacpp.c: llama.cpp's placement of a model on GPUs and host
+ * RAM: layers split over the GPUs by free memory (or filled from the back
+ * by its automatic fit), the output layer last, token embedding in host
+ * RAM, --n-cpu-moe experts in host RAM.
+ */
+#include "plan/engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bytes of layer il that go where the layer goes (experts of the first
+ * ncm blocks stay in host RAM, llama.cpp --n-cpu-moe). */
+static uint64_t item_bytes(const work *wk, uint32_t il)
+{
+	if (il >= wk->n)
+		return wk->w.output_bytes;
+	if (il < wk->ncm)
+		return wk->w.layer_bytes[il] - wk->w.layer_expert_bytes[il];
+	return wk->w.layer_bytes[il];
+}
+
+uint64_t plan_cpu_expert_bytes(const work *wk, uint32_t a, uint32_t b)
+{
+	uint64_t x = 0;
+	for (uint32_t il = a; il < b && il < wk->ncm && il < wk->n; il++)
+		x += wk->w.layer_expert_bytes[il];
+	return x;
+}
+
+static uint64_t item_kv(const work *wk, uint32_t il)
+{
+	return il < wk->n ? wk->layer_kv[il] : 0;
+}
+
+/*
+ * Assign the last ngl layers to the GPUs.  split: llama.cpp's default
+ * tensor split, proportional to each GPU's free memory
+ * (src/llama-model.cpp: layer il goes to the first device whose
+ * cumulative share exceeds (il - i_gpu_start) / ngl); otherwise fill from
+ * the last layer backwards onto the last GPU and spill to earlier ones
+ * (llama.cpp --fit and Ollama's greedyFit).  Returns true when every GPU
+ * holds its part.
+ */
+static bool place(const work *wk, uint32_t ngl, bool split, plan_result *r)
+{
+	const plan_request *rq = wk->rq;
+	size_t nd = rq->n_gpus;
+	uint32_t start = wk->total - ngl;
+	uint64_t avail[PLAN_MAX_GPUS], ovh[PLAN_MAX_GPUS];
+	double share[PLAN_MAX_GPUS], sum = 0;
+
+	memset(r->devices, 0, sizeof r->devices);
+	r->n_devices = nd;
+	for (size_t d = 0; d < nd; d++) {
+		plan_device *pd = &r->devices[d];
+		snprintf(pd->name, sizeof pd->name, "%s", rq->gpus[d].name);
+		pd->vram_total_bytes = rq->gpus[d].vram_bytes;
+		pd->usable_bytes = plan_usable_bytes(&rq->gpus[d]);
+		ovh[d] = plan_overhead_bytes(rq->engine, &rq->gpus[d], nd);
+		avail[d] = pd->usable_bytes > ovh[d] + wk->margin ? pd->usable_bytes - ovh[d] - wk->margin : 0;
+		sum += (double)avail[d];
+	}
+	if (ngl == 0)
+		return true;
+	/* which device holds each layer */
+	int *dev = xcalloc(wk->total, sizeof *dev);
+	if (split) {
+		double cum = 0;
+		for (size_t d = 0; d < nd; d++) {
+			cum += sum > 0 ? (double)avail[d] / sum : 1.0 / (double)nd;
+			share[d] = cum;
+		}
+		share[nd - 1] = 1.0 + 1e-9;
+		for (uint32_t il = start; il < wk->total; il++) {
+			double f = (double)(il - start) / (double)ngl;
+			size_t d = 0;
+			while (d + 1 < nd && f >= share[d])
+				d++;
+			dev[il] = (int)d;
+		}
+	} else {
+		/* greedy from the back; the compute buffer is reserved up front */
+		uint64_t comp = plan_compute_bytes(wk->m, wk->cells, wk->batch, wk->fa, nd > 1) +
+				(ngl < wk->total || wk->ncm ? wk->largest_tensor : 0);
+		size_t d = nd - 1;
+		uint64_t used = comp;
+		for (uint32_t il = wk->total; il-- > start;) {
+			uint64_t need = item_bytes(wk, il) + item_kv(wk, il);
+			while (used + need > avail[d] && d > 0) {
+				d--;
+				used = comp;
+			}
+			used += need;
+			dev[il] = (int)d;
+		}
+	}
+	size_t nused = 0;
+	for (uint32_t il = start; il < wk->total; il++) {
+		plan_device *pd = &r->devices[dev[il]];
+		if (pd->layers == 0) {
+			pd->first_layer = il;
+			nused++;
+		}
+		pd->layers++;
+		pd->weights_bytes += item_bytes(wk, il);
+		pd->kv_cache_bytes += item_kv(wk, il);
+		if (il == wk->n)
+			pd->has_output = true;
+	}
+	free(dev);
+	bool ok = true;
+	for (size_t d = 0; d < nd; d++) {
+		plan_device *pd = &r->devices[d];
+		if (pd->layers == 0)
+			continue;
+		pd->compute_bytes = plan_compute_bytes(wk->m, wk->cells, wk->batch, wk->fa, nused > 1);
+		/* Partial offload: the GPU also receives copies of host weights
+		 * for large-batch matrix products (ggml-backend offload_op). */
+		if (ngl < wk->total || wk->ncm)
+			pd->compute_bytes += wk->largest_tensor;
+		pd->overhead_bytes = ovh[d];
+		pd->total_bytes = pd->weights_bytes + pd->kv_cache_bytes + pd->compute_bytes +
+				  pd->overhead_bytes;
+		if (pd->total_bytes + wk->margin > pd->usable_bytes)
+			ok = false;
+	}
+	return ok;
+}
+
+/* Host side of a llama.cpp-style placement with ngl layers on the GPUs. */
+static void host_part(const work *wk, uint32_t ngl, plan_result *r)
+{
+	uint32_t start = wk->total - ngl;
+	uint64_t hw = wk->w.embd_bytes + wk->w.other_bytes, hk = 0;
+	for (uint32_t il = 0; il < start; il++) {
+		hw += item_bytes(wk, il);
+		hk += item_kv(wk, il);
+	}
+	hw += plan_cpu_expert_bytes(wk, 0, wk->n);
+	r->host_weights_bytes = hw;
+	r->host_kv_bytes = hk;
+	/* Host compute buffer: with everything on the GPUs llama.cpp keeps the
+	 * f32 input embeddings and KQ mask there (CUDA_Host compute 24.01 MiB =
+	 * 4b(e + c) for Llama-3-8B at 8192, 4090_v3.ipynb); with CPU layers the
+	 * whole graph can run there. */
+	uint64_t b = wk->batch, e = wk->m->hidden;
+	if (ngl == wk->total && wk->rq->n_gpus > 0)
+		r->host_compute_bytes = 4 * b * (e + wk->cells);
+	else
+		r->host_compute_bytes = plan_compute_bytes(wk->m, wk->cells, wk->batch, wk->fa, false);
+	/* logits output buffer: n_vocab f32 per sequence */
+	r->host_compute_bytes += 4ULL * wk->m->vocab * wk->nseq;
+	r->host_bytes = r->host_weights_bytes + r->host_kv_bytes + r->host_compute_bytes;
+}
+
+void plan_llamacpp_place(const work *wk, plan_result *r)
+{
+	const plan_request *rq = wk->rq;
+	uint32_t ngl = 0;
+	bool found = false;
+	if (rq->n_gpus == 0) {
+		place(wk, 0, true, r);
+	} else if (rq->gpu_layers >= 0) {
+		ngl = (uint32_t)rq->gpu_layers > wk->total ? wk->total : (uint32_t)rq->gpu_layers;
+		found = place(wk, ngl, true, r) || place(wk, ngl, false, r);
+	} else {
+		/* most layers that fit; usage grows with ngl, so bisect */
+		uint32_t lo = 0, hi = wk->total;
+		if (place(wk, hi, true, r) || place(wk, hi, false, r)) {
+			ngl = hi;
+			found = true;
+		} else {
+			while (hi - lo > 1) {
+				uint32_t mid = lo + (hi - lo) / 2;
+				if (place(wk, mid, true, r) || place(wk, mid, false, r))
+					lo = mid;
+				else
+					hi = mid;
+			}
+			ngl = lo;
+			found = lo > 0;
+			if (!(place(wk, ngl, true, r)))
+				place(wk, ngl, false, r);
+		}
+	}
+	r->gpu_layers = ngl;
+	plan_sum_devices(r);
+	host_part(wk, ngl, r);
+	r->ram_known = rq->ram_bytes > 0;
+	r->ram_ok = !r->ram_known || r->host_bytes <= rq->ram_bytes;
+	r->n_cpu_moe = wk->ncm;
+	if (found && ngl == wk->total && wk->ncm == 0)
+		r->verdict = PLAN_FITS;
+	else if (found && ngl > 0 && r->ram_ok)
+		r->verdict = PLAN_OFFLOAD;
+	else
+		r->verdict = PLAN_NOFIT;
+}
+
+
+/*
+ * llama.cpp's defaults on the working state: the context padded to 256
+ * cells per sequence set; its automatic fit (on by default, common/common.h
+ * fit_params_target = 1 GiB) keeps 1 GiB free on every device, an
+ * explicit -ngl does not; --n-cpu-moe applies to MoE models.
+ */
+void plan_llamacpp_setup(work *wk)
+{
+	const plan_request *rq = wk->rq;
+	wk->cells = plan_kv_cells(wk->ctx, wk->nseq);
+	if (rq->gpu_layers < 0)
+		wk->margin = GiB;
+	if (wk->m->n_experts)
+		wk->ncm = rq->n_cpu_moe > wk->m->n_layers ? wk->m->n_layers : rq->n_cpu_moe;
+}
+
+/* The notes both llama.cpp and Ollama state. */
+void plan_llamacpp_notes(const plan_request *rq, plan_result *r)
+{
+	plan_note(r, "token embedding (%.2f GiB) stays in host RAM, as llama.cpp keeps it",
+		  (double)r->embd_bytes / (double)GiB);
+	plan_note(r, "KV cache %s, %llu cells (context padded to 256)%s", plan_kv_type_name(r->kv_type),
+		  (unsigned long long)r->kv_cells,
+		  r->flash_attn ? ", flash attention" : ", no flash attention (f32 KQ in the compute buffer)");
+	plan_note(r, "runtime overhead %s per GPU (CUDA context; Ollama's reserve, ml/device.go)",
+		  rq->n_gpus && rq->gpus[0].unified_memory ? "512 MiB" : "457 MiB");
+	if (rq->engine == PLAN_ENGINE_LLAMACPP && rq->gpu_layers < 0)
+		plan_note(r, "llama.cpp's automatic fit leaves 1 GiB free per GPU (common/common.h "
+			     "fit_params_target); --gpu-layers N overrides");
+}
+
+/* Decode constants fitted to llama.cpp b2824 llama-bench (speed.c). */
+const plan_engine_ops plan_engine_llamacpp_ops = {
+	.id = PLAN_ENGINE_LLAMACPP,
+	.name = "llama.cpp",
+	.gguf = true,
+	.setup = plan_llamacpp_setup,
+	.place = plan_llamacpp_place,
+	.notes = plan_llamacpp_notes,
+	.dec_lat_ms = 0.10,
+	.dec_lat_metal_ms = 0.40,
+	.dec_bw_fraction = 0.92,
+	.dec_bw_ceil_gbs = 1200.0,
+	.calibrated = true,
+};
