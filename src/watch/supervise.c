@@ -1077,6 +1077,8 @@ static watch_attempt *run_attempt(sup *s, watch_policy_state *ps)
 		bool held = (s->out_fd >= 0 && st1 == WATCH_OUT_FULL) || (s->err_fd >= 0 && st2 == WATCH_OUT_FULL);
 		if (held && timeout > 20)
 			timeout = 20;
+		if (held) /* the job waits on our reader, it does not hang */
+			s->last_activity = now_ms();
 		struct pollfd p[3];
 		int np = 0;
 		p[np++] = (struct pollfd){.fd = s->sfd, .events = POLLIN};

@@ -65,7 +65,7 @@ exec 7<>"$TMP/stall"
 rm -f "$TMP/t1" "$TMP/ready"
 perl -e 'sleep 1000' >"$TMP/stall" &
 holder=$!
-timeout 30 "$GW" run --no-gpu --grace 5s -- perl -MTime::HiRes=time -e '
+timeout 30 "$GW" run --no-gpu --grace 5s --hang-timeout 500ms -- perl -MTime::HiRes=time -e '
 	$SIG{TERM} = sub { open my $f, ">", $ARGV[0]; printf $f "%.6f\n", time; close $f; exit 0 };
 	if (fork() == 0) { $| = 1; print "x" x 65536 while 1; }
 	open my $r, ">", $ARGV[1]; print $r "x"; close $r;
@@ -81,6 +81,7 @@ diag "SIGTERM reached the job $lat ms after it was sent to gpuwise, stdout stall
 [ "$lat" -ge 0 ] && [ "$lat" -lt 100 ]; ok $? "a stalled stdout reader does not delay a forwarded signal (${lat} ms < 100 ms)"
 kill "$holder" 2>/dev/null
 exec 7<&-
+unlike "$(cat "$TMP/stall.err")" "hang:" "a job blocked on a stalled reader is not taken for hung (--hang-timeout 500ms)"
 cat "$TMP/stall" >/dev/null 2>&1 &
 wait "$gpid" 2>/dev/null
 
