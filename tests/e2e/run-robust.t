@@ -6,6 +6,7 @@
 # the report of a failed attempt.  Every run is under `timeout`, so a hang
 # is a failure, not a stuck test.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/report_shot.sh"
 export GPUWISE_NO_STATUS_LINE=1
 
 # wait_for FILE: up to 10 s for FILE to exist
@@ -171,6 +172,7 @@ like "$html" "Traceback \\(most recent call last\\)" "  ... from the traceback's
 # the host memory chart: one line per attempt, none across the back-off gap
 n=$(printf '%s\n' "$html" | sed -n '/aria-label="Host memory"/,/<\/svg>/p' | grep -c '<polyline')
 is "$n" 2 "the RSS chart draws 2 lines for 2 attempts (no line across the back-off)"
+report_shot "$TMP/fail.html" "$TMP/fail.png" "the failed run's report in chromium"
 
 # ---- valgrind: run is long-running code, every allocation is freed ------------------
 rel=$GW_TOP/gpuwise
