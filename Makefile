@@ -31,7 +31,7 @@ msg = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
 SRCS      := $(sort $(wildcard src/*.c src/*/*.c))
-LIBSRCS   := $(filter-out src/main.c,$(SRCS))
+LIBSRCS   := $(filter-out src/main.c src/cap/preload.c,$(SRCS))
 DATA      := $(sort $(wildcard data/*.tsv))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 FAKE_SRCS := $(sort $(wildcard tests/fake/*.c))
@@ -40,10 +40,10 @@ FAKE_SRCS := $(sort $(wildcard tests/fake/*.c))
 objs = $(patsubst src/%.c,$(1)/obj/%.o,$(LIBSRCS)) $(1)/obj/embedded.o
 
 .SECONDARY:
-.PHONY: all check unit e2e bench install uninstall clean run fuzz lint
+.PHONY: all check unit e2e bench install uninstall clean run fuzz lint ptx cap-tests
 all: gpuwise
 
-gpuwise: $(BUILD)/gpuwise
+gpuwise: $(BUILD)/gpuwise libgpuwise-cap.so
 	$(Q)cp $< $@
 
 # ---- release tree --------------------------------------------------------
@@ -57,7 +57,7 @@ $(BUILD)/obj/%.o: src/%.c $(wildcard src/*/*.h src/*.h)
 
 # ---- check tree (sanitizers) --------------------------------------------
 CHK_FLAGS := $(BASEFLAGS) -O1 -g $(SAN)
-$(CHECKDIR)/gpuwise: $(call objs,$(CHECKDIR)) $(CHECKDIR)/obj/main.o
+$(CHECKDIR)/gpuwise: $(call objs,$(CHECKDIR)) $(CHECKDIR)/obj/main.o | $(CHECKDIR)/libgpuwise-cap.so
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(SAN) -o $@ $^ $(LDLIBS)
 $(CHECKDIR)/obj/%.o: src/%.c $(wildcard src/*/*.h src/*.h)
@@ -68,6 +68,18 @@ $(CHECKDIR)/tests/%: tests/unit/%.c $(call objs,$(CHECKDIR)) $(wildcard tests/un
 	@mkdir -p $(dir $@)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CHK_FLAGS) -Itests/unit -o $@ $< $(call objs,$(CHECKDIR)) $(LDLIBS) -lcmocka
+
+# ---- libgpuwise-cap.so: the VRAM cap preloaded into jobs (issue 14) ------
+# Never sanitized: it is loaded into other programs.  gpuwise run finds it
+# next to its own binary (so ./gpuwise gets a copy) or in ../lib/gpuwise.
+CAP_SRCS  := src/cap/preload.c src/cap/region.c
+CAP_FLAGS := -std=c17 -D_GNU_SOURCE -Isrc $(WARN) $(OPT) -fPIC -shared -fvisibility=hidden
+%/libgpuwise-cap.so: $(CAP_SRCS) src/cap/region.h
+	@mkdir -p $(dir $@)
+	$(call msg,LIB,$@)
+	$(Q)$(CC) $(CAP_FLAGS) -o $@ $(CAP_SRCS) -ldl -lpthread
+libgpuwise-cap.so: $(BUILD)/libgpuwise-cap.so
+	$(Q)cp $< $@
 
 # ---- embedded knowledge tables ------------------------------------------
 %/obj/embedded.c: $(DATA) tools/embed.c
@@ -87,15 +99,37 @@ $(FAKEDIR)/%.so: tests/fake/%.c $(wildcard tests/fake/*.h) tests/fake/scenario.c
 	$(Q)$(CC) -std=c17 -D_GNU_SOURCE -O1 -g -fPIC -shared -Wall -Wextra -Werror -Wno-unused-parameter $(PKG_CFLAGS) \
 	    -o $@ $< tests/fake/scenario.c $(PKG_LIBS) -lpthread
 fakes: $(FAKE_LIBS)
+# test programs that allocate through the fake libcuda (tests/cap/)
+CAP_TESTS := $(patsubst tests/cap/%.c,$(CHECKDIR)/cap/%,$(wildcard tests/cap/*.c))
+$(CHECKDIR)/cap/%: tests/cap/%.c $(FAKEDIR)/libcuda.so
+	@mkdir -p $(dir $@)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) -std=c17 -D_GNU_SOURCE $(WARN) -O2 -g -o $@ $< $(abspath $(FAKEDIR)/libcuda.so) -ldl -lpthread
+cap-tests: $(CAP_TESTS) $(CHECKDIR)/libgpuwise-cap.so
+
+# ---- gpuwise bench: kernels embedded with .incbin (src/bench/embed.c) ----
+# The PTX is generated from the .cu beside it by `make ptx` where nvcc is
+# present (and checked against it by tests/e2e/bench.t); its .version is
+# lowered to 7.0 (CUDA 11.0 drivers) since nothing newer is used.
+BENCH_KERNELS := src/bench/kernels.ptx src/bench/mma.ptx src/bench/kernels.cl
+$(BUILD)/obj/bench/embed.o $(CHECKDIR)/obj/bench/embed.o: $(BENCH_KERNELS)
+NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
+ptx:
+	@test -n "$(NVCC)" || { echo "make ptx: nvcc not found (set NVCC=)"; exit 1; }
+	@for k in kernels mma; do \
+		$(NVCC) -ptx -arch=$$(case $$k in mma) echo compute_80;; *) echo compute_75;; esac) -o src/bench/$$k.ptx.tmp src/bench/$$k.cu && \
+		sed 's/^\.version [0-9.]*$$/.version 7.0/' src/bench/$$k.ptx.tmp > src/bench/$$k.ptx && rm -f src/bench/$$k.ptx.tmp || exit 1; \
+		echo "  PTX    src/bench/$$k.ptx"; \
+	done
 
 UNIT_BINS := $(patsubst tests/unit/%.c,$(CHECKDIR)/tests/%,$(UNIT_SRCS))
 
-check: gpuwise $(CHECKDIR)/gpuwise $(UNIT_BINS) $(FAKE_LIBS)
+check: gpuwise $(CHECKDIR)/gpuwise $(UNIT_BINS) $(FAKE_LIBS) cap-tests
 	@GW_BUILD=$(CHECKDIR) sh tests/run.sh $(UNIT_BINS)
 
 unit: $(UNIT_BINS) $(FAKE_LIBS)
 	@GW_BUILD=$(CHECKDIR) GW_ONLY=unit sh tests/run.sh $(UNIT_BINS)
-e2e: $(CHECKDIR)/gpuwise $(FAKE_LIBS)
+e2e: $(CHECKDIR)/gpuwise $(FAKE_LIBS) cap-tests
 	@GW_BUILD=$(CHECKDIR) GW_ONLY=e2e sh tests/run.sh
 
 # ---- benchmarks (release build) -----------------------------------------
@@ -116,8 +150,11 @@ install: gpuwise
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 gpuwise $(DESTDIR)$(PREFIX)/bin/gpuwise
 	install -m 644 man/gpuwise.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpuwise.1
+	install -d $(DESTDIR)$(PREFIX)/lib/gpuwise
+	install -m 755 libgpuwise-cap.so $(DESTDIR)$(PREFIX)/lib/gpuwise/libgpuwise-cap.so
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/gpuwise $(DESTDIR)$(PREFIX)/share/man/man1/gpuwise.1
+	rm -f $(DESTDIR)$(PREFIX)/lib/gpuwise/libgpuwise-cap.so
 
 clean:
-	rm -rf build gpuwise
+	rm -rf build gpuwise libgpuwise-cap.so

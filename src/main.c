@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{"doctor", cmd_doctor, "is the driver, CUDA and PyTorch stack aligned and healthy"},
 	{"explain", cmd_explain, "what an error message means here, and what to run to fix it"},
 	{"run", cmd_run, "supervise a long GPU job: watch, restart, report"},
+	{"bench", cmd_bench, "why GPUs win: parallelism, bandwidth, tensor cores, measured"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

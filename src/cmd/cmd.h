@@ -14,6 +14,7 @@ int cmd_status(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* Print a usage error and return GW_EXIT_USAGE ("try 'gpuwise CMD --help'"). */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

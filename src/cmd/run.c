@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/vramcap.h"
 #include "doctor/doctor.h"
 #include "util/json.h"
 #include "watch/watch.h"
@@ -44,6 +45,8 @@ static void usage(FILE *f)
 		"  --grace DUR           SIGTERM to SIGKILL when stopping the job (default 10s)\n\n"
 		"Detectors and actions:\n"
 		"  --mem-limit SIZE      stop the job when its GPU memory exceeds SIZE\n"
+		"  --vram-cap SIZE       hard cap: CUDA allocations that would take the job past\n"
+		"                        SIZE on a GPU fail as out of memory (libgpuwise-cap.so)\n"
 		"  --on-leak ACTION      warn (default), restart or stop on a memory leak (GPU\n"
 		"                        memory, or the job's host RSS: the same detector)\n"
 		"  --leak-warmup DUR     ignore the first DUR of each attempt (default 2m)\n"
@@ -79,6 +82,7 @@ enum {
 	OPT_NO_RESTART_ON, OPT_OOM_HALVE, OPT_MEM_LIMIT, OPT_ON_LEAK, OPT_ON_HEAT,
 	OPT_TEMP_LIMIT, OPT_HANG_TIMEOUT, OPT_ON_EVENT, OPT_LOG, OPT_REPORT, OPT_JSON,
 	OPT_LEAK_WARMUP, OPT_LEAK_WINDOW, OPT_XID_FILE, OPT_GRACE, OPT_NO_GPU, OPT_OOM_HALVE_ARG,
+	OPT_VRAM_CAP,
 };
 
 /* ---- output: one writer thread per stream ------------------------------ */
@@ -631,6 +635,7 @@ int cmd_run(int argc, char **argv)
 		{"on-event", required_argument, NULL, OPT_ON_EVENT},
 		{"grace", required_argument, NULL, OPT_GRACE},
 		{"no-gpu", no_argument, NULL, OPT_NO_GPU},
+		{"vram-cap", required_argument, NULL, OPT_VRAM_CAP},
 		{"log", required_argument, NULL, OPT_LOG},
 		{"report", required_argument, NULL, OPT_REPORT},
 		{"json", no_argument, NULL, OPT_JSON},
@@ -641,6 +646,8 @@ int cmd_run(int argc, char **argv)
 	watch_opts_defaults(&o);
 	const char *log_path = NULL, *report_path = NULL;
 	bool json = false;
+	uint64_t vram_cap_bytes = 0;
+	vram_cap cap = {0};
 	int opt, rc;
 	long long n;
 	optind = 1;
@@ -744,6 +751,10 @@ int cmd_run(int argc, char **argv)
 		case OPT_NO_GPU:
 			o.no_gpu = true;
 			break;
+		case OPT_VRAM_CAP:
+			if (parse_size(optarg, &vram_cap_bytes) || vram_cap_bytes == 0)
+				return usage_error("run", "--vram-cap needs a size like 10G, not '%s'", optarg);
+			break;
 		case OPT_LOG:
 			log_path = optarg;
 			break;
@@ -788,6 +799,8 @@ int cmd_run(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (vram_cap_bytes && vram_cap_start(vram_cap_bytes, &cap))
+		goto out;
 	c.tty = isatty(2) && !getenv("GPUWISE_NO_STATUS_LINE");
 	fflush(stdout);
 	fflush(stderr);
@@ -845,5 +858,6 @@ out:
 		fclose(report);
 	watch_result_release(&r);
 	explain_release();
+	vram_cap_finish(&cap);
 	return status;
 }

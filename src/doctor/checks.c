@@ -852,6 +852,7 @@ void doctor_check(const doctor_input *in, doctor_report *rep)
 	check_hardware(in, rep);
 	check_driver(in, rep);
 	check_visible_devices(in, rep);
+	doctor_check_vram_cap(rep);
 	check_cuda(in, rep);
 	check_python(in, rep);
 	check_health(in, rep);

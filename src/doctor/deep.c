@@ -1,8 +1,9 @@
 /*
  * deep.c: doctor --deep.  Real work on each GPU through the CUDA driver
  * API (libcuda.so.1 loaded with dlopen; the few functions declared here):
- * a context, an allocation, copies both ways checked with a checksum, a
- * tiny kernel from embedded PTX, host-device bandwidth; and for each
+ * a context, an allocation, copies both ways checked with a checksum, the
+ * Triad kernel of gpuwise bench (its embedded PTX, JIT-compiled by the
+ * driver), host-device bandwidth; and for each
  * Python with a CUDA PyTorch, a bounded torch.cuda.is_available() and a
  * small matmul.  Results become doctor findings.
  */
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/bench.h"
 #include "stack/stack.h"
 
 typedef int cu_result;
@@ -45,35 +47,6 @@ typedef struct cu_api {
 	cu_result (*sync)(void);
 	cu_result (*error_string)(cu_result, const char **);
 } cu_api;
-
-/* Adds one to each of n 32-bit words: gw_inc(p, n).  PTX ISA 6.0 for sm_50,
- * JIT-compiled by the driver for the GPU at hand. */
-static const char inc_ptx[] =
-	".version 6.0\n"
-	".target sm_50\n"
-	".address_size 64\n"
-	".visible .entry gw_inc(.param .u64 gw_inc_p, .param .u32 gw_inc_n)\n"
-	"{\n"
-	"\t.reg .pred %p<2>;\n"
-	"\t.reg .b32 %r<8>;\n"
-	"\t.reg .b64 %rd<5>;\n"
-	"\tld.param.u64 %rd1, [gw_inc_p];\n"
-	"\tld.param.u32 %r2, [gw_inc_n];\n"
-	"\tmov.u32 %r3, %ctaid.x;\n"
-	"\tmov.u32 %r4, %ntid.x;\n"
-	"\tmov.u32 %r5, %tid.x;\n"
-	"\tmad.lo.s32 %r1, %r3, %r4, %r5;\n"
-	"\tsetp.ge.u32 %p1, %r1, %r2;\n"
-	"\t@%p1 bra DONE;\n"
-	"\tcvta.to.global.u64 %rd2, %rd1;\n"
-	"\tmul.wide.u32 %rd3, %r1, 4;\n"
-	"\tadd.s64 %rd4, %rd2, %rd3;\n"
-	"\tld.global.u32 %r6, [%rd4];\n"
-	"\tadd.s32 %r7, %r6, 1;\n"
-	"\tst.global.u32 [%rd4], %r7;\n"
-	"DONE:\n"
-	"\tret;\n"
-	"}\n";
 
 static const char *cu_err(const cu_api *c, cu_result r, char *buf, size_t n)
 {
@@ -134,7 +107,7 @@ static bool cu_load(cu_api *c, char *why, size_t whyn)
 	return true;
 }
 
-#define DEEP_WORDS (4u << 20)        /* 16 MiB checked buffer */
+#define DEEP_N (2u << 20)            /* 2 Mi doubles a vector: 16 MiB checked */
 #define DEEP_BW_BYTES (64u << 20)    /* bandwidth buffer */
 #define DEEP_BW_REPS 5
 
@@ -146,11 +119,12 @@ static void deep_one(const cu_api *c, int ordinal, doctor_report *rep)
 	cu_context ctx = NULL;
 	cu_module mod = NULL;
 	cu_deviceptr d = 0, dbw = 0;
-	uint32_t *h = NULL;
+	double *h = NULL;
 	void *pinned = NULL;
 	double h2d = 0, d2h = 0;
 	cu_result r;
 	bool retained = false, ok = false;
+	const size_t vec = DEEP_N * sizeof(double);
 
 	if ((r = c->get(&dev, ordinal)))
 		goto out;
@@ -162,40 +136,44 @@ static void deep_one(const cu_api *c, int ordinal, doctor_report *rep)
 	if ((r = c->set_current(ctx)))
 		goto out;
 	snprintf(step, sizeof step, "allocation");
-	if ((r = c->mem_alloc(&d, DEEP_WORDS * sizeof *h)))
+	/* three vectors a, b, c in one allocation: the Triad a = b + 2c */
+	if ((r = c->mem_alloc(&d, 3 * vec)))
 		goto out;
-	h = xmalloc(DEEP_WORDS * sizeof *h);
-	uint64_t sum = 0;
-	for (uint32_t i = 0; i < DEEP_WORDS; i++) {
-		h[i] = i * 2654435761u; /* Knuth's multiplicative hash: every word differs */
-		sum += h[i] + 1u;
+	h = xmalloc(2 * vec);
+	for (uint32_t i = 0; i < DEEP_N; i++) {
+		h[i] = (double)i;                   /* b: every element differs */
+		h[DEEP_N + i] = (double)(i % 1024); /* c */
 	}
 	snprintf(step, sizeof step, "copy to the GPU");
-	if ((r = c->htod(d, h, DEEP_WORDS * sizeof *h)))
+	if ((r = c->htod(d + vec, h, 2 * vec)))
 		goto out;
 	snprintf(step, sizeof step, "loading the PTX kernel");
-	if ((r = c->module_load(&mod, inc_ptx)))
+	if ((r = c->module_load(&mod, gw_bench_kernels_ptx)))
 		goto out;
 	cu_function fn;
-	if ((r = c->get_function(&fn, mod, "gw_inc")))
+	if ((r = c->get_function(&fn, mod, "gw_triad")))
 		goto out;
 	snprintf(step, sizeof step, "kernel launch");
-	uint32_t n = DEEP_WORDS;
-	void *params[] = {&d, &n};
-	if ((r = c->launch(fn, (DEEP_WORDS + 255) / 256, 1, 1, 256, 1, 1, 0, NULL, params, NULL)))
+	cu_deviceptr da = d, db = d + vec, dc = d + 2 * vec;
+	double scalar = 2.0;
+	unsigned long long n = DEEP_N;
+	void *params[] = {&da, &db, &dc, &scalar, &n};
+	if ((r = c->launch(fn, (DEEP_N + 255) / 256, 1, 1, 256, 1, 1, 0, NULL, params, NULL)))
 		goto out;
 	if ((r = c->sync()))
 		goto out;
 	snprintf(step, sizeof step, "copy back");
-	memset(h, 0, DEEP_WORDS * sizeof *h);
-	if ((r = c->dtoh(h, d, DEEP_WORDS * sizeof *h)))
+	memset(h, 0, vec);
+	if ((r = c->dtoh(h, da, vec)))
 		goto out;
-	uint64_t got = 0;
-	for (uint32_t i = 0; i < DEEP_WORDS; i++)
-		got += h[i];
-	if (got != sum) {
-		snprintf(e, sizeof e, "checksum mismatch after copy, kernel and copy back: %llu, expected %llu",
-			 (unsigned long long)got, (unsigned long long)sum);
+	/* every value is an integer below 2^53: each element must be exact */
+	uint32_t bad = 0, first = 0;
+	for (uint32_t i = 0; i < DEEP_N; i++)
+		if (h[i] != (double)i + 2.0 * (double)(i % 1024) && bad++ == 0)
+			first = i;
+	if (bad) {
+		snprintf(e, sizeof e, "checksum mismatch after copy, kernel and copy back: %u of %u values wrong, the first "
+			 "at %u (%.17g, expected %.17g)", bad, DEEP_N, first, h[first], (double)first + 2.0 * (double)(first % 1024));
 		snprintf(step, sizeof step, "checksum");
 		r = -1;
 		goto out;
@@ -225,7 +203,7 @@ out:
 	if (ok) {
 		f->title = xasprintf("CUDA device %d (%s): context, allocation, copies, PTX kernel and checksum work",
 				     ordinal, name);
-		f->evidence = xasprintf("16 MiB round trip with a kernel in between, checksum matches; host to device "
+		f->evidence = xasprintf("32 MiB to the GPU, the Triad kernel, 16 MiB back, checksum matches; host to device "
 					"%.1f GB/s, device to host %.1f GB/s (pinned, 64 MiB x %d)", h2d, d2h, DEEP_BW_REPS);
 		f->fix = xstrdup("");
 	} else {

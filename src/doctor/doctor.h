@@ -180,6 +180,8 @@ typedef struct doctor_input {
  * state, /proc/modules, process start times).
  */
 void doctor_check(const doctor_input *in, doctor_report *rep);
+/* The per-job VRAM cap (GPUWISE_CAP_REGION, LD_PRELOAD): finding "vram-cap". */
+void doctor_check_vram_cap(doctor_report *rep);
 void doctor_report_release(doctor_report *rep);
 /* Add a finding (used by the checks and by cmd/ for --deep results). */
 doctor_finding *doctor_add(doctor_report *rep, const char *id, doctor_severity sev, doctor_group g, int gpu);

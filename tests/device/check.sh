@@ -189,6 +189,77 @@ else
 	say "skip: PyTorch with CUDA is not importable by python3 here, so the leak job cannot run"
 fi
 
+# ---- vram-cap: PyTorch under gpuwise run --vram-cap 10G (issue 14) -------------------
+section "vram-cap"
+if [ ! -f "$top/libgpuwise-cap.so" ]; then
+	check FAIL "libgpuwise-cap.so was not built next to ./gpuwise"
+elif command -v python3 >/dev/null 2>&1 && python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+	# torch.cuda.mem_get_info is cudaMemGetInfo (cuMemGetInfo_v2 through cuGetProcAddress);
+	# a refused cudaMalloc or cuMemCreate (expandable segments) raises torch.OutOfMemoryError
+	# once the caching allocator has freed its cache and retried (PyTorch "CUDA semantics").
+	cap_py='import os, subprocess, torch
+oom = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
+print("oom_class", oom.__module__ + "." + oom.__name__)
+free, total = torch.cuda.mem_get_info()
+print("mem_get_info total=%d free=%d" % (total, free))
+try:
+    x = torch.empty(12 << 30, dtype=torch.uint8, device="cuda")
+    print("alloc12 granted")
+    del x
+except oom:
+    print("alloc12 OutOfMemoryError")
+keep = []
+try:
+    for i in range(16):
+        keep.append(torch.ones(1 << 30, dtype=torch.uint8, device="cuda"))
+except oom:
+    pass
+torch.cuda.synchronize()
+print("filled_gib=%d checksum_ok=%s" % (len(keep), all(int(t[-1]) == 1 for t in keep)))
+out = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
+                     capture_output=True, text=True).stdout
+mine = [int(l.split(",")[1]) for l in out.splitlines() if l.split(",")[0].strip() == str(os.getpid())]
+print("nvml_used_mib=%s" % (mine[0] if mine else "none"))'
+	for conf in "" "expandable_segments:True"; do
+		t0=$(ms_now)
+		PYTORCH_CUDA_ALLOC_CONF=$conf timeout 180 "$GW" run --vram-cap 10G -- python3 -c "$cap_py" \
+			> "$report.cap.out" 2> "$report.cap.err"
+		crc=$?
+		say "PYTORCH_CUDA_ALLOC_CONF='$conf': gpuwise run --vram-cap 10G exited $crc in $(( $(ms_now) - t0 )) ms; the job said:"
+		sed 's/^/    /' "$report.cap.out" >> "$report"
+		grep 'gpuwise-cap' "$report.cap.err" | head -5 | sed 's/^/    /' >> "$report"
+		python3 - "$report.cap.out" "$conf" > "$report.cmp" 2>&1 <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+conf = sys.argv[2] or "default"
+kv = {}
+for l in lines:
+    for w in l.split():
+        if "=" in w:
+            k, v = w.split("=", 1)
+            kv[k] = v
+cap = 10 << 30
+t = int(kv.get("total", -1))
+print("%s: [%s] torch.cuda.mem_get_info total %d bytes (the cap is %d)" % ("OK" if t == cap else "FAIL", conf, t, cap))
+f = int(kv.get("free", -1))
+print("%s: [%s] free %d <= total" % ("OK" if 0 <= f <= cap else "FAIL", conf, f))
+print("%s: [%s] a 12 GiB tensor raises torch.OutOfMemoryError" % (
+      "OK" if "alloc12 OutOfMemoryError" in lines else "FAIL", conf))
+g = int(kv.get("filled_gib", -1))
+print("%s: [%s] 1 GiB tensors until out of memory: %d GiB fit (expected 8-9: the cap less the context)" % (
+      "OK" if 8 <= g <= 9 and kv.get("checksum_ok") == "True" else "FAIL", conf, g))
+m = kv.get("nvml_used_mib", "none")
+ok = m != "none" and int(m) <= 10240
+print("%s: [%s] NVML per-process figure %s MiB stays under the 10240 MiB cap" % ("OK" if ok else "FAIL", conf, m))
+PY
+		tee -a "$report" < "$report.cmp"
+		failures=$((failures + $(grep -c '^FAIL' "$report.cmp")))
+		rm -f "$report.cmp" "$report.cap.out" "$report.cap.err"
+	done
+else
+	say "skip: PyTorch with CUDA is not importable by python3 here, so the capped job cannot run"
+fi
+
 # ---- doctor -----------------------------------------------------------------------
 section "doctor"
 t0=$(ms_now)
@@ -229,6 +300,49 @@ PY
 	rm -f "$report.cmp"
 fi
 rm -f "$report.doctor" "$report.deep.err"
+
+# ---- bench: memory, copies and tensor cores against their peaks ----------------
+section "bench"
+t0=$(ms_now)
+timeout 120 "$GW" bench --quick --json > "$report.bench.json" 2> "$report.bench.err"
+rc=$?
+say "gpuwise bench --quick: exit $rc in $(( $(ms_now) - t0 )) ms"
+timeout 120 "$GW" bench --quick --no-opencl 2>/dev/null | tee -a "$report" >/dev/null
+python3 - "$report.bench.json" > "$report.cmp" 2>&1 <<'PY'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("FAIL: bench --json is not JSON: %s" % e); sys.exit(0)
+cuda = [x for x in d["devices"] if x["kind"] == "cuda"]
+if not cuda:
+    print("FAIL: bench measured no CUDA device: %s" % d["cuda_note"]); sys.exit(0)
+for dev in cuda:
+    f = {x["id"]: x for x in dev["figures"]}
+    def val(i): return (f.get(i) or {}).get("value_gbs") or (f.get(i) or {}).get("value_tflops")
+    def peak(i): return (f.get(i) or {}).get("peak_gbs") or (f.get(i) or {}).get("peak_tflops")
+    bad = [i for i, x in f.items() if (x.get("value_gbs") or x.get("value_tflops")) and not x["validated"]]
+    print("%s: %s: every figure validated%s" % ("FAIL" if bad else "OK", dev["name"], " (wrong: %s)" % bad if bad else ""))
+    # targets (issue 15, H200): Triad >= 90% of the 4.8 TB/s spec; pinned H2D >= 80% of the PCIe link
+    t = val("triad")
+    spec = 4800.0 if "H200" in dev["name"] else (peak("triad") or 0)
+    print("%s: device Triad %.0f GB/s = %.1f%% of %.0f GB/s (%s; attribute peak %s GB/s)" % (
+        "OK" if t and spec and t >= 0.9 * spec else "FAIL", t or 0, 100 * (t or 0) / spec if spec else 0, spec,
+        "H200 spec sheet" if "H200" in dev["name"] else "device attributes", peak("triad")))
+    h = val("h2d_pinned"); p = peak("h2d_pinned")
+    print("%s: pinned host to device %.1f GB/s = %s of the %s (%s GB/s)" % (
+        "OK" if h and p and h >= 0.8 * p else "FAIL", h or 0, "%.1f%%" % (100 * h / p) if h and p else "?",
+        f.get("h2d_pinned", {}).get("peak_from"), p))
+    for k in ("d2h_pinned", "h2d_pageable", "d2h_pageable", "copy", "dot", "fp32_fma", "mma_fp16", "mma_bf16", "mma_tf32"):
+        print("INFO: %-13s %10s %-7s peak %s (%s)" % (k, val(k), (f.get(k) or {}).get("unit"), peak(k), (f.get(k) or {}).get("peak_pct")))
+    b = val("mma_bf16")
+    print("%s: bf16 mma.sync %s TFLOPS against the dense bf16 peak %s TFLOPS (%s%%)" % (
+        "OK" if b and peak("mma_bf16") else "FAIL", b, peak("mma_bf16"), (f.get("mma_bf16") or {}).get("peak_pct")))
+    print("INFO: sum of squares crossover: %s numbers; lessons %s" % (dev["crossover_n"], d["lessons"]))
+PY
+tee -a "$report" < "$report.cmp"
+failures=$((failures + $(grep -c '^FAIL' "$report.cmp")))
+rm -f "$report.cmp"
 
 section "summary"
 say "failures: $failures"

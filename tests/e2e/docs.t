@@ -25,7 +25,7 @@ like "$(cat "$TMP/global")" "^--data-dir" "man: GLOBAL OPTIONS lists --data-dir"
 like "$(man_section DESCRIPTION SH)" 'Every command accepts \\fB\\-\\-help' "man: DESCRIPTION promises --help for every command"
 printf -- '--help\n' >> "$TMP/global"
 
-for c in plan cards cost status doctor explain run; do
+for c in plan cards cost status doctor explain run bench; do
 	run_gw "$c" --help
 	is "$rc" 0 "$c --help exits 0"
 	printf '%s\n' "$out" | python3 "$TMP/opts.py" > "$TMP/help"
@@ -57,7 +57,7 @@ t = sys.stdin.read().replace('\\-', '-')
 m = re.search(r'Exit status:(.*?)(\n\s*\n|\n\.[A-Z]|\Z)', t, re.S)
 print(' '.join(sorted(set(re.findall(r'(?<![\w.+-])\d+(?![\w.])', m.group(1))), key=int)) if m else 'none')
 PY
-for c in plan cards cost status doctor explain run; do
+for c in plan cards cost status doctor explain run bench; do
 	h=$("$GW" "$c" --help | python3 "$TMP/exits.py")
 	m=$(man_section "$c" | python3 "$TMP/exits.py")
 	isnt "$h" none "$c: --help has an Exit status paragraph"
@@ -200,6 +200,10 @@ unset GPUWISE_ROOT GPUWISE_FAKE_SCENARIO
 GPUWISE_NVML_LIB=/nonexistent/libnvidia-ml.so.1 run_gw run --json -- sh -c 'exit 3'
 is "$rc" 3 "run --json without a GPU: the job's exit status"
 jcheck run-nogpu json-run.md
+
+GPUWISE_OPENCL_LIB=/nonexistent/libOpenCL.so.1 GPUWISE_CUDA_LIB="$GW_FAKE/cudadeep.so" run_gw bench --quick --no-opencl --max-n 100000 --json
+is "$rc" 0 "bench --quick --json (fake CUDA device): exit 0"
+jcheck bench json-bench.md
 
 # ---- README examples: every plan/cards/cost line runs with a verdict status -----
 grep -E '^    gpuwise (plan|cards|cost)( |$)' "$GW_TOP/README.md" | grep -v '\.gguf' > "$TMP/readme"
