@@ -72,7 +72,6 @@ typedef struct sup {
 	pid_t hook_groups[MAX_HOOK_GROUPS];
 	size_t n_hook_groups;
 	/* the sentinel that outlives a SIGKILLed gpuwise (sentinel_start) */
-	pid_t sentinel;
 	int sentinel_fd;
 	char *token;                /* "GPUWISE_RUN_TOKEN=..." in the job's and hooks' environment */
 	/* --oom-halve */
@@ -246,8 +245,8 @@ static void job_tree(sup *s, pid_t **pids, size_t *n)
 		return;
 	size_t keep = 0;
 	for (size_t i = 0; i < na; i++) {
-		bool drop = all[i] == s->sentinel;
-		if (!drop && s->n_hook_groups) {
+		bool drop = false;
+		if (s->n_hook_groups) {
 			pid_t g = getpgid(all[i]);
 			for (size_t j = 0; j < s->n_hook_groups && !drop; j++)
 				drop = g == s->hook_groups[j];
@@ -1497,16 +1496,13 @@ out:
 			size_t nt = 0;
 			if (!watch_tree(getpid(), &t, &nt, NULL))
 				for (size_t i = 0; i < nt; i++)
-					if (t[i] != s->sentinel)
-						n += kill(t[i], SIGKILL) == 0;
+					n += kill(t[i], SIGKILL) == 0;
 			free(t);
 			reap(s);
 			if (!n && !s->n_hooks)
 				break;
 			wait_signals(s, 20);
 		}
-		sentinel_stop(s);
-		reap(s);
 		close(s->sfd);
 	}
 	sentinel_stop(s);
