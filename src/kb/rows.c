@@ -239,6 +239,92 @@ static int check_xid(gw_error *err)
 	return rc;
 }
 
+/* Does the data directory hold this table (rather than the built-in copy)? */
+static bool own_table(const char *name)
+{
+	if (!kb_data_dir())
+		return false;
+	char *p = xasprintf("%s/%s.tsv", kb_data_dir(), name);
+	bool own = access(p, F_OK) == 0;
+	free(p);
+	return own;
+}
+
+/* "12", "12.8", "570.124.06": digits in dot-separated groups. */
+static bool is_version(const char *s)
+{
+	if (!*s)
+		return false;
+	for (bool digit = false; *s; s++) {
+		if (*s >= '0' && *s <= '9')
+			digit = true;
+		else if (*s == '.' && digit)
+			digit = false;
+		else
+			return false;
+		if (!s[1] && !digit)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The doctor's tables (cuda-drivers, cuda-compat, torch-builds, cuda-arch)
+ * are read by lookups that skip what they cannot use; a user's replacement
+ * is checked here, column by column, so a typo is refused, not ignored.
+ * (The built-in copies are checked by the tests.)
+ */
+static const struct version_cols {
+	const char *table;
+	const char *cols[3];
+	bool list;              /* space-separated versions (cuda-arch ccs) in the last column */
+} version_cols[] = {
+	{"cuda-drivers", {"cuda", "linux_min", NULL}, false},
+	{"cuda-compat", {"cuda_major", "driver_min", NULL}, false},
+	{"torch-builds", {"torch", "cuda", NULL}, false},
+	{"cuda-arch", {"cuda", "ccs", NULL}, true},
+};
+
+static int check_versions(gw_error *err)
+{
+	for (size_t k = 0; k < sizeof version_cols / sizeof version_cols[0]; k++) {
+		const struct version_cols *v = &version_cols[k];
+		if (!own_table(v->table))
+			continue;
+		const kb_table *t = kb_get_table(v->table, err);
+		if (!t)
+			return err && err->code ? err->code : GW_EFORMAT;
+		size_t nc = 0;
+		long c[3] = {-1, -1, -1};
+		while (nc < 3 && v->cols[nc])
+			nc++;
+		int rc = kb_need_cols(t, v->cols, nc, c, err);
+		for (size_t i = 0; i < t->nrows && !rc; i++)
+			for (size_t j = 0; j < nc && !rc; j++) {
+				char *cell = xstrdup(kb_cell(t, i, c[j]));
+				bool ok = true;
+				if (v->list && j == nc - 1) {
+					char *save = NULL;
+					bool any = false;
+					for (char *w = strtok_r(cell, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+						any = true;
+						ok = ok && is_version(w);
+					}
+					ok = ok && any;
+				} else {
+					ok = is_version(cell);
+				}
+				free(cell);
+				if (!ok)
+					rc = bad_cell(t, i, c[j], v->list && j == nc - 1 ? "is not a list of versions" : "is not a version",
+						      err);
+			}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int kb_load_all(gw_error *err)
 {
 	int rc = kb_gpus_load(err);
@@ -250,6 +336,8 @@ int kb_load_all(gw_error *err)
 		rc = check_used_prices(err);
 	if (!rc)
 		rc = check_xid(err);
+	if (!rc)
+		rc = check_versions(err);
 	if (!rc && kb_data_dir())
 		rc = kb_data_dir_check(err);
 	return rc;

@@ -105,6 +105,16 @@ gw_t 20 --data-dir "$TMP/dd4" doctor
 is "$rc" 1 "an unknown Xid severity: exit 1"
 like "$err" "line 4, column 'severity': 'fatal' is not fail, warn or none" "  ... named"
 
+# the doctor's tables: a user's copy is checked column by column
+mkdir -p "$TMP/dd5"
+for t in cuda-drivers cuda-compat torch-builds cuda-arch; do cp "$GW_TOP/data/$t.tsv" "$TMP/dd5/"; done
+gw_t 30 --data-dir "$TMP/dd5" doctor
+like "$rc" '^[034]$' "unchanged copies of the doctor's tables are accepted (exit $rc)"
+sed -i '0,/^13\.2\t/s/^13\.2\t/13.x\t/' "$TMP/dd5/cuda-drivers.tsv"
+gw_t 30 --data-dir "$TMP/dd5" doctor
+is "$rc" 1 "a CUDA version that is not one in cuda-drivers.tsv: exit 1"
+like "$err" "^gpuwise: table 'cuda-drivers' line [0-9]+, column 'cuda': '13.x' is not a version" "  ... named"
+
 # ---- one shape check for every source ------------------------------------------
 mkgguf() { # mkgguf FILE HEADS KV_HEADS EXPERTS: a GGUF v3 header with one tensor
 	python3 - "$@" <<'EOF'
