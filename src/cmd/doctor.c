@@ -22,8 +22,11 @@ static void usage(FILE *f)
 	fprintf(f, "usage: gpuwise doctor [--json] [--strict] [--deep] [--python PATH]... [--no-exec]\n\n"
 		   "Check that the GPU, driver, CUDA toolkits and PyTorch builds agree and that\n"
 		   "the GPUs are healthy.  Findings are grouped Hardware / Driver / CUDA /\n"
-		   "Python and PyTorch / Health, each with its evidence and the fix.\n"
-		   "  --json         print {\"findings\":[{\"id\",\"severity\",\"group\",\"title\",\"evidence\",\"fix\",\"gpu\"}]}\n"
+		   "Python and PyTorch / Health / Desktop and browser, each with its evidence\n"
+		   "and the fix.  Severities: ok (a check passed), info (a fact, not a verdict),\n"
+		   "skip (a check could not run; the evidence says why), warn, fail.\n"
+		   "  --json         print {\"findings\":[{\"id\",\"severity\",\"group\",\"title\",\"evidence\",\"fix\",\n"
+		   "                 \"gpu\",\"gpus\"}]}\n"
 		   "  --strict       exit 3 when there are warnings (and no failures)\n"
 		   "  --deep         also run real tests: on each GPU a context, allocation, copies with a\n"
 		   "                 checksum, a PTX kernel and host-device bandwidth; for each Python with\n"
@@ -50,6 +53,11 @@ static json_t *findings_json(const doctor_report *rep)
 		json_object_set_new(o, "evidence", json_string(f->evidence));
 		json_object_set_new(o, "fix", json_string(f->fix));
 		json_object_set_new(o, "gpu", jint_or_null(f->gpu >= 0, f->gpu));
+		json_t *gpus = json_array();
+		for (int g = 0; g < 64; g++)
+			if (f->gpu_mask >> g & 1)
+				json_array_append_new(gpus, json_integer(g));
+		json_object_set_new(o, "gpus", gpus);
 		json_array_append_new(arr, o);
 	}
 	json_t *root = json_object();
@@ -57,10 +65,22 @@ static json_t *findings_json(const doctor_report *rep)
 	return root;
 }
 
+/* Print text indented, each of its lines on its own indented line. */
+static void print_indented(FILE *f, const char *lead, const char *text, const char *pre, const char *post)
+{
+	for (const char *p = text; *p;) {
+		size_t l = strcspn(p, "\n");
+		fprintf(f, "        %s%s%.*s%s\n", pre, p == text ? lead : "  ", (int)l, p, post);
+		p += l;
+		if (*p)
+			p++;
+	}
+}
+
 static void print_text(const doctor_report *rep)
 {
 	FILE *f = stdout;
-	size_t counts[3] = {0, 0, 0};
+	size_t counts[DOC_NSEV] = {0};
 	for (int g = 0; g < DG_COUNT; g++) {
 		bool header = false;
 		for (size_t i = 0; i < rep->n; i++) {
@@ -71,19 +91,32 @@ static void print_text(const doctor_report *rep)
 				fprintf(f, "%s%s%s\n", c_bold(f), doctor_group_name((doctor_group)g), c_reset(f));
 				header = true;
 			}
-			const char *col = x->severity == DOC_FAIL ? c_red(f) : x->severity == DOC_WARN ? c_yellow(f) : c_green(f);
-			fprintf(f, "  %s%-4s%s  %s\n", col, doctor_severity_name(x->severity), c_reset(f), x->title);
+			const char *col = x->severity == DOC_FAIL ? c_red(f) : x->severity == DOC_WARN ? c_yellow(f)
+					: x->severity == DOC_OK ? c_green(f) : c_dim(f);
+			fprintf(f, "  %s%-4s%s  %s", col, doctor_severity_name(x->severity), c_reset(f), x->title);
+			if (x->gpu_mask & (x->gpu_mask - 1)) {
+				/* merged: say which GPUs it concerns */
+				fputs(" (GPUs", f);
+				for (int k = 0, first = 1; k < 64; k++)
+					if (x->gpu_mask >> k & 1) {
+						fprintf(f, "%s %d", first ? "" : ",", k);
+						first = 0;
+					}
+				fputc(')', f);
+			}
+			fputc('\n', f);
 			if (*x->evidence)
-				fprintf(f, "        %s%s%s\n", c_dim(f), x->evidence, c_reset(f));
+				print_indented(f, "", x->evidence, c_dim(f), c_reset(f));
 			if (*x->fix)
-				fprintf(f, "        fix: %s\n", x->fix);
+				print_indented(f, "fix: ", x->fix, "", "");
 			counts[x->severity]++;
 		}
 		if (header)
 			fputc('\n', f);
 	}
-	fprintf(f, "%zu ok, %zu warning%s, %zu failure%s\n", counts[0], counts[1], counts[1] == 1 ? "" : "s", counts[2],
-		counts[2] == 1 ? "" : "s");
+	fprintf(f, "%zu ok, %zu info, %zu skipped, %zu warning%s, %zu failure%s\n", counts[DOC_OK], counts[DOC_INFO],
+		counts[DOC_SKIP], counts[DOC_WARN], counts[DOC_WARN] == 1 ? "" : "s", counts[DOC_FAIL],
+		counts[DOC_FAIL] == 1 ? "" : "s");
 }
 
 static void progress(const char *what)
@@ -203,6 +236,7 @@ int cmd_doctor(int argc, char **argv)
 			doctor_deep_python(&st, 30000, &rep);
 		}
 	}
+	doctor_merge_duplicates(&rep);
 	if (json) {
 		json_t *j = findings_json(&rep);
 		json_print(j, stdout);

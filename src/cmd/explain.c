@@ -93,6 +93,7 @@ static json_t *oom_json(const char *text)
 		json_t *p = json_object();
 		json_object_set_new(p, "pid", json_integer(o.others[i].pid));
 		json_object_set_new(p, "used_bytes", json_integer(o.others[i].bytes));
+		json_object_set_new(p, "is_this_job", json_boolean((int)i == o.self_index));
 		json_array_append_new(procs, p);
 	}
 	json_object_set_new(j, "other_processes", procs);

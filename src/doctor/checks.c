@@ -17,12 +17,13 @@
 
 /* ---- report -------------------------------------------------------------- */
 
-static const char *const sev_names[] = {"ok", "warn", "fail"};
-static const char *const group_names[] = {"Hardware", "Driver", "CUDA", "Python and PyTorch", "Health"};
+static const char *const sev_names[] = {"ok", "info", "skip", "warn", "fail"};
+static const char *const group_names[] = {"Hardware", "Driver", "CUDA", "Python and PyTorch", "Health",
+					  "Desktop and browser"};
 
 const char *doctor_severity_name(doctor_severity s)
 {
-	return (unsigned)s < 3 ? sev_names[s] : "?";
+	return (unsigned)s < DOC_NSEV ? sev_names[s] : "?";
 }
 
 const char *doctor_group_name(doctor_group g)
@@ -39,7 +40,42 @@ doctor_finding *doctor_add(doctor_report *rep, const char *id, doctor_severity s
 	f->severity = sev;
 	f->group = g;
 	f->gpu = gpu;
+	f->gpu_mask = gpu >= 0 && gpu < 64 ? 1ULL << gpu : 0;
 	return f;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+void doctor_merge_duplicates(doctor_report *rep)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < rep->n; i++) {
+		doctor_finding *f = &rep->findings[i];
+		size_t k;
+		for (k = 0; k < n; k++) {
+			doctor_finding *g = &rep->findings[k];
+			if (strcmp(g->id, f->id) == 0 && g->severity == f->severity && g->group == f->group &&
+			    same_text(g->title, f->title) && same_text(g->evidence, f->evidence) && same_text(g->fix, f->fix))
+				break;
+		}
+		if (k < n) {
+			rep->findings[k].gpu_mask |= f->gpu_mask;
+			if (rep->findings[k].gpu < 0)
+				rep->findings[k].gpu = f->gpu;
+			free(f->id);
+			free(f->title);
+			free(f->evidence);
+			free(f->fix);
+			continue;
+		}
+		if (n != i)
+			rep->findings[n] = *f;
+		n++;
+	}
+	rep->n = n;
 }
 
 void doctor_report_release(doctor_report *rep)
@@ -247,7 +283,7 @@ static void check_hardware(const doctor_input *in, doctor_report *rep)
 				const char *off = getenv("__NV_PRIME_RENDER_OFFLOAD");
 				const char *glx = getenv("__GLX_VENDOR_LIBRARY_NAME");
 				bool set = off && strcmp(off, "1") == 0 && glx && strcmp(glx, "nvidia") == 0;
-				doctor_finding *h = doctor_add(rep, "hybrid-graphics", DOC_OK, DG_HARDWARE, g->index);
+				doctor_finding *h = doctor_add(rep, "hybrid-graphics", DOC_INFO, DG_HARDWARE, g->index);
 				say(h, xasprintf("hybrid laptop: %s plus the integrated %s", g->name, igpu->name),
 				    xasprintf("CUDA programs always run on the NVIDIA GPU; the desktop renders on the iGPU. "
 					      "PRIME render offload variables are %s%s",
@@ -420,7 +456,7 @@ static void check_cuda(const doctor_input *in, doctor_report *rep)
 	if (!st)
 		return;
 	if (st->n_toolkits == 0) {
-		doctor_finding *f = doctor_add(rep, "cuda-toolkit", DOC_OK, DG_CUDA, -1);
+		doctor_finding *f = doctor_add(rep, "cuda-toolkit", DOC_INFO, DG_CUDA, -1);
 		say(f, xstrdup("no CUDA toolkit installed (PyTorch wheels bring their own CUDA runtime)"),
 		    xstrdup("looked in /usr/local/cuda*, /opt/cuda*, CUDA_HOME/CUDA_PATH, PATH and conda environments"),
 		    NULL);
@@ -509,6 +545,24 @@ static void check_cuda(const doctor_input *in, doctor_report *rep)
 
 /* ---- Python and PyTorch ---------------------------------------------------- */
 
+/*
+ * The reinstall line for the first NVIDIA GPU with a known capability (the
+ * newest build this driver runs), else torch 2.11 from the cu128 index.
+ */
+static void default_pip_line(const hw_snapshot *snap, const char *drv, char *out, size_t n)
+{
+	for (size_t k = 0; snap && k < snap->n_gpus; k++) {
+		torch_pick p;
+		if (is_nvidia(&snap->gpus[k]) && has_cc(&snap->gpus[k]) &&
+		    compat_pick_torch((int)snap->gpus[k].cc_major.v, (int)snap->gpus[k].cc_minor.v, drv, &p, NULL) == 0 &&
+		    p.found) {
+			snprintf(out, n, "%s", p.pip_line);
+			return;
+		}
+	}
+	compat_pip_line("2.11", "https://download.pytorch.org/whl/cu128", out, n);
+}
+
 static void check_python(const doctor_input *in, doctor_report *rep)
 {
 	const stack_info *st = in->stack;
@@ -525,11 +579,13 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 		any_torch = true;
 		char where[1600];
 		snprintf(where, sizeof where, "%s (%s), torch in %s", py->exe, py->how, py->site);
+		char pick_line[256];
+		default_pip_line(snap, drv, pick_line, sizeof pick_line);
 		if (*py->torch_hip) {
 			doctor_finding *f = doctor_add(rep, "torch", nv ? DOC_WARN : DOC_OK, DG_PYTHON, -1);
 			say(f, xasprintf("torch %s is a ROCm (HIP %s) build%s", py->torch_version, py->torch_hip,
 					 nv ? ": it cannot use the NVIDIA GPU" : ""),
-			    xstrdup(where), nv ? xstrdup("pip install torch --index-url https://download.pytorch.org/whl/cu128") : NULL);
+			    xstrdup(where), nv ? xstrdup(pick_line) : NULL);
 			continue;
 		}
 		char cuda[16];
@@ -538,20 +594,10 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 			variant_cuda(py->torch_version, cuda, sizeof cuda);
 		if (!*cuda) {
 			doctor_finding *f = doctor_add(rep, "torch-cpu-only", nv ? DOC_FAIL : DOC_OK, DG_PYTHON, -1);
-			char pick_line[192] = "pip install torch --index-url https://download.pytorch.org/whl/cu128";
-			for (size_t k = 0; snap && k < snap->n_gpus; k++) {
-				torch_pick p;
-				if (is_nvidia(&snap->gpus[k]) && has_cc(&snap->gpus[k]) &&
-				    compat_pick_torch((int)snap->gpus[k].cc_major.v, (int)snap->gpus[k].cc_minor.v, drv, &p, NULL) == 0 &&
-				    p.found) {
-					snprintf(pick_line, sizeof pick_line, "%s", p.pip_line);
-					break;
-				}
-			}
 			say(f, xasprintf("torch %s is a CPU-only build%s", py->torch_version,
 					 nv ? " on a machine with an NVIDIA GPU" : ""),
 			    xasprintf("%s; torch/version.py has cuda = None", where),
-			    nv ? xasprintf("pip uninstall -y torch && %s", pick_line) : NULL);
+			    nv ? xstrdup(pick_line) : NULL);
 			continue;
 		}
 		/* the build's CUDA against the driver (PyTorch wheels carry their CUDA runtime) */
@@ -600,7 +646,7 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 			compat_pick_torch(ma, mi, drv, &p, NULL);
 			char *fix;
 			if (p.found)
-				fix = xasprintf("pip uninstall -y torch torchvision torchaudio && %s", p.pip_line);
+				fix = xstrdup(p.pip_line);
 			else if (p.driver_too_old)
 				fix = xasprintf("upgrade the NVIDIA driver to >= %s first (driver %s is too old for any "
 						"PyTorch build with sm_%d%d), then: %s", p.need_driver, drv ? drv : "?", ma, mi,
@@ -624,7 +670,7 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 			strbuf sb = STRBUF_INIT;
 			for (size_t k = 0; k < py->n_pkgs; k++)
 				sb_printf(&sb, "%s%s %s", k ? ", " : "", py->pkgs[k].name, py->pkgs[k].version);
-			doctor_finding *f = doctor_add(rep, "python-packages", DOC_OK, DG_PYTHON, -1);
+			doctor_finding *f = doctor_add(rep, "python-packages", DOC_INFO, DG_PYTHON, -1);
 			say(f, xasprintf("torch %s with %s", py->torch_version, sb_str(&sb)), xstrdup(where), NULL);
 			sb_release(&sb);
 		} else {
@@ -633,7 +679,7 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 		}
 	}
 	if (!any_torch) {
-		doctor_finding *f = doctor_add(rep, "torch", DOC_OK, DG_PYTHON, -1);
+		doctor_finding *f = doctor_add(rep, "torch", DOC_SKIP, DG_PYTHON, -1);
 		strbuf sb = STRBUF_INIT;
 		for (size_t i = 0; i < st->n_pythons; i++)
 			sb_printf(&sb, "%s%s", i ? ", " : "", st->pythons[i].exe);
@@ -840,7 +886,7 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 			say(f, xstrdup("no Xid errors in the kernel log in the last 24 h"), NULL, NULL);
 		}
 	} else if (nv) {
-		doctor_finding *f = doctor_add(rep, "xid", DOC_OK, DG_HEALTH, -1);
+		doctor_finding *f = doctor_add(rep, "xid", DOC_SKIP, DG_HEALTH, -1);
 		say(f, xstrdup("kernel log not readable: Xid errors not checked"),
 		    xstrdup(in->xid_error ? in->xid_error : "/dev/kmsg"),
 		    xstrdup("run as root or allow reading: sudo sysctl kernel.dmesg_restrict=0"));
@@ -856,4 +902,6 @@ void doctor_check(const doctor_input *in, doctor_report *rep)
 	check_cuda(in, rep);
 	check_python(in, rep);
 	check_health(in, rep);
+	doctor_check_desktop(rep);
+	doctor_merge_duplicates(rep);
 }

@@ -133,6 +133,24 @@ bool compat_arch_covers(const char *arch_list, int major, int minor, bool *ptx_o
 	return cubin || ptx;
 }
 
+void compat_pip_line(const char *torch, const char *index_url, char *out, size_t n)
+{
+	/* --force-reinstall: a plain install answers "Requirement already
+	 * satisfied" when any torch of that version is present, CPU or not */
+	const kb_table *t = kb_get_table("torch-domains", NULL);
+	if (t) {
+		long ct = kb_col(t, "torch"), cv = kb_col(t, "torchvision"), ca = kb_col(t, "torchaudio");
+		for (size_t r = 0; ct >= 0 && cv >= 0 && ca >= 0 && r < t->nrows; r++) {
+			if (strcmp(kb_cell(t, r, ct), torch) != 0)
+				continue;
+			snprintf(out, n, "pip install --force-reinstall torch~=%s.0 torchvision~=%s.0 torchaudio~=%s.0 --index-url %s",
+				 torch, kb_cell(t, r, cv), kb_cell(t, r, ca), index_url);
+			return;
+		}
+	}
+	snprintf(out, n, "pip install --force-reinstall torch~=%s.0 --index-url %s", torch, index_url);
+}
+
 int compat_pick_torch(int major, int minor, const char *driver, torch_pick *out, gw_error *err)
 {
 	memset(out, 0, sizeof *out);
@@ -184,7 +202,7 @@ int compat_pick_torch(int major, int minor, const char *driver, torch_pick *out,
 	snprintf(out->variant, sizeof out->variant, "%s", kb_cell(t, row, cv));
 	snprintf(out->cuda, sizeof out->cuda, "%s", kb_cell(t, row, cc));
 	snprintf(out->index_url, sizeof out->index_url, "%s", kb_cell(t, row, cu));
-	snprintf(out->pip_line, sizeof out->pip_line, "pip install torch --index-url %s", out->index_url);
+	compat_pip_line(out->torch, out->index_url, out->pip_line, sizeof out->pip_line);
 	snprintf(out->min_driver, sizeof out->min_driver, "%s", r == best ? best_min : lowest_min);
 	return 0;
 }

@@ -230,7 +230,7 @@ void doctor_deep_cuda(doctor_report *rep)
 	cu_api c;
 	char why[512];
 	if (!cu_load(&c, why, sizeof why)) {
-		doctor_finding *f = doctor_add(rep, "deep-cuda", DOC_OK, DG_CUDA, -1);
+		doctor_finding *f = doctor_add(rep, "deep-cuda", DOC_SKIP, DG_CUDA, -1);
 		f->title = xstrdup("CUDA driver tests not available");
 		f->evidence = xstrdup(why);
 		f->fix = xstrdup("");
@@ -247,7 +247,7 @@ void doctor_deep_cuda(doctor_report *rep)
 		f->evidence = xasprintf("cuInit: %s", cu_err(&c, r, e, sizeof e));
 		f->fix = xstrdup("gpuwise explain the error; check that nvidia-smi works and the kernel log for Xid errors");
 	} else if (n == 0) {
-		doctor_finding *f = doctor_add(rep, "deep-cuda", DOC_OK, DG_CUDA, -1);
+		doctor_finding *f = doctor_add(rep, "deep-cuda", DOC_SKIP, DG_CUDA, -1);
 		f->title = xstrdup("CUDA sees no device: driver tests skipped");
 		f->evidence = xstrdup("cuDeviceGetCount returned 0 (CUDA_VISIBLE_DEVICES may hide every GPU)");
 		f->fix = xstrdup("");
@@ -255,6 +255,15 @@ void doctor_deep_cuda(doctor_report *rep)
 	for (int i = 0; !r && i < n; i++)
 		deep_one(&c, i, rep);
 	dlclose(c.lib);
+}
+
+/* how much of a failing probe's output is shown: a traceback's last frames and the exception */
+#define DOCTOR_TAIL_LINES 8
+#define DOCTOR_TAIL_BYTES 900
+
+static char *text_tail(const char *out, size_t lines, size_t bytes)
+{
+	return stack_output_tail(out, lines, bytes);
 }
 
 static const char torch_script[] =
@@ -291,13 +300,9 @@ void doctor_deep_python(const struct stack_info *st, int timeout_ms, doctor_repo
 			f->fix = xstrdup("a hang in torch.cuda.is_available() points at the driver: check nvidia-smi and the "
 					 "kernel log");
 		} else if (!av) {
-			const char *last = out;
-			for (const char *p = out; *p; p++)
-				if (*p == '\n' && p[1])
-					last = p + 1;
 			f = doctor_add(rep, "deep-torch-failed", DOC_FAIL, DG_PYTHON, -1);
 			f->title = xasprintf("torch in %s failed its CUDA test (exit %d)", py->exe, status);
-			f->evidence = xasprintf("%.*s", (int)strcspn(last, "\n"), last);
+			f->evidence = text_tail(out, DOCTOR_TAIL_LINES, DOCTOR_TAIL_BYTES);
 			f->fix = xstrdup("gpuwise explain - < the error text");
 		} else if (str_starts(av + 10, "False")) {
 			f = doctor_add(rep, "deep-torch-failed", DOC_FAIL, DG_PYTHON, -1);

@@ -57,6 +57,8 @@ typedef enum {
 } oom_verdict;
 
 #define OOM_MAX_PROCS 32
+/* a CUDA context with cuBLAS/cuDNN workspaces: a few hundred MiB, 2 GiB at most */
+#define OOM_CONTEXT_MAX_BYTES (2LL << 30)
 typedef struct oom_info {
 	bool old_format;       /* "(GPU 0; X total capacity; ...)" before PyTorch 2.x */
 	int gpu;               /* -1 unknown */
@@ -67,6 +69,15 @@ typedef struct oom_info {
 		int64_t bytes;
 	} others[OOM_MAX_PROCS];   /* "Process N has X memory in use" */
 	size_t n_others;
+	/*
+	 * Index in others[] of the job itself seen from outside its PID
+	 * namespace (a container: NVML gives host PIDs, so PyTorch does not
+	 * recognise its own and prints no "this process has" sentence); -1
+	 * none.  It is the entry whose size is the job's reserved memory plus
+	 * at most OOM_CONTEXT_MAX_BYTES of CUDA context.
+	 */
+	int self_index;
+	int64_t others_bytes;  /* the sum over others[] without self_index */
 	oom_verdict verdict;
 	int64_t shortfall;     /* bytes missing even reusing reserved memory; -1 n/a */
 	bool expandable_helps; /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True */
@@ -123,11 +134,18 @@ typedef struct torch_pick {
 	char variant[16];      /* "cu128" */
 	char cuda[16];         /* "12.8" */
 	char index_url[128];
-	char pip_line[192];    /* "pip install torch --index-url ..." */
+	char pip_line[256];    /* "pip install --force-reinstall torch~=2.11.0 torchvision~=0.26.0 ..." */
 	char min_driver[32];   /* the Linux driver that build needs */
 	bool driver_too_old;   /* builds cover the GPU, none this driver */
 	char need_driver[32];  /* then: the driver to upgrade to */
 } torch_pick;
+
+/*
+ * The pip command that replaces whatever torch is installed by torch
+ * `torch` ("2.11") from index_url, with torchvision and torchaudio pinned
+ * to the releases built with it (data/torch-domains.tsv).
+ */
+void compat_pip_line(const char *torch, const char *index_url, char *out, size_t n);
 
 /*
  * Pick a PyTorch build for CC major.minor.  With a driver version: the
@@ -145,8 +163,13 @@ struct hw_snapshot;
 struct hw_xid;
 struct stack_info;
 
-typedef enum { DOC_OK = 0, DOC_WARN, DOC_FAIL } doctor_severity;
-typedef enum { DG_HARDWARE = 0, DG_DRIVER, DG_CUDA, DG_PYTHON, DG_HEALTH, DG_COUNT } doctor_group;
+/*
+ * ok: a check ran and passed; info: a fact worth knowing, not a verdict;
+ * skip: a check could not run (the evidence says why); warn; fail.  Ordered
+ * from best to worst (doctor_worst).
+ */
+typedef enum { DOC_OK = 0, DOC_INFO, DOC_SKIP, DOC_WARN, DOC_FAIL, DOC_NSEV } doctor_severity;
+typedef enum { DG_HARDWARE = 0, DG_DRIVER, DG_CUDA, DG_PYTHON, DG_HEALTH, DG_DESKTOP, DG_COUNT } doctor_group;
 
 typedef struct doctor_finding {
 	char *id;          /* stable: "arch-unsupported", "nvcc-path-order" ... (docs/json-doctor.md) */
@@ -155,7 +178,8 @@ typedef struct doctor_finding {
 	char *title;       /* one line */
 	char *evidence;    /* what was seen, with the values */
 	char *fix;         /* the exact command or step; "" when nothing to do */
-	int gpu;           /* gpuwise GPU index it concerns, -1 none */
+	int gpu;           /* gpuwise GPU index it concerns (the first, when merged), -1 none */
+	uint64_t gpu_mask; /* every GPU index (< 64) a merged finding concerns */
 } doctor_finding;
 
 typedef struct doctor_report {
@@ -183,6 +207,20 @@ void doctor_check(const doctor_input *in, doctor_report *rep);
 /* The per-job VRAM cap (GPUWISE_CAP_REGION, LD_PRELOAD): finding "vram-cap". */
 void doctor_check_vram_cap(doctor_report *rep);
 void doctor_report_release(doctor_report *rep);
+/*
+ * Merge findings that say the same thing (same id, severity, title,
+ * evidence and fix) about several GPUs into one, keeping the first's place
+ * and every GPU in gpu_mask.  doctor_check calls it; call it again after
+ * adding findings of your own.
+ */
+void doctor_merge_duplicates(doctor_report *rep);
+/*
+ * The desktop/browser GPU check (Linux): which GPU drives the session's
+ * displays (/sys/class/drm), PRIME render offload variables, software
+ * rendering, and Chrome/Chromium's GPU settings and flags under $HOME.
+ * Part of doctor_check.
+ */
+void doctor_check_desktop(doctor_report *rep);
 /* Add a finding (used by the checks and by cmd/ for --deep results). */
 doctor_finding *doctor_add(doctor_report *rep, const char *id, doctor_severity sev, doctor_group g, int gpu);
 const char *doctor_severity_name(doctor_severity s);

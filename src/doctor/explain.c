@@ -14,14 +14,29 @@
 #include <string.h>
 
 #include "kb/kb.h"
+#include "util/json.h"
 
 typedef struct sig {
-	char *id, *title, *causes, *fixes;
+	char *id, *title;
+	char **causes, **fixes; /* the table's JSON arrays, each entry whole */
+	size_t n_causes, n_fixes;
 	int priority;
 	regex_t re;
 	char **names;   /* names[i] names group i (NULL: unnamed), i <= nsub */
 	size_t nsub;
+	char **lits;    /* lowercase literals, one per top-level alternative */
+	size_t n_lits;
 } sig;
+
+/*
+ * The regex of a signature runs only in a window of this many bytes before
+ * and after an occurrence of one of its literals, and after a window that
+ * did not match the next one starts at least this far on: every signature
+ * costs O(input) whatever its pattern, and a match is found when it lies
+ * within 1 KiB of its literal (every message of the corpus does).
+ */
+#define SIG_WINDOW_BYTES 1024
+#define SIG_MIN_LITERAL 3
 
 static sig *sigs;
 static size_t nsigs;
@@ -89,16 +104,177 @@ static char *strip_names(const char *re, char ***names, size_t *ngroups)
 	return sb_detach(&sb);
 }
 
+static void strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 static void sig_free(sig *s)
 {
 	free(s->id);
 	free(s->title);
-	free(s->causes);
-	free(s->fixes);
+	strv_free(s->causes, s->n_causes);
+	strv_free(s->fixes, s->n_fixes);
+	strv_free(s->lits, s->n_lits);
 	regfree(&s->re);
 	for (size_t i = 0; i <= s->nsub; i++)
 		free(s->names[i]);
 	free(s->names);
+}
+
+/*
+ * Parse a cell holding a JSON array of strings into *v (each entry
+ * xstrdup'd).  0, or -1 when the cell is not such an array.
+ */
+static int parse_strv(const char *cell, char ***v, size_t *n)
+{
+	*v = NULL;
+	*n = 0;
+	json_error_t jerr;
+	json_t *a = json_loads(cell, JSON_REJECT_DUPLICATES, &jerr);
+	if (!a || !json_is_array(a)) {
+		json_decref(a);
+		return -1;
+	}
+	size_t i;
+	json_t *e;
+	*v = xcalloc(json_array_size(a) + 1, sizeof **v);
+	json_array_foreach(a, i, e) {
+		if (!json_is_string(e) || !*json_string_value(e)) {
+			strv_free(*v, *n);
+			*v = NULL;
+			*n = 0;
+			json_decref(a);
+			return -1;
+		}
+		(*v)[(*n)++] = xstrdup(json_string_value(e));
+	}
+	json_decref(a);
+	return 0;
+}
+
+static void sb_clear(strbuf *sb)
+{
+	sb->len = 0;
+}
+
+/* Skip a bracket expression starting at p ('['); returns the char after ']'. */
+static const char *skip_bracket(const char *p)
+{
+	const char *q = p + 1;
+	if (*q == '^')
+		q++;
+	if (*q == ']')
+		q++;
+	while (*q && *q != ']') {
+		if (*q == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
+			const char *e = strstr(q + 2, (char[]){q[1], ']', 0});
+			q = e ? e + 2 : q + strlen(q);
+		} else {
+			q++;
+		}
+	}
+	return *q ? q + 1 : q;
+}
+
+/*
+ * The literals a match must contain: for each top-level alternative of
+ * the (name-stripped) pattern, its longest run of plain characters outside
+ * groups, brackets and quantified atoms, lowercased.  Returns false when
+ * some alternative has no literal of SIG_MIN_LITERAL characters: such a
+ * pattern could only be run over the whole input, which the table forbids.
+ */
+static bool extract_literals(const char *re, char ***lits, size_t *n)
+{
+	strbuf run = STRBUF_INIT, best = STRBUF_INIT;
+	bool ok = true;
+	*lits = NULL;
+	*n = 0;
+	size_t cap = 0;
+	for (const char *p = re;; ) {
+		char c = *p;
+		if (c == '\0' || c == '|') {
+			if (run.len > best.len) {
+				sb_clear(&best);
+				sb_add(&best, run.buf, run.len);
+			}
+			if (best.len < SIG_MIN_LITERAL)
+				ok = false;
+			*lits = xgrow(*lits, &cap, *n + 1, sizeof **lits);
+			(*lits)[(*n)++] = xstrndup(best.buf ? best.buf : "", best.len);
+			sb_clear(&run);
+			sb_clear(&best);
+			if (!c)
+				break;
+			p++;
+			continue;
+		}
+		bool lit = false, transparent = false;
+		char ch = 0;
+		const char *next = p + 1;
+		if (c == '\\' && p[1]) {
+			if (!isalnum((unsigned char)p[1])) {
+				lit = true;
+				ch = p[1];
+			}
+			next = p + 2;
+		} else if (c == '[') {
+			next = skip_bracket(p);
+		} else if (c == '(') {
+			/* a group that is neither quantified nor holds an alternation
+			 * of its own is part of the run; any other group ends it */
+			int depth = 1;
+			bool alt = false;
+			const char *q = p + 1;
+			while (*q && depth) {
+				if (*q == '\\' && q[1]) {
+					q += 2;
+				} else if (*q == '[') {
+					q = skip_bracket(q);
+				} else {
+					alt |= depth == 1 && *q == '|';
+					depth += *q == '(' ? 1 : *q == ')' ? -1 : 0;
+					q++;
+				}
+			}
+			if (alt || *q == '*' || *q == '?' || *q == '{')
+				next = q;
+			else
+				transparent = true;
+		} else if (c == ')') {
+			transparent = true;
+		} else if (c == '*' || c == '?' || c == '+' || c == '{') {
+			/* the atom before is optional or repeated: it ends the run
+			 * and, unless '+', does not belong to it */
+			if (c != '+' && run.len)
+				run.len--;
+			if (c == '{') {
+				const char *e = strchr(p, '}');
+				next = e ? e + 1 : p + strlen(p);
+			}
+		} else if (c != '.' && c != '^' && c != '$') {
+			lit = true;
+			ch = c;
+		}
+		if (transparent) {
+			/* nothing: the group's characters continue the run */
+		} else if (lit && !(*next == '*' || *next == '?' || *next == '{')) {
+			char lc = (char)tolower((unsigned char)ch);
+			sb_add(&run, &lc, 1);
+		} else {
+			if (run.len > best.len) {
+				sb_clear(&best);
+				sb_add(&best, run.buf, run.len);
+			}
+			sb_clear(&run);
+		}
+		p = next;
+	}
+	sb_release(&run);
+	sb_release(&best);
+	return ok;
 }
 
 static void load_sigs(void)
@@ -118,32 +294,44 @@ static void load_sigs(void)
 	sigs = xcalloc(t->nrows ? t->nrows : 1, sizeof *sigs);
 	for (size_t r = 0; r < t->nrows; r++) {
 		sig *s = &sigs[nsigs];
+		const char *id = kb_cell(t, r, ci);
 		char *pat = strip_names(kb_cell(t, r, cr), &s->names, &s->nsub);
 		int rc = regcomp(&s->re, pat, REG_EXTENDED | REG_ICASE);
-		free(pat);
+		const char *why = NULL;
+		char msg[128];
 		if (rc) {
-			char msg[128];
 			regerror(rc, &s->re, msg, sizeof msg);
-			for (size_t i = 0; i <= s->nsub; i++)
-				free(s->names[i]);
-			free(s->names);
-			sigs_rc = gw_fail(&sigs_err, GW_EFORMAT, "table 'errors' row %zu (%s): bad regex: %s",
-					  r + 1, kb_cell(t, r, ci), msg);
-			return;
-		}
-		if (s->re.re_nsub != s->nsub) {
+			why = "bad regex";
+		} else if (s->re.re_nsub != s->nsub) {
+			snprintf(msg, sizeof msg, "group count %zu, expected %zu", (size_t)s->re.re_nsub, s->nsub);
 			regfree(&s->re);
+			why = "bad regex";
+		} else if (!extract_literals(pat, &s->lits, &s->n_lits)) {
+			snprintf(msg, sizeof msg, "an alternative has no literal of %d characters outside groups",
+				 SIG_MIN_LITERAL);
+			why = "unbounded regex";
+		} else if (parse_strv(kb_cell(t, r, cc), &s->causes, &s->n_causes)) {
+			snprintf(msg, sizeof msg, "column causes is not a JSON array of strings");
+			why = "bad list";
+		} else if (parse_strv(kb_cell(t, r, cf), &s->fixes, &s->n_fixes)) {
+			snprintf(msg, sizeof msg, "column fixes is not a JSON array of strings");
+			why = "bad list";
+		}
+		free(pat);
+		if (why) {
+			if (!rc && s->re.re_nsub == s->nsub)
+				regfree(&s->re);
+			strv_free(s->lits, s->n_lits);
+			strv_free(s->causes, s->n_causes);
 			for (size_t i = 0; i <= s->nsub; i++)
 				free(s->names[i]);
 			free(s->names);
-			sigs_rc = gw_fail(&sigs_err, GW_EFORMAT, "table 'errors' row %zu (%s): group count %zu, expected %zu",
-					  r + 1, kb_cell(t, r, ci), (size_t)s->re.re_nsub, s->nsub);
+			memset(s, 0, sizeof *s);
+			sigs_rc = gw_fail(&sigs_err, GW_EFORMAT, "table 'errors' row %zu (%s): %s: %s", r + 1, id, why, msg);
 			return;
 		}
-		s->id = xstrdup(kb_cell(t, r, ci));
+		s->id = xstrdup(id);
 		s->title = xstrdup(kb_cell(t, r, ct));
-		s->causes = xstrdup(kb_cell(t, r, cc));
-		s->fixes = xstrdup(kb_cell(t, r, cf));
 		s->priority = atoi(kb_cell(t, r, cp));
 		nsigs++;
 	}
@@ -222,27 +410,17 @@ static void list_add(char ***list, size_t *n, char *s, bool front)
 	(*n)++;
 }
 
-/* Split "a | b | c" and render each; entries with a missing capture are left out. */
-static void render_list(const char *tmpl, const explain_match_t *m, char ***list, size_t *n)
+/* Render each entry of a table list; entries with a missing capture are left out. */
+static void render_list(char *const *tmpl, size_t nt, const explain_match_t *m, char ***list, size_t *n)
 {
-	char *copy = xstrdup(tmpl);
-	char *p = copy;
-	while (p) {
-		char *sep = strstr(p, " | ");
-		if (sep)
-			*sep = '\0';
-		char *item = str_trim(p);
-		if (*item) {
-			bool ok;
-			char *r = render(item, m, &ok);
-			if (ok)
-				list_add(list, n, r, false);
-			else
-				free(r);
-		}
-		p = sep ? sep + 3 : NULL;
+	for (size_t i = 0; i < nt; i++) {
+		bool ok;
+		char *r = render(tmpl[i], m, &ok);
+		if (ok)
+			list_add(list, n, r, false);
+		else
+			free(r);
 	}
-	free(copy);
 }
 
 const char *cuda_version_decode(long v, char *buf, size_t n)
@@ -343,9 +521,28 @@ static void enrich(explain_match_t *m, const char *text)
 		cap_set(m, "verdict", oom_verdict_name(o.verdict));
 		fmt_size_or(b1, sizeof b1, o.requested);
 		fmt_size_or(b2, sizeof b2, o.free);
-		int64_t others = 0;
-		for (size_t i = 0; i < o.n_others; i++)
-			others += o.others[i].bytes;
+		int64_t others = o.others_bytes;
+		size_t n_foreign = o.n_others - (o.self_index >= 0);
+		char *self_cause = NULL;
+		if (o.self_index >= 0) {
+			char b4[32], b5[32];
+			fmt_bytes(b4, sizeof b4, (uint64_t)o.others[o.self_index].bytes);
+			fmt_bytes(b5, sizeof b5, (uint64_t)o.reserved);
+			self_cause = xasprintf("process %u (%s) is this job itself seen from outside its PID namespace "
+					       "(a container): the %s PyTorch reserved plus the CUDA context make up that "
+					       "figure, and PyTorch printed no 'this process has' sentence because NVML "
+					       "reports host PIDs", o.others[o.self_index].pid, b4, b5);
+			snprintf(b4, sizeof b4, "%u", o.others[o.self_index].pid);
+			cap_set(m, "this_job_pid", b4);
+			if (!n_foreign) /* the table's generic "other processes" cause does not apply */
+				for (size_t i = 0; i < m->n_causes; i++)
+					if (strstr(m->causes[i], "other processes")) {
+						free(m->causes[i]);
+						memmove(m->causes + i, m->causes + i + 1, (m->n_causes - i - 1) * sizeof *m->causes);
+						m->n_causes--;
+						i--;
+					}
+		}
 		switch (o.verdict) {
 		case OOM_TOO_BIG:
 			fmt_size_or(b2, sizeof b2, o.total);
@@ -372,7 +569,7 @@ static void enrich(explain_match_t *m, const char *text)
 			break;
 		case OOM_SHORTAGE:
 			fmt_size_or(b3, sizeof b3, o.shortfall);
-			if (o.n_others && others >= o.shortfall) {
+			if (n_foreign && others >= o.shortfall) {
 				char b4[32];
 				fmt_bytes(b4, sizeof b4, (uint64_t)others);
 				add_cause(m, xasprintf("a real shortage of %s, and other processes hold %s on this GPU: "
@@ -388,6 +585,14 @@ static void enrich(explain_match_t *m, const char *text)
 		default:
 			break;
 		}
+		if (self_cause) {
+			/* right after the verdict */
+			add_cause(m, self_cause, true);
+			if (m->n_causes > 1) {
+				m->causes[0] = m->causes[1];
+				m->causes[1] = self_cause;
+			}
+		}
 		for (size_t i = 0; i < o.n_others; i++) {
 			fmt_bytes(b1, sizeof b1, (uint64_t)o.others[i].bytes);
 			snprintf(b2, sizeof b2, "%u", o.others[i].pid);
@@ -397,12 +602,13 @@ static void enrich(explain_match_t *m, const char *text)
 			cap_set(m, key, val);
 			free(val);
 		}
-		if (o.n_others) {
+		if (n_foreign) {
 			strbuf sb = STRBUF_INIT;
 			sb_puts(&sb, "see who holds the memory: gpuwise status (the message names process");
-			sb_puts(&sb, o.n_others > 1 ? "es" : "");
-			for (size_t i = 0; i < o.n_others; i++)
-				sb_printf(&sb, "%s %u", i ? "," : "", o.others[i].pid);
+			sb_puts(&sb, n_foreign > 1 ? "es" : "");
+			for (size_t i = 0, k = 0; i < o.n_others; i++)
+				if ((int)i != o.self_index)
+					sb_printf(&sb, "%s %u", k++ ? "," : "", o.others[i].pid);
 			sb_puts(&sb, "); stop them or pick another GPU with CUDA_VISIBLE_DEVICES");
 			add_fix(m, sb_detach(&sb), o.verdict == OOM_SHORTAGE);
 		}
@@ -415,7 +621,6 @@ static void enrich(explain_match_t *m, const char *text)
 				add_fix(m, xasprintf("then check the driver: this build (torch %s, CUDA %s) needs "
 						     "driver >= %s (nvidia-smi shows it)", p.torch, p.cuda, p.min_driver), true);
 				add_fix(m, xstrdup(p.pip_line), true);
-				add_fix(m, xstrdup("pip uninstall -y torch torchvision torchaudio"), true);
 				cap_set(m, "pip_line", p.pip_line);
 			}
 		}
@@ -451,6 +656,56 @@ static int cmp_match(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
+/*
+ * Run one signature over text (len bytes; lower is its ASCII-lowercased
+ * copy): for each of its literals, the regex runs only in the window of
+ * SIG_WINDOW_BYTES around an occurrence, and a failed window moves the
+ * search SIG_WINDOW_BYTES on, so the work is linear in len.  The earliest
+ * match over the literals wins; pm[0..ng) get offsets into text.
+ */
+static bool sig_find(const sig *s, const char *text, const char *lower, size_t len, strbuf *win,
+		     regmatch_t *pm, size_t ng)
+{
+	bool found = false;
+	regmatch_t best[32];
+	for (size_t k = 0; k < s->n_lits; k++) {
+		const char *lit = s->lits[k];
+		size_t ll = strlen(lit);
+		size_t from = 0;
+		/* a match at or after the best one found so far cannot win */
+		size_t limit = found ? (size_t)best[0].rm_so + ll + SIG_WINDOW_BYTES : len;
+		if (limit > len)
+			limit = len;
+		while (from < limit) {
+			const char *hit = memmem(lower + from, len - from, lit, ll);
+			if (!hit)
+				break;
+			size_t at = (size_t)(hit - lower);
+			size_t ws = at > SIG_WINDOW_BYTES ? at - SIG_WINDOW_BYTES : 0;
+			size_t we = at + ll + SIG_WINDOW_BYTES < len ? at + ll + SIG_WINDOW_BYTES : len;
+			win->len = 0;
+			sb_add(win, text + ws, we - ws);
+			if (regexec(&s->re, win->buf, ng, pm, (ws ? REG_NOTBOL : 0) | (we < len ? REG_NOTEOL : 0)) == 0) {
+				if (!found || (size_t)pm[0].rm_so + ws < (size_t)best[0].rm_so) {
+					for (size_t g = 0; g < ng; g++) {
+						best[g] = pm[g];
+						if (best[g].rm_so >= 0) {
+							best[g].rm_so += (regoff_t)ws;
+							best[g].rm_eo += (regoff_t)ws;
+						}
+					}
+					found = true;
+				}
+				break;
+			}
+			from = at + SIG_WINDOW_BYTES;
+		}
+	}
+	if (found)
+		memcpy(pm, best, ng * sizeof *pm);
+	return found;
+}
+
 int explain_match(const char *text, explain_match_t **out, size_t *n, gw_error *err)
 {
 	*out = NULL;
@@ -469,10 +724,15 @@ int explain_match(const char *text, explain_match_t **out, size_t *n, gw_error *
 	explain_match_t *m = NULL;
 	size_t nm = 0;
 	regmatch_t pm[32];
+	size_t len = strlen(text);
+	char *lower = xmalloc(len + 1);
+	for (size_t i = 0; i <= len; i++)
+		lower[i] = (char)tolower((unsigned char)text[i]);
+	strbuf win = STRBUF_INIT;
 	for (size_t i = 0; i < nsigs; i++) {
 		sig *s = &sigs[i];
 		size_t ng = s->nsub + 1 > 32 ? 32 : s->nsub + 1;
-		if (regexec(&s->re, text, ng, pm, 0) != 0)
+		if (!sig_find(s, text, lower, len, &win, pm, ng))
 			continue;
 		size_t k;
 		for (k = 0; k < nm; k++)
@@ -509,9 +769,11 @@ int explain_match(const char *text, explain_match_t **out, size_t *n, gw_error *
 			if (paren)
 				*paren = '\0';
 		}
-		render_list(s->causes, x, &x->causes, &x->n_causes);
-		render_list(s->fixes, x, &x->fixes, &x->n_fixes);
+		render_list(s->causes, s->n_causes, x, &x->causes, &x->n_causes);
+		render_list(s->fixes, s->n_fixes, x, &x->fixes, &x->n_fixes);
 	}
+	free(lower);
+	sb_release(&win);
 	for (size_t k = 0; k < nm; k++)
 		enrich(&m[k], text);
 	if (nm > 1)
@@ -646,6 +908,21 @@ int explain_parse_oom(const char *text, oom_info *o)
 			o->n_others++;
 		}
 	}
+	o->self_index = -1;
+	if (o->process < 0 && o->reserved >= 0) {
+		int64_t best = -1;
+		for (size_t i = 0; i < o->n_others; i++) {
+			int64_t extra = o->others[i].bytes - o->reserved;
+			if (extra >= 0 && extra <= OOM_CONTEXT_MAX_BYTES && (best < 0 || extra < best)) {
+				best = extra;
+				o->self_index = (int)i;
+			}
+		}
+	}
+	o->others_bytes = 0;
+	for (size_t i = 0; i < o->n_others; i++)
+		if ((int)i != o->self_index)
+			o->others_bytes += o->others[i].bytes;
 	/* The rule: bigger than the GPU -> impossible; free covered it -> not a
 	 * shortage; free + reserved-but-unallocated covers it -> fragmentation
 	 * (expandable segments let the allocator reuse that memory); else short. */
@@ -734,6 +1011,8 @@ void explain_contextualize(explain_match_t *m, size_t n, const char *text, const
 				continue;
 			for (size_t k = 0; k < o.n_others; k++) {
 				char user[64], b[32];
+				if ((int)k == o.self_index)
+					continue;
 				proc_user(o.others[k].pid, user, sizeof user);
 				if (!*user)
 					continue;

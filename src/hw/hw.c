@@ -34,6 +34,8 @@ void hw_gpu_clear(hw_gpu *g)
 	for (hw_val *v = &g->cc_major; v <= &g->l2_bytes; v++)
 		*v = (hw_val){0, HW_UNQUERIED, 0};
 	g->procs_listed = (hw_val){0, HW_UNQUERIED, 0};
+	for (hw_val *v = &g->enc_util_pct; v <= &g->pstate; v++)
+		*v = (hw_val){0, HW_UNQUERIED, 0};
 }
 
 void hw_gpu_free_lists(hw_gpu *g)
@@ -125,6 +127,9 @@ hw *hw_open(const hw_opts *o, gw_error *err)
 	h->nv = nvml_load(b->nvml_path, sizeof b->nvml_path, b->nvml_error, sizeof b->nvml_error,
 			  b->nvml_note, sizeof b->nvml_note);
 	b->nvml_loaded = h->nv != NULL;
+	const char *named = getenv("GPUWISE_NVML_LIB");
+	b->nvml_disabled = named && strcmp(named, "none") == 0;
+	b->nvml_named = named && *named && !b->nvml_disabled;
 	if (h->nv && blocked) {
 		/* nvmlInit (and cuInit) would power the GPU up */
 		b->nvml_asleep_skip = true;
@@ -203,7 +208,7 @@ int hw_sample(hw *h, hw_snapshot *out, gw_error *err)
 		hw_gpu *g = &out->gpus[i];
 		*g = h->tmpl[i];
 		if (g->nvml_index >= 0)
-			nvml_dynamic(h->nv, (unsigned)g->nvml_index, g, !h->o.no_procs);
+			nvml_dynamic(h->nv, (unsigned)g->nvml_index, g, !h->o.no_procs, h->o.pcie_throughput);
 		if (h->sys_of[i] >= 0 && !g->fell_off_bus)
 			sysfs_dynamic(&h->sys[h->sys_of[i]], g, h->o.wake);
 		if (g->nvml_index < 0 && g->vendor == HW_VENDOR_NVIDIA)

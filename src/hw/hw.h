@@ -44,11 +44,17 @@ typedef struct hw_proc {
 	bool compute, graphics;
 	bool exists;            /* /proc/PID exists (else a stale NVML entry) */
 	uint32_t gpu_instance, compute_instance; /* MIG ids, UINT32_MAX when n/a */
+
+	/* added after the first version of this contract */
+	char argv[1024];        /* the command line as read: arguments separated by NUL */
+	size_t argv_len;        /* bytes used in argv (0 when unknown) */
+	hw_val sm_util_pct, mem_util_pct, enc_util_pct, dec_util_pct; /* latest NVML sample */
 } hw_proc;
 
 typedef struct hw_mig {
 	char uuid[96];
-	char name[96];
+	char name[96];          /* "NVIDIA H100 80GB HBM3 MIG 3g.40gb" */
+	char profile[32];       /* "3g.40gb" from the name, "" unknown */
 	uint32_t gpu_instance, compute_instance;
 	hw_val mem_total_bytes, mem_used_bytes;
 	hw_val sm_count;
@@ -110,6 +116,10 @@ typedef struct hw_gpu {
 	char error[128];        /* why this GPU could not be read ("GPU is lost"), "" if fine */
 	uint32_t pci_class;     /* 0x030000 VGA, 0x030200 3D controller; 0 unknown */
 	hw_val procs_listed;    /* v = 1 when the process list was read; else why not */
+	hw_val enc_util_pct, dec_util_pct;          /* video encoder / decoder */
+	hw_val pcie_tx_kbytes_per_s, pcie_rx_kbytes_per_s; /* NVML: KB/s over ~20 ms */
+	hw_val energy_mj;       /* millijoules since the driver loaded (counter) */
+	hw_val pstate;          /* performance state: 0 (P0, fastest) to 15 */
 } hw_gpu;
 
 typedef struct hw_snapshot {
@@ -131,12 +141,17 @@ typedef struct hw_snapshot {
 	/* added after the first version of this contract */
 	char nvml_note[256];        /* e.g. a toolkit stub that was skipped, "" if none */
 	bool nvml_asleep_skip;      /* NVML left uninitialised because a GPU sleeps */
+	bool nvml_named;            /* GPUWISE_NVML_LIB named the library (so it must work) */
+	bool nvml_disabled;         /* GPUWISE_NVML_LIB=none: NVML not wanted */
 } hw_snapshot;
 
 typedef struct hw_opts {
 	bool wake;      /* initialise NVML even if an NVIDIA GPU is runtime-suspended */
 	bool no_procs;  /* skip per-process collection */
 	bool no_cuda;   /* skip the CUDA driver */
+	/* added after the first version of this contract */
+	bool pcie_throughput; /* read PCIe throughput: NVML counts bytes over about
+			       * 20 ms per reading, so only callers that show it ask */
 } hw_opts;
 
 typedef struct hw hw;

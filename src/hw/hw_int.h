@@ -28,8 +28,9 @@ int nvml_start(nvml *n, hw_snapshot *s, char *why, size_t whyn);
 unsigned nvml_count(const nvml *n);
 /* Identity and static fields (name, UUID, PCI, limits, maxima). */
 void nvml_static(nvml *n, unsigned i, hw_gpu *g);
-/* Changing fields, MIG devices and (unless no_procs) processes. */
-void nvml_dynamic(nvml *n, unsigned i, hw_gpu *g, bool procs);
+/* Changing fields, MIG devices, (when procs) processes and (when pcie)
+ * PCIe throughput. */
+void nvml_dynamic(nvml *n, unsigned i, hw_gpu *g, bool procs, bool pcie);
 /* nvmlShutdown (if started) and dlclose. */
 void nvml_close(nvml *n);
 const char *nvml_errstr(const nvml *n, int ret);

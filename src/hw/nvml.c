@@ -38,7 +38,14 @@ typedef struct {
 	unsigned int gpu_instance, compute_instance;
 } nvml_proc_v2;               /* nvmlProcessInfo_v2_t, also returned by _v3 */
 
+typedef struct {
+	unsigned int pid;
+	unsigned long long time_us;
+	unsigned int sm, mem, enc, dec;
+} nvml_proc_util;             /* nvmlProcessUtilizationSample_t */
+
 _Static_assert(sizeof(nvml_pci_info) == 68, "nvmlPciInfo_t ABI");
+_Static_assert(sizeof(nvml_proc_util) == 32, "nvmlProcessUtilizationSample_t ABI");
 _Static_assert(sizeof(nvml_memory_v2) == 40, "nvmlMemory_v2_t ABI");
 _Static_assert(sizeof(nvml_proc_v1) == 16, "nvmlProcessInfo_v1_t ABI");
 _Static_assert(sizeof(nvml_proc_v2) == 24, "nvmlProcessInfo_v2_t ABI");
@@ -109,6 +116,13 @@ struct nvml {
 	nvml_ret (*retired)(nvml_dev, int, unsigned int *, unsigned long long *);
 	nvml_ret (*remapped)(nvml_dev, unsigned int *, unsigned int *, unsigned int *, unsigned int *);
 	fn_procs compute[3], graphics[3]; /* v3, v2, v1 */
+	fn_uu enc_util, dec_util;
+	fn_int_u pcie_tput;
+	fn_ull energy;
+	nvml_ret (*pstate)(nvml_dev, int *);
+	nvml_ret (*proc_util)(nvml_dev, nvml_proc_util *, unsigned int *, unsigned long long);
+	nvml_proc_util *utilbuf;
+	size_t utilbuf_n;
 };
 
 /* The first of the names the library exports, or NULL. */
@@ -205,6 +219,12 @@ static void resolve(nvml *n)
 	*(void **)&n->retired = sym(l, "nvmlDeviceGetRetiredPages", NULL, NULL);
 	*(void **)&n->retired_pending = sym(l, "nvmlDeviceGetRetiredPagesPendingStatus", NULL, NULL);
 	*(void **)&n->remapped = sym(l, "nvmlDeviceGetRemappedRows", NULL, NULL);
+	*(void **)&n->enc_util = sym(l, "nvmlDeviceGetEncoderUtilization", NULL, NULL);
+	*(void **)&n->dec_util = sym(l, "nvmlDeviceGetDecoderUtilization", NULL, NULL);
+	*(void **)&n->pcie_tput = sym(l, "nvmlDeviceGetPcieThroughput", NULL, NULL);
+	*(void **)&n->energy = sym(l, "nvmlDeviceGetTotalEnergyConsumption", NULL, NULL);
+	*(void **)&n->pstate = sym(l, "nvmlDeviceGetPerformanceState", NULL, NULL);
+	*(void **)&n->proc_util = sym(l, "nvmlDeviceGetProcessUtilization", NULL, NULL);
 	static const char *const cnames[3] = {"nvmlDeviceGetComputeRunningProcesses_v3",
 		"nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetComputeRunningProcesses"};
 	static const char *const gnames[3] = {"nvmlDeviceGetGraphicsRunningProcesses_v3",
@@ -227,6 +247,10 @@ nvml *nvml_load(char *path, size_t pathn, char *why, size_t whyn, char *note, si
 		n_names = 1;
 	}
 	why[0] = note[0] = path[0] = '\0';
+	if (env && strcmp(env, "none") == 0) {
+		snprintf(why, whyn, "NVML not loaded (GPUWISE_NVML_LIB=none)");
+		return NULL;
+	}
 	for (size_t i = 0; i < n_names; i++) {
 		dlerror();
 		void *lib = dlopen(names[i], RTLD_LAZY | RTLD_LOCAL);
@@ -491,6 +515,8 @@ static nvml_ret list_procs(nvml *n, nvml_dev d, fn_procs *fns, bool graphics, hw
 				hp = &g->procs[g->n_procs++];
 				memset(hp, 0, sizeof *hp);
 				hp->pid = pid;
+				hp->sm_util_pct = hp->mem_util_pct = hp->enc_util_pct = hp->dec_util_pct =
+					(hw_val){0, HW_UNQUERIED, 0};
 				hp->gpu_instance = gi;
 				hp->compute_instance = ci;
 				if (used == NVML_VALUE_NOT_AVAILABLE)
@@ -525,6 +551,10 @@ static void migs(nvml *n, nvml_dev d, hw_gpu *g)
 			x->uuid[0] = '\0';
 		if (n->name && n->name(m, x->name, sizeof x->name) != NVML_OK)
 			x->name[0] = '\0';
+		/* the profile is the name's last word ("... MIG 3g.40gb") */
+		const char *mig = strstr(x->name, "MIG ");
+		if (mig)
+			snprintf(x->profile, sizeof x->profile, "%s", mig + 4);
 		unsigned int id = UINT32_MAX;
 		x->gpu_instance = n->gi_id && n->gi_id(m, &id) == NVML_OK ? id : UINT32_MAX;
 		id = UINT32_MAX;
@@ -535,7 +565,93 @@ static void migs(nvml *n, nvml_dev d, hw_gpu *g)
 	}
 }
 
-void nvml_dynamic(nvml *n, unsigned i, hw_gpu *g, bool procs)
+/* Encoder/decoder utilisation, PCIe throughput, energy and P-state. */
+static void video_pcie_energy(nvml *n, nvml_dev d, hw_gpu *g, bool pcie)
+{
+	fn_uu fns[2] = {n->enc_util, n->dec_util};
+	hw_val *out[2] = {&g->enc_util_pct, &g->dec_util_pct};
+	for (int k = 0; k < 2; k++) {
+		unsigned int u = 0, period_us = 0;
+		if (!fns[k]) {
+			nosym(out[k]);
+			continue;
+		}
+		nvml_ret r = fns[k](d, &u, &period_us);
+		setv(out[k], r, u);
+	}
+	/* nvmlPcieUtilCounter_t: NVML_PCIE_UTIL_TX_BYTES 0, RX_BYTES 1 */
+	if (pcie) {
+		get_int_u(n->pcie_tput, d, 0, &g->pcie_tx_kbytes_per_s);
+		get_int_u(n->pcie_tput, d, 1, &g->pcie_rx_kbytes_per_s);
+	}
+	if (n->energy) {
+		unsigned long long mj = 0;
+		nvml_ret r = n->energy(d, &mj);
+		setv(&g->energy_mj, r, (int64_t)mj);
+	} else {
+		nosym(&g->energy_mj);
+	}
+	if (n->pstate) {
+		int p = 32;
+		nvml_ret r = n->pstate(d, &p);
+		/* NVML_PSTATE_UNKNOWN is 32 */
+		if (r == NVML_OK && (p < 0 || p > 15))
+			r = NVML_NOT_SUPPORTED;
+		setv(&g->pstate, r, p);
+	} else {
+		nosym(&g->pstate);
+	}
+}
+
+/*
+ * Per-process SM, memory, encoder and decoder utilisation: the newest
+ * sample of each listed PID among those the driver keeps (last seen 0 asks
+ * for all of them).  NOT_FOUND means no process had a sample: they stay
+ * unknown rather than 0.  Values over 100 are dropped (nvtop notes bogus
+ * samples from some drivers).
+ */
+static void proc_utilization(nvml *n, nvml_dev d, hw_gpu *g)
+{
+	if (!g->n_procs)
+		return;
+	nvml_ret r = NVML_FUNCTION_NOT_FOUND;
+	unsigned int count = 0;
+	if (n->proc_util) {
+		for (int tries = 0; tries < 4; tries++) {
+			count = (unsigned int)n->utilbuf_n;
+			r = n->proc_util(d, n->utilbuf_n ? n->utilbuf : NULL, &count, 0);
+			if (r != NVML_INSUFFICIENT_SIZE)
+				break;
+			n->utilbuf_n = (size_t)count + 16;
+			n->utilbuf = xrealloc(n->utilbuf, n->utilbuf_n * sizeof *n->utilbuf);
+		}
+	}
+	for (size_t k = 0; k < g->n_procs; k++) {
+		hw_proc *p = &g->procs[k];
+		unsigned long long best = 0;
+		bool found = false;
+		for (unsigned int j = 0; r == NVML_OK && j < count && j < n->utilbuf_n; j++) {
+			const nvml_proc_util *s = &n->utilbuf[j];
+			if (s->pid != p->pid || (found && s->time_us < best) || s->sm > 100 || s->mem > 100)
+				continue;
+			found = true;
+			best = s->time_us;
+			p->sm_util_pct = (hw_val){s->sm, HW_OK, 0};
+			p->mem_util_pct = (hw_val){s->mem, HW_OK, 0};
+			p->enc_util_pct = (hw_val){s->enc, HW_OK, 0};
+			p->dec_util_pct = (hw_val){s->dec, HW_OK, 0};
+		}
+		if (!found) {
+			hw_val why = {0, r == NVML_OK || r == NVML_NOT_FOUND ? HW_NOT_SUPPORTED : nvml_status(r),
+				      r == NVML_OK ? NVML_NOT_FOUND : r};
+			if (r == NVML_FUNCTION_NOT_FOUND)
+				why.st = HW_NO_SYMBOL;
+			p->sm_util_pct = p->mem_util_pct = p->enc_util_pct = p->dec_util_pct = why;
+		}
+	}
+}
+
+void nvml_dynamic(nvml *n, unsigned i, hw_gpu *g, bool procs, bool pcie)
 {
 	if (i >= n->count || !n->devs[i])
 		return;
@@ -620,6 +736,7 @@ void nvml_dynamic(nvml *n, unsigned i, hw_gpu *g, bool procs)
 		nosym(&g->remap_pending);
 		nosym(&g->remap_failure);
 	}
+	video_pcie_energy(n, d, g, pcie);
 	if (HW_VALID(g->mig_mode) && g->mig_mode.v == 1)
 		migs(n, d, g);
 	if (procs) {
@@ -629,6 +746,8 @@ void nvml_dynamic(nvml *n, unsigned i, hw_gpu *g, bool procs)
 		/* either failure counts; a library without graphics lists does not */
 		nvml_ret r = rc != NVML_OK ? rc : rg == NVML_FUNCTION_NOT_FOUND ? NVML_OK : rg;
 		setv(&g->procs_listed, r, 1);
+		if (!(HW_VALID(g->mig_mode) && g->mig_mode.v == 1))
+			proc_utilization(n, d, g);
 	}
 	/* one lost GPU: say so once, the other GPUs carry on */
 	const hw_val *vals[] = {&g->mem_total_bytes, &g->temp_c, &g->power_mw, &g->util_gpu_pct};
@@ -647,6 +766,7 @@ void nvml_close(nvml *n)
 		n->shutdown();
 	free(n->devs);
 	free(n->procbuf);
+	free(n->utilbuf);
 	dlclose(n->lib);
 	free(n);
 }

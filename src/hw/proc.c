@@ -1,10 +1,12 @@
 /*
- * proc.c: who runs a GPU process: user (from /proc/PID/status Uid and
- * /etc/passwd), command line and cgroup, with the container id when the
+ * proc.c: who runs a GPU process: user (from /proc/PID/status Uid, named
+ * through NSS, or from the fixture's /etc/passwd under a root prefix),
+ * command line and cgroup, with the container id when the
  * cgroup path names one.  Entries are cached per PID so a once-a-second
  * refresh reads /proc only for processes it has not seen before.
  */
 #include <ctype.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +17,8 @@ typedef struct pentry {
 	uint32_t pid;
 	bool seen;
 	char user[64], command[256], cgroup[256], container[80];
+	char argv[1024];
+	size_t argv_len;
 } pentry;
 
 typedef struct passwd_entry {
@@ -68,8 +72,23 @@ static void load_passwd(proc_cache *c)
 	free(text);
 }
 
+/*
+ * The user name of uid.  On the real machine it comes through NSS
+ * (getpwuid_r: /etc/passwd, LDAP, SSSD, systemd-userdb ... as nsswitch.conf
+ * says); under a root prefix (tests) from that tree's /etc/passwd, so a
+ * fixture never depends on the host's users.  The number when unknown.
+ */
 static void user_of(proc_cache *c, uint32_t uid, char *out, size_t n)
 {
+	if (!gw_root()[0]) {
+		struct passwd pw, *res = NULL;
+		char buf[4096];
+		if (getpwuid_r((uid_t)uid, &pw, buf, sizeof buf, &res) == 0 && res && res->pw_name)
+			snprintf(out, n, "%s", res->pw_name);
+		else
+			snprintf(out, n, "%u", uid);
+		return;
+	}
 	if (!c->pw_loaded)
 		load_passwd(c);
 	for (size_t i = 0; i < c->n_pw; i++)
@@ -125,6 +144,14 @@ static void read_entry(proc_cache *c, pentry *e)
 	if (gw_read_file(path, true, 1 << 16, &text, &len, NULL) == 0) {
 		while (len && text[len - 1] == '\0')
 			len--;
+		/* keep the arguments apart for JSON; a longer line is cut at an
+		 * argument boundary so no argument is half there */
+		size_t keep = len < sizeof e->argv ? len : sizeof e->argv - 1;
+		if (keep < len)
+			while (keep && text[keep] != '\0')
+				keep--;
+		memcpy(e->argv, text, keep);
+		e->argv_len = keep;
 		for (size_t i = 0; i < len; i++)
 			if (text[i] == '\0' || text[i] == '\n')
 				text[i] = ' ';
@@ -173,6 +200,8 @@ void proc_fill(proc_cache *c, hw_proc *p)
 	snprintf(p->command, sizeof p->command, "%s", e->command);
 	snprintf(p->cgroup, sizeof p->cgroup, "%s", e->cgroup);
 	snprintf(p->container, sizeof p->container, "%s", e->container);
+	memcpy(p->argv, e->argv, e->argv_len);
+	p->argv_len = e->argv_len;
 }
 
 void proc_cache_sweep(proc_cache *c)

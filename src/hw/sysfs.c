@@ -181,7 +181,8 @@ int sysfs_scan(sysfs_gpu **out, size_t *n, gw_error *err)
 		names = xgrow(names, &cap, nn + 1, sizeof *names);
 		names[nn++] = xstrdup(e->d_name);
 	}
-	qsort(names, nn, sizeof *names, cmp_names);
+	if (nn)
+		qsort(names, nn, sizeof *names, cmp_names);
 	for (size_t i = 0; i < nn; i++) {
 		sysfs_gpu s;
 		int r = read_device(names[i], &s, err);

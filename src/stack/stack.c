@@ -736,6 +736,32 @@ static void scan_site(stack_info *s, stack_python *py, const char *site)
 	closedir(d);
 }
 
+char *stack_output_tail(const char *out, size_t max_lines, size_t max_bytes)
+{
+	if (!out)
+		return xstrdup("");
+	size_t end = strlen(out);
+	while (end > 0 && strchr("\n\r\t ", out[end - 1]))
+		end--;
+	size_t start = end, pos = end, lines = 0;
+	while (pos > 0 && lines < max_lines) {
+		size_t ls = pos;
+		while (ls > 0 && out[ls - 1] != '\n')
+			ls--;
+		bool blank = true;
+		for (size_t i = ls; i < pos; i++)
+			blank &= out[i] == ' ' || out[i] == '\t' || out[i] == '\r';
+		lines += !blank;
+		start = ls;
+		if (ls == 0)
+			break;
+		pos = ls - 1;
+	}
+	if (end - start > max_bytes)
+		start = end - max_bytes;
+	return xstrndup(out + start, end - start);
+}
+
 static const char arch_script[] =
 	"import sys\n"
 	"try:\n"
@@ -813,10 +839,19 @@ static void py_probe(stack_info *s, stack_python *py, const stack_opts *o)
 				snprintf(py->arch_list, sizeof py->arch_list, "%.*s", (int)l, a);
 				copy(py->arch_from, sizeof py->arch_from, "python");
 			} else {
+				/* our own "ERR Type: message", else the tail of whatever
+				 * it printed (a traceback from a crash past the import) */
 				const char *er = strstr(out, "ERR ");
-				const char *msg = er ? er + 4 : out;
-				size_t l = strcspn(msg, "\n");
-				snprintf(py->run_error, sizeof py->run_error, "import torch failed: %.*s", (int)(l > 200 ? 200 : l), msg);
+				if (er && (er == out || er[-1] == '\n')) {
+					size_t l = strcspn(er + 4, "\n");
+					snprintf(py->run_error, sizeof py->run_error, "import torch failed: %.*s",
+						 (int)(l > 800 ? 800 : l), er + 4);
+				} else {
+					char *tail = stack_output_tail(out, 8, 900);
+					snprintf(py->run_error, sizeof py->run_error, "exit %d: %s", st,
+						 *tail ? tail : "no output");
+					free(tail);
+				}
 			}
 		}
 		free(out);

@@ -46,7 +46,7 @@ typedef struct stack_python {
 	char torch_hip[32];      /* ROCm builds */
 	char arch_list[512];     /* "sm_50 ... compute_90"; "" unknown */
 	char arch_from[32];      /* "python", "libtorch_cuda.so" */
-	char run_error[256];     /* why running the interpreter failed; "" fine */
+	char run_error[1024];    /* why running the interpreter failed (a traceback's tail); "" fine */
 	stack_pkg pkgs[STACK_MAX_PKGS];
 	size_t n_pkgs;
 } stack_python;
@@ -82,6 +82,12 @@ const stack_lib *stack_find_lib(const stack_info *s, const char *name);
  * Returns 0 when it ran, or GW_ECHILD / GW_ETIMEOUT with err set.
  */
 int stack_run(char *const argv[], int timeout_ms, char **out, int *status, gw_error *err);
+/*
+ * The last max_lines non-blank lines of a program's output (a Python
+ * traceback's tail: the failing frames and the exception), newline-joined
+ * and cut to its last max_bytes; "" for none.  Caller frees.
+ */
+char *stack_output_tail(const char *out, size_t max_lines, size_t max_bytes);
 
 /* Parse torch/version.py text into py (version, cuda, hip). */
 void stack_parse_torch_version(const char *text, stack_python *py);

@@ -127,6 +127,81 @@ lines=$(wc -l < "$report.watch" | tr -d ' ')
 [ "$wrc" -eq 0 ] && [ "$lines" -eq 5 ] && check OK "status --watch 200ms --count 5: 5 documents in $(( $(ms_now) - t0 )) ms" ||
 	check FAIL "status --watch: exit $wrc, $lines lines"
 rm -f "$report.watch" "$report.smi" "$report.status.err"
+# issue 10: compute mode, P-state, encoder/decoder and SM clock against nvidia-smi
+# (each field queried alone, so a field this nvidia-smi lacks skips only itself)
+for f in compute_mode pstate utilization.encoder utilization.decoder clocks.sm; do
+	nvidia-smi --query-gpu=$f --format=csv,noheader,nounits > "$report.f" 2>/dev/null || { say "skip: nvidia-smi has no field $f"; continue; }
+	python3 - "$f" "$report.f" "$report.status.json" >> "$report.cmp" 2>&1 <<'PY'
+import json, sys
+f, vals = sys.argv[1], [l.strip() for l in open(sys.argv[2]) if l.strip()]
+gpus = {g["nvml_index"]: g for g in json.load(open(sys.argv[3]))["gpus"] if g.get("nvml_index") is not None}
+modes = {"Default": "default", "Exclusive_Thread": "exclusive_thread", "Prohibited": "prohibited",
+         "Exclusive_Process": "exclusive_process"}
+for i, v in enumerate(vals):
+    g = gpus.get(i, {})
+    if f == "compute_mode":
+        ours, ok = g.get("compute_mode"), modes.get(v) == g.get("compute_mode")
+    elif f == "pstate":
+        ours = g.get("performance_state")
+        ok = ("P%s" % ours) == v if ours is not None else v in ("[N/A]", "[Not Supported]")
+    else:
+        key = {"utilization.encoder": "encoder_utilization_pct", "utilization.decoder": "decoder_utilization_pct",
+               "clocks.sm": "clock_sm_mhz"}[f]
+        ours = g.get(key)
+        try:
+            theirs = float(v)
+        except ValueError:
+            theirs = None
+        tol = 0.1 * theirs + 50 if f == "clocks.sm" and theirs is not None else 10
+        ok = (theirs is None and ours is None) or (theirs is not None and ours is not None and abs(theirs - ours) <= tol)
+    print("%s: gpu %d %s: nvidia-smi %s, gpuwise %s" % ("OK" if ok else "FAIL", i, f, v, ours))
+PY
+done
+rm -f "$report.f"
+if [ -s "$report.cmp" ]; then
+	tee -a "$report" < "$report.cmp"
+	failures=$((failures + $(grep -c '^FAIL' "$report.cmp")))
+	rm -f "$report.cmp"
+fi
+# --serve: a real scrape of the endpoint, dcgm-exporter names, one temperature per GPU
+if command -v curl >/dev/null 2>&1; then
+	"$GW" status --serve 127.0.0.1:0 > "$report.serve" 2>&1 &
+	spid=$!
+	port=
+	for _ in $(seq 1 50); do
+		port=$(sed -n 's|^serving http://[^ ]*:\([0-9]*\)/metrics.*|\1|p' "$report.serve")
+		[ -n "$port" ] && break
+		sleep 0.1
+	done
+	n_smi=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+	body=$(curl -s "http://127.0.0.1:${port:-1}/metrics")
+	kill -TERM "$spid" 2>/dev/null
+	wait "$spid"
+	n_temp=$(printf '%s\n' "$body" | grep -c '^DCGM_FI_DEV_GPU_TEMP{')
+	[ -n "$port" ] && [ "$n_temp" -eq "$n_smi" ] && printf '%s\n' "$body" | grep -q '^gpuwise_nvml_up{.*} 1$' &&
+		check OK "status --serve: /metrics answers, $n_temp DCGM_FI_DEV_GPU_TEMP series for $n_smi GPUs, NVML up" ||
+		check FAIL "status --serve: port '${port}', $n_temp temperature series for $n_smi GPUs: $(head -c 300 "$report.serve")"
+	if command -v promtool >/dev/null 2>&1; then
+		printf '%s\n' "$body" | promtool check metrics > "$report.lint" 2>&1
+		say "promtool check metrics (dcgm names): exit $? ($(grep -vc -e camelCase -e '_total' "$report.lint") findings beyond dcgm-exporter's naming)"
+		rm -f "$report.lint"
+	fi
+	rm -f "$report.serve"
+else
+	say "skip: curl absent, status --serve not scraped"
+fi
+# pynvml (if this machine has it) against gpuwise, as tests/e2e/peers.t does on the fakes
+if python3 -c 'import pynvml' 2>/dev/null; then
+	python3 tests/e2e/peers.py read pynvml > "$report.pynvml.json" 2>&1 &&
+		python3 tests/e2e/peers.py compare "$report.status.json" "$report.pynvml.json" pynvml device > "$report.cmp"
+	say "pynvml vs gpuwise status --json on the real GPU (client, field, agree, total):"
+	tee -a "$report" < "$report.cmp" > /dev/null
+	say "$(awk -F '\t' '!/^#/ {a += $3; t += $4} END {printf "pynvml agrees on %d of %d readings (live values such as power and utilisation may move between the two reads)", a, t}' "$report.cmp")"
+	rm -f "$report.cmp" "$report.pynvml.json"
+else
+	say "skip: pynvml not importable here; the peer comparison runs on the fakes (tests/e2e/peers.t)"
+fi
+
 
 # ---- later sections (doctor, run) are appended below by their owners -------------
 
@@ -299,6 +374,21 @@ PY
 	failures=$((failures + $(grep -c '^FAIL' "$report.cmp")))
 	rm -f "$report.cmp"
 fi
+# issue 10: every severity is one of the five, and no finding is printed twice
+python3 - "$report.deep.json" > "$report.sev" 2>&1 <<'PY'
+import collections, json, sys
+try:
+    f = json.load(open(sys.argv[1]))["findings"]
+except Exception as e:
+    print("FAIL: doctor --deep --json is not JSON: %s" % e); sys.exit(0)
+bad = sorted({x["severity"] for x in f} - {"ok", "info", "skip", "warn", "fail"})
+dup = [k for k, v in collections.Counter((x["id"], x["title"], x["evidence"]) for x in f).items() if v > 1]
+print("%s: doctor severities %s" % ("FAIL" if bad else "OK", bad if bad else "all in ok/info/skip/warn/fail"))
+print("%s: no finding repeated (%d findings)%s" % ("FAIL" if dup else "OK", len(f), (": %s" % dup[0][1]) if dup else ""))
+PY
+tee -a "$report" < "$report.sev"
+failures=$((failures + $(grep -c '^FAIL' "$report.sev")))
+rm -f "$report.sev"
 rm -f "$report.doctor" "$report.deep.err"
 
 # ---- bench: memory, copies and tensor cores against their peaks ----------------

@@ -38,7 +38,7 @@ is "$rc" 4 "sm_120 with a cu124 torch: exit 4"
 like "$out" '^Hardware$' "grouped: Hardware"
 like "$out" '^Python and PyTorch$' "grouped: Python and PyTorch"
 like "$out" 'fail  NVIDIA GeForce RTX 5070 Laptop GPU with CUDA capability sm_120 is not compatible with torch 2.5.1\+cu124' "sm_120 incompatibility is a failure"
-like "$out" 'fix: .*pip install torch --index-url https://download.pytorch.org/whl/cu128$' "the exact cu128 install line"
+like "$out" 'fix: .*pip install --force-reinstall torch~=2.11.0 torchvision~=0.26.0 torchaudio~=2.11.0 --index-url https://download.pytorch.org/whl/cu128$' "the exact cu128 install line, torchvision and torchaudio matched"
 like "$out" 'warn  the first nvcc on PATH is an older CUDA \(11.8.89\) than the one CUDA_HOME names \(12.8.93\)' "older nvcc first on PATH is a warning"
 like "$out" 'fix: export PATH=/usr/local/cuda-12.8/bin:\$PATH' "PATH fix names CUDA_HOME's bin"
 like "$out" 'nvcc 11.8.89 cannot compile for NVIDIA GeForce RTX 5070 Laptop GPU' "11.8 cannot build sm_120"
@@ -50,17 +50,17 @@ like "$out" 'architectures \(python\): sm_50' "arch list came from running the i
 like "$out" 'hybrid laptop: NVIDIA GeForce RTX 5070 Laptop GPU plus the integrated Intel' "hybrid laptop recognised"
 like "$out" '__NV_PRIME_RENDER_OFFLOAD=1 __GLX_VENDOR_LIBRARY_NAME=nvidia' "PRIME render offload variables given"
 like "$out" 'PRIME render offload variables are not set' "says the variables are not set"
-like "$out" '^[0-9]+ ok, [0-9]+ warnings?, [0-9]+ failures?$' "summary line"
+like "$out" '^[0-9]+ ok, [0-9]+ info, [0-9]+ skipped, [0-9]+ warnings?, [0-9]+ failures?$' "summary line"
 
 doc "$TMP/laptop" "$SC/laptop-5070.json" --json
 is "$rc" 4 "--json keeps the exit status"
 is "$(fid arch-unsupported severity)" fail "JSON: arch-unsupported fails"
 is "$(fid arch-unsupported group)" "Python and PyTorch" "JSON: group name"
-like "$(fid arch-unsupported fix)" 'pip install torch --index-url https://download.pytorch.org/whl/cu128' "JSON: fix has the cu128 line"
+like "$(fid arch-unsupported fix)" 'pip install --force-reinstall torch~=2.11.0 torchvision~=0.26.0 torchaudio~=2.11.0 --index-url https://download.pytorch.org/whl/cu128' "JSON: fix has the cu128 line"
 is "$(fid arch-unsupported gpu)" 0 "JSON: the finding names GPU 0"
 is "$(fid nvcc-path-order severity)" warn "JSON: nvcc-path-order warns"
 is "$(printf '%s' "$out" | python3 -c 'import json,sys
-d=json.load(sys.stdin); ok=all(set(f)>={"id","severity","title","evidence","fix"} and f["severity"] in ("ok","warn","fail") for f in d["findings"]); print(ok and len(d["findings"])>5)')" True "JSON: every finding has id, severity, title, evidence, fix"
+d=json.load(sys.stdin); ok=all(set(f)>={"id","severity","title","evidence","fix"} and f["severity"] in ("ok","info","skip","warn","fail") for f in d["findings"]); print(ok and len(d["findings"])>5)')" True "JSON: every finding has id, severity, title, evidence, fix"
 
 # the same, files only: the arch list comes from libtorch_cuda.so
 doc "$TMP/laptop" "$SC/laptop-5070.json" --no-exec
@@ -169,7 +169,7 @@ is "$rc" 4 "--deep checksum failure exits 4"
 out=$(GPUWISE_FAKE_DEEP=noinit GPUWISE_CUDA_LIB=$GW_FAKE/cudadeep.so GPUWISE_ROOT=$TMP/deeproot GPUWISE_FAKE_SCENARIO=$SC/laptop-5070.json "$GW" doctor --deep --no-exec 2>/dev/null)
 like "$out" 'cuInit: CUDA error 100: no CUDA-capable device is detected' "--deep: cuInit failure reported with the driver's text"
 out=$(GPUWISE_ROOT=$TMP/deeproot GPUWISE_FAKE_SCENARIO=$SC/laptop-5070.json "$GW" doctor --deep --no-exec 2>/dev/null); rc=$?
-like "$out" "ok    CUDA driver tests not available" "--deep with a libcuda lacking the calls says 'not available'"
+like "$out" "skip  CUDA driver tests not available" "--deep with a libcuda lacking the calls says 'not available' (skip)"
 like "$out" "lacks cuMemAllocHost_v2" "--deep names the missing function (the plain fake has contexts and device memory, not host memory)"
 # --deep runs gpuwise bench's Triad kernel (assembled and checked in bench.t), not a private copy
 grep -q '\.entry' "$GW_TOP/src/doctor/deep.c"

@@ -40,14 +40,51 @@ run_gw status --count 3
 is "$rc" 2 "--count without --watch exits 2"
 
 # ---- no GPU ------------------------------------------------------------------
-use nogpu desktop-4090 /nonexistent/libnvidia-ml.so.1
+use nogpu desktop-4090 none
 run_gw status
-is "$rc" 0 "no GPU: exit 0"
+is "$rc" 0 "no GPU, NVML not wanted (GPUWISE_NVML_LIB=none): exit 0"
 like "$out" "no GPU found" "no GPU: says so"
 run_gw status --json
 is "$(echo "$out" | jget 'len(d["gpus"])')" 0 "no GPU: JSON has no GPUs"
 is "$(echo "$out" | jget 'd["driver_version"]')" None "no GPU: driver_version is null"
-like "$(echo "$out" | jget 'd["nvml_error"]')" "cannot load '/nonexistent" "no GPU: nvml_error says why"
+is "$(echo "$out" | jget 'd["nvml_state"]')" disabled "no GPU: nvml_state disabled"
+run_gw status --prometheus
+like "$out" '^gpuwise_nvml_up\{library="",state="disabled",error=""\} 1$' "no GPU: health gauge 1 (nothing broken)"
+like "$out" '^gpuwise_gpus 0$' "no GPU: gpuwise_gpus 0"
+
+# ---- an unusable NVML is an error, not "no GPU" (issue 10) ---------------------
+use nogpu desktop-4090 /nonexistent/libnvidia-ml.so.1
+run_gw status
+is "$rc" 1 "bad GPUWISE_NVML_LIB: exit 1"
+like "$out" "NVML cannot be used: cannot load '/nonexistent" "bad GPUWISE_NVML_LIB: text says why (without --all)"
+unlike "$out" "no GPU found" "bad GPUWISE_NVML_LIB: not reported as 'no GPU'"
+like "$err" "^gpuwise: NVML cannot be used: cannot load '/nonexistent" "bad GPUWISE_NVML_LIB: one-line error"
+run_gw status --json
+is "$rc" 1 "bad GPUWISE_NVML_LIB --json: exit 1"
+like "$(echo "$out" | jget 'd["nvml_error"]')" "cannot load '/nonexistent" "bad GPUWISE_NVML_LIB: nvml_error says why"
+is "$(echo "$out" | jget 'd["nvml_state"]')" failed "bad GPUWISE_NVML_LIB: nvml_state failed"
+run_gw status --prometheus
+is "$rc" 1 "bad GPUWISE_NVML_LIB --prometheus: exit 1"
+like "$out" '^gpuwise_nvml_up\{library="",state="failed",error="cannot load .*/nonexistent/libnvidia-ml.so.1[^"]*"\} 0$' \
+	"bad GPUWISE_NVML_LIB --prometheus: health gauge 0 with the reason"
+printf 'not a library\n' > "$TMP/notalib.so"
+use nogpu desktop-4090 "$TMP/notalib.so"
+run_gw status --json
+is "$rc" 1 "GPUWISE_NVML_LIB not a shared object: exit 1"
+like "$(echo "$out" | jget 'd["nvml_error"]')" "notalib.so" "not a shared object: named"
+# nvmlInit fails (DRIVER_NOT_LOADED) on a machine without any NVIDIA PCI device
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["errors"]={"nvmlInit_v2": "DRIVER_NOT_LOADED"}; json.dump(d, open(sys.argv[2],"w"))' \
+	"$FIX/scenarios/desktop-4090.json" "$TMP/noinit.json"
+use nogpu desktop-4090
+export GPUWISE_FAKE_SCENARIO="$TMP/noinit.json"
+run_gw status
+is "$rc" 1 "nvmlInit fails: exit 1"
+like "$out" "NVML cannot be used: cannot initialise NVML: Driver Not Loaded \\(NVML error 9\\)" "nvmlInit fails: text says why"
+run_gw status --json
+is "$(echo "$out" | jget 'd["nvml_state"]')" failed "nvmlInit fails: nvml_state failed"
+run_gw status --prometheus
+like "$out" '^gpuwise_nvml_up\{library="[^"]*libnvidia-ml.so",state="failed",error="cannot initialise NVML: Driver Not Loaded \(NVML error 9\)"\} 0$' \
+	"nvmlInit fails: health gauge 0 with the reason"
 
 # ---- desktop with an RTX 4090 --------------------------------------------------
 use desktop-4090
@@ -85,10 +122,17 @@ is "$(echo "$j" | jget 'd["gpus"][0]["cuda_index"]')" 0 "4090 --all: CUDA ordina
 is "$(echo "$j" | jget 'd["gpus"][0]["memory_bandwidth_gbs"]')" 1008.1 "4090 --all: bandwidth from clock x bus width"
 is "$(echo "$j" | jget 'd["cuda_order_note"]')" None "4090 --all: one GPU, no order note"
 
+rm -f "$LOG"
 run_gw status
 is "$rc" 0 "4090 text: exit 0"
+calls | grep -q '^nvmlDeviceGetPcieThroughput'; ok $((!$?)) "4090 text: PCIe throughput (20 ms per NVML reading) not read when not shown"
+rm -f "$LOG"
+run_gw status --json
+calls | grep -q '^nvmlDeviceGetPcieThroughput 0$'; ok $? "4090 --json: PCIe throughput read"
+is "$(echo "$out" | jget 'd["gpus"][0]["pcie_rx_kbytes_per_s"]')" 1200000 "4090 --json: PCIe rx KB/s"
+run_gw status
 like "$out" '^\[0\] NVIDIA GeForce RTX 4090 .* 64°C' "4090 text: GPU line with temperature"
-like "$out" 'alice +18.00 GiB +4242 +python3 train.py' "4090 text: process line under the GPU"
+like "$out" 'alice +18.00 GiB +4242 +95% +python3 train.py --epochs 3$' "4090 text: process line under the GPU, with its SM %"
 
 # ---- old driver: no versioned symbols ------------------------------------------
 use desktop-4090 desktop-4090 "$NVML_OLD"
@@ -177,15 +221,72 @@ is "$(echo "$j" | jget 'd["gpus"][3]["throttle_reasons"]')" '["thermal slowdown 
 is "$(echo "$j" | jget 'd["gpus"][5]["ecc_errors_corrected"]')" 12 "8xH100: ECC errors"
 is "$(echo "$j" | jget 'd["gpus"][2]["remapped_rows_pending"]')" False "8xH100: remapped rows read"
 
-run_gw status --prometheus
+run_gw status --prometheus --prometheus-names gpuwise
 is "$rc" 0 "prometheus: exit 0"
 like "$out" '^# TYPE gpuwise_gpu_memory_used_bytes gauge$' "prometheus: TYPE line"
 like "$out" '^gpuwise_gpu_memory_used_bytes\{gpu="2",uuid="GPU-ab000002-[^"]*",pci_bus_id="0000:3a:00.0"\} 76235669504$' \
 	"prometheus: one sample per GPU"
-like "$out" '^gpuwise_process_memory_used_bytes\{gpu="6",[^}]*pid="52001",user="bob",command="vllm"\} 79456894976$' \
+like "$out" '^gpuwise_process_memory_used_bytes\{gpu="6",[^}]*pid="52001",user="bob",command="vllm",container="",gpu_instance_id=""\} 79456894976$' \
 	"prometheus: one sample per process"
 like "$out" '^gpuwise_gpu_temperature_celsius\{gpu="3",.*\} 86$' "prometheus: temperature"
 unlike "$out" 'gpuwise_gpu_fan_ratio\{gpu="0"' "prometheus: unknown fan has no sample"
+
+# compute modes: nvmlComputeMode_t 0 DEFAULT, 1 EXCLUSIVE_THREAD, 2 PROHIBITED, 3 EXCLUSIVE_PROCESS
+run_gw status --json
+j=$out
+is "$(echo "$j" | jget '[d["gpus"][i]["compute_mode"] for i in (2, 3, 4, 6)]')" \
+	'["exclusive_process", "default", "prohibited", "exclusive_thread"]' "8xH100: every compute mode named as NVML numbers them"
+run_gw status --all
+like "$out" 'compute mode exclusive_process' "8xH100 text: EXCLUSIVE_PROCESS (3) shown as exclusive_process"
+like "$out" 'compute mode prohibited' "8xH100 text: PROHIBITED (2) shown as prohibited"
+# MIG: the driver has no device-wide utilisation; null, not 0
+is "$(echo "$j" | jget '[d["gpus"][i]["utilization_gpu_pct"] for i in (0, 1, 2)]')" '[null, null, 99]' \
+	"8xH100: MIG GPUs have no utilisation (NOT_SUPPORTED is null)"
+is "$(echo "$j" | jget 'd["gpus"][0]["unavailable"]["utilization_gpu_pct"]')" "not supported" "8xH100: MIG utilisation says why"
+is "$(echo "$j" | jget 'd["gpus"][0]["mig_devices"][0]["profile"]')" "3g.40gb" "8xH100: MIG profile from the name"
+# readings peers show: encoder/decoder, per-process SM, PCIe throughput, energy, P-state
+is "$(echo "$j" | jget '[d["gpus"][7][k] for k in ("encoder_utilization_pct", "decoder_utilization_pct")]')" '[22, 35]' \
+	"8xH100: encoder and decoder utilisation"
+is "$(echo "$j" | jget 'd["gpus"][0]["encoder_utilization_pct"]')" None "8xH100: MIG GPU encoder utilisation null"
+is "$(echo "$j" | jget '[d["gpus"][2][k] for k in ("pcie_tx_kbytes_per_s", "pcie_rx_kbytes_per_s")]')" '[9000000, 11000000]' \
+	"8xH100: PCIe throughput in KB/s"
+is "$(echo "$j" | jget 'd["gpus"][3]["energy_mj"]')" 4003000000 "8xH100: energy counter in mJ"
+is "$(echo "$j" | jget 'd["gpus"][3]["performance_state"]')" 0 "8xH100: P-state"
+is "$(echo "$j" | jget '[d["gpus"][2]["processes"][0][k] for k in ("sm_utilization_pct", "memory_utilization_pct")]')" '[97, 48]' \
+	"8xH100: per-process SM and memory utilisation"
+is "$(echo "$j" | jget 'd["gpus"][0]["processes"][0]["sm_utilization_pct"]')" None "8xH100: no per-process sample on a MIG GPU: null"
+is "$(echo "$j" | jget 'd["gpus"][2]["processes"][0]["argv"]')" \
+	'["python", "-m", "torch.distributed.run", "--nproc_per_node=4", "pretrain.py"]' "8xH100: argv array"
+is "$(echo "$j" | jget 'd["gpus"][1]["processes"][1]["argv"]')" None "8xH100: argv null when not in /proc"
+calls | grep -q '^nvmlDeviceGetProcessUtilization 2$'; ok $? "8xH100: nvmlDeviceGetProcessUtilization asked"
+calls | grep -q '^nvmlDeviceGetProcessUtilization 0$'; ok $((!$?)) "8xH100: not asked on a MIG GPU"
+
+# the default Prometheus names are dcgm-exporter's (etc/default-counters.csv)
+run_gw status --prometheus
+is "$rc" 0 "prometheus dcgm: exit 0"
+like "$out" '^# TYPE DCGM_FI_DEV_GPU_UTIL gauge$' "prometheus dcgm: DCGM_FI_DEV_GPU_UTIL declared"
+like "$out" '^DCGM_FI_DEV_GPU_UTIL\{gpu="2",UUID="GPU-ab000002-1111-2222-3333-444400000002",pci_bus_id="0000:3a:00.0",device="nvidia2",modelName="NVIDIA H100 80GB HBM3",Hostname="[^"]*",DCGM_FI_DRIVER_VERSION="570.124.06"\} 99$' \
+	"prometheus dcgm: labels gpu, UUID, pci_bus_id, device, modelName, Hostname"
+unlike "$out" '^DCGM_FI_DEV_GPU_UTIL\{gpu="0",' "prometheus dcgm: no utilisation sample for a MIG GPU"
+like "$out" '^DCGM_FI_DEV_FB_USED\{gpu="2",[^}]*\} 72704$' "prometheus dcgm: FB_USED in MiB"
+like "$out" '^DCGM_FI_DEV_FB_FREE\{gpu="2",[^}]*\} 8296$' "prometheus dcgm: FB_FREE in MiB (total - reserved - used)"
+like "$out" '^DCGM_FI_DEV_POWER_USAGE\{gpu="2",[^}]*\} 640$' "prometheus dcgm: power in W"
+like "$out" '^DCGM_FI_DEV_SM_CLOCK\{gpu="3",[^}]*\} 1755$' "prometheus dcgm: SM clock in MHz"
+like "$out" '^DCGM_FI_DEV_GPU_TEMP\{gpu="3",[^}]*\} 86$' "prometheus dcgm: temperature in C"
+like "$out" '^DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION\{gpu="3",[^}]*\} 4003000000$' "prometheus dcgm: energy in mJ"
+like "$out" '^DCGM_FI_DEV_ENC_UTIL\{gpu="7",[^}]*\} 22$' "prometheus dcgm: encoder utilisation"
+like "$out" '^DCGM_FI_DEV_COMPUTE_MODE\{gpu="2",[^}]*\} 3$' "prometheus dcgm: compute mode number"
+like "$out" '^DCGM_FI_DEV_FB_USED\{gpu="1",[^}]*GPU_I_PROFILE="1g.10gb",GPU_I_ID="8",[^}]*\} 3072$' \
+	"prometheus dcgm: MIG instance series with GPU_I_PROFILE and GPU_I_ID"
+like "$out" '^gpuwise_container_memory_used_bytes\{gpu="1",[^}]*container="3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899"\} 6442450944$' \
+	"prometheus: container series"
+like "$out" '^gpuwise_process_sm_utilization_ratio\{gpu="6",[^}]*pid="52001",[^}]*\} 0.61$' "prometheus: per-process SM ratio"
+like "$out" '^gpuwise_process_memory_used_bytes\{gpu="1",[^}]*pid="54001",[^}]*container="3f4e5d6c7b8a[0-9a-f]*",GPU_I_ID="7"\} 6442450944$' \
+	"prometheus: process series with container and MIG instance"
+like "$out" '^gpuwise_nvml_up\{library="[^"]*",state="ok",error=""\} 1$' "prometheus: health gauge 1"
+run_gw status --prometheus-names nvidia
+is "$rc" 2 "--prometheus-names nvidia: usage error"
+like "$err" "'dcgm' or 'gpuwise'" "--prometheus-names: the choices named"
 
 run_gw status --all --json
 j=$out
@@ -198,7 +299,7 @@ is "$(echo "$j" | jget '[g["cuda_index"] for g in d["gpus"][:4]]')" '[null, 1, n
 like "$(echo "$j" | jget 'd["cuda_order_note"]')" "CUDA_VISIBLE_DEVICES=3,1" "order note names CUDA_VISIBLE_DEVICES"
 
 # ---- AMD ------------------------------------------------------------------------
-use amd-7900xtx nogpu /nonexistent/libnvidia-ml.so.1
+use amd-7900xtx nogpu none
 run_gw status --json
 is "$rc" 0 "AMD: exit 0 without NVML"
 j=$out
@@ -213,12 +314,12 @@ is "$(echo "$j" | jget 'd["gpus"][1]["integrated"]')" True "AMD: Raphael iGPU in
 like "$(echo "$j" | jget 'd["gpus"][0]["name"]')" "7900 XTX" "AMD: name from pci.ids"
 
 # ---- NVIDIA without the driver, or with nouveau -----------------------------------
-use nvidia-nodriver nogpu /nonexistent/libnvidia-ml.so.1
+use nvidia-nodriver nogpu none
 run_gw status --json
 is "$rc" 0 "no driver: exit 0"
 is "$(echo "$out" | jget 'd["gpus"][0]["kernel_driver"]')" None "no driver: kernel_driver null"
 is "$(echo "$out" | jget 'd["gpus"][0]["error"]')" "no kernel driver bound" "no driver: says so"
-use nouveau nogpu /nonexistent/libnvidia-ml.so.1
+use nouveau nogpu none
 run_gw status --json
 is "$rc" 0 "nouveau: exit 0"
 is "$(echo "$out" | jget 'd["gpus"][0]["kernel_driver"]')" nouveau "nouveau: driver named"
@@ -291,7 +392,7 @@ export GPUWISE_FAKE_SCENARIO="$TMP/broken.json"
 run_gw status --json
 is "$rc" 1 "malformed scenario: exit 1"
 like "$err" "fake vendor library: scenario '.*broken.json': line" "malformed scenario: the fake says why"
-like "$err" "gpuwise: cannot initialise NVML" "malformed scenario: gpuwise reports NVML failure"
+like "$err" "gpuwise: NVML cannot be used: cannot initialise NVML" "malformed scenario: gpuwise reports NVML failure"
 
 printf '{"gpus": [{"name": "x", "uuid": "GPU-1", "pci_bus_id": "0000:01:00.0", "temp_c": "hot"}]}' > "$TMP/badval.json"
 export GPUWISE_FAKE_SCENARIO="$TMP/badval.json"
@@ -324,6 +425,57 @@ unset GPUWISE_NVML_LIB
 out=$(LD_LIBRARY_PATH="$TMP/lib" "$GW" status --json 2>"$TMP/stderr"); rc=$?
 is "$rc" 0 "default search: exit 0"
 like "$(echo "$out" | jget 'd["nvml_library"]')" "/lib/libnvidia-ml.so.1$" "default search: libnvidia-ml.so.1 loaded and reported"
+
+# ---- real processes, no root prefix: users through NSS, argv, quoting -----------
+python3 -c 'import time; time.sleep(120)' "it's one arg" "$(printf 'two\nlines')" "$(printf '%0200d' 7)" &
+ppid1=$!
+cat > "$TMP/real.json" <<EOF
+{"driver_version": "570.124.06", "gpus": [{"name": "NVIDIA GeForce RTX 4090",
+ "uuid": "GPU-5a1c2f7e-0d4b-4c39-9e61-1f2a3b4c5d6e", "pci_bus_id": "00000000:01:00.0",
+ "memory_total_bytes": 25757220864, "temp_c": 50,
+ "processes": [{"pid": $ppid1, "used_memory_bytes": 1073741824, "sm_pct": 40}]}]}
+EOF
+# wait until the process is python itself (a pyenv or venv shim may exec it)
+for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+	grep -q 'time.sleep' "/proc/$ppid1/cmdline" 2>/dev/null && break
+	sleep 0.2
+done
+unset GPUWISE_ROOT
+export GPUWISE_FAKE_SCENARIO="$TMP/real.json" GPUWISE_NVML_LIB="$NVML_NEW"
+me=$(id -un)
+run_gw status --json
+is "$(printf '%s\n' "$out" | jget 'd["gpus"][0]["processes"][0]["user"]')" "$me" "no root prefix: the user named through NSS"
+is "$(printf '%s\n' "$out" | jget 'd["gpus"][0]["processes"][0]["argv"][-5:-3]')" \
+	'["-c", "import time; time.sleep(120)"]' "argv keeps arguments with spaces whole"
+is "$(printf '%s\n' "$out" | jget 'd["gpus"][0]["processes"][0]["argv"][-3:-1]')" \
+	'["it'"'"'s one arg", "two\nlines"]' "argv keeps quotes and newlines"
+is "$(printf '%s\n' "$out" | jget 'len(d["gpus"][0]["processes"][0]["argv"][-1])')" 200 "argv: a 200-character argument is whole"
+# LDAP/SSSD users are not in /etc/passwd: a directory service answers getpwuid_r
+out=$(FAKE_NSS_NAME=ldap.alice LD_PRELOAD="$GW_FAKE/libnss-shim.so" ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1 \
+	"$GW" status --json 2>"$TMP/stderr")
+is "$(printf '%s\n' "$out" | jget 'd["gpus"][0]["processes"][0]["user"]')" ldap.alice "a user known only to NSS (LDAP/SSSD) is named"
+# under a root prefix the fixture's /etc/passwd names users, never the host's NSS
+mkdir -p "$TMP/root/proc/$ppid1" "$TMP/root/etc" "$TMP/root/sys/bus/pci/devices"
+printf 'Name:\tpython3\nUid:\t4321\t4321\t4321\t4321\n' > "$TMP/root/proc/$ppid1/status"
+printf 'fixture.user:x:4321:4321::/home/f:/bin/sh\n' > "$TMP/root/etc/passwd"
+out=$(GPUWISE_ROOT="$TMP/root" FAKE_NSS_NAME=ldap.alice LD_PRELOAD="$GW_FAKE/libnss-shim.so" \
+	ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1 "$GW" status --json 2>"$TMP/stderr")
+is "$(printf '%s\n' "$out" | jget 'd["gpus"][0]["processes"][0]["user"]')" fixture.user "root prefix: the fixture's /etc/passwd names the user"
+# text: quoted as a shell would need it, one line per process, cut to the terminal
+run_gw status
+line=$(printf '%s\n' "$out" | grep " $ppid1 ")
+like "$line" "40% +[^ ]*python3 -c 'import time; time.sleep\(120\)' 'it'\\\\''s one arg' \\\$'two\\\\nlines' 0{10}" \
+	"text: the command quoted for the shell (spaces, a quote, a newline)"
+like "$line" "0{199}7$" "text: not cut when not a terminal (no COLUMNS)"
+is "$(printf '%s\n' "$out" | grep -c "lines'")" 1 "text: an argument with a newline stays on the process's line"
+out=$(COLUMNS=100 "$GW" status 2>/dev/null)
+line=$(printf '%s\n' "$out" | grep " $ppid1 ")
+is "$(printf '%s' "$line" | python3 -c 'import sys; print(len(sys.stdin.read()))')" 100 "COLUMNS=100: the process line fills 100 columns"
+like "$line" "…$" "COLUMNS=100: a cut command ends with an ellipsis"
+out=$(COLUMNS=200 "$GW" status 2>/dev/null)
+line=$(printf '%s\n' "$out" | grep " $ppid1 ")
+is "$(printf '%s' "$line" | python3 -c 'import sys; print(len(sys.stdin.read()))')" 200 "COLUMNS=200: a wider terminal shows more of the command (not 60 characters)"
+kill $ppid1 2>/dev/null; wait $ppid1 2>/dev/null
 
 # ---- watch -----------------------------------------------------------------------------
 cat > "$TMP/leak.json" <<'EOF'

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
 #include "scenario.h"
 
@@ -36,6 +38,24 @@ typedef struct {
 	unsigned long long total, reserved, free, used;
 } nvmlMemory_v2_t;
 typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
+typedef struct { unsigned long long bar1Total, bar1Free, bar1Used; } nvmlBAR1Memory_t;
+typedef struct {
+	unsigned int pid;
+	unsigned long long timeStamp;   /* CPU timestamp in microseconds */
+	unsigned int smUtil, memUtil, encUtil, decUtil;
+} nvmlProcessUtilizationSample_t;
+typedef struct {
+	unsigned int version;
+	int sensorType;
+	int temperature;
+} nvmlTemperature_v1_t;
+typedef struct {
+	unsigned int fieldId, scopeId;
+	long long timestamp, latencyUsec;
+	int valueType;
+	int nvmlReturn;
+	union { double d; unsigned int ui; unsigned long ul; unsigned long long ull; long long sll; int si; } value;
+} nvmlFieldValue_t;
 typedef struct { unsigned int pid; unsigned long long usedGpuMemory; } nvmlProcessInfo_v1_t;
 typedef struct {
 	unsigned int pid;
@@ -47,6 +67,8 @@ _Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t ABI");
 _Static_assert(sizeof(nvmlMemory_v2_t) == 40, "nvmlMemory_v2_t ABI");
 _Static_assert(sizeof(nvmlProcessInfo_v1_t) == 16, "nvmlProcessInfo_v1_t ABI");
 _Static_assert(sizeof(nvmlProcessInfo_t) == 24, "nvmlProcessInfo_v2_t ABI");
+_Static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32, "nvmlProcessUtilizationSample_t ABI");
+_Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t ABI");
 
 enum {
 	R_OK = 0, R_UNINIT = 1, R_INVAL = 2, R_NOTSUP = 3, R_INSUFFICIENT = 7, R_NOT_FOUND = 6,
@@ -131,6 +153,17 @@ static int field_u(struct fdev *d, const char *key, unsigned int *out)
 	return R_OK;
 }
 
+/*
+ * A GPU in MIG mode (or one of its MIG devices): the driver answers
+ * NOT_SUPPORTED for device-wide utilisation, encoder/decoder and process
+ * utilisation (NVML reference, nvmlDeviceGetUtilizationRates: "not
+ * supported ... in MIG mode"; nvidia-smi shows N/A there).
+ */
+static bool mig_enabled(struct fdev *d)
+{
+	return d->mig >= 0 || sc_int_or(d->gpu, "mig_mode", 0) == 1;
+}
+
 static int simple_u(const char *fn, nvmlDevice_t dev, const char *key, unsigned int *out)
 {
 	BEGIN(fn, dev);
@@ -162,6 +195,13 @@ out:
 
 #ifndef FAKE_OLD_DRIVER
 API nvmlReturn_t nvmlInit_v2(void) { return do_init("nvmlInit_v2"); }
+/* flags: NVML_INIT_FLAG_NO_GPUS 1, NVML_INIT_FLAG_NO_ATTACH 2; pynvml
+ * passes 0 */
+API nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
+{
+	(void)flags;
+	return do_init("nvmlInitWithFlags");
+}
 #endif
 API nvmlReturn_t nvmlInit(void) { return do_init("nvmlInit"); }
 
@@ -497,6 +537,8 @@ API nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t dev, nvmlUtilization
 	unsigned int g, m;
 	if (!u)
 		END(R_INVAL);
+	if (mig_enabled(dev))
+		END(R_NOTSUP);
 	int rc = field_u(dev, "util_gpu_pct", &g);
 	if (!rc)
 		rc = field_u(dev, "util_mem_pct", &m);
@@ -843,4 +885,282 @@ API nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsign
 {
 	return procs("nvmlDeviceGetGraphicsRunningProcesses_v3", d, n, p, 3, true);
 }
+#endif
+
+/* ---- what independent NVML clients ask too (pynvml, gpustat, nvitop) --------------- */
+
+API nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t dev, unsigned int *idx)
+{
+	BEGIN("nvmlDeviceGetIndex", dev);
+	if (!idx)
+		END(R_INVAL);
+	*idx = (unsigned int)dev->idx;
+	END(R_OK);
+}
+
+static int util_sampled(const char *fn, nvmlDevice_t dev, const char *key, unsigned int *u, unsigned int *period_us)
+{
+	BEGIN(fn, dev);
+	if (!u || !period_us)
+		END(R_INVAL);
+	if (mig_enabled(dev))
+		END(R_NOTSUP);
+	int rc = field_u(dev, key, u);
+	/* the driver samples every 167 ms on recent GPUs; any value will do */
+	if (!rc)
+		*period_us = 166666;
+	END(rc);
+}
+
+API nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t dev, unsigned int *u, unsigned int *period_us)
+{
+	return util_sampled("nvmlDeviceGetEncoderUtilization", dev, "enc_util_pct", u, period_us);
+}
+API nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t dev, unsigned int *u, unsigned int *period_us)
+{
+	return util_sampled("nvmlDeviceGetDecoderUtilization", dev, "dec_util_pct", u, period_us);
+}
+
+/* nvmlPcieUtilCounter_t: TX_BYTES 0, RX_BYTES 1; the value is in KB/s */
+API nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t dev, int counter, unsigned int *v)
+{
+	BEGIN("nvmlDeviceGetPcieThroughput", dev);
+	if (!v || counter < 0 || counter > 1)
+		END(R_INVAL);
+	END(field_u(dev, counter == 0 ? "pcie_tx_kbps" : "pcie_rx_kbps", v));
+}
+
+/* millijoules since the driver was last reloaded (Volta and newer) */
+API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t dev, unsigned long long *mj)
+{
+	BEGIN("nvmlDeviceGetTotalEnergyConsumption", dev);
+	int64_t v;
+	if (!mj)
+		END(R_INVAL);
+	if (dev->mig >= 0 || !sc_int(dev->obj, "energy_mj", &v))
+		END(R_NOTSUP);
+	*mj = (unsigned long long)v;
+	END(R_OK);
+}
+
+/* nvmlPstates_t: 0 (P0, maximum performance) to 15, 32 unknown */
+API nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t dev, int *p)
+{
+	BEGIN("nvmlDeviceGetPerformanceState", dev);
+	unsigned int v;
+	if (!p)
+		END(R_INVAL);
+	int rc = field_u(dev, "pstate", &v);
+	if (!rc)
+		*p = (int)v;
+	END(rc);
+}
+API nvmlReturn_t nvmlDeviceGetPowerState(nvmlDevice_t dev, int *p)
+{
+	BEGIN("nvmlDeviceGetPowerState", dev);
+	unsigned int v;
+	if (!p)
+		END(R_INVAL);
+	int rc = field_u(dev, "pstate", &v);
+	if (!rc)
+		*p = (int)v;
+	END(rc);
+}
+
+API nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t dev, nvmlBAR1Memory_t *b)
+{
+	BEGIN("nvmlDeviceGetBAR1MemoryInfo", dev);
+	int64_t t, u;
+	if (!b)
+		END(R_INVAL);
+	if (!sc_int(dev->obj, "bar1_total_bytes", &t) || !sc_int(dev->obj, "bar1_used_bytes", &u))
+		END(R_NOTSUP);
+	b->bar1Total = (unsigned long long)t;
+	b->bar1Used = (unsigned long long)u;
+	b->bar1Free = (unsigned long long)(t - u);
+	END(R_OK);
+}
+
+API nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t dev, unsigned int *v)
+{
+	return simple_u("nvmlDeviceGetPowerManagementLimit", dev, "power_limit_mw", v);
+}
+API nvmlReturn_t nvmlDeviceGetDisplayActive(nvmlDevice_t dev, unsigned int *v)
+{
+	return simple_u("nvmlDeviceGetDisplayActive", dev, "display_active", v);
+}
+API nvmlReturn_t nvmlDeviceGetDisplayMode(nvmlDevice_t dev, unsigned int *v)
+{
+	return simple_u("nvmlDeviceGetDisplayMode", dev, "display_active", v);
+}
+
+API nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t dev, char *buf, unsigned int len)
+{
+	BEGIN("nvmlDeviceGetSerial", dev);
+	END(copy_str(dev->mig >= 0 ? NULL : sc_str(dev->gpu, "serial"), buf, len));
+}
+
+/* Windows driver models (WDDM/TCC): not supported on Linux.  (There is
+ * deliberately no nvmlDeviceGetConfComputeMemSizeInfo: with it and without
+ * nvmlDeviceGetRunningProcessDetailList a library looks like drivers
+ * 535.43-535.86, whose _v3 process struct was larger, and nvitop reads the
+ * lists with that layout.) */
+static int windows_only(const char *fn, nvmlDevice_t dev)
+{
+	BEGIN(fn, dev);
+	END(R_NOTSUP);
+}
+API nvmlReturn_t nvmlDeviceGetDriverModel(nvmlDevice_t dev, int *cur, int *pend)
+{
+	(void)cur;
+	(void)pend;
+	return windows_only("nvmlDeviceGetDriverModel", dev);
+}
+API nvmlReturn_t nvmlDeviceGetDriverModel_v2(nvmlDevice_t dev, int *cur, int *pend)
+{
+	(void)cur;
+	(void)pend;
+	return windows_only("nvmlDeviceGetDriverModel_v2", dev);
+}
+
+/*
+ * Per-process utilisation samples newer than last_seen_us.  NULL samples
+ * is a size query (INSUFFICIENT_SIZE with the count); no sample at all is
+ * NOT_FOUND, as the driver answers.
+ */
+API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t dev, nvmlProcessUtilizationSample_t *samples,
+						 unsigned int *count, unsigned long long last_seen_us)
+{
+	BEGIN("nvmlDeviceGetProcessUtilization", dev);
+	if (!count)
+		END(R_INVAL);
+	if (mig_enabled(dev))
+		END(R_NOTSUP);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	unsigned long long now_us = (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000;
+	json_t *list = json_object_get(dev->gpu, "processes");
+	unsigned int n = 0;
+	size_t i;
+	json_t *p;
+	json_array_foreach(list, i, p)
+		if (proc_visible(p) && json_object_get(p, "sm_pct"))
+			n++;
+	if (!n || last_seen_us >= now_us)
+		END(R_NOT_FOUND);
+	if (!samples || *count < n) {
+		*count = n;
+		END(R_INSUFFICIENT);
+	}
+	unsigned int k = 0;
+	json_array_foreach(list, i, p) {
+		if (!(proc_visible(p) && json_object_get(p, "sm_pct")))
+			continue;
+		samples[k].pid = sc_pid(p);
+		samples[k].timeStamp = now_us;
+		samples[k].smUtil = (unsigned int)sc_int_or(p, "sm_pct", 0);
+		samples[k].memUtil = (unsigned int)sc_int_or(p, "mem_pct", 0);
+		samples[k].encUtil = (unsigned int)sc_int_or(p, "enc_pct", 0);
+		samples[k].decUtil = (unsigned int)sc_int_or(p, "dec_pct", 0);
+		k++;
+	}
+	*count = k;
+	END(R_OK);
+}
+
+/* MPS clients: none in any scenario (an empty list, not an error) */
+static int no_procs(const char *fn, nvmlDevice_t dev, unsigned int *count)
+{
+	BEGIN(fn, dev);
+	if (!count)
+		END(R_INVAL);
+	*count = 0;
+	END(R_OK);
+}
+API nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses(nvmlDevice_t d, unsigned int *n, void *p)
+{
+	(void)p;
+	return no_procs("nvmlDeviceGetMPSComputeRunningProcesses", d, n);
+}
+
+static int handle_by(const char *fn, const char *key, const char *want, nvmlDevice_t *out)
+{
+	sc_lock();
+	sc_log("%s %s", fn, want ? want : "(null)");
+	int rc = init_count <= 0 ? R_UNINIT : (!want || !out) ? R_INVAL : R_NOT_FOUND;
+	for (size_t i = 0; rc == R_NOT_FOUND && i < n_devs; i++) {
+		const char *v = sc_str(devs[i].obj, key);
+		if (strcmp(key, "pci_bus_id") == 0 && devs[i].mig >= 0)
+			continue;
+		if (v && strcasecmp(v, want) == 0) {
+			*out = &devs[i];
+			rc = R_OK;
+		}
+	}
+	sc_unlock();
+	return rc;
+}
+API nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *d)
+{
+	return handle_by("nvmlDeviceGetHandleByUUID", "uuid", uuid, d);
+}
+API nvmlReturn_t nvmlDeviceGetHandleByPciBusId(const char *bus, nvmlDevice_t *d)
+{
+	return handle_by("nvmlDeviceGetHandleByPciBusId", "pci_bus_id", bus, d);
+}
+
+#ifndef FAKE_OLD_DRIVER
+API nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *bus, nvmlDevice_t *d)
+{
+	return handle_by("nvmlDeviceGetHandleByPciBusId_v2", "pci_bus_id", bus, d);
+}
+
+API nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v2(nvmlDevice_t d, unsigned int *n, void *p)
+{
+	(void)p;
+	return no_procs("nvmlDeviceGetMPSComputeRunningProcesses_v2", d, n);
+}
+API nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int *n, void *p)
+{
+	(void)p;
+	return no_procs("nvmlDeviceGetMPSComputeRunningProcesses_v3", d, n);
+}
+
+API nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t dev, unsigned int *is_mig)
+{
+	BEGIN("nvmlDeviceIsMigDeviceHandle", dev);
+	if (!is_mig)
+		END(R_INVAL);
+	*is_mig = dev->mig >= 0;
+	END(R_OK);
+}
+
+/* nvmlTemperature_v1 = NVML_STRUCT_VERSION(Temperature, 1) */
+API nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t dev, nvmlTemperature_v1_t *t)
+{
+	BEGIN("nvmlDeviceGetTemperatureV", dev);
+	unsigned int v;
+	if (!t)
+		END(R_INVAL);
+	if (t->version != (unsigned int)(sizeof(nvmlTemperature_v1_t) | 1u << 24))
+		END(R_VERSION);
+	if (t->sensorType != 0)
+		END(R_INVAL);
+	int rc = field_u(dev, "temp_c", &v);
+	if (!rc)
+		t->temperature = (int)v;
+	END(rc);
+}
+
+/* Field values: none is modelled; each answers NOT_SUPPORTED in its slot. */
+API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int count, nvmlFieldValue_t *values)
+{
+	BEGIN("nvmlDeviceGetFieldValues", dev);
+	if (count < 0 || (count && !values))
+		END(R_INVAL);
+	for (int i = 0; i < count; i++)
+		values[i].nvmlReturn = R_NOTSUP;
+	END(R_OK);
+}
+
 #endif

@@ -73,7 +73,7 @@ int sc_cuda_code(const char *name)
 static const char *const root_keys[] = {
 	"description", "driver_version", "nvml_version", "cuda_driver_version", "gpus",
 	"errors", "cuda_errors", NULL};
-static const char *const gpu_str_keys[] = {"name", "uuid", "pci_bus_id", "cc", NULL};
+static const char *const gpu_str_keys[] = {"name", "uuid", "pci_bus_id", "cc", "serial", NULL};
 static const char *const gpu_num_keys[] = {
 	"pci_device_id", "pci_subsys_id", "arch", "memory_total_bytes", "mem_used", "mem_reserved",
 	"temp_c", "temp_slowdown_c", "temp_shutdown_c", "fan_pct", "util_gpu_pct", "util_mem_pct",
@@ -82,14 +82,16 @@ static const char *const gpu_num_keys[] = {
 	"pcie_gen_max", "pcie_width_max", "persistence_mode", "compute_mode", "mig_mode",
 	"ecc_mode", "ecc_corrected", "ecc_uncorrected", "retired_sbe", "retired_dbe",
 	"retired_pending", "remap_correctable", "remap_uncorrectable", "remap_pending",
-	"remap_failure", "sm_count", "mem_clock_khz", "mem_bus_width_bits", "l2_bytes", NULL};
+	"remap_failure", "sm_count", "mem_clock_khz", "mem_bus_width_bits", "l2_bytes",
+	"enc_util_pct", "dec_util_pct", "pcie_tx_kbps", "pcie_rx_kbps", "energy_mj", "pstate",
+	"bar1_total_bytes", "bar1_used_bytes", "display_active", NULL};
 static const char *const gpu_obj_keys[] = {"migs", "processes", "errors", "cuda_errors", NULL};
 static const char *const mig_keys[] = {
 	"uuid", "name", "gpu_instance", "compute_instance", "memory_total_bytes", "mem_used",
-	"sm_count", "errors", NULL};
+	"sm_count", "errors", "bar1_total_bytes", "bar1_used_bytes", NULL};
 static const char *const proc_keys[] = {
 	"pid", "used_memory_bytes", "type", "gpu_instance", "compute_instance", "from_ms",
-	"until_ms", NULL};
+	"until_ms", "sm_pct", "mem_pct", "enc_pct", "dec_pct", NULL};
 
 static bool in_list(const char *const *list, const char *k)
 {

@@ -1,8 +1,8 @@
 /*
- * Replays the fuzz corpus (tests/fuzz/corpus/{gguf,safetensors}) through
- * the readers under the sanitizers of `make check`: every seed and every
- * input that once crashed must now give a result or a clean error, and
- * the valid seeds must still parse.
+ * Replays the fuzz corpus (tests/fuzz/corpus/{gguf,safetensors,explain})
+ * through the readers and explain's matcher under the sanitizers of `make
+ * check`: every seed and every input that once crashed must now give a
+ * result or a clean error, and the valid seeds must still parse.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "doctor/doctor.h"
 #include "model/model.h"
 
 typedef int (*reader_fn)(const char *path, const uint8_t *buf, size_t len, model_desc *m, gw_error *err);
@@ -123,11 +124,66 @@ static void test_safetensors_corpus(void **state)
 	print_message("# replayed %zu safetensors/config inputs\n", n);
 }
 
+/*
+ * tests/fuzz/corpus/explain: every seed and every input the matcher fuzz
+ * target (tests/fuzz/fuzz_explain.c) found goes through explain_match and
+ * the OOM parser; each match lies inside the text, and the seeds taken from
+ * the validation corpus still get a diagnosis.
+ */
+static void test_explain_corpus(void **state)
+{
+	(void)state;
+	const char *top = getenv("GW_TOP");
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s/tests/fuzz/corpus/explain", top && *top ? top : ".");
+	DIR *d = opendir(dir);
+	if (!d)
+		fail_msg("cannot open the corpus '%s'", dir);
+	size_t n = 0, diagnosed = 0, seeds = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[2048];
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		FILE *f = fopen(path, "rb");
+		assert_non_null(f);
+		char *buf = malloc(1 << 20);
+		size_t len = fread(buf, 1, (1 << 20) - 1, f);
+		fclose(f);
+		for (size_t i = 0; i < len; i++)
+			if (!buf[i])
+				buf[i] = '\n';
+		buf[len] = '\0';
+		explain_match_t *m;
+		size_t nm;
+		gw_error err = {0};
+		assert_int_equal(explain_match(buf, &m, &nm, &err), 0);
+		for (size_t i = 0; i < nm; i++)
+			assert_true(m[i].offset <= len && m[i].length <= len - m[i].offset);
+		bool seed = strncmp(e->d_name, "msg-", 4) == 0;
+		seeds += seed;
+		diagnosed += seed && nm > 0;
+		explain_matches_free(m, nm);
+		oom_info o;
+		explain_parse_oom(buf, &o);
+		assert_true(o.n_others <= OOM_MAX_PROCS);
+		free(buf);
+		n++;
+	}
+	closedir(d);
+	assert_true(seeds >= 100);
+	assert_int_equal(diagnosed, seeds);
+	print_message("# replayed %zu explain inputs (%zu seeds, all diagnosed)\n", n, seeds);
+	explain_release();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gguf_corpus),
 		cmocka_unit_test(test_safetensors_corpus),
+		cmocka_unit_test(test_explain_corpus),
 	};
 	return cmocka_run_group_tests_name("fuzz-corpus", tests, NULL, NULL);
 }

@@ -142,7 +142,7 @@ static void test_rtx50_old_torch(void **state)
 	assert_non_null(a);
 	assert_int_equal(a->severity, DOC_FAIL);
 	assert_non_null(strstr(a->title, "sm_120 is not compatible"));
-	assert_non_null(strstr(a->fix, "pip install torch --index-url https://download.pytorch.org/whl/cu128"));
+	assert_non_null(strstr(a->fix, "torchvision~=0.26.0 torchaudio~=2.11.0 --index-url https://download.pytorch.org/whl/cu128"));
 	assert_int_equal(doctor_worst(&f.rep), DOC_FAIL);
 	done(&f);
 
