@@ -9,7 +9,7 @@ if ! command -v make >/dev/null || [ ! -x "$GW_TOP/gpuwise" ]; then
 	exit
 fi
 unset MAKEFLAGS MFLAGS MAKELEVEL
-export GPUWISE_ROOT="$FIX/roots/nogpu" GPUWISE_NVML_LIB=/nonexistent/libnvidia-ml.so.1 GPUWISE_CUDA_LIB=/nonexistent/libcuda.so.1
+export GPUWISE_ROOT="$FIX/roots/nogpu" GPUWISE_NVML_LIB=none GPUWISE_CUDA_LIB=none
 out=$(make --no-print-directory -C "$GW_TOP" run 2>&1); rc=$?
 is "$rc" 0 "make run succeeds without a GPU"
 unlike "$out" "Error [0-9]|\\(ignored\\)" "  ... with no make error line"
