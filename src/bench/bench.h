@@ -71,6 +71,7 @@ typedef struct bench_opts {
 	bool quick;           /* under 10 s in all */
 	int threads;          /* CPU threads; 0 = every online CPU */
 	uint64_t max_n;       /* largest sum-of-squares size; 0 = by mode */
+	int runs;             /* STREAM's NTIMES (best of runs-1 after the first); 0 = by mode */
 	bool no_cuda, no_opencl, no_cpu;
 	const bench_peaks *peaks;
 	size_t n_peaks;

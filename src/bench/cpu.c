@@ -393,7 +393,7 @@ void bench_cpu(const bench_opts *o, bench_device *d, double *llc_bytes)
 	uint64_t floor_n = o->quick ? (4ull << 20) : (32ull << 20);
 	if (n < floor_n)
 		n = floor_n;
-	int ntimes = o->quick ? 6 : 20;
+	int ntimes = o->runs >= 2 ? o->runs : o->quick ? 6 : 20;
 	stream_job j = {.n = n, .scalar = 3.0};
 	size_t bytes = (size_t)(n * sizeof(double));
 	j.a = aligned_alloc(64, bytes);

@@ -20,8 +20,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise bench [--quick] [--threads N] [--max-n N] [--no-cuda] [--no-opencl]\n"
-		"                     [--json]\n\n"
+		"usage: gpuwise bench [--quick] [--threads N] [--max-n N] [--runs N] [--no-cuda]\n"
+		"                     [--no-opencl] [--json]\n\n"
 		"Measure why GPUs win on this machine: the sum of the squares of 10^4 to 10^9\n"
 		"numbers on one CPU core, on every core and on each GPU (where launch overhead\n"
 		"dominates and where the GPU starts to win); STREAM Copy, Scale, Add and Triad\n"
@@ -33,6 +33,8 @@ static void usage(FILE *f)
 		"  --quick        under 10 seconds: sizes up to 10^7, fewer repetitions\n"
 		"  --threads N    CPU threads (default: every online CPU)\n"
 		"  --max-n N      largest sum-of-squares size (default 10^7 quick, 10^9 full)\n"
+		"  --runs N       STREAM runs on the CPU, the best after the first counts\n"
+		"                 (STREAM's NTIMES; default 6 quick, 20 full)\n"
 		"  --no-cuda      do not use the CUDA driver\n"
 		"  --no-opencl    do not use OpenCL\n"
 		"  --json         machine-readable output (docs/json-bench.md)\n"
@@ -415,6 +417,7 @@ int cmd_bench(int argc, char **argv)
 	static const struct option opts[] = {
 		{"quick", no_argument, NULL, 'q'},     {"threads", required_argument, NULL, 't'},
 		{"max-n", required_argument, NULL, 'n'}, {"no-cuda", no_argument, NULL, 'C'},
+		{"runs", required_argument, NULL, 'r'},
 		{"no-opencl", no_argument, NULL, 'O'},  {"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
 	};
@@ -442,6 +445,11 @@ int cmd_bench(int argc, char **argv)
 			o.max_n = (uint64_t)d;
 			break;
 		}
+		case 'r':
+			if (parse_int(optarg, 2, 1000, &v))
+				return usage_error("bench", "invalid --runs '%s' (a number from 2 to 1000)", optarg);
+			o.runs = (int)v;
+			break;
 		case 'C':
 			o.no_cuda = true;
 			break;

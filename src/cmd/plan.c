@@ -51,7 +51,7 @@ static const struct option long_opts[] = {
 	{"batch", required_argument, NULL, OPT_BATCH},
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
 	{"kv-type", required_argument, NULL, OPT_KV_TYPE},
-	{"flash-attn", no_argument, NULL, OPT_FLASH_ATTN},
+	{"flash-attn", optional_argument, NULL, OPT_FLASH_ATTN},
 	{"engine", required_argument, NULL, OPT_ENGINE},
 	{"gpu-layers", required_argument, NULL, OPT_GPU_LAYERS},
 	{"gpu-util", required_argument, NULL, OPT_GPU_UTIL},
@@ -77,7 +77,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpuwise plan MODEL [--gpu ID[,ID...] | --gpu 2x3090 | --vram 8G] [--ram 32G]\n"
-		"                    [--quant Q] [--ctx N] [--batch N] [--kv-type T] [--flash-attn]\n"
+		"                    [--quant Q] [--ctx N] [--batch N] [--kv-type T] [--flash-attn on|off|auto]\n"
 		"                    [--engine E] [--json]\n"
 		"       gpuwise plan --params 13b --layers 40 --hidden 5120 --heads 40 [...]\n\n"
 		"Will MODEL fit these GPUs (plus host RAM)?  Prints the memory breakdown per\n"
@@ -103,8 +103,11 @@ static void usage(FILE *f)
 		"  --batch N          physical batch (llama.cpp -ub, default 512)\n"
 		"  --parallel N       parallel sequences (ollama num_parallel, llama.cpp -np)\n"
 		"  --kv-type T        KV cache type: f16 (default), q8_0, q4_0, f32, bf16 ...\n"
-		"  --flash-attn       flash attention (needed for a quantized KV cache)\n"
-		"  --engine E         llama.cpp (default), ollama, vllm, transformers\n"
+		"  --flash-attn MODE  on, off or auto (default: auto, what the engine does: on in\n"
+		"                     llama.cpp since Aug 2025 where a kernel exists, off in\n"
+		"                     llama.cpp@b2824, per model family in Ollama); bare: on\n"
+		"  --engine E         llama.cpp (default), ollama, vllm, transformers;\n"
+		"                     llama.cpp@BUILD plans an older build (b2824)\n"
 		"  --gpu-layers N     fix the layers on the GPUs (llama.cpp -ngl) instead of searching\n"
 		"  --gpu-util F       vllm gpu_memory_utilization (default 0.9)\n"
 		"  --n-cpu-moe N      MoE: keep the experts of the first N layers in host RAM\n"
@@ -202,13 +205,18 @@ static int opt_run(plan_cli *c, int opt, const char *arg)
 					   "q5_1, q4_1, iq4_nl)", arg);
 		return 1;
 	case OPT_FLASH_ATTN:
-		c->rq.flash_attn = true;
+		/* bare --flash-attn: on (as before -fa took a value) */
+		if (!arg)
+			c->rq.flash_attn = PLAN_FA_ON;
+		else if (plan_fa_parse(arg, &c->rq.flash_attn))
+			return usage_error("plan", "invalid --flash-attn '%s' (on, off, auto)", arg);
 		c->fa_set = true;
 		return 1;
 	case OPT_ENGINE:
-		if (plan_engine_parse(arg, &c->rq.engine))
-			return usage_error("plan", "unknown --engine '%s' (llama.cpp, ollama, vllm, transformers)",
-					   arg);
+		if (plan_engine_spec_parse(arg, &c->rq.engine, &c->rq.engine_build))
+			return usage_error("plan", "unknown --engine '%s' (llama.cpp, ollama, vllm, transformers; "
+					   "llama.cpp@BUILD with BUILD one of %s)", arg,
+					   plan_engine_builds(PLAN_ENGINE_LLAMACPP));
 		c->engine_set = true;
 		return 1;
 	case OPT_GPU_LAYERS:
@@ -279,9 +287,14 @@ static int parse_opts(plan_cli *c, int argc, char **argv, const struct option *o
 				return usage_error("plan", "option '%s' needs a value", bad);
 			return usage_error("plan", "unknown option '%s'", bad);
 		}
+		/* --flash-attn on|off|auto as a separate word */
+		const char *arg = optarg;
+		plan_fa fa;
+		if (opt == OPT_FLASH_ATTN && !arg && optind < argc && !plan_fa_parse(argv[optind], &fa))
+			arg = argv[optind++];
 		int handled = 0;
 		for (size_t g = 0; g < sizeof option_groups / sizeof *option_groups && !handled; g++)
-			handled = option_groups[g](c, opt, optarg);
+			handled = option_groups[g](c, opt, arg);
 		if (handled == 2)
 			return GW_EXIT_USAGE;
 	}
@@ -417,7 +430,9 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 		fprintf(f, " x %u parallel", r->n_parallel);
 	if (r->engine == PLAN_ENGINE_LLAMACPP || r->engine == PLAN_ENGINE_OLLAMA)
 		fprintf(f, ", batch %u", r->batch);
-	fprintf(f, ", KV %s%s\n", plan_kv_type_name(r->kv_type), r->flash_attn ? ", flash attention" : "");
+	fprintf(f, ", KV %s%s%s\n", plan_kv_type_name(r->kv_type),
+		r->flash_attn ? ", flash attention" : ", no flash attention",
+		r->flash_attn_assumed ? " (engine default, assumed)" : "");
 	fputc('\n', f);
 
 	size_t nd = r->n_devices;
@@ -561,6 +576,8 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_object_set_new(o, "parallel", json_integer(r->n_parallel));
 	json_object_set_new(o, "kv_type", json_string(plan_kv_type_name(r->kv_type)));
 	json_object_set_new(o, "flash_attn", json_boolean(r->flash_attn));
+	json_object_set_new(o, "flash_attn_assumed", json_boolean(r->flash_attn_assumed));
+	json_object_set_new(o, "engine_build", r->engine_build[0] ? json_string(r->engine_build) : json_null());
 	json_object_set_new(o, "verdict", json_string(plan_verdict_name(r->verdict)));
 	json_object_set_new(o, "gpu_layers", json_integer(r->gpu_layers));
 	json_object_set_new(o, "total_layers", json_integer(r->total_layers));
@@ -616,7 +633,7 @@ static int plan_train(plan_cli *c, const model_desc *m)
 		if (!vram || v < vram)
 			vram = v;
 	}
-	c->wl.train.flash_attn = c->wl.train.flash_attn || c->rq.flash_attn;
+	c->wl.train.flash_attn = c->wl.train.flash_attn || c->rq.flash_attn == PLAN_FA_ON;
 	return workload_plan_train(&c->wl, m, vram, c->rq.n_gpus ? (uint32_t)c->rq.n_gpus : 1,
 				   c->rq.n_gpus ? c->rq.gpus[0].name : NULL, c->json);
 }
@@ -696,9 +713,14 @@ int cmd_plan(int argc, char **argv)
 	bool quant_kv = c.rq.kv_type != PLAN_KV_F16 && c.rq.kv_type != PLAN_KV_F32 &&
 			c.rq.kv_type != PLAN_KV_BF16;
 	bool fa_forced = false;
-	if (quant_kv && !c.rq.flash_attn &&
-	    (c.rq.engine == PLAN_ENGINE_LLAMACPP || c.rq.engine == PLAN_ENGINE_OLLAMA)) {
-		c.rq.flash_attn = true; /* llama.cpp refuses a quantized V cache without -fa */
+	bool gguf_engine = c.rq.engine == PLAN_ENGINE_LLAMACPP || c.rq.engine == PLAN_ENGINE_OLLAMA;
+	if (quant_kv && c.rq.flash_attn == PLAN_FA_OFF && gguf_engine) {
+		model_release(&m);
+		return usage_error("plan", "a quantized KV cache (--kv-type %s) needs flash attention; drop "
+					   "--flash-attn off", plan_kv_type_name(c.rq.kv_type));
+	}
+	if (quant_kv && c.rq.flash_attn == PLAN_FA_AUTO && gguf_engine) {
+		c.rq.flash_attn = PLAN_FA_ON; /* llama.cpp refuses a quantized V cache without -fa */
 		fa_forced = true;
 	}
 	plan_result *r = xmalloc(sizeof *r);

@@ -24,6 +24,7 @@ enum {
 	OPT_SHARD,
 	OPT_OFFLOAD_OPTIMIZER,
 	OPT_OPTIMIZER_IN_BWD,
+	OPT_FRAMEWORK,
 	OPT_CHUNKED_CE,
 	OPT_IMAGE,
 	OPT_STEPS,
@@ -46,6 +47,7 @@ const struct option workload_options[] = {
 	{"offload-optimizer", no_argument, NULL, OPT_OFFLOAD_OPTIMIZER},
 	{"optimizer-in-bwd", no_argument, NULL, OPT_OPTIMIZER_IN_BWD},
 	{"chunked-ce", no_argument, NULL, OPT_CHUNKED_CE},
+	{"framework", required_argument, NULL, OPT_FRAMEWORK},
 	{"image", required_argument, NULL, OPT_IMAGE},
 	{"steps", required_argument, NULL, OPT_STEPS},
 	{"offload", required_argument, NULL, OPT_OFFLOAD},
@@ -75,6 +77,9 @@ const char workload_help[] =
 	"  --offload-optimizer       optimizer states and fp32 master in host RAM\n"
 	"  --optimizer-in-bwd        optimizer step fused into backward (torchtune)\n"
 	"  --chunked-ce              chunked cross-entropy (no full fp32 logits)\n"
+	"  --framework F             the defaults of transformers (HF Trainer + PEFT),\n"
+	"                            torchtune, unsloth, axolotl or deepspeed (ZeRO-2);\n"
+	"                            give it after --train; later options override it\n"
 	"  (--flash-attn drops the attention-score activations)\n"
 	"Image generation (--image, MODEL: sd-1.5 sdxl sd-3.5-medium sd-3.5-large\n"
 	"flux.1-dev flux.1-schnell):\n"
@@ -174,6 +179,13 @@ int workload_option(workload *w, int id, const char *arg, const char *cmd)
 	case OPT_OFFLOAD_OPTIMIZER: t->offload_optimizer = true; return 0;
 	case OPT_OPTIMIZER_IN_BWD: t->optimizer_in_bwd = true; return 0;
 	case OPT_CHUNKED_CE: t->chunked_ce = true; return 0;
+	case OPT_FRAMEWORK: {
+		train_framework f;
+		if (train_parse_framework(arg, &f))
+			return word_error(cmd, "--framework", arg, "transformers, torchtune, unsloth, axolotl, deepspeed");
+		train_apply_framework(t, f);
+		return 0;
+	}
 	case OPT_IMAGE:
 		if (parse_wxh(arg, &w->image.width, &w->image.height))
 			return usage_error(cmd, "invalid --image '%s' (WIDTHxHEIGHT, 64 to 16384 each, e.g. 1024x1024)", arg);

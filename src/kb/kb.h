@@ -110,6 +110,8 @@ typedef struct model_spec {
 	int swa_period;        /* every swa_period-th layer is global; 0 none; 1 all SWA */
 	int ctx_train;
 	bool tied_embeddings;
+	const char *default_quant; /* "" = q4_k_m; "mxfp4_moe" for gpt-oss */
+	int kv_latent;         /* MLA: K-only cache width per token (kv_lora_rank + rope); 0 none */
 	const char *source;
 } model_spec;
 

@@ -13,12 +13,12 @@ static size_t nmodels;
 enum {
 	C_ID, C_NAME, C_ALIASES, C_ARCH, C_LAYERS, C_HIDDEN, C_HEADS, C_KV_HEADS, C_HEAD_DIM,
 	C_FFN, C_VOCAB, C_EXPERTS, C_EXPERTS_USED, C_EXPERT_FFN, C_PTOTAL, C_PACTIVE, C_SWA,
-	C_SWA_PERIOD, C_CTX, C_TIED, C_SOURCE, C_COUNT
+	C_SWA_PERIOD, C_CTX, C_TIED, C_DEFQ, C_LATENT, C_SOURCE, C_COUNT
 };
 static const char *const cols[C_COUNT] = {
 	"id", "name", "aliases", "arch", "layers", "hidden", "heads", "kv_heads", "head_dim",
 	"ffn", "vocab", "experts", "experts_used", "expert_ffn", "params_total", "params_active",
-	"swa_window", "swa_period", "ctx_train", "tied_embeddings", "source",
+	"swa_window", "swa_period", "ctx_train", "tied_embeddings", "default_quant", "kv_latent", "source",
 };
 
 static int read_row(const kb_table *t, size_t r, const long *c, model_spec *m, gw_error *err)
@@ -47,8 +47,10 @@ static int read_row(const kb_table *t, size_t r, const long *c, model_spec *m, g
 	    (rc = kb_cell_int(t, r, c[C_SWA], 0, 1 << 24, false, &m->swa_window, err)) ||
 	    (rc = kb_cell_int(t, r, c[C_SWA_PERIOD], 0, 10000, false, &m->swa_period, err)) ||
 	    (rc = kb_cell_int(t, r, c[C_CTX], 1, 1 << 28, false, &m->ctx_train, err)) ||
-	    (rc = kb_cell_bool(t, r, c[C_TIED], &m->tied_embeddings, err)))
+	    (rc = kb_cell_bool(t, r, c[C_TIED], &m->tied_embeddings, err)) ||
+	    (rc = kb_cell_int(t, r, c[C_LATENT], 0, 1 << 16, false, &m->kv_latent, err)))
 		return rc;
+	m->default_quant = kb_cell(t, r, c[C_DEFQ]);
 	/* cross-column sanity: a row that breaks these would mislead the planner */
 	if (m->heads % m->kv_heads)
 		return gw_fail(err, GW_EFORMAT, "table '%s' line %zu: heads %d not a multiple of kv_heads %d",
@@ -135,6 +137,32 @@ static char *strip_tune_suffix(const char *s)
 	return NULL;
 }
 
+/* "Model-Instruct-GGUF" or "org_Model-GGUF" (bartowski's form): the model
+ * without the -GGUF suffix, the tuning suffix, an "org_" prefix or a
+ * "Meta-" prefix of old Llama repository names. */
+static const model_spec *find_gguf_repo(const char *repo)
+{
+	size_t n = strlen(repo);
+	if (n <= 5 || strcasecmp(repo + n - 5, "-gguf"))
+		return NULL;
+	char *base = xstrndup(repo, n - 5);
+	const char *cands[3] = {base, strchr(base, '_') ? strchr(base, '_') + 1 : NULL,
+				!strncasecmp(base, "meta-", 5) ? base + 5 : NULL};
+	const model_spec *m = NULL;
+	for (size_t i = 0; i < 3 && !m; i++) {
+		if (!cands[i] || !*cands[i])
+			continue;
+		if ((m = find_name(cands[i])))
+			break;
+		char *t = strip_tune_suffix(cands[i]);
+		if (t)
+			m = find_name(t);
+		free(t);
+	}
+	free(base);
+	return m;
+}
+
 /*
  * Besides the exact id, name or alias, accept the forms people paste:
  * "org/Model-Instruct" (any org, tuning suffix dropped) and Ollama tags
@@ -161,8 +189,12 @@ const model_spec *kb_model_find(const char *name)
 			goto out;
 	}
 	tmp2 = strip_tune_suffix(slash ? slash + 1 : name);
-	if (tmp2)
-		m = find_name(tmp2);
+	if (tmp2 && (m = find_name(tmp2)))
+		goto out;
+	/* a GGUF repository ("bartowski/openai_gpt-oss-20b-GGUF",
+	 * "unsloth/Qwen3-30B-A3B-GGUF"): the base model it quantizes */
+	if (slash)
+		m = find_gguf_repo(slash + 1);
 out:
 	free(tmp);
 	free(tmp2);

@@ -252,7 +252,9 @@ static int rd_string(gg_reader *r, char *out, size_t max, bool *kept, const char
 /* ARCH.<suffix> keys the planner needs; values may be per-layer arrays. */
 enum {
 	K_BLOCKS, K_EMBD, K_FFN, K_CTX, K_HEADS, K_KV_HEADS, K_KEY_LEN, K_VAL_LEN,
-	K_EXPERTS, K_EXPERTS_USED, K_EXPERT_FFN, K_SWA, K_SWA_PATTERN, K_VOCAB, K_NARCH
+	K_EXPERTS, K_EXPERTS_USED, K_EXPERT_FFN, K_SWA, K_SWA_PATTERN, K_VOCAB,
+	K_KEY_LEN_MLA, K_VAL_LEN_MLA, K_SSM_CONV, K_SSM_INNER, K_SSM_STATE, K_SSM_DT, K_SSM_GROUPS,
+	K_NEXTN, K_NARCH
 };
 static const char *const arch_keys[K_NARCH] = {
 	"block_count", "embedding_length", "feed_forward_length", "context_length",
@@ -260,6 +262,8 @@ static const char *const arch_keys[K_NARCH] = {
 	"attention.value_length", "expert_count", "expert_used_count",
 	"expert_feed_forward_length", "attention.sliding_window",
 	"attention.sliding_window_pattern", "vocab_size",
+	"attention.key_length_mla", "attention.value_length_mla", "ssm.conv_kernel", "ssm.inner_size",
+	"ssm.state_size", "ssm.time_step_rank", "ssm.group_count", "nextn_predict_layers",
 };
 
 typedef struct gg_slot {
@@ -587,19 +591,34 @@ static const gg_slot *slot_arr(const gg_meta *g, int k)
 }
 
 /*
- * Default sliding-window period of an arch (llama.cpp llama-model.cpp,
- * set_swa_pattern).  Phi-3 files carry a window too, but llama.cpp loads
- * them with SWA disabled ("Phi SWA is currently disabled"), so they plan
- * as full attention.
+ * Default sliding-window pattern of an arch when the file gives a window
+ * but no per-layer pattern (llama.cpp src/models/ARCH.cpp
+ * load_swa_pattern(ml, period, dense_first) at 0c1e570): every `period`
+ * layers one is full attention, the last of the period or, with
+ * dense_first, the first.  Phi-3 files carry a window too, but llama.cpp
+ * loads them with SWA disabled, so they plan as full attention.
  */
-static uint32_t arch_swa_period(const char *arch)
+static const struct {
+	const char *arch;
+	uint32_t period;
+	bool dense_first;
+} swa_defaults[] = {
+	{"gemma2", 2, false},      {"gpt-oss", 2, false},     {"gemma3", 6, false},
+	{"gemma-embedding", 6, false}, {"gemma3n", 5, false}, {"cohere2", 4, false},
+	{"olmo2", 4, false},       {"llama4", 4, false},      {"exaone4", 4, false},
+	{"exaone-moe", 4, false},  {"afmoe", 4, false},       {"mellum", 4, false},
+	{"muse-glimmer", 4, false}, {"plamo3", 8, false},     {"cohere2moe", 4, true},
+	{"smallthinker", 4, true}, {"laguna", 4, true},       {"modern-bert", 3, true},
+};
+
+static uint32_t arch_swa_period(const char *arch, bool *dense_first)
 {
-	if (!strcmp(arch, "gemma2") || !strcmp(arch, "gpt-oss"))
-		return 2;
-	if (!strcmp(arch, "gemma3"))
-		return 6;
-	if (!strcmp(arch, "cohere2"))
-		return 4;
+	*dense_first = false;
+	for (size_t i = 0; i < sizeof swa_defaults / sizeof swa_defaults[0]; i++)
+		if (!strcmp(arch, swa_defaults[i].arch)) {
+			*dense_first = swa_defaults[i].dense_first;
+			return swa_defaults[i].period;
+		}
 	return 0;
 }
 
@@ -619,8 +638,27 @@ static int fill_shape(gg_reader *r, const gg_meta *g, model_desc *m)
 	m->n_experts_used = slot_u32(r, g, K_EXPERTS_USED, &rc);
 	m->expert_ffn = slot_u32(r, g, K_EXPERT_FFN, &rc);
 	uint32_t vocab = slot_u32(r, g, K_VOCAB, &rc);
+	uint32_t k_mla = slot_u32(r, g, K_KEY_LEN_MLA, &rc), v_mla = slot_u32(r, g, K_VAL_LEN_MLA, &rc);
+	m->ssm_conv = slot_u32(r, g, K_SSM_CONV, &rc);
+	m->ssm_inner = slot_u32(r, g, K_SSM_INNER, &rc);
+	m->ssm_state = slot_u32(r, g, K_SSM_STATE, &rc);
+	m->ssm_dt_rank = slot_u32(r, g, K_SSM_DT, &rc);
+	m->ssm_groups = slot_u32(r, g, K_SSM_GROUPS, &rc);
+	m->n_nextn = slot_u32(r, g, K_NEXTN, &rc);
 	if (rc)
 		return rc;
+	/* MLA: both MLA head sizes given (llama.cpp hparams.is_mla()) */
+	if (k_mla && v_mla) {
+		m->mla = true;
+		m->mla_head_dim_k = k_mla;
+		m->mla_head_dim_v = v_mla;
+	}
+	/* recurrent layers: an SSM state size (Mamba, Mamba-2, Jamba, Granite
+	 * 4 hybrids, Nemotron-H, Falcon-H1); the layers without KV heads */
+	m->recurrent = m->ssm_state > 0 && m->ssm_inner > 0;
+	if (m->n_nextn >= m->n_layers && m->n_nextn)
+		return rd_fail(r, GW_EFORMAT, "%s.nextn_predict_layers = %u leaves no layers of %u", g->arch,
+			       m->n_nextn, m->n_layers);
 	if (m->n_layers > MODEL_MAX_LAYERS)
 		return rd_fail(r, GW_EFORMAT, "%s.block_count = %u is impossible", g->arch, m->n_layers);
 	if (g->has_tokens) {
@@ -671,10 +709,18 @@ static int fill_shape(gg_reader *r, const gg_meta *g, model_desc *m)
 			if (p > MODEL_MAX_LAYERS)
 				return rd_fail(r, GW_EFORMAT, "%s.attention.sliding_window_pattern %llu is impossible",
 					       g->arch, (unsigned long long)p);
-			model_set_swa(m, window, p == 0 ? 1 : p == 1 ? 0 : (uint32_t)p);
+			bool dense_first;
+			arch_swa_period(g->arch, &dense_first);
+			model_set_swa_pattern(m, window, p == 0 ? 1 : p == 1 ? 0 : (uint32_t)p, dense_first);
 		} else {
-			model_set_swa(m, window, arch_swa_period(g->arch));
+			bool dense_first;
+			uint32_t period = arch_swa_period(g->arch, &dense_first);
+			model_set_swa_pattern(m, window, period, dense_first);
 		}
+		/* SmallThinker's window is fixed at 4096 whatever the file says
+		 * (llama.cpp src/models/smallthinker.cpp) */
+		if (m->swa_window && !strcmp(g->arch, "smallthinker"))
+			m->swa_window = 4096;
 	}
 	return 0;
 }
@@ -803,10 +849,16 @@ static int gguf_parse(gg_reader *r, model_desc *m)
 	uint64_t type_bytes[64] = {0};
 	double exp_params = 0, params = 0;
 	bool has_output = false;
+	/* NextN/MTP blocks (the last nextn_predict_layers of block_count):
+	 * llama.cpp skips their tensors unless asked to load MTP (its
+	 * load_mtp, off for plain generation) and keeps no cache for them */
+	uint32_t first_nextn = m->n_nextn && m->n_nextn < m->n_layers ? m->n_layers - m->n_nextn : m->n_layers;
 	for (uint64_t i = 0; i < n_tensors; i++) {
 		const char *nm = names + ts[i].name_at;
 		uint64_t b = ts[i].bytes;
 		long blk = blk_index(nm);
+		if (blk >= (long)first_nextn)
+			continue;
 		params += (double)ts[i].nel;
 		if (blk >= 0 && ts[i].type < 64 && strstr(nm, ".weight") && !strstr(nm, "norm"))
 			type_bytes[ts[i].type] += b;
@@ -828,6 +880,7 @@ static int gguf_parse(gg_reader *r, model_desc *m)
 		m->total_bytes += b;
 	}
 	m->n_tensors = n_tensors;
+	m->n_layers = first_nextn;
 	m->tied_embeddings = !has_output;
 	m->has_tensors = true;
 	m->params_total = params;

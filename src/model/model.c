@@ -42,6 +42,7 @@ void model_release(model_desc *m)
 	free(m->layer_swa);
 	free(m->layer_kv_heads);
 	free(m->file_type);
+	free(m->default_quant);
 	free(m->layer_bytes);
 	free(m->layer_expert_bytes);
 	for (size_t i = 0; i < m->n_dtypes; i++)
@@ -61,6 +62,18 @@ void model_alloc_layer_bytes(model_desc *m, uint32_t n)
 
 void model_set_swa(model_desc *m, uint32_t window, uint32_t period)
 {
+	model_set_swa_pattern(m, window, period, false);
+}
+
+bool model_layer_recurrent(const model_desc *m, uint32_t il)
+{
+	if (!m->recurrent || il >= m->n_layers)
+		return false;
+	return (m->layer_kv_heads ? m->layer_kv_heads[il] : m->n_kv_heads) == 0;
+}
+
+void model_set_swa_pattern(model_desc *m, uint32_t window, uint32_t period, bool dense_first)
+{
 	free(m->layer_swa);
 	m->layer_swa = NULL;
 	m->swa_window = 0;
@@ -69,7 +82,7 @@ void model_set_swa(model_desc *m, uint32_t window, uint32_t period)
 	m->swa_window = window;
 	m->layer_swa = xcalloc(m->n_layers, sizeof *m->layer_swa);
 	for (uint32_t i = 0; i < m->n_layers; i++)
-		m->layer_swa[i] = period == 1 || i % period < period - 1;
+		m->layer_swa[i] = period == 1 || (dense_first ? i % period != 0 : i % period < period - 1);
 }
 
 double model_shape_params(const model_desc *m, double *active)
@@ -79,6 +92,13 @@ double model_shape_params(const model_desc *m, double *active)
 	for (uint32_t i = 0; i < m->n_layers; i++) {
 		double kv = m->layer_kv_heads ? m->layer_kv_heads[i] : m->n_kv_heads;
 		double attn = h * m->n_heads * dk + h * kv * dk + h * kv * dv + m->n_heads * dv * h;
+		if (m->mla && kv > 0) {
+			/* DeepSeek-V3 MLA: q low-rank 1536, latent dk (= rank + rope),
+			 * per-head k/v up-projections, output (as plan/weights.c) */
+			double qk = m->mla_head_dim_k, vk = m->mla_head_dim_v, rank = dv;
+			attn = h * 1536 + 1536 * m->n_heads * qk + h * dk + (qk - 64) * rank * m->n_heads +
+			       rank * vk * m->n_heads + m->n_heads * vk * h;
+		}
 		double norms = 2 * h;
 		double mlp, mlp_act;
 		if (m->n_experts) {
@@ -214,6 +234,18 @@ static void from_catalog(const model_spec *s, model_desc *m)
 	m->params_active = s->params_active;
 	if (s->swa_window > 0 && s->swa_period > 0)
 		model_set_swa(m, (uint32_t)s->swa_window, (uint32_t)s->swa_period);
+	if (s->default_quant && *s->default_quant)
+		m->default_quant = xstrdup(s->default_quant);
+	if (s->kv_latent > 0) {
+		/* MLA: the K-only latent cache, one "head" of kv_latent; the
+		 * attention heads are head_dim (q/k) and 128 (v) wide */
+		m->mla = true;
+		m->mla_head_dim_k = m->head_dim_k;
+		m->mla_head_dim_v = 128;
+		m->n_kv_heads = 1;
+		m->head_dim_k = (uint32_t)s->kv_latent;
+		m->head_dim_v = s->kv_latent > 64 ? (uint32_t)s->kv_latent - 64 : (uint32_t)s->kv_latent;
+	}
 }
 
 /* ---- files ------------------------------------------------------------- */
@@ -357,7 +389,7 @@ int model_load(const char *name, const model_numbers *nums, model_desc *m, gw_er
 		model_release(m);
 		return rc;
 	}
-	if (!m->n_heads) {
+	if (!m->n_heads && !m->recurrent) { /* attention-free (pure Mamba) models need none */
 		rc = gw_fail(err, GW_EFORMAT, "cannot use '%s': it does not say the attention heads (add --heads or a config.json)",
 			     m->path ? m->path : m->name ? m->name : "model");
 		model_release(m);

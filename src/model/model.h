@@ -42,11 +42,28 @@ typedef struct model_desc {
 	uint64_t ctx_train;
 	bool tied_embeddings;
 
+	/* MLA (DeepSeek-V2/V3, Kimi K2): the cache holds the compressed latent
+	 * only, K of head_dim_k x n_kv_heads per token and no V (llama.cpp
+	 * hparams.is_mla(): GGUF key_length_mla / value_length_mla present);
+	 * the attention computes with mla_head_dim_k/_v per head. */
+	bool mla;
+	uint32_t mla_head_dim_k, mla_head_dim_v;
+	/* Recurrent state (Mamba, Mamba-2, hybrids): the layers with no KV
+	 * heads hold a conv state and an SSM state per sequence instead of a
+	 * KV cache (GGUF ssm.* keys). */
+	bool recurrent;
+	uint32_t ssm_conv, ssm_inner, ssm_state, ssm_groups, ssm_dt_rank;
+	/* NextN / multi-token-prediction blocks at the end of block_count that
+	 * llama.cpp does not load for plain generation (nextn_predict_layers);
+	 * n_layers above excludes them. */
+	uint32_t n_nextn;
+
 	double params_total;   /* parameters */
 	double params_active;  /* per token (MoE); = total for dense */
 
 	/* Exact storage, when read from a file (has_tensors); else estimated by plan/. */
 	bool has_tensors;
+	char *default_quant;   /* catalog: the weight format people run it in (NULL: q4_k_m) */
 	char *file_type;       /* "Q4_K_M", "BF16" ... or NULL */
 	uint64_t *layer_bytes; /* n_layers: all tensors named blk.N.* */
 	uint64_t *layer_expert_bytes; /* n_layers: MoE expert tensors within blk.N (subset) */
@@ -95,6 +112,11 @@ const char *gguf_file_type_name(uint32_t ftype);
 
 /* Fill derived fields (head dims, active params, parameter count estimate). */
 void model_finish(model_desc *m);
+/* Is layer il recurrent (no KV cache, an RS state instead)? */
+bool model_layer_recurrent(const model_desc *m, uint32_t il);
+/* Sliding-window layers every `period` layers; dense_first: layer 0 of each
+ * period is the full-attention one (llama.cpp set_swa_pattern). */
+void model_set_swa_pattern(model_desc *m, uint32_t window, uint32_t period, bool dense_first);
 const char *model_source_name(model_source s);
 
 #endif

@@ -15,6 +15,23 @@
 
 #include "plan/plan.h"
 
+/* What differs between llama.cpp builds (llamacpp_builds.c). */
+typedef struct plan_llamacpp_build {
+	const char *id;     /* "b2824", or the commit of an untagged build */
+	const char *date;   /* year-month of the build */
+	bool fa_auto;       /* -fa defaults to auto (else off) */
+	bool fit_margin;    /* the automatic fit leaves 1 GiB free per GPU */
+	bool graph_phases;  /* compute buffer = peak over the graph's phases
+			     * (else Ollama's closed form, as b2824 printed) */
+	bool arch_memory;   /* MLA K-only latent cache, recurrent state,
+			     * NextN/MTP blocks skipped */
+	const char *source;
+} plan_llamacpp_build;
+
+/* NULL or "latest": the newest; NULL for an unknown build. */
+const plan_llamacpp_build *plan_llamacpp_build_find(const char *id);
+const char *plan_llamacpp_build_list(void);
+
 /* The working state of one plan. */
 typedef struct work {
 	const plan_request *rq;
@@ -30,6 +47,8 @@ typedef struct work {
 	uint64_t largest_tensor; /* largest single weight tensor of a block (approx) */
 	uint64_t margin;  /* memory the engine leaves free per GPU */
 	uint32_t ncm;     /* --n-cpu-moe: blocks whose experts stay in host RAM */
+	const plan_llamacpp_build *build; /* llama.cpp-family engines: the build planned */
+	bool fa_assumed;  /* flash attention resolved from the engine's default */
 } work;
 
 typedef struct plan_engine_ops {
@@ -49,6 +68,8 @@ typedef struct plan_engine_ops {
 	 * fraction of peak bandwidth, effective ceiling (GB/s; 0 none) */
 	double dec_lat_ms, dec_lat_metal_ms, dec_bw_fraction, dec_bw_ceil_gbs;
 	bool tensor_parallel;  /* every GPU reads its share at once */
+	/* the engine's own names for the knobs the advice turns */
+	const char *knob_ctx, *knob_gpu_layers, *knob_fa, *knob_kv;
 	bool calibrated;       /* decode fitted to measurements of this engine */
 } plan_engine_ops;
 
@@ -59,6 +80,7 @@ const plan_engine_ops *plan_engine_ops_of(plan_engine e);
 /* llama.cpp's placement (shared by llama.cpp and Ollama). */
 void plan_llamacpp_place(const work *wk, plan_result *r);
 void plan_llamacpp_setup(work *wk);
+void plan_llamacpp_resolve_fa(work *wk, bool auto_on);
 void plan_llamacpp_notes(const plan_request *rq, plan_result *r);
 
 /* Shared helpers (plan.c). */
@@ -71,5 +93,7 @@ uint64_t plan_cpu_expert_bytes(const work *wk, uint32_t a, uint32_t b);
 /* Speed (speed.c): decode and prefill tokens/s into r, and its note. */
 void plan_speed(const work *wk, plan_result *r);
 void plan_speed_notes(const plan_request *rq, plan_result *r);
+/* Attention FLOPs per prompt token over a prompt of ctx tokens. */
+double plan_attn_flops(const model_desc *m, uint64_t ctx);
 
 #endif

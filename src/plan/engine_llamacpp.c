@@ -21,6 +21,14 @@ static uint64_t item_bytes(const work *wk, uint32_t il)
 	return wk->w.layer_bytes[il];
 }
 
+/* The compute buffer of one GPU under the build planned. */
+static uint64_t compute_bytes(const work *wk, bool multi)
+{
+	if (wk->build && wk->build->graph_phases)
+		return plan_compute_graph_bytes(wk->m, wk->cells, wk->nseq, wk->batch, wk->fa, multi);
+	return plan_compute_bytes(wk->m, wk->cells, wk->batch, wk->fa, multi);
+}
+
 uint64_t plan_cpu_expert_bytes(const work *wk, uint32_t a, uint32_t b)
 {
 	uint64_t x = 0;
@@ -82,7 +90,7 @@ static bool place(const work *wk, uint32_t ngl, bool split, plan_result *r)
 		}
 	} else {
 		/* greedy from the back; the compute buffer is reserved up front */
-		uint64_t comp = plan_compute_bytes(wk->m, wk->cells, wk->batch, wk->fa, nd > 1) +
+		uint64_t comp = compute_bytes(wk, nd > 1) +
 				(ngl < wk->total || wk->ncm ? wk->largest_tensor : 0);
 		size_t d = nd - 1;
 		uint64_t used = comp;
@@ -115,7 +123,7 @@ static bool place(const work *wk, uint32_t ngl, bool split, plan_result *r)
 		plan_device *pd = &r->devices[d];
 		if (pd->layers == 0)
 			continue;
-		pd->compute_bytes = plan_compute_bytes(wk->m, wk->cells, wk->batch, wk->fa, nused > 1);
+		pd->compute_bytes = compute_bytes(wk, nused > 1);
 		/* Partial offload: the GPU also receives copies of host weights
 		 * for large-batch matrix products (ggml-backend offload_op). */
 		if (ngl < wk->total || wk->ncm)
@@ -149,7 +157,7 @@ static void host_part(const work *wk, uint32_t ngl, plan_result *r)
 	if (ngl == wk->total && wk->rq->n_gpus > 0)
 		r->host_compute_bytes = 4 * b * (e + wk->cells);
 	else
-		r->host_compute_bytes = plan_compute_bytes(wk->m, wk->cells, wk->batch, wk->fa, false);
+		r->host_compute_bytes = compute_bytes(wk, false);
 	/* logits output buffer: n_vocab f32 per sequence */
 	r->host_compute_bytes += 4ULL * wk->m->vocab * wk->nseq;
 	r->host_bytes = r->host_weights_bytes + r->host_kv_bytes + r->host_compute_bytes;
@@ -201,16 +209,66 @@ void plan_llamacpp_place(const work *wk, plan_result *r)
 
 
 /*
+ * Does llama.cpp's CUDA backend have a flash-attention kernel for these
+ * head sizes?  -fa auto keeps FA off where supports_op says no
+ * (ggml/src/ggml-cuda/fattn.cu, ggml_cuda_get_best_fattn_kernel at
+ * 0c1e570: K = V in {40, 64, 72, 80, 96, 112, 128, 256, 512}, K 576 with
+ * V 512 (MLA), K 192 with V 128, K 320 with V 256 under grouped-query
+ * attention).  Metal and the CPU run every size.
+ */
+static bool fa_kernel_exists(const work *wk)
+{
+	const model_desc *m = wk->m;
+	uint32_t k = m->head_dim_k, v = m->head_dim_v;
+	if (wk->rq->n_gpus == 0 || wk->rq->gpus[0].unified_memory)
+		return true;
+	switch (k) {
+	case 40: case 64: case 72: case 80: case 96: case 112: case 128: case 256: case 512:
+		return v == k;
+	case 576:
+		return v == 512;
+	case 192:
+		return v == 128;
+	case 320:
+		return v == 256;
+	default:
+		return k == 0; /* attention-free: nothing to decide */
+	}
+}
+
+/* Flash attention as the engine resolves it: on/off as asked; auto is the
+ * build's default (on where a kernel exists since pull 15434, off
+ * before); a quantized V cache needs it, so auto turns it on. */
+void plan_llamacpp_resolve_fa(work *wk, bool auto_on)
+{
+	const plan_request *rq = wk->rq;
+	bool quant_v = wk->kv != PLAN_KV_F16 && wk->kv != PLAN_KV_BF16 && wk->kv != PLAN_KV_F32;
+	if (rq->flash_attn == PLAN_FA_ON) {
+		wk->fa = true;
+	} else if (rq->flash_attn == PLAN_FA_OFF) {
+		wk->fa = false;
+	} else {
+		wk->fa = (auto_on && fa_kernel_exists(wk)) || quant_v;
+		wk->fa_assumed = true;
+	}
+}
+
+/*
  * llama.cpp's defaults on the working state: the context padded to 256
- * cells per sequence set; its automatic fit (on by default, common/common.h
+ * cells per sequence set; flash attention by the build's default; its
+ * automatic fit (on by default since it exists, common/common.h
  * fit_params_target = 1 GiB) keeps 1 GiB free on every device, an
  * explicit -ngl does not; --n-cpu-moe applies to MoE models.
  */
 void plan_llamacpp_setup(work *wk)
 {
 	const plan_request *rq = wk->rq;
+	wk->build = plan_llamacpp_build_find(rq->engine_build);
+	if (!wk->build)
+		wk->build = plan_llamacpp_build_find(NULL);
 	wk->cells = plan_kv_cells(wk->ctx, wk->nseq);
-	if (rq->gpu_layers < 0)
+	plan_llamacpp_resolve_fa(wk, wk->build->fa_auto);
+	if (rq->gpu_layers < 0 && wk->build->fit_margin)
 		wk->margin = GiB;
 	if (wk->m->n_experts)
 		wk->ncm = rq->n_cpu_moe > wk->m->n_layers ? wk->m->n_layers : rq->n_cpu_moe;
@@ -221,12 +279,21 @@ void plan_llamacpp_notes(const plan_request *rq, plan_result *r)
 {
 	plan_note(r, "token embedding (%.2f GiB) stays in host RAM, as llama.cpp keeps it",
 		  (double)r->embd_bytes / (double)GiB);
-	plan_note(r, "KV cache %s, %llu cells (context padded to 256)%s", plan_kv_type_name(r->kv_type),
+	plan_note(r, "KV cache %s, %llu cells (context padded to 256)%s%s", plan_kv_type_name(r->kv_type),
 		  (unsigned long long)r->kv_cells,
-		  r->flash_attn ? ", flash attention" : ", no flash attention (f32 KQ in the compute buffer)");
+		  r->flash_attn ? ", flash attention" : ", no flash attention (f32 KQ in the compute buffer)",
+		  !r->flash_attn_assumed ? ""
+		  : rq->engine == PLAN_ENGINE_OLLAMA
+			  ? " (assumed: Ollama's default for this model; OLLAMA_FLASH_ATTENTION=0/1 overrides)"
+		  : r->flash_attn ? " (assumed: -fa auto, the default since llama.cpp pull 15434; --flash-attn off "
+				    "for builds before it)"
+				  : " (assumed: this build's default; --flash-attn on overrides)");
 	plan_note(r, "runtime overhead %s per GPU (CUDA context; Ollama's reserve, ml/device.go)",
 		  rq->n_gpus && rq->gpus[0].unified_memory ? "512 MiB" : "457 MiB");
-	if (rq->engine == PLAN_ENGINE_LLAMACPP && rq->gpu_layers < 0)
+	if (rq->engine == PLAN_ENGINE_LLAMACPP && rq->gpu_layers < 0 && !strcmp(r->engine_build, "b2824"))
+		plan_note(r, "llama.cpp b2824 had no automatic fit: give -ngl; planned with the layers that leave 1 GiB "
+			     "free per GPU");
+	else if (rq->engine == PLAN_ENGINE_LLAMACPP && rq->gpu_layers < 0)
 		plan_note(r, "llama.cpp's automatic fit leaves 1 GiB free per GPU (common/common.h "
 			     "fit_params_target); --gpu-layers N overrides");
 }
@@ -244,4 +311,8 @@ const plan_engine_ops plan_engine_llamacpp_ops = {
 	.dec_bw_fraction = 0.92,
 	.dec_bw_ceil_gbs = 1200.0,
 	.calibrated = true,
+	.knob_ctx = "-c",
+	.knob_gpu_layers = "-ngl",
+	.knob_fa = "-fa on",
+	.knob_kv = "-ctk %s -ctv %s",
 };

@@ -6,9 +6,29 @@
  */
 #include "plan/engine.h"
 
+#include <string.h>
+
+/*
+ * Ollama turns flash attention on by default per model family:
+ * gpt-oss (ollama/ollama pull 11996), qwen3 and qwen3moe (pull 12482),
+ * gemma3 (pull 12639), qwen3vl (pull 12862); elsewhere it stays off
+ * unless OLLAMA_FLASH_ATTENTION=1.  Its buffers follow the newest
+ * llama.cpp graph.
+ */
+static bool ollama_fa_default(const char *arch)
+{
+	static const char *const on[] = {"gpt-oss", "gptoss", "qwen3", "qwen3moe", "gemma3", "qwen3vl", "qwen3vlmoe"};
+	for (size_t i = 0; arch && i < sizeof on / sizeof on[0]; i++)
+		if (!strcmp(arch, on[i]))
+			return true;
+	return false;
+}
+
 static void ollama_setup(work *wk)
 {
+	wk->build = plan_llamacpp_build_find(NULL);
 	wk->cells = plan_kv_cells(wk->ctx, wk->nseq);
+	plan_llamacpp_resolve_fa(wk, ollama_fa_default(wk->m->arch));
 }
 
 static void ollama_notes(const plan_request *rq, plan_result *r)
@@ -29,4 +49,8 @@ const plan_engine_ops plan_engine_ollama_ops = {
 	.dec_bw_fraction = 0.92,
 	.dec_bw_ceil_gbs = 1200.0,
 	.calibrated = true,
+	.knob_ctx = "num_ctx",
+	.knob_gpu_layers = "num_gpu",
+	.knob_fa = "OLLAMA_FLASH_ATTENTION=1",
+	.knob_kv = "OLLAMA_KV_CACHE_TYPE=%s",
 };

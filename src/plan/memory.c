@@ -86,14 +86,33 @@ uint64_t plan_kv_bytes(const model_desc *m, uint32_t first, uint32_t count, uint
 			swa_cells = cells;
 	}
 	for (uint32_t il = first; il < first + count && il < m->n_layers; il++) {
+		if (model_layer_recurrent(m, il)) {
+			total += plan_rs_bytes(m, n_seq);
+			continue;
+		}
 		uint64_t nkv = m->layer_kv_heads ? m->layer_kv_heads[il] : m->n_kv_heads;
 		if (nkv == 0)
 			continue;
 		uint64_t c = (m->swa_window && m->layer_swa && m->layer_swa[il]) ? swa_cells : cells;
+		/* MLA keeps the latent K only; V is a view of it */
 		total += (plan_kv_row_bytes(t, nkv * m->head_dim_k) +
-			  plan_kv_row_bytes(t, nkv * m->head_dim_v)) * c;
+			  (m->mla ? 0 : plan_kv_row_bytes(t, nkv * m->head_dim_v))) * c;
 	}
 	return total;
+}
+
+/*
+ * Recurrent state of one layer for n_seq sequences (llama.cpp
+ * src/llama-memory-recurrent.cpp, f32 rows of n_embd_r + n_embd_s per
+ * sequence; src/llama-hparams.cpp): the conv state (d_conv - 1) x
+ * (d_inner + 2 x groups x d_state) and the SSM state d_state x d_inner.
+ */
+uint64_t plan_rs_bytes(const model_desc *m, uint32_t n_seq)
+{
+	uint64_t conv = m->ssm_conv ? m->ssm_conv - 1 : 0;
+	uint64_t r = conv * ((uint64_t)m->ssm_inner + 2ULL * m->ssm_groups * m->ssm_state);
+	uint64_t st = (uint64_t)m->ssm_state * m->ssm_inner;
+	return 4 * (r + st) * (n_seq ? n_seq : 1);
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -177,4 +196,111 @@ uint64_t plan_overhead_bytes(plan_engine e, const plan_gpu *g, size_t n_gpus)
 	if (g && g->unified_memory)
 		return 512 * MiB;
 	return 457 * MiB;
+}
+
+/*
+ * Compute buffer as llama.cpp's graph allocator reserves it (builds with
+ * graph_phases, 0c1e570): the worst-case graph for b = min(batch, cells)
+ * tokens, where ggml-alloc frees each intermediate after its last use, so
+ * the buffer is the peak over the graph's phases of what is live at once
+ * [derived from src/llama-graph.cpp and ggml/src/ggml-alloc.c; checked
+ * against the printed buffers by tests/e2e/oracle.t]:
+ *   inputs live through every layer: the KQ masks, f16 [cells, b] with
+ *     flash attention (f32 without), one per cache (full, sliding window);
+ *   attention with flash attention: residual, normed input, Q, K, V
+ *     (f32 [dims, b]), then Q and the f32 result;
+ *   attention without: residual + the f32 KQ matrix [cells, b, heads]
+ *     + its product with V;
+ *   feed-forward: residual + gate, up and their product, three f32
+ *     [n_ff, b] (MoE: [n_ff_exp, used experts, b], plus the routing);
+ *   recurrent (Mamba-2) layers: the input projection, the conv window and
+ *     the scan's output and state;
+ *   output: two f32 hidden states and the f32 logits [vocab, b], after
+ *     the masks are freed.
+ * Split over several GPUs, pipeline parallelism keeps 3 more copies of
+ * the masks and 4 of the hidden-state input per GPU.
+ */
+uint64_t plan_compute_graph_bytes(const model_desc *m, uint64_t cells, uint32_t n_seq, uint32_t batch,
+				  bool flash_attn, bool multi)
+{
+	uint64_t b = batch ? batch : 512, c = cells, e = m->hidden, h = m->n_heads;
+	if (c && b > c)
+		b = c;
+	uint64_t v = m->vocab;
+	uint64_t hk = m->mla ? m->head_dim_k : m->head_dim_k ? m->head_dim_k : (h ? e / h : 128);
+	uint64_t hv = m->mla ? m->head_dim_v : m->head_dim_v ? m->head_dim_v : hk;
+	uint64_t el = flash_attn ? 2 : 4;
+	bool any_full = false, any_swa = false, any_attn = false, any_rec = false;
+	uint64_t nkv_max = 0;
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		if (model_layer_recurrent(m, il)) {
+			any_rec = true;
+			continue;
+		}
+		uint64_t nkv = m->layer_kv_heads ? m->layer_kv_heads[il] : m->n_kv_heads;
+		if (!nkv)
+			continue;
+		any_attn = true;
+		nkv_max = nkv > nkv_max ? nkv : nkv_max;
+		if (m->swa_window && m->layer_swa && m->layer_swa[il])
+			any_swa = true;
+		else
+			any_full = true;
+	}
+	uint64_t swa_c = c;
+	if (any_swa) {
+		swa_c = pad_to((uint64_t)m->swa_window * (n_seq ? n_seq : 1) + b, 256);
+		if (swa_c > c)
+			swa_c = c;
+	}
+	uint64_t masks = (any_full ? el * c * b : 0) + (any_swa ? el * swa_c * b : 0);
+
+	/* widths (f32 elements per token) live at each phase's peak; fitted
+	 * per tensor to the buffers llama.cpp 0c1e570 printed for llama-type
+	 * graphs of varied hidden size, heads, KV heads, head size, FFN width,
+	 * vocabulary and context (tests/oracle/llamacpp_oracle.py --sweep):
+	 * attention (FA) 3e + q + max(q_out, K + V); attention (no FA)
+	 * heads x cells + 3e + 2q + K + V; feed-forward 4e + 3 n_ff. */
+	uint64_t q = h * hk, q_out = h * hv, kvw = nkv_max * (hk + (m->mla ? 0 : hv));
+	uint64_t peak = 4 * b * (2 * e + v); /* output */
+	/* With flash attention and heads wider than the hidden size (Gemma,
+	 * Qwen3: q = 2e) the logits land above the masks and two q-wide
+	 * blocks the allocator cannot reuse [fitted to the oracle: 75.52 and
+	 * 78.51 MiB where the plain output phase gives 66.50] */
+	uint64_t qw = m->mla ? h * m->mla_head_dim_v : q; /* MLA: the decompressed heads */
+	/* ... only where a dense feed-forward layer precedes it (all-MoE
+	 * Qwen3-MoE prints the plain 66.50; DeepSeek's leading dense block
+	 * does not) */
+	bool dense_ffn = !m->n_experts;
+	for (uint32_t il = 0; !dense_ffn && m->layer_expert_bytes && il < m->n_layers; il++)
+		dense_ffn = m->layer_expert_bytes[il] == 0 && !model_layer_recurrent(m, il);
+	if (flash_attn && qw > e && dense_ffn)
+		peak = masks + 4 * b * (2 * e + 2 * qw + v);
+	if (any_attn) {
+		uint64_t attn;
+		if (flash_attn)
+			attn = 4 * b * (3 * e + q + max_u64(q_out, kvw));
+		else
+			attn = 4 * b * (h * c + 3 * e + 2 * q + kvw);
+		peak = max_u64(peak, masks + attn);
+	}
+	uint64_t ffn;
+	if (m->n_experts) {
+		uint64_t fe = m->expert_ffn ? m->expert_ffn : m->ffn, k = m->n_experts_used ? m->n_experts_used : 1;
+		ffn = 4 * b * (4 * e + 3 * fe * k) + 8 * b * m->n_experts;
+	} else {
+		ffn = 4 * b * (4 * e + 3 * (uint64_t)m->ffn);
+	}
+	peak = max_u64(peak, masks + ffn);
+	if (any_rec) {
+		uint64_t gs = 2ULL * m->ssm_groups * m->ssm_state, xbc = (uint64_t)m->ssm_inner + gs;
+		uint64_t conv = m->ssm_conv ? m->ssm_conv - 1 : 0;
+		uint64_t in_proj = 2ULL * m->ssm_inner + gs + m->ssm_dt_rank;
+		uint64_t rec = 4 * b * (e + in_proj + xbc + m->ssm_inner) + 4 * (conv + b) * xbc +
+			       4ULL * m->ssm_state * m->ssm_inner * (n_seq ? n_seq : 1);
+		peak = max_u64(peak, masks + rec);
+	}
+	if (multi)
+		peak += 3 * masks + 4 * 4 * b * e;
+	return peak;
 }

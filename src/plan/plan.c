@@ -32,6 +32,45 @@ int plan_engine_parse(const char *s, plan_engine *e)
 	return 0;
 }
 
+int plan_engine_spec_parse(const char *s, plan_engine *e, const char **build)
+{
+	char name[32];
+	const char *at = strchr(s, '@');
+	size_t n = at ? (size_t)(at - s) : strlen(s);
+	*build = NULL;
+	if (n >= sizeof name)
+		return GW_EINVAL;
+	memcpy(name, s, n);
+	name[n] = 0;
+	if (plan_engine_parse(name, e))
+		return GW_EINVAL;
+	if (!at)
+		return 0;
+	/* only llama.cpp has version profiles (Ollama follows its own releases) */
+	if (*e != PLAN_ENGINE_LLAMACPP || !plan_llamacpp_build_find(at + 1))
+		return GW_EINVAL;
+	*build = at + 1;
+	return 0;
+}
+
+const char *plan_engine_builds(plan_engine e)
+{
+	return e == PLAN_ENGINE_LLAMACPP ? plan_llamacpp_build_list() : "";
+}
+
+int plan_fa_parse(const char *s, plan_fa *fa)
+{
+	if (str_ieq(s, "auto"))
+		*fa = PLAN_FA_AUTO;
+	else if (str_ieq(s, "on") || str_ieq(s, "1") || str_ieq(s, "true") || str_ieq(s, "enabled"))
+		*fa = PLAN_FA_ON;
+	else if (str_ieq(s, "off") || str_ieq(s, "0") || str_ieq(s, "false") || str_ieq(s, "disabled"))
+		*fa = PLAN_FA_OFF;
+	else
+		return GW_EINVAL;
+	return 0;
+}
+
 /* The engines (one file each, engine.h). */
 const plan_engine_ops *plan_engine_ops_of(plan_engine e)
 {
@@ -123,7 +162,7 @@ static int work_init(work *wk, const plan_request *rq, gw_error *err)
 	wk->nseq = rq->n_parallel ? rq->n_parallel : 1;
 	wk->batch = rq->batch ? rq->batch : 512;
 	wk->kv = rq->kv_type;
-	wk->fa = rq->flash_attn;
+	wk->fa = rq->flash_attn == PLAN_FA_ON;
 	uint64_t trained = m->ctx_train ? m->ctx_train : 4096;
 	if (rq->ctx)
 		wk->ctx = rq->ctx;
@@ -185,6 +224,9 @@ static int plan_one(const plan_request *rq, plan_result *r, gw_error *err)
 	r->n_parallel = wk.nseq;
 	r->kv_type = wk.kv;
 	r->flash_attn = wk.fa;
+	r->flash_attn_assumed = wk.fa_assumed;
+	if (wk.build)
+		snprintf(r->engine_build, sizeof r->engine_build, "%s", wk.build->id);
 	r->total_layers = wk.total;
 	r->model_bytes = wk.w.total_bytes;
 	r->embd_bytes = wk.w.embd_bytes;
@@ -337,8 +379,12 @@ static void advise(const plan_request *rq, plan_result *res)
 		if (lo > 0) {
 			t.ctx = lo * 256;
 			if (plan_one(&t, r, &e) == 0)
-				add_advice(res, r, "use a smaller context: --ctx %llu",
-					   (unsigned long long)t.ctx);
+				add_advice(res, r, "use a smaller context: --ctx %llu%s%s %llu%s",
+					   (unsigned long long)t.ctx, plan_engine_ops_of(rq->engine)->knob_ctx ? " (" : "",
+					   plan_engine_ops_of(rq->engine)->knob_ctx ? plan_engine_ops_of(rq->engine)->knob_ctx
+										    : "",
+					   (unsigned long long)t.ctx,
+					   plan_engine_ops_of(rq->engine)->knob_ctx ? ")" : "");
 		} else if (res->batch > 128) {
 			t = *rq;
 			t.skip_advice = true;
@@ -361,7 +407,7 @@ static void advise(const plan_request *rq, plan_result *res)
 			t.skip_advice = true;
 			t.kv_type = kvs[i];
 			if (rq->engine != PLAN_ENGINE_VLLM)
-				t.flash_attn = true;
+				t.flash_attn = PLAN_FA_ON;
 			if (plan_one(&t, r, &e) == 0 && better(res, r)) {
 				if (rq->engine == PLAN_ENGINE_VLLM)
 					add_advice(res, r, "quantize the KV cache: --kv-cache-dtype fp8");
@@ -408,7 +454,8 @@ static void advise(const plan_request *rq, plan_result *res)
 	if (res->verdict == PLAN_OFFLOAD && gguf) {
 		char need[32];
 		fmt_gib(need, sizeof need, res->host_bytes);
-		add_advice(res, res, "offload: -ngl %u keeps %u layers in host RAM (%s)", res->gpu_layers,
+		add_advice(res, res, "offload: %s %u keeps %u layers in host RAM (%s)",
+			   plan_engine_ops_of(rq->engine)->knob_gpu_layers, res->gpu_layers,
 			   res->total_layers - res->gpu_layers, need);
 	} else if (res->verdict == PLAN_NOFIT && !gguf && rq->n_gpus > 0) {
 		t = *rq;

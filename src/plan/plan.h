@@ -37,6 +37,10 @@ typedef enum {
 
 typedef enum { PLAN_FITS, PLAN_OFFLOAD, PLAN_NOFIT } plan_verdict;
 
+/* Flash attention as asked (llama.cpp -fa auto|on|off).  Auto is what the
+ * engine does by default on that GPU; `true` assigned to it means on. */
+typedef enum { PLAN_FA_AUTO = 0, PLAN_FA_ON = 1, PLAN_FA_OFF = 2 } plan_fa;
+
 /* KV cache element types llama.cpp accepts for -ctk/-ctv. */
 typedef enum {
 	PLAN_KV_F16,
@@ -70,7 +74,10 @@ typedef struct plan_request {
 	uint32_t batch;         /* physical batch (llama.cpp -ub, ollama num_batch); 0: 512 */
 	uint32_t n_parallel;    /* sequences (ollama num_parallel, llama.cpp -np); 0: 1 */
 	plan_kv_type kv_type;
-	bool flash_attn;
+	plan_fa flash_attn;
+	/* engine version profile ("b2824" for llama.cpp); NULL: the newest one
+	 * the oracle test checks (plan_engine_spec_parse reads "llama.cpp@b2824") */
+	const char *engine_build;
 	plan_gpu gpus[PLAN_MAX_GPUS];
 	size_t n_gpus;
 	int gpu_layers;         /* -1: as many as fit (the planner's search) */
@@ -110,7 +117,9 @@ typedef struct plan_result {
 	uint64_t kv_cells;       /* KV cells of a full-context layer (ctx x seqs) */
 	uint32_t batch, n_parallel;
 	plan_kv_type kv_type;
-	bool flash_attn;
+	bool flash_attn;         /* as planned (auto resolved) */
+	bool flash_attn_assumed; /* resolved from the engine's default (auto) */
+	char engine_build[24];   /* the engine profile planned ("0c1e570"); "" none */
 	uint32_t gpu_layers, total_layers;
 	uint32_t n_cpu_moe;      /* MoE layers whose experts stay in host RAM */
 
@@ -179,6 +188,8 @@ uint64_t plan_kv_row_bytes(plan_kv_type t, uint64_t n);
  */
 uint64_t plan_kv_bytes(const model_desc *m, uint32_t first, uint32_t count, uint64_t cells,
 		       uint32_t n_seq, uint32_t batch, plan_kv_type t);
+/* Recurrent (SSM) state of one recurrent layer for n_seq sequences. */
+uint64_t plan_rs_bytes(const model_desc *m, uint32_t n_seq);
 /* KV cells llama.cpp allocates for ctx per sequence and n_seq sequences. */
 uint64_t plan_kv_cells(uint64_t ctx, uint32_t n_seq);
 /*
@@ -188,11 +199,24 @@ uint64_t plan_kv_cells(uint64_t ctx, uint32_t n_seq);
  */
 uint64_t plan_compute_bytes(const model_desc *m, uint64_t cells, uint32_t batch, bool flash_attn,
 			    bool multi);
+/*
+ * The same from the phases of today's graph (llama.cpp 0c1e570): the peak
+ * of the KQ masks + attention, feed-forward/experts, recurrent layers, and
+ * the output logits.
+ */
+uint64_t plan_compute_graph_bytes(const model_desc *m, uint64_t cells, uint32_t n_seq, uint32_t batch,
+				  bool flash_attn, bool multi);
 /* Per-GPU runtime overhead an engine adds to its own buffers. */
 uint64_t plan_overhead_bytes(plan_engine e, const plan_gpu *g, size_t n_gpus);
 
 const char *plan_engine_name(plan_engine e);
 int plan_engine_parse(const char *s, plan_engine *e);
+/* "llama.cpp@b2824": the engine and its version profile (*build NULL when
+ * no @ part; points into s).  GW_EINVAL for an unknown engine or build. */
+int plan_engine_spec_parse(const char *s, plan_engine *e, const char **build);
+/* The known builds of an engine, comma-separated, newest first ("" none). */
+const char *plan_engine_builds(plan_engine e);
+int plan_fa_parse(const char *s, plan_fa *fa);
 const char *plan_kv_type_name(plan_kv_type t);
 int plan_kv_type_parse(const char *s, plan_kv_type *t);
 const char *plan_verdict_name(plan_verdict v); /* "fits" "offload" "no-fit" */

@@ -60,6 +60,30 @@ static double read_bytes(const work *wk, uint32_t a, uint32_t b)
 	return sum;
 }
 
+/*
+ * Attention FLOPs per prompt token, averaged over a prompt of ctx tokens:
+ * the token at position p multiplies its query with p keys (2 h dk p) and
+ * the scores with p values (2 h dv p); the mean position is ctx / 2, and a
+ * sliding-window layer sees at most its window.  [derived; at 131072 on
+ * Llama-3.1-8B this is 2.1x the weight FLOPs]
+ */
+double plan_attn_flops(const model_desc *m, uint64_t ctx)
+{
+	double sum = 0;
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		if (model_layer_recurrent(m, il))
+			continue;
+		uint32_t nkv = m->layer_kv_heads ? m->layer_kv_heads[il] : m->n_kv_heads;
+		if (!nkv)
+			continue;
+		double pos = (double)ctx / 2;
+		if (m->swa_window && m->layer_swa && m->layer_swa[il] && pos > m->swa_window)
+			pos = m->swa_window;
+		sum += 2.0 * m->n_heads * ((double)m->head_dim_k + m->head_dim_v) * pos;
+	}
+	return sum;
+}
+
 void plan_speed(const work *wk, plan_result *r)
 {
 	const plan_request *rq = wk->rq;
@@ -128,7 +152,7 @@ void plan_speed(const work *wk, plan_result *r)
 	double params = wk->m->params_active > 0 ? wk->m->params_active : wk->w.params;
 	if (params <= 0 || rq->n_gpus == 0 || r->verdict == PLAN_NOFIT)
 		return;
-	double flops = 2.0 * params;
+	double flops = 2.0 * params + plan_attn_flops(wk->m, wk->ctx);
 	double tf = 0;
 	for (size_t d = 0; d < rq->n_gpus; d++) {
 		if (rq->gpus[d].fp16_tflops <= 0)
@@ -168,6 +192,10 @@ void plan_speed_notes(const plan_request *rq, plan_result *r)
 		plan_note(r, "host part read at %.1f GB/s x %.0f%% (%s)",
 			  rq->ram_bw_gbs > 0 ? rq->ram_bw_gbs : HOST_BW_DEFAULT_GBS, HOST_BW_FRACTION * 100,
 			  rq->ram_bw_gbs > 0 ? "--ram-bw" : "dual-channel DDR4-3200; set --ram-bw");
-	plan_note(r, "prefill: 2 x %.2fB active params FLOPs/token at %.0f%% of fp16 tensor peak",
-		  (m->params_active > 0 ? m->params_active : m->params_total) / 1e9, PREFILL_EFF * 100);
+	double p2 = 2 * (m->params_active > 0 ? m->params_active : m->params_total);
+	double att = plan_attn_flops(m, r->ctx);
+	plan_note(r, "prefill: 2 x %.2fB active params + attention %.2f GFLOPs/token (%.0f%% of the total at "
+		     "ctx %llu) at %.0f%% of fp16 tensor peak",
+		  p2 / 2e9, att / 1e9, p2 + att > 0 ? 100 * att / (p2 + att) : 0, (unsigned long long)r->ctx,
+		  PREFILL_EFF * 100);
 }

@@ -67,6 +67,107 @@ void train_opts_init(train_opts *o)
 	o->shard = TRAIN_SHARD_NONE;
 }
 
+/* ---- framework presets -------------------------------------------------- */
+
+static const char *const fw_names[] = {"none", "transformers", "torchtune", "unsloth", "axolotl", "deepspeed"};
+
+int train_parse_framework(const char *s, train_framework *out)
+{
+	for (size_t i = 0; i < sizeof fw_names / sizeof fw_names[0]; i++)
+		if (str_ieq(s, fw_names[i])) {
+			*out = (train_framework)i;
+			return 0;
+		}
+	if (str_ieq(s, "hf") || str_ieq(s, "peft") || str_ieq(s, "trl")) {
+		*out = TRAIN_FW_TRANSFORMERS;
+		return 0;
+	}
+	return GW_EINVAL;
+}
+
+const char *train_framework_name(train_framework f)
+{
+	return fw_names[f];
+}
+
+/*
+ * transformers + PEFT: SDPA attention by default since transformers 4.36
+ * (docs "Attention interface": sdpa is the default where available); the
+ * causal-LM loss upcasts the full logits to fp32 (loss_utils.py
+ * ForCausalLMLoss: logits.float()); TrainingArguments defaults to
+ * gradient_checkpointing=False and optim adamw_torch; people set bf16=True;
+ * PEFT's LoRA default targets for Llama are q_proj and v_proj
+ * (TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING), r=8.
+ * torchtune: SDPA, CEWithChunkedOutputLoss (8 chunks), bf16 weights, and
+ * in the llama3_1 configs enable_activation_checkpointing: True, LoRA rank
+ * 8 on q, v, output_proj with apply_lora_to_mlp: True, AdamW; the
+ * single-device full recipe uses PagedAdamW8bit with optimizer_in_bwd
+ * (pytorch/torchtune recipes/configs/llama3_1/8B_{full,lora,qlora}_single_device.yaml).
+ * unsloth: 4-bit QLoRA (load_in_4bit=True), its fused chunked cross-entropy,
+ * use_gradient_checkpointing="unsloth" (offloaded: counted as full),
+ * optim adamw_8bit, r=16 on all seven linear maps (unsloth notebooks).
+ * axolotl: flash_attention: true, gradient_checkpointing: true, optimizer
+ * adamw_bnb_8bit, bf16, lora_target_linear: true (examples/llama-3 configs);
+ * no chunked loss by default.
+ * deepspeed: the Trainer with a ZeRO-2 config (optimizer states and
+ * gradients sharded over the GPUs), SDPA, bf16, AdamW.
+ */
+void train_apply_framework(train_opts *o, train_framework f)
+{
+	switch (f) {
+	case TRAIN_FW_TRANSFORMERS:
+		o->flash_attn = true;
+		o->chunked_ce = false;
+		o->ckpt = TRAIN_CKPT_NONE;
+		o->optimizer = TRAIN_ADAMW;
+		o->precision = TRAIN_MIXED_BF16;
+		o->targets = TRAIN_LORA_ATTN;
+		o->lora_rank = 8;
+		break;
+	case TRAIN_FW_TORCHTUNE:
+		o->flash_attn = true;
+		o->chunked_ce = true;
+		o->ckpt = TRAIN_CKPT_FULL;
+		o->precision = TRAIN_BF16;
+		o->targets = TRAIN_LORA_ATTN_MLP;
+		o->lora_rank = 8;
+		o->optimizer = o->method == TRAIN_FULL ? TRAIN_PAGED_ADAMW_8BIT : TRAIN_ADAMW;
+		o->optimizer_in_bwd = o->method == TRAIN_FULL;
+		if (o->gpus > 1)
+			o->shard = TRAIN_SHARD_FSDP;
+		break;
+	case TRAIN_FW_UNSLOTH:
+		if (o->method == TRAIN_LORA)
+			o->method = TRAIN_QLORA;
+		o->flash_attn = true;
+		o->chunked_ce = true;
+		o->ckpt = TRAIN_CKPT_FULL;
+		o->optimizer = TRAIN_ADAMW_8BIT;
+		o->precision = TRAIN_MIXED_BF16;
+		o->targets = TRAIN_LORA_ALL_LINEAR;
+		o->lora_rank = 16;
+		break;
+	case TRAIN_FW_AXOLOTL:
+		o->flash_attn = true;
+		o->chunked_ce = false;
+		o->ckpt = TRAIN_CKPT_FULL;
+		o->optimizer = TRAIN_ADAMW_8BIT;
+		o->precision = TRAIN_MIXED_BF16;
+		o->targets = TRAIN_LORA_ALL_LINEAR;
+		break;
+	case TRAIN_FW_DEEPSPEED:
+		o->flash_attn = true;
+		o->chunked_ce = false;
+		o->ckpt = TRAIN_CKPT_NONE;
+		o->optimizer = TRAIN_ADAMW;
+		o->precision = TRAIN_MIXED_BF16;
+		o->shard = TRAIN_SHARD_ZERO2;
+		break;
+	default:
+		break;
+	}
+}
+
 /* ---- the model's shape ------------------------------------------------ */
 
 typedef struct shape {

@@ -53,6 +53,24 @@ typedef struct train_opts {
  * mixed-bf16 AdamW, no checkpointing, eager attention, one GPU. */
 void train_opts_init(train_opts *o);
 
+/*
+ * Fine-tuning frameworks as people run them today: each preset sets that
+ * framework's defaults (attention kernel, logits upcast or chunked loss,
+ * checkpointing, optimizer, LoRA targets, sharding) on o; options given
+ * after --framework override them.  Sources at the definitions (train.c).
+ */
+typedef enum {
+	TRAIN_FW_NONE,          /* gpuwise's own defaults (eager attention, fp32 logits) */
+	TRAIN_FW_TRANSFORMERS,  /* Hugging Face Trainer + PEFT */
+	TRAIN_FW_TORCHTUNE,
+	TRAIN_FW_UNSLOTH,
+	TRAIN_FW_AXOLOTL,
+	TRAIN_FW_DEEPSPEED,     /* Trainer + DeepSpeed ZeRO-2 */
+} train_framework;
+int train_parse_framework(const char *s, train_framework *out);
+const char *train_framework_name(train_framework f);
+void train_apply_framework(train_opts *o, train_framework f);
+
 /* Parsers for the option words ("mixed-bf16"); 0 or GW_EINVAL. */
 int train_parse_method(const char *s, train_method *out);
 int train_parse_precision(const char *s, train_precision *out);

@@ -22,7 +22,7 @@ typedef enum {
 	R_Q2_K, R_Q2_K_S, R_Q3_K_S, R_Q3_K_M, R_Q3_K_L, R_Q4_K_S, R_Q4_K_M,
 	R_Q5_K_S, R_Q5_K_M, R_Q6_K, R_Q8_0, R_Q4_0, R_Q4_1, R_Q5_0, R_Q5_1,
 	R_IQ2_XXS, R_IQ2_XS, R_IQ2_S, R_IQ2_M, R_IQ3_XXS, R_IQ3_S, R_IQ3_M,
-	R_IQ1_S, R_IQ1_M, R_IQ4_NL, R_IQ4_XS, R_F16, R_BF16, R_F32,
+	R_IQ1_S, R_IQ1_M, R_IQ4_NL, R_IQ4_XS, R_F16, R_BF16, R_F32, R_MXFP4_MOE,
 } recipe;
 
 static const struct {
@@ -43,6 +43,10 @@ static const struct {
 	{"iq1_s", R_IQ1_S, "iq1_s"}, {"iq1_m", R_IQ1_M, "iq1_m"},
 	{"iq4_nl", R_IQ4_NL, "iq4_nl"}, {"iq4_xs", R_IQ4_XS, "iq4_xs"},
 	{"f16", R_F16, "f16"}, {"bf16", R_BF16, "bf16"}, {"f32", R_F32, "f32"},
+	/* LLAMA_FTYPE_MOSTLY_MXFP4_MOE (38): MoE experts in MXFP4 as OpenAI
+	 * ships gpt-oss, every other weight Q8_0 (llama.cpp src/llama-quant.cpp;
+	 * ggml-org/gpt-oss-20b-GGUF) */
+	{"mxfp4_moe", R_MXFP4_MOE, "q8_0"}, {"mxfp4", R_MXFP4_MOE, "q8_0"},
 };
 
 /* Non-GGUF storage formats (vLLM, transformers): bytes per weight of the
@@ -97,6 +101,8 @@ static const char *tensor_type(recipe r, const char *base, tkind k, uint32_t il,
 		return "f32";
 	if (r == R_F16 || r == R_BF16 || r == R_F32)
 		return base;
+	if (r == R_MXFP4_MOE)
+		return k == T_EXPS_GATE || k == T_EXPS_UP || k == T_EXPS_DOWN ? "mxfp4" : "q8_0";
 	switch (k) {
 	case T_OUTPUT:
 		if (is_iq_low || r == R_IQ3_XXS)
@@ -310,7 +316,20 @@ static uint64_t block_bytes(est *e, const model_desc *m, uint32_t il, uint64_t *
 	bool qkv_bias = m->arch && (!strcmp(m->arch, "qwen2") || !strcmp(m->arch, "qwen2moe"));
 
 	b += tensor_bytes(e, T_NORM, il, m, emb, 1); /* attn_norm */
-	if (nkv > 0) {
+	if (nkv > 0 && m->mla) {
+		/* MLA (DeepSeek-V3 shape): q through a 1536 low-rank, the latent
+		 * K/V projection to head_dim_k (kv_lora_rank + rope), its
+		 * per-head up-projections k_b and v_b, and the output; the
+		 * heads are mla_head_dim_k / _v wide */
+		uint64_t lat = hk, rank = hv, qr = 1536, qk = m->mla_head_dim_k, vk = m->mla_head_dim_v;
+		b += tensor_bytes(e, T_ATTN_Q, il, m, emb, qr);
+		b += tensor_bytes(e, T_ATTN_Q, il, m, qr, nh * qk);
+		b += tensor_bytes(e, T_ATTN_K, il, m, emb, lat);
+		b += tensor_bytes(e, T_ATTN_K, il, m, qk > 64 ? qk - 64 : qk, rank * nh);
+		b += tensor_bytes(e, T_ATTN_V, il, m, rank, vk * nh);
+		b += tensor_bytes(e, T_ATTN_OUT, il, m, nh * vk, emb);
+		b += tensor_bytes(e, T_NORM, il, m, qr + rank, 1);
+	} else if (nkv > 0) {
 		b += tensor_bytes(e, T_ATTN_Q, il, m, emb, nh * hk);
 		b += tensor_bytes(e, T_ATTN_K, il, m, emb, nkv * hk);
 		b += tensor_bytes(e, T_ATTN_V, il, m, emb, nkv * hv);
@@ -398,7 +417,8 @@ int plan_weights_get(const model_desc *m, const char *quant, plan_weights *w, gw
 			       "(hidden size, heads, FFN size, vocabulary)");
 	}
 	est e;
-	int rc = setup_est(&e, quant && *quant ? quant : "q4_k_m", w->quant, sizeof w->quant, err);
+	int rc = setup_est(&e, quant && *quant ? quant : m->default_quant ? m->default_quant : "q4_k_m", w->quant,
+			   sizeof w->quant, err);
 	if (rc) {
 		plan_weights_release(w);
 		return rc;

@@ -34,6 +34,8 @@ is "$rc" 2 "bench --max-n 12abc: usage error"
 like "$err" "invalid --max-n '12abc'" "bench --max-n 12abc: names the value"
 run_gw bench --frobnicate
 is "$rc" 2 "bench --frobnicate: usage error"
+run_gw bench --runs 1
+is "$rc" 2 "bench --runs 1: usage error (STREAM needs a run after the first)"
 run_gw bench extra
 is "$rc" 2 "bench EXTRA: usage error"
 like "$err" "unexpected argument 'extra'" "bench EXTRA: names the argument"
@@ -129,10 +131,10 @@ if [ -x "$REL" ] && cc -std=c17 -D_GNU_SOURCE -O2 -g -o "$TMP/ref_triad" "$GW_TO
 	while [ "$round" -lt 5 ] && [ "$within" -ne 0 ]; do
 		round=$((round + 1))
 		for i in 1 2 3 4 5; do
-			j=$("$REL" bench --quick --no-cuda --no-opencl --threads 1 --max-n 10000 --json 2>/dev/null)
+			j=$("$REL" bench --quick --no-cuda --no-opencl --threads 1 --max-n 10000 --runs 20 --json 2>/dev/null)
 			g=$(printf '%s' "$j" | jget '[f["value_gbs"] for f in d["devices"][0]["figures"] if f["id"] == "triad"][0]')
 			bytes=$(printf '%s' "$j" | jget 'd["devices"][0]["stream_array_bytes"]')
-			r=$("$TMP/ref_triad" "$bytes" 6 2>/dev/null)
+			r=$("$TMP/ref_triad" "$bytes" 20 2>/dev/null)
 			best_gw=$(python3 -c "print(max($best_gw, $g))")
 			best_ref=$(python3 -c "print(max($best_ref, $r))")
 		done

@@ -153,8 +153,8 @@ jcheck() {
 	is "$res" "" "$1: keys of --json match docs/$2, unit keys are numbers or null"
 }
 
-run_gw plan llama-2-13b --vram 12G --json
-is "$rc" 3 "plan llama-2-13b --vram 12G: exit 3 (offload)"
+run_gw plan llama-2-13b --vram 10G --json
+is "$rc" 3 "plan llama-2-13b --vram 10G: exit 3 (offload)"
 jcheck plan json-plan.md
 run_gw plan llama-2-7b --train lora --vram 8G --json
 is "$rc" 4 "plan --train lora --vram 8G: exit 4"

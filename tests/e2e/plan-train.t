@@ -111,6 +111,22 @@ s=$(printf '%s' "$out" | jget 'd["s_per_image"]')
 like "$s" '^[0-9.]+$' "seconds per image with a catalog GPU"
 
 # bad input
+# Framework presets: the framework's defaults, overridable afterwards.
+run_gw plan llama-3.1-8b --train lora --framework torchtune --vram 24G --json
+is "$(printf '%s' "$out" | jget 'd["checkpointing"] == "full" and d["flash_attn"] and d["lora_targets"] == "attn+mlp" and d["lora_rank"] == 8')" True "--framework torchtune: its checkpointing, SDPA, LoRA on attention and MLP"
+t1=$(printf '%s' "$out" | jget 'd["breakdown"]["logits_bytes"]')
+run_gw plan llama-3.1-8b --train lora --framework transformers --vram 24G --json
+is "$(printf '%s' "$out" | jget 'd["checkpointing"] == "none" and d["flash_attn"] and d["lora_targets"] == "attn"')" True "--framework transformers: no checkpointing, SDPA, PEFT's q/v targets"
+is "$(printf '%s' "$out" | jget "d['breakdown']['logits_bytes'] > $t1")" True "transformers upcasts the full logits; torchtune chunks them"
+run_gw plan llama-3.1-8b --train lora --framework unsloth --vram 24G --json
+is "$(printf '%s' "$out" | jget 'd["method"]')" qlora "--framework unsloth: a 4-bit base"
+run_gw plan llama-3.1-8b --train lora --framework unsloth --checkpointing none --vram 24G --json
+is "$(printf '%s' "$out" | jget 'd["checkpointing"]')" none "options after --framework override it"
+run_gw plan llama-3.1-8b --train lora --framework deepspeed --gpus 4 --vram 24G --json
+is "$(printf '%s' "$out" | jget 'd["shard"]')" zero2 "--framework deepspeed: ZeRO-2"
+run_gw plan llama-3.1-8b --train lora --framework keras
+is "$rc" 2 "unknown --framework: exit 2"
+like "$err" "invalid --framework 'keras'" "names the bad framework"
 run_gw plan llama-2-7b --train lorra
 is "$rc" 2 "bad --train exits 2"
 like "$err" "invalid --train 'lorra'" "bad --train is named"

@@ -2,13 +2,14 @@
 # gpuwise plan: the must-show cases, JSON schema, exit codes, bad input.
 . "$(dirname "$0")/lib.sh"
 
-# The users' story: 13B Q4 at 2048 on an 8 GB laptop GPU with 16 GB RAM.
-run_gw plan llama-2-13b --quant q4_k_m --ctx 2048 --gpu 4060-laptop --ram 16G
+# The users' story: 13B Q4 at 2048 on an 8 GB laptop GPU with 16 GB RAM
+# (reported on 2024 builds: planned as llama.cpp b2824).
+run_gw plan llama-2-13b --quant q4_k_m --ctx 2048 --gpu 4060-laptop --ram 16G --engine llama.cpp@b2824
 is "$rc" 3 "13B on a 4060 Laptop: exit 3 (offload)"
 like "$out" 'verdict: offload: [0-9]+ of 41 layers on the GPU \(-ngl [0-9]+\), [0-9]+ in host RAM' "says offload with the layer split"
 like "$out" 'GPU 0: GeForce RTX 4060 Laptop GPU' "names the card"
 like "$out" 'decode: ~[0-9.]+ tok/s' "predicts decode speed"
-run_gw plan llama-2-13b --quant q4_k_m --ctx 2048 --gpu 4060-laptop --ram 16G --json
+run_gw plan llama-2-13b --quant q4_k_m --ctx 2048 --gpu 4060-laptop --ram 16G --engine llama.cpp@b2824 --json
 is "$rc" 3 "--json keeps the exit status"
 is "$(printf '%s' "$out" | jget 'd["verdict"]')" offload "json verdict offload"
 tok=$(printf '%s' "$out" | jget 'd["decode_tok_s"]')
@@ -23,14 +24,40 @@ is "$(printf '%s' "$out" | jget 'len(d["advice"]) >= 3 and all("action" in a and
 is "$(printf '%s' "$out" | jget '"quant" in d["advice"][0]["action"]')" True "first advice: a lower quantization step"
 is "$(printf '%s' "$out" | jget 'isinstance(d["assumptions"], list) and len(d["assumptions"]) > 3')" True "assumptions listed"
 
-# 8B Q4_K_M at 8k fits an 8 GB card fully.
-run_gw plan llama3.1:8b --quant q4_k_m --ctx 8192 --gpu rtx-4060 --json
+# 8B Q4_K_M at 8k fits an 8 GB card fully (buffers as llama.cpp b2824 logged them).
+run_gw plan llama3.1:8b --quant q4_k_m --ctx 8192 --gpu rtx-4060 --engine llama.cpp@b2824 --json
 is "$rc" 0 "8B Q4_K_M at 8k on 8 GB: exit 0"
 is "$(printf '%s' "$out" | jget 'd["verdict"]')" fits "verdict fits"
 is "$(printf '%s' "$out" | jget 'd["gpu_layers"] == d["total_layers"] == 33')" True "all 33 layers on the GPU"
 is "$(printf '%s' "$out" | jget 'd["breakdown"]["kv_cache_bytes"]')" 1073741824 "KV 1024 MiB at 8192"
 is "$(printf '%s' "$out" | jget 'd["breakdown"]["compute_bytes"]')" 587204608 "compute 560.00 MiB"
 is "$(printf '%s' "$out" | jget 'd["max_ctx"] >= 8192')" True "max context at least 8192"
+run_gw plan llama3.1:8b --quant q4_k_m --ctx 8192 --vram 8G
+is "$rc" 0 "--vram 8G works too"
+
+# Today's llama.cpp defaults to -fa auto: 8B at 131072 fits a 4090 with flash
+# attention, and says that it assumed it; --flash-attn off gives the non-FA plan.
+run_gw plan llama3.1:8b --ctx 131072 --gpu rtx-4090 --json
+is "$rc" 0 "8B at 128k on a 4090: fits with today's llama.cpp"
+is "$(printf '%s' "$out" | jget 'd["flash_attn"] and d["flash_attn_assumed"]')" True "flash attention on, assumed"
+is "$(printf '%s' "$out" | jget 'd["engine_build"]')" 0c1e570 "the newest llama.cpp profile"
+is "$(printf '%s' "$out" | jget 'any("-fa auto" in a for a in d["assumptions"])')" True "the assumption is stated"
+run_gw plan llama3.1:8b --ctx 131072 --gpu rtx-4090 --flash-attn off --json
+is "$rc" 3 "--flash-attn off: the f32 KQ buffer forces an offload"
+is "$(printf '%s' "$out" | jget 'd["flash_attn"] or d["flash_attn_assumed"]')" False "flash attention off, as asked"
+run_gw plan llama3.1:8b --ctx 131072 --gpu rtx-4090 --flash-attn=off --engine llama.cpp@b2824 --json
+is "$rc" 3 "--flash-attn=off form"
+run_gw plan llama3.1:8b --ctx 131072 --gpu rtx-4090 --engine llama.cpp@b2824 --json
+is "$(printf '%s' "$out" | jget 'd["flash_attn"]')" False "b2824: flash attention off by default"
+run_gw plan llama3.1:8b --ctx 8192 --gpu rtx-4090 --flash-attn --json
+is "$(printf '%s' "$out" | jget 'd["flash_attn"] and not d["flash_attn_assumed"]')" True "bare --flash-attn: on"
+run_gw plan llama3.1:8b --gpu rtx-4090 --flash-attn maybe
+is "$rc" 2 "--flash-attn maybe: usage error"
+run_gw plan llama3.1:8b --gpu rtx-4090 --engine llama.cpp@b1
+is "$rc" 2 "unknown llama.cpp build: usage error"
+like "$err" 'b2824' "names the known builds"
+run_gw plan llama3.1:8b --gpu rtx-4090 --kv-type q8_0 --flash-attn off
+is "$rc" 2 "quantized KV with flash attention off: usage error"
 run_gw plan llama3.1:8b --quant q4_k_m --ctx 8192 --vram 8G
 is "$rc" 0 "--vram 8G works too"
 like "$out" 'verdict: fits' "text verdict fits"

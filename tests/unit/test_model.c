@@ -180,7 +180,9 @@ static void test_catalog(void **state)
 	for (size_t i = 0; i < kb_model_count(); i++) {
 		s = kb_model_at(i);
 		assert_int_equal(model_load(s->id, NULL, &m, &err), 0);
-		assert_int_equal(m.head_dim_k, (uint32_t)s->head_dim);
+		/* MLA rows: the K-only latent cache is the one KV "head" */
+		assert_int_equal(m.head_dim_k, (uint32_t)(s->kv_latent ? s->kv_latent : s->head_dim));
+		assert_true(m.mla == (s->kv_latent > 0));
 		if (s->swa_window > 0 && s->swa_period > 0) {
 			assert_non_null(m.layer_swa);
 			uint32_t global = 0;

@@ -220,6 +220,7 @@ static void test_laptop_13b(void **state)
 	rq.quant = "q4_k_m";
 	rq.ctx = 2048;
 	rq.ram_bytes = 16 * GiB;
+	rq.engine_build = "b2824"; /* the users' reports are of 2024 builds */
 	gpu(&rq, "4060-laptop", 1);
 	plan_result *r = malloc(sizeof *r);
 	gw_error err;
@@ -298,6 +299,7 @@ static void test_split_2x3090(void **state)
 	rq.quant = "q4_k_m";
 	rq.ctx = 8192;
 	rq.gpu_layers = 99;
+	rq.engine_build = "b2824"; /* the measured logs are of b2824 */
 	gpu(&rq, "rtx-3090", 2);
 	plan_result *r = malloc(sizeof *r);
 	gw_error err;

@@ -105,7 +105,9 @@ def main():
     for r in rows:
         n = int(r["gpus"])
         gpu = f"{n}x{r['gpu']}" if n > 1 else r["gpu"]
-        d = plan([r["model"], "--quant", r["quant"], "--ctx", r["ctx"], "--gpu", gpu, "--gpu-layers", "999"])
+        # the logs are of llama.cpp b2824: plan that build's profile
+        d = plan([r["model"], "--quant", r["quant"], "--ctx", r["ctx"], "--gpu", gpu, "--gpu-layers", "999",
+                  "--engine", "llama.cpp@b2824"])
         what = f"{r['model']} {r['quant']} ctx {r['ctx']} {gpu}"
         bd = d["breakdown"]
         comp = [dv["compute_bytes"] / MIB for dv in d["devices"] if dv["layers"]]
@@ -151,7 +153,8 @@ def main():
         ga, n = gpu_args(r["gpu"].replace(", per GPU", ""))
         if eng == "ollama":
             ga = None  # GPU not stated: the fewest 24 GB cards that hold it, as Ollama's scheduler picks
-        args = [model, "--quant", quant_of(r["quant"]), "--engine", eng]
+        # llama.cpp rows were measured on b2824 (XiongjieDai, May 2024): that build's profile
+        args = [model, "--quant", quant_of(r["quant"]), "--engine", "llama.cpp@b2824" if eng == "llama.cpp" else eng]
         if r["ctx"] not in ("", "None"):
             args += ["--ctx", r["ctx"]]
         if eng == "llama.cpp":
