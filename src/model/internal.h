@@ -25,7 +25,8 @@
  * bounds above; KV heads that share the heads evenly, per layer too (0
  * there marks a layer without attention, as in hybrid models); an explicit
  * 0 KV heads (kv_given) refused rather than read as "as many as the
- * heads"; experts used not above the experts; a hidden size that splits
+ * heads", unless the heads are 0 too (a recurrent model such as Mamba);
+ * experts used not above the experts; a hidden size that splits
  * into the heads when no head dimension is given.  Reads the fields as the
  * source gave them, before model_finish fills defaults.  name: the file
  * ("cannot read 'NAME': ..."), NULL for explicit numbers.

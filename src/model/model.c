@@ -143,7 +143,8 @@ int model_check_shape(const model_desc *m, bool kv_given, const char *name, gw_e
 		return shape_fail(err, name, "%u key-value heads (at most %u)", kv, MODEL_MAX_HEADS);
 	if (m->n_experts > MODEL_MAX_EXPERTS)
 		return shape_fail(err, name, "%u experts (at most %u)", m->n_experts, MODEL_MAX_EXPERTS);
-	if ((kv_given && kv == 0 && !m->layer_kv_heads) || (kv && heads % kv))
+	/* 0 KV heads is a model without attention (Mamba) only when it has 0 heads too */
+	if ((kv_given && kv == 0 && heads && !m->layer_kv_heads) || (kv && heads % kv))
 		return shape_fail(err, name, "%u attention heads cannot be shared by %u key-value heads", heads, kv);
 	for (uint32_t i = 0; m->layer_kv_heads && i < m->n_layers; i++) {
 		uint32_t k = m->layer_kv_heads[i];

@@ -441,6 +441,11 @@ static void test_shape_rules(void **state)
 	shape_header(&w, 3, NULL, 0);
 	read_tiny(&w, &m, GW_EFORMAT, "hidden size 64 is not a multiple of 3 heads");
 	ggw_free(&w);
+	/* 0 heads and 0 KV heads: a model without attention (Mamba), not an error */
+	shape_header(&w, 0, "llama.attention.head_count_kv", 0);
+	read_tiny(&w, &m, 0, NULL);
+	model_release(&m);
+	ggw_free(&w);
 	/* the same file with a head dimension is fine: heads need not split the width */
 	shape_header(&w, 3, "llama.attention.key_length", 16);
 	read_tiny(&w, &m, 0, NULL);
