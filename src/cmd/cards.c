@@ -25,11 +25,19 @@ static void usage(FILE *f)
 		"Rank the catalog's GPUs, and sets of up to --max-gpus identical cards, for a\n"
 		"workload: LLM inference (default), fine-tuning (--train) or image generation\n"
 		"(--image).  Each GPU is planned with the smallest number of cards that fits;\n"
-		"the list is sorted by speed per dollar, with the caveats a buyer must know.\n\n"
+		"the list is sorted by speed per dollar, with the caveats a buyer must know.\n"
+		"New prices: only cards on sale new, from the dated new-prices table; a card\n"
+		"that fits only with a change (8-bit KV cache, a lower quantization, partial\n"
+		"CPU offload; fp8 or text-encoder offload for images) is listed with the\n"
+		"change; when nothing fits the budget, the cheapest configuration that fits\n"
+		"is named with its price.  Prices older than 6 months are flagged; gpuwise\n"
+		"list gpus shows every price with its date and source.\n\n"
 		"Options:\n"
-		"  --budget USD        total price limit (cards without a known price are left out)\n"
-		"  --used              used prices (data/used-prices.tsv, else estimated from the\n"
-		"                      new price and age, and said so)\n"
+		"  --budget USD        total price limit: 1000, 1,000 or $1000\n"
+		"  --used              used prices (the used-prices table, dated and sourced;\n"
+		"                      a card without one gets an estimate from its launch\n"
+		"                      price and age, marked ~ and ranked last)\n"
+		"  --no-estimates      with --used: leave out the cards without a used price\n"
 		"  --vendor V          NVIDIA, AMD, Apple ...\n"
 		"  --max-gpus N        largest set of identical cards (default 4, at most 16)\n"
 		"  --json              machine-readable output (docs/json-cards.md)\n"
@@ -58,8 +66,41 @@ typedef struct cards_ctx {
 	plan_engine engine;
 } cards_ctx;
 
-static int eval_llm(cards_ctx *c, const gpu_spec *g, uint32_t n, cards_eval *out, gw_error *err)
+/* Weight formats from the most to the least precise, for "one step lower". */
+static const char *const gguf_ladder[] = {"q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k"};
+static const char *const hf_ladder[] = {"bf16", "fp8", "awq-int4"};
+
+/* The format `steps` below q on its ladder, or NULL. */
+static const char *quant_below(const char *q, unsigned steps)
 {
+	const char *const *lad = gguf_ladder;
+	size_t n = sizeof gguf_ladder / sizeof *gguf_ladder;
+	if (str_ieq(q, "f16") || str_ieq(q, "fp16") || str_ieq(q, "bf16") || str_ieq(q, "fp8") ||
+	    str_ieq(q, "awq-int4")) {
+		lad = hf_ladder;
+		n = sizeof hf_ladder / sizeof *hf_ladder;
+		if (str_ieq(q, "f16") || str_ieq(q, "fp16"))
+			q = "bf16";
+	}
+	for (size_t i = 0; i < n; i++)
+		if (str_ieq(lad[i], q))
+			return i + steps < n ? lad[i + steps] : NULL;
+	return NULL;
+}
+
+/*
+ * LLM remedy levels, in the order plan's advice weighs them: 0 as asked;
+ * 1 an 8-bit KV cache (llama.cpp/ollama, with flash attention); 2 the
+ * weights one format lower; 3 partial CPU offload at the asked format
+ * (not on unified memory: there is no separate RAM to offload to); 4 the
+ * weights two formats lower.
+ */
+static int eval_llm(cards_ctx *c, const gpu_spec *g, uint32_t n, unsigned level, cards_eval *out, gw_error *err)
+{
+	if (n > PLAN_MAX_GPUS)
+		return 0;
+	bool gguf = c->engine == PLAN_ENGINE_LLAMACPP || c->engine == PLAN_ENGINE_OLLAMA;
+	const char *asked = c->quant ? c->quant : gguf ? "q4_k_m" : "bf16";
 	plan_request rq;
 	plan_request_init(&rq);
 	rq.model = c->m;
@@ -70,25 +111,65 @@ static int eval_llm(cards_ctx *c, const gpu_spec *g, uint32_t n, cards_eval *out
 	rq.flash_attn = c->flash;
 	rq.engine = c->engine;
 	rq.skip_advice = true;
-	if (n > PLAN_MAX_GPUS)
+	bool offload_ok = false;
+	switch (level) {
+	case 0: break;
+	case 1:
+		if (!gguf || c->kv != PLAN_KV_F16)
+			return 0;
+		rq.kv_type = PLAN_KV_Q8_0;
+		rq.flash_attn = true;
+		snprintf(out->remedy, sizeof out->remedy, "8-bit KV cache: --kv-type q8_0 --flash-attn");
+		snprintf(out->remedy_set, sizeof out->remedy_set, "kv_type=q8_0 flash_attn=true");
+		break;
+	case 2:
+	case 4: {
+		const char *q = quant_below(asked, level == 2 ? 1 : 2);
+		if (!q)
+			return 0;
+		rq.quant = q;
+		snprintf(out->remedy, sizeof out->remedy, "lower-quality weights: --quant %s (asked %s)", q, asked);
+		snprintf(out->remedy_set, sizeof out->remedy_set, "quant=%s", q);
+		break;
+	}
+	case 3:
+		if (g->unified_memory || (c->engine != PLAN_ENGINE_LLAMACPP && c->engine != PLAN_ENGINE_OLLAMA &&
+					  c->engine != PLAN_ENGINE_TRANSFORMERS))
+			return 0;
+		offload_ok = true;
+		break;
+	default:
 		return 0;
+	}
 	for (uint32_t i = 0; i < n; i++)
 		plan_gpu_from_spec(&rq.gpus[i], g);
 	rq.n_gpus = n;
+	if (g->unified_memory) /* the one unified-memory rule (plan.h) */
+		rq.ram_bytes = plan_unified_host_bytes(g->vram_bytes) ? plan_unified_host_bytes(g->vram_bytes) : 1;
 	plan_result *res = xcalloc(1, sizeof *res);
 	int rc = plan_run(&rq, res, err);
 	if (!rc) {
-		out->fits = res->verdict == PLAN_FITS;
+		out->fits = res->verdict == PLAN_FITS || (offload_ok && res->verdict == PLAN_OFFLOAD && res->gpu_layers > 0);
 		out->has_speed = res->decode_tok_s > 0;
 		out->speed = res->decode_tok_s;
 		out->need_bytes = n ? res->vram_bytes / n : 0;
+		if (offload_ok && out->fits) {
+			char hb[32];
+			snprintf(out->remedy, sizeof out->remedy,
+				 "partial CPU offload: %u of %u layers on the GPU%s (-ngl %u), %s in host RAM, ~%.1f tok/s",
+				 res->gpu_layers, res->total_layers, n > 1 ? "s" : "", res->gpu_layers,
+				 fmt_bytes(hb, sizeof hb, res->host_bytes), res->decode_tok_s);
+			snprintf(out->remedy_set, sizeof out->remedy_set, "gpu_layers=%u", res->gpu_layers);
+		}
 	}
 	free(res);
 	return rc;
 }
 
-static int eval_train(cards_ctx *c, const gpu_spec *g, uint32_t n, cards_eval *out, gw_error *err)
+static int eval_train(cards_ctx *c, const gpu_spec *g, uint32_t n, unsigned level, cards_eval *out, gw_error *err)
 {
+	if (level)
+		return 0;
 	train_opts o = c->w.train;
 	o.gpus = n;
 	o.flash_attn = o.flash_attn || c->flash;
@@ -100,7 +181,7 @@ static int eval_train(cards_ctx *c, const gpu_spec *g, uint32_t n, cards_eval *o
 	int rc = train_memory(c->m, &o, &bd, &host, &t, err);
 	if (rc)
 		return rc;
-	out->fits = bd.total <= g->vram_bytes;
+	out->fits = bd.total <= (g->unified_memory ? plan_unified_gpu_bytes(g->vram_bytes) : g->vram_bytes);
 	out->need_bytes = bd.total;
 	double fpt = train_flops_per_token(c->m, &o);
 	out->has_speed = fpt > 0 && g->fp16_tflops > 0;
@@ -108,7 +189,12 @@ static int eval_train(cards_ctx *c, const gpu_spec *g, uint32_t n, cards_eval *o
 	return 0;
 }
 
-static int eval_image(cards_ctx *c, const gpu_spec *g, uint32_t n, cards_eval *out, gw_error *err)
+/*
+ * Image remedy levels (plan --image's advice): 0 as asked; 1 text
+ * encoders parked in host RAM; 2 fp8 weights; 3 both; 4 sequential
+ * offload.  Offload levels do not apply to unified memory.
+ */
+static int eval_image(cards_ctx *c, const gpu_spec *g, uint32_t n, unsigned level, cards_eval *out, gw_error *err)
 {
 	if (n > 1)
 		return 0; /* one pipeline does not split across cards */
@@ -117,10 +203,29 @@ static int eval_image(cards_ctx *c, const gpu_spec *g, uint32_t n, cards_eval *o
 	if (rc)
 		return rc;
 	image_opts o = c->w.image;
+	bool wide = str_ieq(o.quant, "fp16") || str_ieq(o.quant, "bf16") || str_ieq(o.quant, "fp32");
+	bool te = level == 1 || level == 3, fp8 = level == 2 || level == 3, seq = level == 4;
+	if (level > 4 || ((te || seq) && (g->unified_memory || o.offload != IMAGE_OFFLOAD_NONE)) || (fp8 && !wide))
+		return 0;
+	if (te)
+		o.offload = IMAGE_OFFLOAD_TEXT_ENCODERS;
+	if (seq)
+		o.offload = IMAGE_OFFLOAD_SEQUENTIAL;
+	if (fp8)
+		o.quant = "fp8";
+	if (level) {
+		snprintf(out->remedy, sizeof out->remedy, "%s%s%s", fp8 ? "fp8 weights (--quant fp8)" : "",
+			 fp8 && (te || seq) ? " + " : "",
+			 te ? "text encoders in host RAM (--offload text-encoders)"
+			    : seq ? "sequential offload (--offload sequential, slow)" : "");
+		snprintf(out->remedy_set, sizeof out->remedy_set, "%s%s%s", fp8 ? "quant=fp8" : "",
+			 fp8 && (te || seq) ? " " : "", te ? "offload=text-encoders" : seq ? "offload=sequential" : "");
+	}
 	o.gpu_tflops = g->fp16_tflops;
 	o.pcie_gen = g->pcie_gen;
 	image_plan p;
-	rc = image_plan_compute(&m, &o, g->vram_bytes, &p, err);
+	rc = image_plan_compute(&m, &o, g->unified_memory ? plan_unified_gpu_bytes(g->vram_bytes) : g->vram_bytes, &p,
+				err);
 	if (rc)
 		return rc;
 	out->fits = p.fits;
@@ -131,19 +236,37 @@ static int eval_image(cards_ctx *c, const gpu_spec *g, uint32_t n, cards_eval *o
 	return 0;
 }
 
-static int eval(void *ctx, const gpu_spec *g, uint32_t n, cards_eval *out, gw_error *err)
+static int eval(void *ctx, const gpu_spec *g, uint32_t n, unsigned level, cards_eval *out, gw_error *err)
 {
 	cards_ctx *c = ctx;
 	switch (c->w.kind) {
-	case WORKLOAD_TRAIN: return eval_train(c, g, n, out, err);
-	case WORKLOAD_IMAGE: return eval_image(c, g, n, out, err);
-	default: return eval_llm(c, g, n, out, err);
+	case WORKLOAD_TRAIN: return eval_train(c, g, n, level, out, err);
+	case WORKLOAD_IMAGE: return eval_image(c, g, n, level, out, err);
+	default: return eval_llm(c, g, n, level, out, err);
 	}
 }
 
 static const char *unit_of(workload_kind k)
 {
 	return k == WORKLOAD_TRAIN ? "train_tok_s" : k == WORKLOAD_IMAGE ? "images_per_min" : "decode_tok_s";
+}
+
+/* Month now, for the age of prices. */
+static void this_month(int *year, int *month)
+{
+	time_t now = time(NULL);
+	struct tm tmv;
+	gmtime_r(&now, &tmv);
+	*year = tmv.tm_year + 1900;
+	*month = tmv.tm_mon + 1;
+}
+
+static void fmt_speed(char *b, size_t n, const cards_row *r)
+{
+	if (r->eval.has_speed)
+		snprintf(b, n, r->eval.speed < 10 ? "%.2f" : "%.0f", r->eval.speed);
+	else
+		snprintf(b, n, "?");
 }
 
 static void print_text(const cards_ctx *c, const cards_opts *o, const cards_result *res)
@@ -157,10 +280,13 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 	const char *speed_hdr = c->w.kind == WORKLOAD_TRAIN ? "train tok/s" : c->w.kind == WORKLOAD_IMAGE ? "img/min" : "tok/s";
 	char per_hdr[48];
 	snprintf(per_hdr, sizeof per_hdr, "%s per 1000 USD", speed_hdr);
-	const char *hdr[] = {"#", "GPU", "cards", "VRAM", "needs/card", speed_hdr, "price USD", per_hdr, "power"};
-	table *t = table_new(9, hdr);
-	for (size_t i = 0; i < 9; i++)
-		table_set_align(t, i, i != 1);
+	const char *hdr[] = {"#", "GPU", "cards", "VRAM", "needs/card", speed_hdr, "price USD", "price date", per_hdr, "power"};
+	table *t = table_new(10, hdr);
+	for (size_t i = 0; i < 10; i++)
+		table_set_align(t, i, i != 1 && i != 7);
+	int yr, mo, stale = 0;
+	this_month(&yr, &mo);
+	bool any_est = false, any_remedy = false;
 	for (size_t i = 0; i < res->n_rows; i++) {
 		const cards_row *r = &res->rows[i];
 		char n[24], cnt[24], vram[32], need[32], sp[32], price[32], per[32], pw[16];
@@ -168,23 +294,28 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		snprintf(cnt, sizeof cnt, "%ux", r->count);
 		fmt_bytes(vram, sizeof vram, r->gpu->vram_bytes);
 		fmt_bytes(need, sizeof need, r->eval.need_bytes);
-		if (r->eval.has_speed)
-			snprintf(sp, sizeof sp, r->eval.speed < 10 ? "%.2f" : "%.0f", r->eval.speed);
-		else
-			snprintf(sp, sizeof sp, "?");
-		if (r->price_known)
-			snprintf(price, sizeof price, "%s%.0f", r->price_estimated ? "~" : "", r->price_usd);
-		else
-			snprintf(price, sizeof price, "?");
+		fmt_speed(sp, sizeof sp, r);
+		snprintf(price, sizeof price, "%s%.0f", r->price_estimated ? "~" : "", r->price_usd);
 		if (r->speed_per_kusd > 0)
 			snprintf(per, sizeof per, r->speed_per_kusd < 10 ? "%.2f" : "%.0f", r->speed_per_kusd);
 		else
 			snprintf(per, sizeof per, "?");
 		snprintf(pw, sizeof pw, "%u W", r->power_w);
-		table_add(t, n, r->gpu->name, cnt, vram, need, sp, price, per, pw);
+		any_est = any_est || r->price_estimated;
+		any_remedy = any_remedy || r->eval.remedy[0];
+		int age = price_age_months(r->quote.date, yr, mo);
+		stale += !r->price_estimated && age > PRICE_STALE_MONTHS;
+		table_add(t, n, r->gpu->name, cnt, vram, need, sp, price,
+			  r->price_estimated ? "estimate" : r->quote.date, per, pw);
 	}
 	table_print(t, stdout);
 	table_free(t);
+	if (any_remedy) {
+		printf("\nChanges applied so that it fits (as gpuwise plan would advise):\n");
+		for (size_t i = 0; i < res->n_rows; i++)
+			if (res->rows[i].eval.remedy[0])
+				printf("  %zu. %s: %s\n", i + 1, res->rows[i].gpu->id, res->rows[i].eval.remedy);
+	}
 	bool any = false;
 	for (size_t i = 0; i < res->n_rows; i++) {
 		const cards_row *r = &res->rows[i];
@@ -196,13 +327,28 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		for (size_t k = 0; k < r->n_caveats; k++)
 			printf("  %zu. %s%s%s: %s\n", i + 1, c_yellow(f), r->gpu->id, c_reset(f), r->caveats[k]);
 	}
-	for (size_t i = 0; i < res->n_rows; i++)
-		if (res->rows[i].price_estimated) {
-			printf("\n~ used price estimated from the new price and the card's age (no used-price row)\n");
-			break;
-		}
-	printf("\n%zu GPUs considered: %zu listed, %zu do not fit with %u cards, %zu over budget, %zu without a price\n",
-	       res->n_considered, res->n_rows, res->n_no_fit, o->max_gpus, res->n_over_budget, res->n_no_price);
+	if (!res->n_rows && res->has_cheapest_over) {
+		const cards_row *r = &res->cheapest_over;
+		char sp[32];
+		fmt_speed(sp, sizeof sp, r);
+		printf("%sNothing fits within %.0f USD.%s The cheapest configuration that fits: %ux %s for %.0f USD "
+		       "(%s prices of %s), %s %s%s%s\n",
+		       c_bold(f), o->budget_usd, c_reset(f), r->count, r->gpu->name, r->price_usd, o->used ? "used" : "new",
+		       r->quote.date, sp, c->w.kind == WORKLOAD_TRAIN ? "train tok/s" : c->w.kind == WORKLOAD_IMAGE ? "images/min" : "tok/s",
+		       r->eval.remedy[0] ? ", with " : "", r->eval.remedy);
+	}
+	if (any_est)
+		printf("\n~ estimate, not a price: no used price is on record for this card, so it is taken as 75%%/55%%/35%% "
+		       "of the launch price by age [assumption]; ranked after every priced card (--no-estimates drops them)\n");
+	if (stale)
+		printf("\n%swarning:%s %d of these prices are more than %d months old; check a current listing before "
+		       "buying (or update data/%s with --data-dir)\n",
+		       c_yellow(f), c_reset(f), stale, PRICE_STALE_MONTHS, o->used ? "used-prices.tsv" : "new-prices.tsv");
+	printf("\n%zu GPUs considered: %zu listed, %zu do not fit with %u cards, %zu over budget, %zu %s\n",
+	       res->n_considered, res->n_rows, res->n_no_fit, o->max_gpus, res->n_over_budget, res->n_no_price,
+	       o->used ? "without a used price" : "not on sale new (try --used)");
+	printf("Prices: median of the dated rows of data/%s (gpuwise list gpus shows them).\n",
+	       o->used ? "used-prices.tsv" : "new-prices.tsv");
 	if (c->w.kind == WORKLOAD_LLM)
 		printf("Speed: single-stream decode tokens/s as gpuwise plan predicts it (see its notes).\n");
 	else if (c->w.kind == WORKLOAD_TRAIN)
@@ -211,37 +357,79 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		printf("Speed: compute-bound images per minute (see gpuwise plan MODEL --image for the assumptions).\n");
 }
 
+/* option=value pairs ("quant=q3_k_m kv_type=q8_0") as a JSON object of strings/numbers. */
+static json_t *set_json(const char *pairs)
+{
+	json_t *o = json_object();
+	char *copy = xstrdup(pairs);
+	for (char *tok = strtok(copy, " "); tok; tok = strtok(NULL, " ")) {
+		char *eq = strchr(tok, '=');
+		if (!eq)
+			continue;
+		*eq = 0;
+		long long v;
+		if (!parse_int(eq + 1, 0, 1000000, &v))
+			json_object_set_new(o, tok, json_integer(v));
+		else if (!strcmp(eq + 1, "true"))
+			json_object_set_new(o, tok, json_true());
+		else
+			json_object_set_new(o, tok, json_string(eq + 1));
+	}
+	free(copy);
+	return o;
+}
+
+static json_t *row_json(const cards_row *r, int yr, int mo)
+{
+	json_t *x = json_object();
+	json_object_set_new(x, "gpu", json_string(r->gpu->id));
+	json_object_set_new(x, "name", json_string(r->gpu->name));
+	json_object_set_new(x, "vendor", json_string(r->gpu->vendor));
+	json_object_set_new(x, "count", json_integer(r->count));
+	json_object_set_new(x, "vram_bytes", json_integer((json_int_t)r->gpu->vram_bytes));
+	json_object_set_new(x, "need_bytes", json_integer((json_int_t)r->eval.need_bytes));
+	json_object_set_new(x, "speed", r->eval.has_speed ? jreal_round(r->eval.speed, 2) : json_null());
+	json_object_set_new(x, "price_usd", r->price_known ? jreal_round(r->price_usd, 2) : json_null());
+	json_object_set_new(x, "price_estimated", json_boolean(r->price_estimated));
+	json_object_set_new(x, "price_date", jstr_or_null(r->quote.date[0] ? r->quote.date : NULL));
+	int age = price_age_months(r->quote.date, yr, mo);
+	json_object_set_new(x, "price_age_months", age >= 0 && !r->price_estimated ? json_integer(age) : json_null());
+	json_object_set_new(x, "price_source", jstr_or_null(r->quote.source));
+	json_object_set_new(x, "price_rows", json_integer((json_int_t)r->quote.n_rows));
+	json_object_set_new(x, "speed_per_1000_usd", r->speed_per_kusd > 0 ? jreal_round(r->speed_per_kusd, 3) : json_null());
+	json_object_set_new(x, "power_w", r->power_w ? json_integer(r->power_w) : json_null());
+	json_object_set_new(x, "remedy", jstr_or_null(r->eval.remedy[0] ? r->eval.remedy : NULL));
+	json_object_set_new(x, "set", set_json(r->eval.remedy_set));
+	json_t *cv = json_array();
+	for (size_t k = 0; k < r->n_caveats; k++)
+		json_array_append_new(cv, json_string(r->caveats[k]));
+	json_object_set_new(x, "caveats", cv);
+	return x;
+}
+
 static void print_json(const cards_ctx *c, const cards_opts *o, const cards_result *res)
 {
+	int yr, mo;
+	this_month(&yr, &mo);
 	json_t *j = json_object();
 	json_object_set_new(j, "model", json_string(c->model_name));
 	json_object_set_new(j, "workload", json_string(c->w.kind == WORKLOAD_TRAIN ? "train" : c->w.kind == WORKLOAD_IMAGE ? "image" : "inference"));
 	json_object_set_new(j, "speed_unit", json_string(unit_of(c->w.kind)));
 	json_object_set_new(j, "used", json_boolean(o->used));
+	json_object_set_new(j, "estimates", json_boolean(o->used && o->estimates));
 	json_object_set_new(j, "budget_usd", o->budget_usd > 0 ? json_real(o->budget_usd) : json_null());
 	json_object_set_new(j, "max_gpus", json_integer(o->max_gpus));
 	json_t *rows = json_array();
+	int stale = 0;
 	for (size_t i = 0; i < res->n_rows; i++) {
-		const cards_row *r = &res->rows[i];
-		json_t *x = json_object();
-		json_object_set_new(x, "gpu", json_string(r->gpu->id));
-		json_object_set_new(x, "name", json_string(r->gpu->name));
-		json_object_set_new(x, "vendor", json_string(r->gpu->vendor));
-		json_object_set_new(x, "count", json_integer(r->count));
-		json_object_set_new(x, "vram_bytes", json_integer((json_int_t)r->gpu->vram_bytes));
-		json_object_set_new(x, "need_bytes", json_integer((json_int_t)r->eval.need_bytes));
-		json_object_set_new(x, "speed", r->eval.has_speed ? jreal_round(r->eval.speed, 2) : json_null());
-		json_object_set_new(x, "price_usd", r->price_known ? jreal_round(r->price_usd, 2) : json_null());
-		json_object_set_new(x, "price_estimated", json_boolean(r->price_estimated));
-		json_object_set_new(x, "speed_per_1000_usd", r->speed_per_kusd > 0 ? jreal_round(r->speed_per_kusd, 3) : json_null());
-		json_object_set_new(x, "power_w", r->power_w ? json_integer(r->power_w) : json_null());
-		json_t *cv = json_array();
-		for (size_t k = 0; k < r->n_caveats; k++)
-			json_array_append_new(cv, json_string(r->caveats[k]));
-		json_object_set_new(x, "caveats", cv);
-		json_array_append_new(rows, x);
+		json_array_append_new(rows, row_json(&res->rows[i], yr, mo));
+		stale += !res->rows[i].price_estimated &&
+			 price_age_months(res->rows[i].quote.date, yr, mo) > PRICE_STALE_MONTHS;
 	}
 	json_object_set_new(j, "rows", rows);
+	json_object_set_new(j, "cheapest_over_budget",
+			    res->has_cheapest_over ? row_json(&res->cheapest_over, yr, mo) : json_null());
+	json_object_set_new(j, "stale_prices", json_integer(stale));
 	json_object_set_new(j, "considered", json_integer((json_int_t)res->n_considered));
 	json_object_set_new(j, "no_fit", json_integer((json_int_t)res->n_no_fit));
 	json_object_set_new(j, "over_budget", json_integer((json_int_t)res->n_over_budget));
@@ -255,6 +443,7 @@ enum {
 	OPT_NOT_GPU, /* plan's --gpu and --vram: getopt would take --gpu for --gpus */
 	OPT_NOT_VRAM,
 	OPT_USED,
+	OPT_NO_ESTIMATES,
 	OPT_VENDOR,
 	OPT_MAX_GPUS,
 	OPT_JSON,
@@ -280,6 +469,7 @@ static const struct option own_options[] = {
 	{"gpu", required_argument, NULL, OPT_NOT_GPU},
 	{"vram", required_argument, NULL, OPT_NOT_VRAM},
 	{"used", no_argument, NULL, OPT_USED},
+	{"no-estimates", no_argument, NULL, OPT_NO_ESTIMATES},
 	{"vendor", required_argument, NULL, OPT_VENDOR},
 	{"max-gpus", required_argument, NULL, OPT_MAX_GPUS},
 	{"json", no_argument, NULL, OPT_JSON},
@@ -322,7 +512,7 @@ int cmd_cards(int argc, char **argv)
 	workload_init(&c.w);
 	c.kv = PLAN_KV_F16;
 	c.engine = PLAN_ENGINE_LLAMACPP;
-	cards_opts o = {.max_gpus = 4};
+	cards_opts o = {.max_gpus = 4, .estimates = true};
 	model_numbers nums;
 	memset(&nums, 0, sizeof nums);
 	bool json = false, quant_given = false, batch_given = false;
@@ -340,12 +530,13 @@ int cmd_cards(int argc, char **argv)
 		int rc = 0;
 		switch (ch) {
 		case OPT_BUDGET:
-			if (parse_double(optarg, &d) || !(d > 0) || d > 1e9)
+			if (!(rc = parse_usd_opt("cards", "--budget", optarg, 1e9, &d)) && !(d > 0))
 				rc = usage_error("cards", "invalid --budget '%s' (US dollars above 0)", optarg);
-			else
+			else if (!rc)
 				o.budget_usd = d;
 			break;
 		case OPT_USED: o.used = true; break;
+		case OPT_NO_ESTIMATES: o.estimates = false; break;
 		case OPT_NOT_GPU:
 		case OPT_NOT_VRAM:
 			rc = usage_error("cards", "%s is not a cards option: cards ranks every GPU of the catalog "
@@ -371,8 +562,7 @@ int cmd_cards(int argc, char **argv)
 			quant_given = true;
 			break;
 		case OPT_CTX:
-			if (!(rc = u32_opt("--ctx", optarg, &u)))
-				c.ctx = u;
+			rc = parse_ctx_opt("cards", "--ctx", optarg, &c.ctx);
 			break;
 		case OPT_BATCH:
 			if (!(rc = u32_opt("--batch", optarg, &u))) {
@@ -482,14 +672,25 @@ int cmd_cards(int argc, char **argv)
 		}
 		loaded = true;
 		c.m = &m;
+		bool gguf = c.engine == PLAN_ENGINE_LLAMACPP || c.engine == PLAN_ENGINE_OLLAMA;
+		if (c.quant) {
+			c.quant = quant_resolve("cards", c.quant, gguf);
+			plan_weights w;
+			gw_error qe;
+			if (plan_weights_get(&m, c.quant, &w, &qe)) {
+				char names[1024];
+				quant_names(names, sizeof names);
+				usage_error("cards", "unknown quantization '%s' (valid: %s; gpuwise list quants)", c.quant, names);
+				goto out;
+			}
+			plan_weights_release(&w);
+		}
 		if (m.name)
 			c.model_name = m.name;
 		c.w.train.flash_attn = c.w.train.flash_attn || c.flash;
 	}
-	time_t now = time(NULL);
-	struct tm tmv;
-	gmtime_r(&now, &tmv);
-	o.year = tmv.tm_year + 1900;
+	int month;
+	this_month(&o.year, &month);
 	cards_result res;
 	gw_error err = {0};
 	int rc = cards_rank(&o, eval, &c, &res, &err);

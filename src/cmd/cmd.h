@@ -5,6 +5,9 @@
 #ifndef GW_CMD_H
 #define GW_CMD_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "util/util.h"
 
 int cmd_plan(int argc, char **argv);
@@ -15,8 +18,45 @@ int cmd_doctor(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+/* the shared-server queue (issue 11) */
+int cmd_daemon(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+int cmd_queue(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+int cmd_hold(int argc, char **argv);
+int cmd_release(int argc, char **argv);
+int cmd_quota(int argc, char **argv);
+/* cluster12: trace simulator and exports to Slurm / Kubernetes */
+int cmd_sim(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+/* `gpuwise quota export k8s|slurm ...` (argv[0] is "export"), also `gpuwise export quota ...` */
+int cmd_quota_export(int argc, char **argv);
+/* Give a batch script to `sbatch --parsable`: 0 and the job id, or -1 and a message (for submit --backend slurm). */
+int export_sbatch_submit(const char *script, char *id, size_t n_id, char *err, size_t n_err);
 
 /* Print a usage error and return GW_EXIT_USAGE ("try 'gpuwise CMD --help'"). */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Input as people type it; each prints the usage error itself and returns
+ * GW_EXIT_USAGE, or 0.  Dollars: "1000", "1,000", "$1000", "1000 USD".
+ * Sizes need a unit (8G = 8 GiB, 8GB = 8e9 bytes): a bare "8" is refused
+ * with the unit forms, never read as bytes.  Context: "8192", "32k",
+ * "128K" (k = 1024 tokens).
+ */
+int parse_usd_opt(const char *cmd, const char *opt, const char *arg, double max, double *out);
+int parse_size_opt(const char *cmd, const char *opt, const char *arg, uint64_t *out);
+int parse_ctx_opt(const char *cmd, const char *opt, const char *arg, uint64_t *out);
+/*
+ * A weight-format shorthand (q4, int4, 4bit, 8bit, fp8, half ...) as the
+ * named format it stands for (GGUF engines: q4_k_m, q8_0; vllm and
+ * transformers: awq-int4, int8), saying so on stderr; other names as given.
+ */
+const char *quant_resolve(const char *cmd, const char *q, bool gguf_engine);
+/* The weight formats a user may name (recipes and formats), comma-separated. */
+void quant_names(char *buf, size_t n);
 
 #endif

@@ -1,10 +1,14 @@
 /*
  * common.c: helpers shared by the commands.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <strings.h>
 
 #include "cmd/cmd.h"
+#include "kb/kb.h"
 
 int usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -15,4 +19,122 @@ int usage_error(const char *cmd, const char *fmt, ...)
 	fprintf(stderr, "\ntry 'gpuwise %s --help'\n", cmd);
 	va_end(ap);
 	return GW_EXIT_USAGE;
+}
+
+/* ---- input as people type it ------------------------------------------ */
+
+int parse_usd_opt(const char *cmd, const char *opt, const char *arg, double max, double *out)
+{
+	char buf[64];
+	size_t n = 0;
+	const char *s = arg;
+	if (*s == '$')
+		s++;
+	/* "1,000" and "1,000,000": commas only between groups of three digits */
+	for (const char *p = s; *p && n < sizeof buf - 1; p++) {
+		if (*p == ',') {
+			if (p == s || !isdigit((unsigned char)p[-1]) || strspn(p + 1, "0123456789") < 3 ||
+			    (p[4] && p[4] != ',' && p[4] != '.'))
+				goto bad;
+			continue;
+		}
+		buf[n++] = *p;
+	}
+	buf[n] = 0;
+	if (n >= 3 && strcasecmp(buf + n - 3, "usd") == 0)
+		buf[n - 3] = 0;
+	double v;
+	if (!*buf || parse_double(buf, &v) || !(v >= 0) || v > max)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	return usage_error(cmd, "invalid %s '%s' (US dollars, e.g. 1000, 1,000 or $1000)", opt, arg);
+}
+
+int parse_size_opt(const char *cmd, const char *opt, const char *arg, uint64_t *out)
+{
+	uint64_t b;
+	if (*arg && strspn(arg, "0123456789. ") == strlen(arg))
+		return usage_error(cmd, "%s '%s' has no unit: write %sG (GiB), %sGB (10^9 bytes) or %sM (MiB)", opt,
+				   arg, arg, arg, arg);
+	if (parse_size(arg, &b) || b == 0)
+		return usage_error(cmd, "invalid %s '%s' (a size with a unit: 8G, 8GiB, 8GB, 512M)", opt, arg);
+	*out = b;
+	return 0;
+}
+
+int parse_ctx_opt(const char *cmd, const char *opt, const char *arg, uint64_t *out)
+{
+	char buf[32];
+	size_t len = strlen(arg);
+	double mult = 1;
+	if (len == 0 || len >= sizeof buf)
+		goto bad;
+	memcpy(buf, arg, len + 1);
+	if (buf[len - 1] == 'k' || buf[len - 1] == 'K') {
+		mult = 1024; /* 128k context = 131072 tokens, as llama.cpp and model cards count */
+		buf[--len] = 0;
+	} else if (buf[len - 1] == 'm' || buf[len - 1] == 'M') {
+		mult = 1048576;
+		buf[--len] = 0;
+	}
+	double v;
+	if (!len || strspn(buf, "0123456789.") != len || parse_double(buf, &v) || !(v > 0))
+		goto bad;
+	v *= mult;
+	if (v < 1 || v > 100000000 || v != (double)(uint64_t)v)
+		goto bad;
+	*out = (uint64_t)v;
+	return 0;
+bad:
+	return usage_error(cmd, "invalid %s '%s' (tokens: 8192, 32k or 128K; k = 1024)", opt, arg);
+}
+
+/* Shorthands people type for a weight format, per engine family. */
+static const struct {
+	const char *in[6];
+	const char *gguf, *hf, *what;
+} quant_aliases[] = {
+	{{"q4", "int4", "4bit", "4-bit", "4", NULL}, "q4_k_m", "awq-int4", "4-bit"},
+	{{"q8", "int8", "8bit", "8-bit", "8", NULL}, "q8_0", "int8", "8-bit"},
+	{{"q5", "5bit", "5-bit", NULL}, "q5_k_m", "q5_k_m", "5-bit"},
+	{{"q6", "6bit", "6-bit", NULL}, "q6_k", "q6_k", "6-bit"},
+	{{"q3", "3bit", "3-bit", NULL}, "q3_k_m", "q3_k_m", "3-bit"},
+	{{"q2", "2bit", "2-bit", NULL}, "q2_k", "q2_k", "2-bit"},
+	{{"fp8", "float8", "e4m3", "8bit-float", NULL}, "fp8", "fp8", "8-bit float"},
+	{{"fp16", "half", "float16", "16bit", "16-bit", NULL}, "f16", "fp16", "16-bit float"},
+};
+
+const char *quant_resolve(const char *cmd, const char *q, bool gguf_engine)
+{
+	for (size_t i = 0; i < sizeof quant_aliases / sizeof *quant_aliases; i++)
+		for (size_t k = 0; k < 6 && quant_aliases[i].in[k]; k++)
+			if (strcasecmp(q, quant_aliases[i].in[k]) == 0) {
+				const char *to = gguf_engine ? quant_aliases[i].gguf : quant_aliases[i].hf;
+				if (strcasecmp(to, q) != 0)
+					fprintf(stderr, "gpuwise: %s: --quant '%s' read as %s (%s%s); give the exact name to "
+							"choose another (gpuwise list quants)\n",
+						cmd, q, to, quant_aliases[i].what,
+						gguf_engine ? ", llama.cpp's usual pick" : "");
+				return to;
+			}
+	return q;
+}
+
+void quant_names(char *buf, size_t n)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < kb_quant_count() && len + 1 < n; i++) {
+		const quant_spec *q = kb_quant_at(i);
+		if (q->kind == QK_GGUF_TYPE)
+			continue; /* the recipes and formats are what people choose */
+		int w = snprintf(buf + len, n - len, "%s%s", len ? ", " : "", q->id);
+		if (w < 0 || (size_t)w >= n - len)
+			break;
+		len += (size_t)w;
+	}
+	if (len + 16 < n)
+		snprintf(buf + len, n - len, ", f16, bf16, f32");
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd/cmd.h"
 #include "cmd/workload.h"
@@ -18,6 +19,7 @@
 #include "kb/kb.h"
 #include "model/model.h"
 #include "plan/plan.h"
+#include "plan/prices.h"
 #include "util/json.h"
 
 enum {
@@ -71,7 +73,27 @@ typedef struct plan_cli {
 	bool help;
 	bool engine_set, fa_set;
 	workload wl;            /* --train / --image (cmd/workload.c) */
+	/* planning on this machine */
+	bool on_machine;
+	hw_proc *procs;         /* other processes holding memory on the chosen GPUs */
+	size_t *proc_gpu;       /* index into rq.gpus of each */
+	size_t n_procs;
+	bool ram_from_machine;  /* rq.ram_bytes from /proc/meminfo */
+	uint64_t ram_total, ram_avail, ram_headroom;
+	bool unified_host;      /* rq.ram_bytes is the rest of unified memory */
 } plan_cli;
+
+/*
+ * Headroom left to the rest of the machine when host RAM is read from
+ * /proc/meminfo: 1 GiB for the engine's own process (runtime, tokenizer,
+ * buffers outside the model) and the larger of 1 GiB and 5% of the RAM for
+ * the OS and the desktop [assumption].
+ */
+static uint64_t ram_headroom(uint64_t total)
+{
+	uint64_t os = total / 20 > GiB ? total / 20 : GiB;
+	return GiB + os;
+}
 
 static void usage(FILE *f)
 {
@@ -86,19 +108,27 @@ static void usage(FILE *f)
 		"MODEL is a catalog name or alias (llama3.1:8b, meta-llama/Llama-3.1-8B), a GGUF\n"
 		"file, a safetensors file or directory, or a config.json.\n\n"
 		"Hardware:\n"
-		"  --gpu ID[,ID...]   catalog GPUs (rtx-4090, 4060-laptop, h100-sxm); NxID repeats;\n"
-		"                     default: this machine's GPUs with their free memory\n"
-		"  --vram SIZE        a GPU with SIZE of memory (8G); with --gpu: memory per GPU\n"
-		"  --ram SIZE         host RAM for offloaded layers (checked when given)\n"
+		"  --gpu ID[,ID...]   catalog GPUs (rtx-4090, 4060-laptop, h100-sxm; gpuwise list\n"
+		"                     gpus); NxID repeats; default: this machine's GPUs with their\n"
+		"                     free memory, naming the processes that hold the rest; with\n"
+		"                     no GPU at all: the memory needed and the smallest cards\n"
+		"  --vram SIZE        a GPU with SIZE of memory; with --gpu: memory per GPU.\n"
+		"                     Sizes need a unit: 8G or 8GiB (GiB), 8GB (10^9 bytes), 512M\n"
+		"  --ram SIZE         host RAM for offloaded layers (default on this machine:\n"
+		"                     MemAvailable of /proc/meminfo less headroom for the OS\n"
+		"                     and the engine)\n"
 		"  --ram-bw GBS       host memory bandwidth in GB/s (default 51.2, DDR4-3200 x2)\n"
 		"Model:\n"
-		"  --quant Q          q4_k_m, q8_0, f16, q3_k_m ... (GGUF); bf16, fp8, awq-int4, nf4\n"
+		"  --quant Q          q4_k_m, q8_0, f16, q3_k_m ... (GGUF); bf16, fp8, awq-int4, nf4;\n"
+		"                     q4/int4/4bit, q8/int8/8bit, half are read as a named format\n"
+		"                     (said on stderr); gpuwise list quants shows them all\n"
 		"                     (default: a GGUF file's own type; else q4_k_m, bf16 for\n"
 		"                     vllm/transformers)\n"
 		"  --params N --layers N --hidden N --heads N --kv-heads N --head-dim N --ffn N\n"
 		"  --vocab N          describe a model by numbers, or override a catalog entry\n"
 		"Run:\n"
-		"  --ctx N            context tokens (default 4096 or the trained context if less;\n"
+		"  --ctx N            context tokens, 8192 or 32k/128K (k = 1024) (default 4096\n"
+		"                     or the trained context if less;\n"
 		"                     vllm: the trained context)\n"
 		"  --batch N          physical batch (llama.cpp -ub, default 512)\n"
 		"  --parallel N       parallel sequences (ollama num_parallel, llama.cpp -np)\n"
@@ -114,8 +144,9 @@ static void usage(FILE *f)
 		"Output:\n"
 		"  --json             one JSON object (schema: docs/json-plan.md)\n"
 		"  --help             this text\n\n"
-		"Exit status: 0 fits on the GPUs, 3 fits only with layers offloaded to host RAM,\n"
-		"4 does not fit, 1 runtime error (unreadable model file), 2 usage error.\n");
+		"Exit status: 0 fits on the GPUs (or no GPU: the need), 3 fits only with layers\n"
+		"offloaded to host RAM, 4 does not fit, 1 runtime error (unreadable model file),\n"
+		"2 usage error.\n");
 	fprintf(f, "\n%s\nWith --train or --image: exit 0 fits (or no GPU given), 4 does not fit;\n"
 		   "JSON schema: docs/json-plan-workloads.md.\n", workload_help);
 }
@@ -167,13 +198,9 @@ static int opt_hw(plan_cli *c, int opt, const char *arg)
 		c->gpu_arg = arg;
 		return 1;
 	case OPT_VRAM:
-		if (parse_size(arg, &c->vram) || c->vram == 0)
-			return usage_error("plan", "invalid --vram '%s' (e.g. 8G, 24GiB)", arg);
-		return 1;
+		return parse_size_opt("plan", "--vram", arg, &c->vram) ? 2 : 1;
 	case OPT_RAM:
-		if (parse_size(arg, &c->rq.ram_bytes) || c->rq.ram_bytes == 0)
-			return usage_error("plan", "invalid --ram '%s' (e.g. 16G)", arg);
-		return 1;
+		return parse_size_opt("plan", "--ram", arg, &c->rq.ram_bytes) ? 2 : 1;
 	case OPT_RAM_BW:
 		if (parse_double(arg, &d) || !(d > 0 && d < 100000))
 			return usage_error("plan", "invalid --ram-bw '%s' (GB/s, e.g. 60)", arg);
@@ -191,10 +218,7 @@ static int opt_run(plan_cli *c, int opt, const char *arg)
 	double d;
 	switch (opt) {
 	case OPT_CTX:
-		if (parse_u32("--ctx", arg, 1, 100000000, &v))
-			return 2;
-		c->rq.ctx = v;
-		return 1;
+		return parse_ctx_opt("plan", "--ctx", arg, &c->rq.ctx) ? 2 : 1;
 	case OPT_BATCH:
 		return parse_u32("--batch", arg, 1, 1048576, &c->rq.batch) ? 2 : 1;
 	case OPT_PARALLEL:
@@ -316,7 +340,7 @@ static int parse_opts(plan_cli *c, int argc, char **argv, const struct option *o
 static int machine_gpus(plan_cli *c, bool required)
 {
 	plan_request *rq = &c->rq;
-	hw_opts o = {.no_procs = true};
+	hw_opts o = {.no_procs = false};
 	hw_snapshot snap;
 	gw_error err = {0};
 	if (hw_snapshot_take(&o, &snap, &err) == 0) {
@@ -334,6 +358,16 @@ static int machine_gpus(plan_cli *c, bool required)
 			g->vram_bytes = (uint64_t)h->mem_total_bytes.v;
 			if (HW_VALID(h->mem_free_bytes) && h->mem_free_bytes.v > 0)
 				g->free_bytes = (uint64_t)h->mem_free_bytes.v;
+			c->on_machine = true;
+			for (size_t k = 0; k < h->n_procs; k++) {
+				const hw_proc *p = &h->procs[k];
+				if (!HW_VALID(p->used_mem_bytes) || p->used_mem_bytes.v <= 0)
+					continue;
+				c->procs = xrealloc(c->procs, (c->n_procs + 1) * sizeof *c->procs);
+				c->proc_gpu = xrealloc(c->proc_gpu, (c->n_procs + 1) * sizeof *c->proc_gpu);
+				c->procs[c->n_procs] = *p;
+				c->proc_gpu[c->n_procs++] = rq->n_gpus - 1;
+			}
 		}
 		hw_snapshot_release(&snap);
 	}
@@ -379,9 +413,10 @@ static int resolve_gpus(plan_cli *c)
 			if (!s) {
 				const gpu_spec *sug = kb_gpu_suggest(p);
 				if (sug)
-					rc = usage_error("plan", "unknown GPU '%s' (did you mean '%s'?)", p, sug->id);
+					rc = usage_error("plan", "unknown GPU '%s' (did you mean '%s'? gpuwise list gpus shows the "
+								 "catalog)", p, sug->id);
 				else
-					rc = usage_error("plan", "unknown GPU '%s' (see 'gpuwise cards' or data/gpus.tsv)", p);
+					rc = usage_error("plan", "unknown GPU '%s' (gpuwise list gpus shows the catalog)", p);
 				break;
 			}
 			for (long long k = 0; k < count; k++) {
@@ -408,7 +443,7 @@ static int resolve_gpus(plan_cli *c)
 		g->vram_bytes = c->vram;
 		return 0;
 	}
-	return machine_gpus(c, true);
+	return machine_gpus(c, false); /* none: plan_need() answers with the need */
 }
 
 /* ---- text output ------------------------------------------------------------ */
@@ -613,6 +648,18 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 		json_object_set_new(a, "action", json_string(r->advice[i].action));
 		json_object_set_new(a, "effect", json_string(r->advice[i].effect));
 		json_object_set_new(a, "verdict", json_string(plan_verdict_name(r->advice[i].verdict)));
+		json_t *set = json_object();
+		for (size_t k = 0; k < r->advice[i].n_set; k++) {
+			const plan_advice_set *x = &r->advice[i].set[k];
+			json_object_set_new(set, x->key, x->type == PLAN_SET_STR    ? json_string(x->str)
+							 : x->type == PLAN_SET_BOOL ? json_boolean(x->num)
+										    : json_integer((json_int_t)x->num));
+		}
+		json_object_set_new(a, "set", set);
+		json_object_set_new(a, "vram_bytes", jbytes(r->advice[i].vram_bytes));
+		json_object_set_new(a, "gpu_layers", json_integer(r->advice[i].gpu_layers));
+		json_object_set_new(a, "decode_tok_s", r->advice[i].decode_tok_s > 0 ? jreal_round(r->advice[i].decode_tok_s, 2)
+										     : json_null());
 		json_array_append_new(adv, a);
 	}
 	json_object_set_new(o, "advice", adv);
@@ -623,6 +670,198 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	return o;
 }
 
+/* ---- this machine: other processes, host RAM ------------------------------ */
+static void machine_text(const plan_cli *c, const plan_result *r, const plan_result *wo, FILE *f)
+{
+	char b1[32], b2[32], b3[32], b4[32];
+	if (c->ram_from_machine)
+		fprintf(f, "\nhost RAM: %s total, %s available (/proc/meminfo); %s usable after %s of headroom for the OS "
+			   "and the engine's own process%s\n",
+			gib(b1, sizeof b1, c->ram_total), gib(b2, sizeof b2, c->ram_avail),
+			gib(b3, sizeof b3, c->rq.ram_bytes > 1 ? c->rq.ram_bytes : 0),
+			gib(b4, sizeof b4, c->ram_headroom),
+			r->host_bytes > 0 ? (r->ram_ok ? "" : ": not enough for the part in host RAM") : "");
+	if (c->unified_host)
+		fprintf(f, "\nunified memory: the GPU may use 75%% of %s; offloaded layers stay in the same memory, so "
+			   "the CPU side has only the rest less the OS's share (%s)\n",
+			gib(b1, sizeof b1, c->rq.gpus[0].vram_bytes), gib(b2, sizeof b2, c->rq.ram_bytes > 1 ? c->rq.ram_bytes : 0));
+	if (!c->n_procs)
+		return;
+	fprintf(f, "\nother processes hold memory on %s:\n", c->rq.n_gpus > 1 ? "these GPUs" : "this GPU");
+	for (size_t i = 0; i < c->n_procs; i++) {
+		const hw_proc *p = &c->procs[i];
+		fprintf(f, "  GPU %zu  PID %u  %-10s %9s  %s\n", c->proc_gpu[i], p->pid, p->user[0] ? p->user : "?",
+			gib(b1, sizeof b1, (uint64_t)p->used_mem_bytes.v), p->command[0] ? p->command : "?");
+	}
+	if (!wo)
+		return;
+	fprintf(f, "without them: %s", plan_verdict_name(wo->verdict));
+	if (wo->verdict == PLAN_FITS)
+		fprintf(f, ", all %u layers on the GPU%s, %s", wo->total_layers, wo->n_devices > 1 ? "s" : "",
+			gib(b1, sizeof b1, wo->vram_bytes));
+	else if (wo->verdict == PLAN_OFFLOAD)
+		fprintf(f, ", %u of %u layers on the GPU%s", wo->gpu_layers, wo->total_layers, wo->n_devices > 1 ? "s" : "");
+	if (wo->decode_tok_s > 0)
+		fprintf(f, ", ~%.1f tok/s", wo->decode_tok_s);
+	fprintf(f, " (now: %s%s)\n", plan_verdict_name(r->verdict),
+		wo->verdict != r->verdict ? "; ask their owners, or wait for them to finish" : "");
+}
+
+static void machine_json(const plan_cli *c, const plan_result *wo, json_t *o)
+{
+	json_t *host = json_object_get(o, "host");
+	if (host) {
+		json_object_set_new(host, "ram_total_bytes", jint_or_null(c->ram_from_machine, (long long)c->ram_total));
+		json_object_set_new(host, "ram_available_bytes", jint_or_null(c->ram_from_machine, (long long)c->ram_avail));
+		json_object_set_new(host, "ram_headroom_bytes", jint_or_null(c->ram_from_machine, (long long)c->ram_headroom));
+		json_object_set_new(host, "ram_from", json_string(c->ram_from_machine ? "/proc/meminfo"
+								  : c->unified_host ? "unified-memory"
+								  : c->rq.ram_bytes ? "--ram" : "unknown"));
+	}
+	json_t *arr = json_array();
+	for (size_t i = 0; i < c->n_procs; i++) {
+		const hw_proc *p = &c->procs[i];
+		json_t *x = json_object();
+		json_object_set_new(x, "gpu", json_integer((json_int_t)c->proc_gpu[i]));
+		json_object_set_new(x, "pid", json_integer(p->pid));
+		json_object_set_new(x, "user", jstr_or_null(p->user[0] ? p->user : NULL));
+		json_object_set_new(x, "command", jstr_or_null(p->command[0] ? p->command : NULL));
+		json_object_set_new(x, "used_bytes", json_integer((json_int_t)p->used_mem_bytes.v));
+		json_array_append_new(arr, x);
+	}
+	json_object_set_new(o, "gpu_processes", arr);
+	if (wo) {
+		json_t *x = json_object();
+		json_object_set_new(x, "verdict", json_string(plan_verdict_name(wo->verdict)));
+		json_object_set_new(x, "gpu_layers", json_integer(wo->gpu_layers));
+		json_object_set_new(x, "vram_bytes", jbytes(wo->vram_bytes));
+		json_object_set_new(x, "decode_tok_s", wo->decode_tok_s > 0 ? jreal_round(wo->decode_tok_s, 2) : json_null());
+		json_object_set_new(o, "without_processes", x);
+	} else {
+		json_object_set_new(o, "without_processes", json_null());
+	}
+}
+
+/* ---- no GPU at hand: the need and the smallest common cards -------------- */
+#define NEED_CARDS 3
+
+typedef struct need_card {
+	const gpu_spec *g;
+	double tok_s;
+} need_card;
+
+/*
+ * No --gpu, no --vram and no GPU on this machine: plan on one GPU with room
+ * to spare to get the need at this context, then the smallest catalog cards
+ * (desktop cards with a new or used price: the ones people buy) that hold
+ * it all.  Exit 0: the question "how much does it need" has an answer.
+ */
+static int plan_need(plan_cli *c, const model_desc *m)
+{
+	plan_request rq = c->rq;
+	rq.n_gpus = 1;
+	memset(&rq.gpus[0], 0, sizeof rq.gpus[0]);
+	snprintf(rq.gpus[0].name, sizeof rq.gpus[0].name, "any GPU");
+	rq.gpus[0].vram_bytes = (uint64_t)1 << 42; /* 4 TiB: never the limit */
+	rq.skip_advice = true;
+	plan_result *r = xcalloc(1, sizeof *r);
+	gw_error err = {0};
+	if (plan_run(&rq, r, &err)) {
+		gw_errorf("cannot plan '%s': %s", c->model ? c->model : "model", err.msg);
+		free(r);
+		return err.code == GW_EINVAL || err.code == GW_ERANGE ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
+	}
+	need_card cards[NEED_CARDS];
+	size_t n = 0;
+	time_t now = time(NULL);
+	struct tm tmv;
+	gmtime_r(&now, &tmv);
+	for (size_t i = 0; i < kb_gpu_count(); i++) {
+		const gpu_spec *g = kb_gpu_at(i);
+		price_quote nq, uq;
+		if (g->laptop || g->vram_bytes < r->vram_bytes ||
+		    price_quote_get(g, false, false, tmv.tm_year + 1900, &nq, NULL) ||
+		    price_quote_get(g, true, false, tmv.tm_year + 1900, &uq, NULL) || (!nq.known && !uq.known))
+			continue;
+		plan_request one = c->rq;
+		one.n_gpus = 1;
+		plan_gpu_from_spec(&one.gpus[0], g);
+		one.skip_advice = true;
+		plan_result *x = xcalloc(1, sizeof *x);
+		bool fits = !plan_run(&one, x, NULL) && x->verdict == PLAN_FITS;
+		double tok_s = x->decode_tok_s;
+		free(x);
+		if (!fits)
+			continue;
+		/* keep the NEED_CARDS smallest, faster first on equal memory */
+		size_t k = n < NEED_CARDS ? n++ : NEED_CARDS;
+		if (k == NEED_CARDS) {
+			const gpu_spec *w = cards[NEED_CARDS - 1].g;
+			if (g->vram_bytes > w->vram_bytes || (g->vram_bytes == w->vram_bytes && tok_s <= cards[NEED_CARDS - 1].tok_s))
+				continue;
+			k = NEED_CARDS - 1;
+		}
+		while (k > 0 && (cards[k - 1].g->vram_bytes > g->vram_bytes ||
+				 (cards[k - 1].g->vram_bytes == g->vram_bytes && cards[k - 1].tok_s < tok_s))) {
+			cards[k] = cards[k - 1];
+			k--;
+		}
+		cards[k] = (need_card){g, tok_s};
+	}
+	char b[5][32];
+	if (c->json) {
+		json_t *o = json_object();
+		json_object_set_new(o, "model", json_string(m->name ? m->name : "model"));
+		json_object_set_new(o, "engine", json_string(plan_engine_name(r->engine)));
+		json_object_set_new(o, "quant", json_string(r->quant));
+		json_object_set_new(o, "ctx", json_integer((json_int_t)r->ctx));
+		json_object_set_new(o, "gpu", json_null());
+		json_t *need = json_object();
+		json_object_set_new(need, "weights_bytes", jbytes(r->weights_bytes));
+		json_object_set_new(need, "kv_cache_bytes", jbytes(r->kv_cache_bytes));
+		json_object_set_new(need, "compute_bytes", jbytes(r->compute_bytes));
+		json_object_set_new(need, "overhead_bytes", jbytes(r->overhead_bytes));
+		json_object_set_new(need, "total_bytes", jbytes(r->vram_bytes));
+		json_object_set_new(o, "need", need);
+		json_t *arr = json_array();
+		for (size_t i = 0; i < n; i++) {
+			json_t *x = json_object();
+			json_object_set_new(x, "gpu", json_string(cards[i].g->id));
+			json_object_set_new(x, "name", json_string(cards[i].g->name));
+			json_object_set_new(x, "vram_bytes", jbytes(cards[i].g->vram_bytes));
+			json_object_set_new(x, "decode_tok_s", cards[i].tok_s > 0 ? jreal_round(cards[i].tok_s, 2) : json_null());
+			json_array_append_new(arr, x);
+		}
+		json_object_set_new(o, "smallest_cards", arr);
+		json_print(o, stdout);
+		json_decref(o);
+	} else {
+		FILE *f = stdout;
+		fprintf(f, "%s%s%s %s, context %llu (%s): needs %s%s%s of GPU memory\n", c_bold(f),
+			m->name ? m->name : "model", c_reset(f), r->quant, (unsigned long long)r->ctx,
+			plan_engine_name(r->engine), c_bold(f), gib(b[0], sizeof b[0], r->vram_bytes), c_reset(f));
+		fprintf(f, "  weights %s, KV cache %s, compute %s, runtime overhead %s\n", gib(b[1], sizeof b[1], r->weights_bytes),
+			gib(b[2], sizeof b[2], r->kv_cache_bytes), gib(b[3], sizeof b[3], r->compute_bytes),
+			gib(b[4], sizeof b[4], r->overhead_bytes));
+		fprintf(f, "\nNo GPU given and none found on this machine.");
+		if (n) {
+			fprintf(f, " The smallest common cards that hold it all:\n");
+			for (size_t i = 0; i < n; i++) {
+				fprintf(f, "  %-28s %s", cards[i].g->name, gib(b[0], sizeof b[0], cards[i].g->vram_bytes));
+				if (cards[i].tok_s > 0)
+					fprintf(f, ", ~%.0f tok/s", cards[i].tok_s);
+				fputc('\n', f);
+			}
+		} else {
+			fprintf(f, " No single common card holds it: see gpuwise cards MODEL for sets of cards.\n");
+		}
+		fprintf(f, "For the full plan on a card: --gpu ID (gpuwise list gpus) or --vram SIZE; to rank them by price: "
+			   "gpuwise cards.\n");
+	}
+	free(r);
+	return GW_EXIT_OK;
+}
+
 /* ---- fine-tuning and image generation (plan/train, plan/image) ------------ */
 static int plan_train(plan_cli *c, const model_desc *m)
 {
@@ -630,6 +869,8 @@ static int plan_train(plan_cli *c, const model_desc *m)
 	for (size_t i = 0; i < c->rq.n_gpus; i++) {
 		/* this machine's GPUs count with what is free on them now */
 		uint64_t v = c->rq.gpus[i].free_bytes ? c->rq.gpus[i].free_bytes : c->rq.gpus[i].vram_bytes;
+		if (c->rq.gpus[i].unified_memory && !c->rq.gpus[i].free_bytes)
+			v = plan_unified_gpu_bytes(v); /* the same rule as for LLMs */
 		if (!vram || v < vram)
 			vram = v;
 	}
@@ -648,28 +889,29 @@ static int plan_image(plan_cli *c)
 	if (c->rq.quant)
 		c->wl.image.quant = c->rq.quant;
 	const plan_gpu *g = c->rq.n_gpus ? &c->rq.gpus[0] : NULL;
-	return workload_plan_image(&c->wl, c->model, g ? (g->free_bytes ? g->free_bytes : g->vram_bytes) : 0,
+	uint64_t vram = g ? (g->free_bytes ? g->free_bytes : g->vram_bytes) : 0;
+	if (g && g->unified_memory && !g->free_bytes)
+		vram = plan_unified_gpu_bytes(vram); /* the same rule as for LLMs */
+	return workload_plan_image(&c->wl, c->model, vram,
 				   g ? g->name : NULL,
 				   g ? g->fp16_tflops : 0, g && g->spec ? g->spec->pcie_gen : 0, c->json);
 }
 
-int cmd_plan(int argc, char **argv)
+static int plan_main(plan_cli *c, int argc, char **argv)
 {
-	plan_cli c;
-	memset(&c, 0, sizeof c);
-	plan_request_init(&c.rq);
-	workload_init(&c.wl);
-	int rc = parse_args(&c, argc, argv);
+	plan_request_init(&c->rq);
+	workload_init(&c->wl);
+	int rc = parse_args(c, argc, argv);
 	if (rc)
 		return rc;
-	if (c.help) {
+	if (c->help) {
 		usage(stdout);
 		return GW_EXIT_OK;
 	}
-	if ((rc = workload_check(&c.wl, "plan")))
+	if ((rc = workload_check(&c->wl, "plan")))
 		return rc;
-	bool numbers = c.nums.layers || c.nums.hidden || c.nums.params;
-	if (!c.model && !numbers)
+	bool numbers = c->nums.layers || c->nums.hidden || c->nums.params;
+	if (!c->model && !numbers)
 		return usage_error("plan", "name a model (a catalog name, a GGUF/safetensors file, a config.json) "
 					   "or describe one with --layers --hidden --heads ...");
 	gw_error err = {0};
@@ -677,55 +919,81 @@ int cmd_plan(int argc, char **argv)
 		gw_errorf("%s", err.msg);
 		return GW_EXIT_RUNTIME;
 	}
-	if (c.wl.kind != WORKLOAD_LLM && !c.gpu_arg && !c.vram)
-		machine_gpus(&c, false); /* fine-tuning and images plan without a GPU too (no verdict) */
-	else if ((rc = resolve_gpus(&c)))
+	if (c->wl.kind != WORKLOAD_LLM && !c->gpu_arg && !c->vram)
+		machine_gpus(c, false); /* fine-tuning and images plan without a GPU too (no verdict) */
+	else if ((rc = resolve_gpus(c)))
 		return rc;
-	if (c.wl.kind == WORKLOAD_IMAGE)
-		return plan_image(&c);
+	if (c->on_machine && !c->rq.ram_bytes) {
+		gw_error merr = {0};
+		if (hw_meminfo(&c->ram_total, &c->ram_avail, &merr) == 0) {
+			c->ram_headroom = ram_headroom(c->ram_total);
+			c->ram_from_machine = true;
+			/* 1 byte, not 0: 0 means "not checked" to the planner */
+			c->rq.ram_bytes = c->ram_avail > c->ram_headroom ? c->ram_avail - c->ram_headroom : 1;
+		}
+	}
+	if (c->wl.kind == WORKLOAD_IMAGE) {
+		return plan_image(c);
+	}
 
 	model_desc m;
-	if (model_load(c.model, &c.nums, &m, &err)) {
+	if (model_load(c->model, &c->nums, &m, &err)) {
 		gw_errorf("%s", err.msg);
-		if (!c.model && err.code == GW_EINVAL) /* incomplete --layers/--hidden/... */
+		if (!c->model && err.code == GW_EINVAL) /* incomplete --layers/--hidden/... */
 			return GW_EXIT_USAGE;
-		return err.code == GW_ENOTFOUND && c.model && !strchr(c.model, '/') ? GW_EXIT_USAGE
+		return err.code == GW_ENOTFOUND && c->model && !strchr(c->model, '/') ? GW_EXIT_USAGE
 										    : GW_EXIT_RUNTIME;
 	}
-	c.rq.model = &m;
-	if (c.wl.kind == WORKLOAD_TRAIN) {
-		rc = plan_train(&c, &m);
+	c->rq.model = &m;
+	if (c->wl.kind == WORKLOAD_TRAIN) {
+		rc = plan_train(c, &m);
 		model_release(&m);
 		return rc;
 	}
-	if (c.rq.quant && c.rq.engine != PLAN_ENGINE_VLLM && c.rq.engine != PLAN_ENGINE_TRANSFORMERS) {
+	if (c->rq.quant)
+		c->rq.quant = quant_resolve("plan", c->rq.quant,
+					   c->rq.engine != PLAN_ENGINE_VLLM && c->rq.engine != PLAN_ENGINE_TRANSFORMERS);
+	if (c->rq.quant) {
 		plan_weights w;
 		gw_error qe;
-		if (plan_weights_get(&m, c.rq.quant, &w, &qe)) {
+		if (plan_weights_get(&m, c->rq.quant, &w, &qe)) {
 			model_release(&m);
-			return usage_error("plan", "%s", qe.msg);
+			char names[1024];
+			quant_names(names, sizeof names);
+			return usage_error("plan", "%s (valid: %s; gpuwise list quants)", qe.msg, names);
 		}
 		plan_weights_release(&w);
 	}
-	if (!c.rq.quant && (c.rq.engine == PLAN_ENGINE_VLLM || c.rq.engine == PLAN_ENGINE_TRANSFORMERS) &&
+	if (!c->rq.quant && (c->rq.engine == PLAN_ENGINE_VLLM || c->rq.engine == PLAN_ENGINE_TRANSFORMERS) &&
 	    !m.has_tensors)
-		c.rq.quant = "bf16";
-	bool quant_kv = c.rq.kv_type != PLAN_KV_F16 && c.rq.kv_type != PLAN_KV_F32 &&
-			c.rq.kv_type != PLAN_KV_BF16;
+		c->rq.quant = "bf16";
+	bool quant_kv = c->rq.kv_type != PLAN_KV_F16 && c->rq.kv_type != PLAN_KV_F32 &&
+			c->rq.kv_type != PLAN_KV_BF16;
 	bool fa_forced = false;
-	bool gguf_engine = c.rq.engine == PLAN_ENGINE_LLAMACPP || c.rq.engine == PLAN_ENGINE_OLLAMA;
-	if (quant_kv && c.rq.flash_attn == PLAN_FA_OFF && gguf_engine) {
+	bool gguf_engine = c->rq.engine == PLAN_ENGINE_LLAMACPP || c->rq.engine == PLAN_ENGINE_OLLAMA;
+	if (quant_kv && c->rq.flash_attn == PLAN_FA_OFF && gguf_engine) {
 		model_release(&m);
 		return usage_error("plan", "a quantized KV cache (--kv-type %s) needs flash attention; drop "
-					   "--flash-attn off", plan_kv_type_name(c.rq.kv_type));
+					   "--flash-attn off", plan_kv_type_name(c->rq.kv_type));
 	}
-	if (quant_kv && c.rq.flash_attn == PLAN_FA_AUTO && gguf_engine) {
-		c.rq.flash_attn = PLAN_FA_ON; /* llama.cpp refuses a quantized V cache without -fa */
+	if (quant_kv && c->rq.flash_attn == PLAN_FA_AUTO && gguf_engine) {
+		c->rq.flash_attn = PLAN_FA_ON; /* llama.cpp refuses a quantized V cache without -fa */
 		fa_forced = true;
 	}
+	if (c->rq.n_gpus && c->rq.gpus[0].unified_memory && !c->ram_from_machine && !c->rq.ram_bytes) {
+		/* offloading on unified memory frees nothing: the CPU side is what the GPU cannot wire */
+		uint64_t h = plan_unified_host_bytes(c->rq.gpus[0].vram_bytes);
+		c->rq.ram_bytes = h ? h : 1;
+		c->unified_host = true;
+	}
+	if (c->rq.n_gpus == 0) {
+		rc = plan_need(c, &m);
+		model_release(&m);
+		return rc;
+	}
 	plan_result *r = xmalloc(sizeof *r);
-	if (plan_run(&c.rq, r, &err)) {
-		gw_errorf("cannot plan '%s': %s", c.model ? c.model : m.name ? m.name : "model", err.msg);
+	if (plan_run(&c->rq, r, &err)) {
+		gw_errorf("cannot plan '%s': %s", c->model ? c->model : m.name ? m.name : "model", err.msg);
 		free(r);
 		model_release(&m);
 		return err.code == GW_EINVAL || err.code == GW_ERANGE ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
@@ -733,15 +1001,41 @@ int cmd_plan(int argc, char **argv)
 	if (fa_forced && r->n_notes < PLAN_MAX_NOTES)
 		snprintf(r->notes[r->n_notes++], sizeof r->notes[0],
 			 "a quantized KV cache needs flash attention (-fa); planned with it on");
-	if (c.json) {
-		json_t *j = plan_json(&c, &m, r);
+	/* other processes hold memory on this machine's GPUs: the plan without them too */
+	plan_result *wo = NULL;
+	if (c->on_machine && c->n_procs) {
+		plan_request t = c->rq;
+		for (size_t i = 0; i < t.n_gpus; i++)
+			t.gpus[i].free_bytes = 0;
+		t.skip_advice = true;
+		wo = xcalloc(1, sizeof *wo);
+		if (plan_run(&t, wo, NULL)) {
+			free(wo);
+			wo = NULL;
+		}
+	}
+	if (c->json) {
+		json_t *j = plan_json(c, &m, r);
+		machine_json(c, wo, j);
 		json_print(j, stdout);
 		json_decref(j);
 	} else {
-		print_text(&c, &m, r, stdout);
+		print_text(c, &m, r, stdout);
+		machine_text(c, r, wo, stdout);
 	}
+	free(wo);
 	rc = r->verdict == PLAN_FITS ? GW_EXIT_OK : r->verdict == PLAN_OFFLOAD ? GW_EXIT_VERDICT3 : GW_EXIT_VERDICT4;
 	free(r);
 	model_release(&m);
+	return rc;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	plan_cli c;
+	memset(&c, 0, sizeof c);
+	int rc = plan_main(&c, argc, argv);
+	free(c.procs);
+	free(c.proc_gpu);
 	return rc;
 }

@@ -708,8 +708,8 @@ int cmd_run(int argc, char **argv)
 			o.oom_halve_arg = optarg;
 			break;
 		case OPT_MEM_LIMIT:
-			if (parse_size(optarg, &o.mem_limit_bytes) || o.mem_limit_bytes == 0)
-				return usage_error("run", "--mem-limit needs a size like 20G, not '%s'", optarg);
+			if ((rc = parse_size_opt("run", "--mem-limit", optarg, &o.mem_limit_bytes)))
+				return rc;
 			break;
 		case OPT_ON_LEAK:
 			if (parse_action(optarg, false, true, &o.on_leak))

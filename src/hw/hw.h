@@ -177,6 +177,8 @@ int hw_snapshot_take(const hw_opts *o, hw_snapshot *out, gw_error *err);
 
 /* Decode throttle bits to words ("thermal slowdown, power cap"). */
 const char *hw_throttle_words(uint64_t bits, char *buf, size_t n);
+/* Host memory from /proc/meminfo (root-prefixed): MemTotal and MemAvailable in bytes. */
+int hw_meminfo(uint64_t *total_bytes, uint64_t *available_bytes, gw_error *err);
 const char *hw_vendor_name(hw_vendor v);
 const char *hw_status_name(hw_status s);
 

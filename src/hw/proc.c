@@ -7,6 +7,7 @@
  */
 #include <ctype.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -213,4 +214,35 @@ void proc_cache_sweep(proc_cache *c)
 			c->e[k++] = c->e[i];
 		}
 	c->n = k;
+}
+
+/*
+ * MemTotal and MemAvailable of /proc/meminfo (under the root prefix), in
+ * bytes.  0, or GW_ENOENT / GW_EFORMAT with err set.
+ */
+int hw_meminfo(uint64_t *total_bytes, uint64_t *available_bytes, gw_error *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc = gw_read_file("/proc/meminfo", true, 1 << 20, &text, &len, err);
+	if (rc)
+		return rc;
+	long long total = -1, avail = -1;
+	for (char *line = text; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		long long v;
+		if (sscanf(line, "MemTotal: %lld kB", &v) == 1)
+			total = v;
+		else if (sscanf(line, "MemAvailable: %lld kB", &v) == 1)
+			avail = v;
+		line = nl ? nl + 1 : NULL;
+	}
+	free(text);
+	if (total <= 0 || avail < 0)
+		return gw_fail(err, GW_EFORMAT, "cannot read MemTotal and MemAvailable in /proc/meminfo");
+	*total_bytes = (uint64_t)total * 1024;
+	*available_bytes = (uint64_t)avail * 1024;
+	return 0;
 }

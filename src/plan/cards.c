@@ -7,41 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A used price from data/used-prices.tsv, or an estimate from the new price
- * and the card's age: 75% under two years, 55% at two to three, 35% from
- * four [assumption; the RTX 3090 row (600 of 1499 USD at six years, 40%)
- * and the RTX 3060 row (225 of 329, 68% at five years) bracket it]. */
-bool cards_price(const gpu_spec *g, bool used, int year, double *usd, bool *estimated)
-{
-	*estimated = false;
-	*usd = 0;
-	if (!used) {
-		*usd = g->price_usd;
-		return g->price_usd > 0;
-	}
-	if (g->used_price_usd > 0) {
-		*usd = g->used_price_usd;
-		return true;
-	}
-	const kb_table *t = kb_get_table("used-prices", NULL);
-	if (t) {
-		long cg = kb_col(t, "gpu"), cu = kb_col(t, "usd");
-		for (size_t i = 0; i < t->nrows; i++) {
-			double v;
-			if (kb_gpu_find(kb_cell(t, i, cg)) == g && !parse_double(kb_cell(t, i, cu), &v) && v > 0) {
-				*usd = v;
-				return true;
-			}
-		}
-	}
-	if (!(g->price_usd > 0) || g->year <= 0)
-		return false;
-	int age = year - g->year;
-	*usd = g->price_usd * (age < 2 ? 0.75 : age < 4 ? 0.55 : 0.35);
-	*estimated = true;
-	return true;
-}
-
 static void caveat(cards_row *r, const char *text)
 {
 	if (r->n_caveats < CARDS_MAX_CAVEATS)
@@ -61,13 +26,15 @@ static void caveats_for(cards_row *r)
 			caveat(r, "AMD: ROCm instead of CUDA; many CUDA-only tools and kernels do not run");
 		else if (str_ieq(g->vendor, "Apple"))
 			caveat(r, "Apple: Metal/MPS, no CUDA; unified memory shared with the system");
-		else
+		else if (!str_ieq(g->vendor, "Intel"))
 			caveat(r, "not an NVIDIA GPU: no CUDA");
 	} else if (g->cc_major >= 0 && (g->cc_major < 7 || (g->cc_major == 7 && g->cc_minor < 5))) {
 		caveat(r, "compute capability below 7.5: CUDA 13 and PyTorch 2.11's cu128/cu130 wheels no longer build for it");
 	}
 	if (g->cc_major >= 0 && g->cc_major < 5)
 		caveat(r, "compute capability below 5.0: no current CUDA or PyTorch release supports it");
+	if (str_ieq(g->vendor, "Intel"))
+		caveat(r, "Intel: oneAPI/SYCL or Vulkan instead of CUDA; fewer engines support it");
 	if (g->laptop)
 		caveat(r, "laptop part: speed depends on the laptop's power limit (TGP)");
 	if (r->count > 1)
@@ -77,6 +44,8 @@ static void caveats_for(cards_row *r)
 static int cmp_rows(const void *a, const void *b)
 {
 	const cards_row *x = a, *y = b;
+	if (x->price_estimated != y->price_estimated)
+		return x->price_estimated ? 1 : -1;
 	if (x->speed_per_kusd != y->speed_per_kusd)
 		return x->speed_per_kusd < y->speed_per_kusd ? 1 : -1;
 	if (x->eval.speed != y->eval.speed)
@@ -84,6 +53,33 @@ static int cmp_rows(const void *a, const void *b)
 	if (x->price_usd != y->price_usd)
 		return x->price_usd > y->price_usd ? 1 : -1;
 	return strcmp(x->gpu->id, y->gpu->id);
+}
+
+/*
+ * The first configuration of g that fits, trying remedy levels in order
+ * and, within a level, 1..top cards; with a budget only counts up to
+ * max_n (what the budget buys).  Returns 0 and *found.
+ */
+static int first_fit(cards_eval_fn fn, void *ctx, const gpu_spec *g, uint32_t min_n, uint32_t max_n,
+		     cards_row *row, bool *found, gw_error *err)
+{
+	*found = false;
+	for (unsigned level = 0; level < CARDS_MAX_LEVELS; level++) {
+		for (uint32_t n = min_n; n <= max_n; n++) {
+			cards_eval ev;
+			memset(&ev, 0, sizeof ev);
+			int rc = fn(ctx, g, n, level, &ev, err);
+			if (rc)
+				return rc;
+			if (ev.fits) {
+				row->count = n;
+				row->eval = ev;
+				*found = true;
+				return 0;
+			}
+		}
+	}
+	return 0;
 }
 
 int cards_rank(const cards_opts *o, cards_eval_fn fn, void *ctx, cards_result *res, gw_error *err)
@@ -98,39 +94,55 @@ int cards_rank(const cards_opts *o, cards_eval_fn fn, void *ctx, cards_result *r
 		if (o->vendor && *o->vendor && !str_ieq(o->vendor, g->vendor))
 			continue;
 		res->n_considered++;
-		cards_row row = {.gpu = g};
-		bool fit = false;
+		cards_row row;
+		memset(&row, 0, sizeof row);
+		row.gpu = g;
+		int rc = price_quote_get(g, o->used, o->estimates, o->year, &row.quote, err);
+		if (rc)
+			return rc;
+		row.price_known = row.quote.known;
+		row.price_estimated = row.quote.estimated;
+		if (!row.price_known) { /* new: not on sale; used: no used price */
+			res->n_no_price++;
+			continue;
+		}
 		/* Apple and other unified-memory parts do not come in sets */
 		uint32_t top = g->unified_memory ? 1 : max;
-		for (uint32_t n = 1; n <= top && !fit; n++) {
-			cards_eval ev = {0};
-			int rc = fn(ctx, g, n, &ev, err);
-			if (rc)
+		uint32_t affordable = top;
+		if (o->budget_usd > 0) {
+			double k = o->budget_usd / row.quote.usd;
+			affordable = k < 1 ? 0 : k >= top ? top : (uint32_t)k;
+		}
+		bool fit = false;
+		if (affordable && (rc = first_fit(fn, ctx, g, 1, affordable, &row, &fit, err)))
+			return rc;
+		if (!fit && affordable < top) {
+			/* over budget: what it would take, for "the cheapest that fits" */
+			bool over = false;
+			cards_row o_row = row;
+			if ((rc = first_fit(fn, ctx, g, affordable + 1, top, &o_row, &over, err)))
 				return rc;
-			if (ev.fits) {
-				fit = true;
-				row.count = n;
-				row.eval = ev;
+			if (over) {
+				res->n_over_budget++;
+				o_row.price_usd = o_row.quote.usd * o_row.count;
+				o_row.power_w = (uint32_t)(g->tdp_w > 0 ? g->tdp_w : 0) * o_row.count;
+				if (o_row.eval.has_speed && o_row.price_usd > 0)
+					o_row.speed_per_kusd = o_row.eval.speed / (o_row.price_usd / 1000);
+				caveats_for(&o_row);
+				if (!o_row.price_estimated &&
+				    (!res->has_cheapest_over || o_row.price_usd < res->cheapest_over.price_usd)) {
+					res->cheapest_over = o_row;
+					res->has_cheapest_over = true;
+				}
+				continue;
 			}
 		}
 		if (!fit) {
 			res->n_no_fit++;
 			continue;
 		}
-		double one;
-		bool est;
-		row.price_known = cards_price(g, o->used, o->year, &one, &est);
-		row.price_estimated = est;
-		row.price_usd = one * row.count;
-		if (!row.price_known && o->budget_usd > 0) {
-			res->n_no_price++;
-			continue;
-		}
-		if (o->budget_usd > 0 && row.price_usd > o->budget_usd) {
-			res->n_over_budget++;
-			continue;
-		}
-		if (row.price_known && row.eval.has_speed && row.price_usd > 0)
+		row.price_usd = row.quote.usd * row.count;
+		if (row.eval.has_speed && row.price_usd > 0)
 			row.speed_per_kusd = row.eval.speed / (row.price_usd / 1000);
 		row.power_w = (uint32_t)(g->tdp_w > 0 ? g->tdp_w : 0) * row.count;
 		caveats_for(&row);
@@ -138,7 +150,8 @@ int cards_rank(const cards_opts *o, cards_eval_fn fn, void *ctx, cards_result *r
 		res->rows[res->n_rows++] = row;
 	}
 	if (o->vendor && *o->vendor && !res->n_considered)
-		return gw_fail(err, GW_EINVAL, "no GPU of vendor '%s' in the catalog (e.g. NVIDIA, AMD, Apple)", o->vendor);
+		return gw_fail(err, GW_EINVAL, "no GPU of vendor '%s' in the catalog (e.g. NVIDIA, AMD, Intel, Apple)",
+			       o->vendor);
 	if (res->n_rows)
 		qsort(res->rows, res->n_rows, sizeof *res->rows, cmp_rows);
 	return 0;

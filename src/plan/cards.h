@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "kb/kb.h"
+#include "plan/prices.h"
 #include "util/util.h"
 
 /* What the workload does on n copies of a GPU. */
@@ -19,15 +20,27 @@ typedef struct cards_eval {
 	bool has_speed;
 	double speed;           /* higher is better, in the caller's unit */
 	uint64_t need_bytes;    /* memory needed per GPU */
+	char remedy[160];       /* "" as asked; else the change that made it fit
+				   ("--quant q3_k_m", "partial offload: -ngl 30") */
+	char remedy_set[96];    /* the same as option=value pairs for JSON ("quant=q3_k_m") */
 } cards_eval;
 
-typedef int (*cards_eval_fn)(void *ctx, const gpu_spec *g, uint32_t n, cards_eval *out, gw_error *err);
+/*
+ * Evaluate the workload on n copies of g at remedy level `level`: 0 as
+ * asked, 1.. the evaluator's remedies from the least to the most costly
+ * (out->fits false when a level does not apply).  CARDS_MAX_LEVELS bounds
+ * the levels tried.
+ */
+#define CARDS_MAX_LEVELS 6
+typedef int (*cards_eval_fn)(void *ctx, const gpu_spec *g, uint32_t n, unsigned level, cards_eval *out,
+			     gw_error *err);
 
 typedef struct cards_opts {
 	double budget_usd;      /* 0: no budget */
 	bool used;              /* used prices */
 	const char *vendor;     /* NULL: all */
 	uint32_t max_gpus;      /* 1..16 */
+	bool estimates;         /* used: estimate a price for cards without a used row */
 	int year;               /* this year, for used-price estimates */
 } cards_opts;
 
@@ -38,8 +51,9 @@ typedef struct cards_row {
 	uint32_t count;
 	cards_eval eval;
 	bool price_known;
-	bool price_estimated;    /* used price estimated from new price and age */
+	bool price_estimated;    /* used price estimated from launch price and age */
 	double price_usd;        /* for all count cards */
+	price_quote quote;       /* the price of one card, with its date and source */
 	double speed_per_kusd;   /* speed per 1000 USD; 0 when price or speed unknown */
 	uint32_t power_w;        /* all cards at TDP */
 	const char *caveats[CARDS_MAX_CAVEATS]; /* static strings or kb-owned */
@@ -51,15 +65,17 @@ typedef struct cards_result {
 	size_t n_rows;
 	size_t n_considered;     /* GPUs looked at (after the vendor filter) */
 	size_t n_over_budget, n_no_price, n_no_fit;
+	bool has_cheapest_over;  /* nothing or something over budget: the cheapest that fits */
+	cards_row cheapest_over; /* the cheapest priced row over the budget */
 } cards_result;
-
-/* The price of one card (new or used); false when unknown. */
-bool cards_price(const gpu_spec *g, bool used, int year, double *usd, bool *estimated);
 
 /*
  * For every catalog GPU (vendor filter), the smallest count up to max_gpus
- * that fits; kept when within the budget (an unknown price is dropped when
- * there is a budget).  Sorted by speed per dollar, then speed, then price.
+ * that fits (the evaluator may apply a remedy and say which); kept when it
+ * has a price (new: the new-prices table; used: the used-prices table, or
+ * an estimate when o->estimates) within the budget.  Sorted by speed per
+ * dollar, then speed, then price; estimated prices after all others.
+ * res->cheapest_over is the cheapest fitting configuration over budget.
  */
 int cards_rank(const cards_opts *o, cards_eval_fn fn, void *ctx, cards_result *res, gw_error *err);
 void cards_result_release(cards_result *res);

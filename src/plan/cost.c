@@ -133,13 +133,18 @@ int cost_cloud_quote(const gpu_spec *g, cost_quote *q, gw_error *err)
 		return gw_fail(err, GW_EFORMAT, "table 'cloud-prices': needs columns gpu, usd_per_hour, tier");
 	if (quote_for(t, g, q))
 		return 0;
-	/* Same class: the cheapest rentable GPU at least as large and as fast. */
+	/*
+	 * Same class: memory from g's to twice it and bandwidth within a
+	 * factor 1.5 of g's, so a 6 GB card is not compared with a 24 GB one
+	 * [assumption: the band is ours]; the cheapest such rate.
+	 */
 	bool found = false;
 	cost_quote best = {0};
 	for (size_t i = 0; i < kb_gpu_count(); i++) {
 		const gpu_spec *c = kb_gpu_at(i);
 		cost_quote cq;
-		if (c == g || c->vram_bytes < g->vram_bytes || c->fp16_tflops < g->fp16_tflops)
+		if (c == g || c->vram_bytes < g->vram_bytes || c->vram_bytes > 2 * g->vram_bytes ||
+		    c->bandwidth_gbs < g->bandwidth_gbs / 1.5 || c->bandwidth_gbs > g->bandwidth_gbs * 1.5)
 			continue;
 		if (!quote_for(t, c, &cq))
 			continue;
@@ -149,8 +154,42 @@ int cost_cloud_quote(const gpu_spec *g, cost_quote *q, gw_error *err)
 		}
 	}
 	if (!found)
-		return gw_fail(err, GW_ENOTFOUND, "no cloud price for '%s' or a GPU of its class; give --cloud-rate", g->id);
+		return gw_fail(err, GW_ENOTFOUND, "no GPU of the class of '%s' (its memory to twice it, bandwidth "
+						  "within 1.5x) is rented in the cloud-prices table", g->id);
 	best.substitute = true;
 	*q = best;
 	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+bool cost_resale(const gpu_spec *g, double years, int year, double *usd, double *ratio, size_t *n_cards)
+{
+	if (!(g->price_usd > 0) || g->year <= 0)
+		return false;
+	double end_age = (year - g->year) + years;
+	double *r = xcalloc(kb_gpu_count() + 1, sizeof *r);
+	size_t n = 0;
+	for (size_t i = 0; i < kb_gpu_count(); i++) {
+		const gpu_spec *c = kb_gpu_at(i);
+		price_quote q;
+		if (!(c->price_usd > 0) || c->year <= 0 || fabs((year - c->year) - end_age) > 1.0)
+			continue;
+		if (price_quote_get(c, true, false, year, &q, NULL) || !q.known)
+			continue;
+		r[n++] = q.usd / c->price_usd;
+	}
+	bool ok = n >= 2;
+	if (ok) {
+		qsort(r, n, sizeof *r, cmp_double);
+		*ratio = n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
+		*usd = g->price_usd * *ratio;
+		*n_cards = n;
+	}
+	free(r);
+	return ok;
 }

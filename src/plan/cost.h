@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "kb/kb.h"
+#include "plan/prices.h"
 #include "util/util.h"
 
 /* Days in an average month (365.25 / 12), used for every monthly figure. */
@@ -77,9 +78,19 @@ typedef struct cost_quote {
  * The hourly rate for renting g, from the cloud-prices table: the median
  * of its on-demand rows (serverless rows when there is none).  When g has
  * no row, the same class: the GPU with the lowest such rate among those
- * with at least g's memory and dense FP16 throughput.  Returns 0,
- * GW_ENOTFOUND when nothing qualifies, or a table error.
+ * with g's memory to twice it and a memory bandwidth within 1.5x of g's.
+ * Returns 0, GW_ENOTFOUND (err says why) when none is rented, or a table
+ * error.
  */
 int cost_cloud_quote(const gpu_spec *g, cost_quote *q, gw_error *err);
+
+/*
+ * Resale after `years` of a card launched in g->year at g->price_usd: the
+ * median used/launch price ratio of the catalog cards that will then be
+ * as old (age +- 1 year, priced in the used table), times the launch
+ * price [derived].  Returns true and fills *usd, *ratio, *n_cards; false
+ * when fewer than two cards qualify or the launch price is unknown.
+ */
+bool cost_resale(const gpu_spec *g, double years, int year, double *usd, double *ratio, size_t *n_cards);
 
 #endif

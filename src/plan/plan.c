@@ -3,12 +3,15 @@
  * largest context and the ranked advice.
  */
 #include "plan/engine.h"
+#include "plan/prices.h"
 
 #include <math.h>
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- names ------------------------------------------------------------ */
 const char *plan_engine_name(plan_engine e)
@@ -120,14 +123,25 @@ void plan_note(plan_result *r, const char *fmt, ...)
 	va_end(ap);
 }
 
+uint64_t plan_unified_gpu_bytes(uint64_t total)
+{
+	return total / 4 * 3;
+}
+
+/* The rest of unified memory less the OS's share: the larger of 4 GiB
+ * and 10% [assumption]. */
+uint64_t plan_unified_host_bytes(uint64_t total)
+{
+	uint64_t rest = total - plan_unified_gpu_bytes(total);
+	uint64_t os = total / 10 > 4 * GiB ? total / 10 : 4 * GiB;
+	return rest > os ? rest - os : 0;
+}
+
 uint64_t plan_usable_bytes(const plan_gpu *g)
 {
 	uint64_t total = g->vram_bytes;
-	/* Metal lets the GPU wire about 75% of unified memory
-	 * (recommendedMaxWorkingSetSize; llama.cpp ggml-metal logs it)
-	 * [approximate]. */
 	if (g->unified_memory)
-		total = total / 4 * 3;
+		total = plan_unified_gpu_bytes(total);
 	if (g->free_bytes && g->free_bytes < total)
 		total = g->free_bytes;
 	return total;
@@ -306,26 +320,92 @@ static bool better(const plan_result *a, const plan_result *b)
 
 static void add_advice(plan_result *res, const plan_result *after, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+static void set_str(plan_advice *a, const char *key, const char *v)
+{
+	if (a->n_set >= PLAN_ADVICE_MAX_SET)
+		return;
+	plan_advice_set *s = &a->set[a->n_set++];
+	snprintf(s->key, sizeof s->key, "%s", key);
+	s->type = PLAN_SET_STR;
+	size_t i = 0;
+	for (; v[i] && i + 1 < sizeof s->str; i++) /* option spelling: q3_k_m, not Q3_K_M */
+		s->str[i] = (char)tolower((unsigned char)v[i]);
+	s->str[i] = 0;
+}
+
+static void set_num(plan_advice *a, const char *key, unsigned long long v, bool is_bool)
+{
+	if (a->n_set >= PLAN_ADVICE_MAX_SET)
+		return;
+	plan_advice_set *s = &a->set[a->n_set++];
+	snprintf(s->key, sizeof s->key, "%s", key);
+	s->type = is_bool ? PLAN_SET_BOOL : PLAN_SET_NUM;
+	s->num = v;
+}
+
+/*
+ * The advice's option changes, read off the two plans: what differs
+ * between the plan as asked (res) and the plan after the change.
+ */
+static void advice_set(plan_advice *a, const plan_result *res, const plan_result *after)
+{
+	if (after->engine != res->engine)
+		set_str(a, "engine", plan_engine_name(after->engine));
+	if (strcmp(after->quant, res->quant))
+		set_str(a, "quant", after->quant);
+	if (after->ctx != res->ctx)
+		set_num(a, "ctx", after->ctx, false);
+	if (after->batch != res->batch)
+		set_num(a, "batch", after->batch, false);
+	if (after->kv_type != res->kv_type)
+		set_str(a, "kv_type", plan_kv_type_name(after->kv_type));
+	if (after->flash_attn != res->flash_attn)
+		set_num(a, "flash_attn", after->flash_attn, true);
+	if (after->n_cpu_moe != res->n_cpu_moe)
+		set_num(a, "n_cpu_moe", after->n_cpu_moe, false);
+	if (after->n_devices && res->n_devices && strcmp(after->devices[0].name, res->devices[0].name)) {
+		const gpu_spec *g = kb_gpu_find(after->devices[0].name);
+		set_str(a, "gpu", g ? g->id : after->devices[0].name);
+	}
+	if (after->verdict == PLAN_OFFLOAD && after->n_cpu_moe == 0 &&
+	    (after->gpu_layers != res->gpu_layers || res->verdict != PLAN_OFFLOAD || after == res))
+		set_num(a, "gpu_layers", after->gpu_layers, false);
+	if (res->ram_known && !res->ram_ok && after->ram_ok)
+		set_num(a, "ram_bytes", after->host_bytes + GiB, false);
+}
+
 static void add_advice(plan_result *res, const plan_result *after, const char *fmt, ...)
 {
 	if (res->n_advice >= PLAN_MAX_ADVICE)
 		return;
 	plan_advice *a = &res->advice[res->n_advice++];
+	memset(a, 0, sizeof *a);
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(a->action, sizeof a->action, fmt, ap);
 	va_end(ap);
 	describe(after, a->effect, sizeof a->effect);
 	a->verdict = after->verdict;
+	a->vram_bytes = after->vram_bytes;
+	a->gpu_layers = after->gpu_layers;
+	a->decode_tok_s = after->verdict == PLAN_NOFIT ? 0 : after->decode_tok_s;
+	advice_set(a, res, after);
 }
 
 /* The quantization ladder, best first (GGUF and non-GGUF). */
 static const char *const gguf_ladder[] = {"f16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k"};
 static const char *const hf_ladder[] = {"bf16", "fp8", "awq-int4"};
 
+/* A catalog card with today's price (new when on sale, else used). */
+typedef struct priced_card {
+	const gpu_spec *g;
+	price_quote q;
+	bool used;
+} priced_card;
+
 static int by_price(const void *a, const void *b)
 {
-	double x = (*(const gpu_spec *const *)a)->price_usd, y = (*(const gpu_spec *const *)b)->price_usd;
+	double x = ((const priced_card *)a)->q.usd, y = ((const priced_card *)b)->q.usd;
 	return (x > y) - (x < y);
 }
 
@@ -461,10 +541,27 @@ static void advise(const plan_request *rq, plan_result *res)
 		t = *rq;
 		t.skip_advice = true;
 		t.engine = PLAN_ENGINE_LLAMACPP;
-		t.quant = NULL;
-		if (plan_one(&t, r, &e) == 0 && r->verdict != PLAN_NOFIT)
-			add_advice(res, r, "offload layers to the CPU with llama.cpp (--engine llama.cpp)");
-	} else if (res->verdict == PLAN_NOFIT && res->ram_known && !res->ram_ok && res->gpu_layers > 0) {
+		/*
+		 * Keep the weights as asked where llama.cpp has the format (BF16,
+		 * F16); otherwise say plainly that the quantization changes.
+		 */
+		char same[32];
+		size_t i = 0;
+		for (; res->quant[i] && i + 1 < sizeof same; i++)
+			same[i] = (char)tolower((unsigned char)res->quant[i]);
+		same[i] = 0;
+		t.quant = same;
+		if (plan_one(&t, r, &e) == 0 && r->verdict != PLAN_NOFIT) {
+			add_advice(res, r, "offload layers to the CPU with llama.cpp, weights kept at %s "
+					   "(--engine llama.cpp --quant %s)", res->quant, same);
+		} else {
+			t.quant = "q4_k_m";
+			if (plan_one(&t, r, &e) == 0 && r->verdict != PLAN_NOFIT)
+				add_advice(res, r, "offload layers to the CPU with llama.cpp, changing the weights from %s "
+						   "to 4-bit Q4_K_M (--engine llama.cpp --quant q4_k_m)", res->quant);
+		}
+	} else if (res->verdict == PLAN_NOFIT && res->ram_known && !res->ram_ok && res->gpu_layers > 0 &&
+		   !(rq->n_gpus && rq->gpus[0].unified_memory)) { /* unified memory: no RAM to add */
 		char need[32];
 		fmt_gib(need, sizeof need, res->host_bytes);
 		t = *rq;
@@ -474,26 +571,54 @@ static void advise(const plan_request *rq, plan_result *res)
 			add_advice(res, r, "more host RAM: the offloaded part needs %s", need);
 	}
 
-	/* 5. a larger card: the cheapest catalog GPU on which it fits */
+	/*
+	 * 5. a larger card: the cheapest catalog GPU, with more memory than
+	 * the largest one asked about, on which it fits; priced from the dated
+	 * tables (new when on sale, else used), never at a launch price.
+	 */
 	if (res->verdict != PLAN_FITS) {
 		size_t n = kb_gpu_count(), k = 0;
-		const gpu_spec **cards = xcalloc(n ? n : 1, sizeof *cards);
+		priced_card *cards = xcalloc(n ? n : 1, sizeof *cards);
 		uint64_t need = res->model_bytes > res->embd_bytes ? res->model_bytes - res->embd_bytes : 0;
+		uint64_t have = 0;
+		for (size_t i = 0; i < rq->n_gpus; i++) {
+			/* the driver reports a little less than the nominal size: take the larger */
+			uint64_t v = rq->gpus[i].vram_bytes;
+			if (rq->gpus[i].spec && rq->gpus[i].spec->vram_bytes > v)
+				v = rq->gpus[i].spec->vram_bytes;
+			if (v > have)
+				have = v;
+		}
+		time_t now = time(NULL);
+		struct tm tmv;
+		gmtime_r(&now, &tmv);
 		for (size_t i = 0; i < n; i++) {
 			const gpu_spec *s = kb_gpu_at(i);
-			/* a card smaller than the weights cannot hold them */
-			if (s && s->price_usd > 0 && s->vram_bytes > need)
-				cards[k++] = s;
+			/* a card smaller than the weights, or than the card in question, is no answer */
+			bool mac = rq->n_gpus && rq->gpus[0].unified_memory;
+			if (!s || s->vram_bytes <= need || s->vram_bytes <= have || s->laptop ||
+			    s->unified_memory != mac || strstr(s->name, "SXM"))
+				continue; /* a Mac for a Mac; no laptop or server module as a card to plug in */
+			priced_card *c = &cards[k];
+			c->g = s;
+			if (price_quote_get(s, false, false, tmv.tm_year + 1900, &c->q, NULL) || !c->q.known) {
+				c->used = true;
+				if (price_quote_get(s, true, false, tmv.tm_year + 1900, &c->q, NULL) || !c->q.known)
+					continue;
+			}
+			k++;
 		}
 		qsort(cards, k, sizeof *cards, by_price);
 		for (size_t i = 0; i < k; i++) {
 			t = *rq;
 			t.skip_advice = true;
 			t.n_gpus = 1;
-			plan_gpu_from_spec(&t.gpus[0], cards[i]);
+			plan_gpu_from_spec(&t.gpus[0], cards[i].g);
 			if (plan_one(&t, r, &e) == 0 && r->verdict == PLAN_FITS) {
-				add_advice(res, r, "a larger card: %s (%s, about $%.0f)", cards[i]->id,
-					   cards[i]->name, cards[i]->price_usd);
+				char v[32];
+				fmt_gib(v, sizeof v, cards[i].g->vram_bytes);
+				add_advice(res, r, "a larger card: %s (%s, %s; about $%.0f %s, %s)", cards[i].g->id,
+					   cards[i].g->name, v, cards[i].q.usd, cards[i].used ? "used" : "new", cards[i].q.date);
 				break;
 			}
 		}

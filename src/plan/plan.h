@@ -102,10 +102,25 @@ typedef struct plan_device {
 	uint64_t total_bytes;    /* the sum of the four */
 } plan_device;
 
+/* One option a piece of advice sets, for scripts (plan --json "set"). */
+#define PLAN_ADVICE_MAX_SET 6
+typedef struct plan_advice_set {
+	char key[16];            /* quant ctx batch kv_type flash_attn engine gpu_layers n_cpu_moe gpu ram_bytes */
+	enum { PLAN_SET_STR, PLAN_SET_NUM, PLAN_SET_BOOL } type;
+	char str[48];
+	unsigned long long num;  /* numbers and booleans */
+} plan_advice_set;
+
 typedef struct plan_advice {
 	char action[192];
 	char effect[256];
 	plan_verdict verdict;    /* the verdict after the change */
+	/* the change as option fields, and its predicted result */
+	plan_advice_set set[PLAN_ADVICE_MAX_SET];
+	size_t n_set;
+	uint64_t vram_bytes;     /* GPU side after the change */
+	uint32_t gpu_layers;
+	double decode_tok_s;     /* 0 unknown */
 } plan_advice;
 
 typedef struct plan_result {
@@ -220,6 +235,16 @@ int plan_fa_parse(const char *s, plan_fa *fa);
 const char *plan_kv_type_name(plan_kv_type t);
 int plan_kv_type_parse(const char *s, plan_kv_type *t);
 const char *plan_verdict_name(plan_verdict v); /* "fits" "offload" "no-fit" */
+
+/*
+ * Unified memory (Apple, SoC): the one rule for every workload (LLM,
+ * training, images).  The GPU may wire about 75% of the memory (Metal's
+ * recommendedMaxWorkingSetSize, which llama.cpp's ggml-metal logs)
+ * [approximate]; what is "offloaded" stays in the same memory, so it frees
+ * nothing: the CPU side gets the rest less the OS's share.
+ */
+uint64_t plan_unified_gpu_bytes(uint64_t total);
+uint64_t plan_unified_host_bytes(uint64_t total);
 
 /* Fill a plan_gpu from a catalog entry (count copies are the caller's). */
 void plan_gpu_from_spec(plan_gpu *g, const gpu_spec *s);

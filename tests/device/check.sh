@@ -434,6 +434,57 @@ tee -a "$report" < "$report.cmp"
 failures=$((failures + $(grep -c '^FAIL' "$report.cmp")))
 rm -f "$report.cmp"
 
+# ---- plan on this machine (issue 13): the GPU, host RAM, other processes -------
+section "plan"
+"$GW" plan llama-3.1-8b --ctx 8192 --json > "$report.plan.json" 2> "$report.plan.err"
+plan_rc=$?
+nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits > "$report.smimem" 2>/dev/null
+nvidia-smi --query-compute-apps=pid --format=csv,noheader > "$report.smipids" 2>/dev/null
+python3 - "$report.plan.json" "$report.smimem" "$report.smipids" "$plan_rc" > "$report.cmp" 2>&1 <<'PY'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("FAIL: plan --json on this machine is not JSON (exit %s): %s" % (sys.argv[4], e)); sys.exit(0)
+mib = float(open(sys.argv[2]).read().split()[0])
+dev = d["devices"][0]["vram_total_bytes"]
+print("%s: plan sees GPU 0 with %.0f MiB (nvidia-smi %.0f MiB), verdict %s, exit %s" % (
+    "OK" if abs(dev / 2**20 - mib) <= mib * 0.01 else "FAIL", dev / 2**20, mib, d["verdict"], sys.argv[4]))
+tot = [int(l.split()[1]) * 1024 for l in open("/proc/meminfo") if l.startswith("MemTotal:")][0]
+h = d["host"]
+print("%s: host RAM from %s: total %s (MemTotal %d), usable %s" % (
+    "OK" if h["ram_from"] == "/proc/meminfo" and h["ram_total_bytes"] == tot else "FAIL",
+    h["ram_from"], h["ram_total_bytes"], tot, h["ram_bytes"]))
+smi = {int(x) for x in open(sys.argv[3]).read().split() if x.strip().isdigit()}
+ours = {p["pid"] for p in d["gpu_processes"]}
+print("%s: processes holding GPU memory: gpuwise %s, nvidia-smi compute apps %s" % (
+    "OK" if smi <= ours or not smi else "FAIL", sorted(ours), sorted(smi)))
+PY
+tee -a "$report" < "$report.cmp"
+failures=$((failures + $(grep -c '^FAIL' "$report.cmp")))
+rm -f "$report.cmp" "$report.smimem" "$report.smipids" "$report.plan.err"
+# ---- queue (issue 11): a personal daemon places a job on a real GPU ---------------
+section "queue"
+qdir=$(mktemp -d)
+"$GW" daemon --state "$qdir/state" --socket "$qdir/sock" 2>"$qdir/daemon.log" &
+qpid=$!
+for _i in $(seq 100); do "$GW" queue --socket "$qdir/sock" >/dev/null 2>&1 && break; sleep 0.1; done
+qid=$("$GW" submit --socket "$qdir/sock" --vram 1G --run-opt --interval --run-opt 200ms -- \
+	sh -c 'echo "cvd=$CUDA_VISIBLE_DEVICES order=$CUDA_DEVICE_ORDER"; nvidia-smi -L; sleep 1' 2>"$qdir/submit.err")
+for _i in $(seq 150); do "$GW" show --socket "$qdir/sock" "$qid" 2>/dev/null | grep -q '(done)\|(failed)' && break; sleep 0.2; done
+"$GW" show --socket "$qdir/sock" "$qid" >> "$report" 2>&1
+cvd=$("$GW" logs --socket "$qdir/sock" "$qid" 2>/dev/null | sed -n 's/^cvd=\([^ ]*\) .*/\1/p')
+say "job $qid got CUDA_VISIBLE_DEVICES=$cvd"
+if [ -n "$cvd" ] && nvidia-smi --query-gpu=uuid --format=csv,noheader | grep -qx "$cvd"; then
+	check OK "the queue's job got a real GPU's UUID in CUDA_VISIBLE_DEVICES"
+else
+	check FAIL "the queue's job got '$cvd', not a UUID nvidia-smi lists ($(head -c 300 "$qdir/submit.err"))"
+fi
+"$GW" queue --all --socket "$qdir/sock" >> "$report" 2>&1
+kill "$qpid" 2>/dev/null; wait "$qpid" 2>/dev/null
+sed 's/^/daemon: /' "$qdir/daemon.log" | tail -5 >> "$report"
+rm -rf "$qdir"
+
 section "summary"
 say "failures: $failures"
 [ "$failures" -eq 0 ]

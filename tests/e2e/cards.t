@@ -20,7 +20,9 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 rows = d["rows"]
 assert rows, "no rows"
-per = [r["speed_per_1000_usd"] for r in rows]
+per = [r["speed_per_1000_usd"] for r in rows if not r["price_estimated"]]
+est = [i for i, r in enumerate(rows) if r["price_estimated"]]
+assert not est or min(est) == len(per), "estimated used prices ranked before priced cards"
 assert all(p is not None for p in per), "unknown speed per dollar"
 assert per == sorted(per, reverse=True), "not sorted by speed per dollar"
 assert all(r["price_usd"] <= 1000 for r in rows), "over budget"
@@ -62,7 +64,7 @@ is "$rc" 2 "unknown option exits 2"
 like "$err" "unknown option '--frobnicate'" "unknown option is named"
 run_gw cards no-such-model-xyz
 is "$rc" 2 "unknown model exits 2"
-run_gw cards llama-3.1-8b --ctx 4k
+run_gw cards llama-3.1-8b --ctx 4x
 is "$rc" 2 "malformed --ctx exits 2"
 
 done_testing

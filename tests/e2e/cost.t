@@ -20,7 +20,7 @@ rate=$(printf '%s' "$out" | jget 'd["rent"]["usd_per_hour"]')
 eh=$(printf '%s' "$out" | jget 'd["own"]["energy_usd_hour"]')
 # break-even = depreciation / (rate - energy per hour), redone here
 ok "$(python3 -c "import sys; print(0 if abs($dep/($rate-$eh) - $be) < 0.05 else 1)")" "break-even = depreciation / (rent - power)"
-is "$(printf '%s' "$out" | jget 'd["price_usd"]')" "1599.0" "catalog price used without --price"
+is "$(printf '%s' "$out" | jget 'd["price_usd"]')" "$(awk -F'\t' '$1 == "rtx-4090" {print $2 ".0"}' "$GW_TOP/data/new-prices.tsv")" "the new-price table is used without --price"
 
 # explicit numbers, no catalog card
 run_gw cost --price 1000 --power 300 --cloud-rate 0.5 --resale 0 --years 1 --kwh-price 0.2 --json

@@ -12,6 +12,7 @@ row() { # row VRAM SOURCE
 mkdir -p "$TMP/good" "$TMP/nan" "$TMP/nosrc" "$TMP/cols" "$TMP/empty-src" "$TMP/none"
 
 { echo "$hdr"; row 16 "test fixture"; } > "$TMP/good/gpus.tsv"
+printf 'gpu\tusd\tdate\tkind\tsource\nmy-card\t1234\t2026-01\tretail\ttest fixture\n' > "$TMP/good/new-prices.tsv"
 run_gw --data-dir "$TMP/good" cost --gpu mc9k --cloud-rate 1 --json
 is "$rc" 0 "a good replacement table is used"
 is "$(printf '%s' "$out" | jget 'd["price_usd"]')" "1234.0" "its price comes from the replacement row"
@@ -45,7 +46,7 @@ like "$err" "table 'gpus' line 2: 3 columns, expected 22" "wrong column count: c
 
 run_gw --data-dir "$TMP/none" cost --gpu rtx-4090 --cloud-rate 1 --json
 is "$rc" 0 "a table the directory lacks falls back to the built-in copy"
-is "$(printf '%s' "$out" | jget 'd["price_usd"]')" "1599.0" "the built-in price is used"
+is "$(printf '%s' "$out" | jget 'd["price_usd"]')" "$(awk -F'\t' '$1 == "rtx-4090" {print $2 ".0"}' "$GW_TOP/data/new-prices.tsv")" "the built-in price is used"
 run_gw --data-dir "$TMP/none" cost --gpu my-card --cloud-rate 1
 is "$rc" 2 "the replacement card is unknown there"
 

@@ -8,15 +8,19 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kb/kb.h"
 #include "plan/cards.h"
+#include "plan/prices.h"
 
-/* Needs *need bytes in total; speed is the memory bandwidth. */
-static int stub(void *ctx, const gpu_spec *g, uint32_t n, cards_eval *out, gw_error *err)
+/* Needs *need bytes in total (as asked: level 0 only); speed is the memory bandwidth. */
+static int stub(void *ctx, const gpu_spec *g, uint32_t n, unsigned level, cards_eval *out, gw_error *err)
 {
 	(void)err;
+	if (level)
+		return 0;
 	uint64_t need = *(uint64_t *)ctx;
 	out->fits = g->vram_bytes * n >= need;
 	out->has_speed = g->bandwidth_gbs > 0;
@@ -58,12 +62,17 @@ static void test_rank(void **state)
 		if (i)
 			assert_true(res.rows[i - 1].speed_per_kusd >= r->speed_per_kusd);
 	}
-	/* a used RTX 3090 at its table price (600 USD) */
+	/* a used RTX 3090 at the median of its used-price rows */
 	const cards_row *r = find(&res, "rtx-3090");
 	assert_non_null(r);
 	assert_int_equal(r->count, 1);
-	assert_true(fabs(r->price_usd - 600) < 1e-9);
+	price_quote q;
+	assert_int_equal(price_quote_get(r->gpu, true, false, 2026, &q, NULL), 0);
+	assert_true(q.known && q.n_rows >= 2);
+	assert_true(fabs(r->price_usd - q.usd) < 1e-9);
+	assert_true(q.min_usd <= q.usd && q.usd <= q.max_usd);
 	assert_false(r->price_estimated);
+	assert_true(r->quote.date[0] != 0);
 	assert_int_equal(r->power_w, r->gpu->tdp_w);
 	/* two 12 GB cards for 20 GiB, with the split caveat */
 	r = find(&res, "rtx-3060");
@@ -72,11 +81,17 @@ static void test_rank(void **state)
 	assert_true(has_caveat(r, "several cards"));
 	cards_result_release(&res);
 
-	/* new prices: an RTX 4090 (1599) is over a 1000 budget */
+	/* new prices: an RTX 4090 is over a 1000 budget, and the cheapest
+	 * configuration over budget is kept */
 	o.used = false;
 	assert_int_equal(cards_rank(&o, stub, &need, &res, NULL), 0);
 	assert_null(find(&res, "rtx-4090"));
 	assert_true(res.n_over_budget > 0);
+	assert_true(res.has_cheapest_over);
+	assert_true(res.cheapest_over.price_usd > 1000);
+	/* a card not on sale new (no new-price row) is never offered */
+	assert_null(find(&res, "gtx-1080-ti"));
+	assert_null(find(&res, "rtx-3090"));
 	cards_result_release(&res);
 }
 
@@ -84,7 +99,7 @@ static void test_caveats_and_vendor(void **state)
 {
 	(void)state;
 	uint64_t need = 4 * GiB;
-	cards_opts o = {.max_gpus = 1, .year = 2026};
+	cards_opts o = {.max_gpus = 1, .year = 2026, .used = true, .estimates = true};
 	cards_result res;
 	assert_int_equal(cards_rank(&o, stub, &need, &res, NULL), 0);
 	const cards_row *r = find(&res, "gtx-1060");
@@ -93,9 +108,7 @@ static void test_caveats_and_vendor(void **state)
 	r = find(&res, "rx-7900-xtx");
 	assert_non_null(r);
 	assert_true(has_caveat(r, "ROCm"));
-	r = find(&res, "4060-laptop");
-	assert_non_null(r);
-	assert_true(has_caveat(r, "power limit"));
+	/* laptops have no price: not ranked; the caveat is checked on a stub row below */
 	r = find(&res, "rtx-4090");
 	assert_non_null(r);
 	assert_int_equal(r->n_caveats, 0);
@@ -112,17 +125,79 @@ static void test_caveats_and_vendor(void **state)
 static void test_used_price(void **state)
 {
 	(void)state;
-	double usd;
-	bool est;
-	assert_true(cards_price(kb_gpu_find("rtx-3060"), true, 2026, &usd, &est));
-	assert_true(fabs(usd - 225) < 1e-9 && !est);
-	/* no row: estimated from the new price and the age */
+	price_quote q;
+	assert_int_equal(price_quote_get(kb_gpu_find("rtx-3060"), true, true, 2026, &q, NULL), 0);
+	assert_true(q.known && !q.estimated && q.n_rows >= 1 && q.source && !strncmp(q.source, "http", 4));
+	/* no row: an estimate only when asked for, from the launch price and age */
 	const gpu_spec *g = kb_gpu_find("rtx-2080-ti");
-	assert_true(cards_price(g, true, 2026, &usd, &est));
-	assert_true(est);
-	assert_true(usd < g->price_usd);
-	assert_true(cards_price(g, false, 2026, &usd, &est));
-	assert_true(fabs(usd - g->price_usd) < 1e-9);
+	assert_int_equal(price_quote_get(g, true, false, 2026, &q, NULL), 0);
+	assert_false(q.known);
+	assert_int_equal(price_quote_get(g, true, true, 2026, &q, NULL), 0);
+	assert_true(q.known && q.estimated);
+	assert_true(fabs(q.usd - g->price_usd * 0.35) < 1e-9);
+	assert_string_equal(q.date, "");
+	/* new: never the launch price of a card no longer sold */
+	assert_int_equal(price_quote_get(g, false, true, 2026, &q, NULL), 0);
+	assert_false(q.known);
+}
+
+static void test_price_age(void **state)
+{
+	(void)state;
+	assert_int_equal(price_age_months("2026-05", 2026, 12), 7);
+	assert_int_equal(price_age_months("2026-05-31", 2026, 12), 7);
+	assert_int_equal(price_age_months("2026", 2026, 12), 11);
+	assert_int_equal(price_age_months("2025-12", 2026, 1), 1);
+	assert_int_equal(price_age_months("2027-01", 2026, 12), 0); /* a future date is not negative */
+	assert_int_equal(price_age_months("", 2026, 12), -1);
+	assert_int_equal(price_age_months("May 2026", 2026, 12), -1);
+	assert_int_equal(price_age_months("2026-13", 2026, 12), -1);
+}
+
+/* Fits only at level 2 (a remedy) on one card of 12 GB or less, as asked elsewhere. */
+static int remedy_stub(void *ctx, const gpu_spec *g, uint32_t n, unsigned level, cards_eval *out, gw_error *err)
+{
+	(void)err;
+	uint64_t need = *(uint64_t *)ctx;
+	if (level == 0) {
+		out->fits = g->vram_bytes * n >= need;
+	} else if (level == 2 && n == 1) {
+		out->fits = g->vram_bytes >= need / 2;
+		snprintf(out->remedy, sizeof out->remedy, "half the memory");
+		snprintf(out->remedy_set, sizeof out->remedy_set, "quant=q2_k");
+	}
+	out->has_speed = true;
+	out->speed = g->bandwidth_gbs / (level ? 2 : 1);
+	out->need_bytes = level ? need / 2 : need / n;
+	return 0;
+}
+
+static void test_remedies_and_estimates(void **state)
+{
+	(void)state;
+	uint64_t need = 20 * GiB;
+	/* 300 USD buys no card that holds 20 GiB as asked: the remedy is applied and said */
+	cards_opts o = {.budget_usd = 300, .used = true, .estimates = true, .max_gpus = 1, .year = 2026};
+	cards_result res;
+	assert_int_equal(cards_rank(&o, remedy_stub, &need, &res, NULL), 0);
+	assert_true(res.n_rows > 0);
+	bool estimated_seen = false;
+	for (size_t i = 0; i < res.n_rows; i++) {
+		const cards_row *r = &res.rows[i];
+		if (r->gpu->vram_bytes < need)
+			assert_string_equal(r->eval.remedy, "half the memory");
+		/* estimates after every priced card */
+		if (r->price_estimated)
+			estimated_seen = true;
+		else
+			assert_false(estimated_seen);
+	}
+	cards_result_release(&res);
+	o.estimates = false;
+	assert_int_equal(cards_rank(&o, remedy_stub, &need, &res, NULL), 0);
+	for (size_t i = 0; i < res.n_rows; i++)
+		assert_false(res.rows[i].price_estimated);
+	cards_result_release(&res);
 }
 
 static int teardown(void **state)
@@ -138,6 +213,8 @@ int main(void)
 		cmocka_unit_test(test_rank),
 		cmocka_unit_test(test_caveats_and_vendor),
 		cmocka_unit_test(test_used_price),
+		cmocka_unit_test(test_price_age),
+		cmocka_unit_test(test_remedies_and_estimates),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -60,11 +60,31 @@ static void test_cloud_table(void **state)
 	assert_false(q.substitute);
 	assert_true(fabs(q.usd_h - 0.641) < 1e-9);
 	assert_string_equal(q.tier, "on-demand");
-	/* a card without rows is priced as the cheapest rentable card at least as big and fast */
+	/* a card without rows is priced as the cheapest rented card of its class:
+	 * its memory to twice it, bandwidth within 1.5x */
 	const gpu_spec *g = kb_gpu_find("rtx-3060");
 	assert_int_equal(cost_cloud_quote(g, &q, &err), 0);
 	assert_true(q.substitute);
-	assert_true(q.rented->vram_bytes >= g->vram_bytes && q.rented->fp16_tflops >= g->fp16_tflops);
+	assert_true(q.rented->vram_bytes >= g->vram_bytes && q.rented->vram_bytes <= 2 * g->vram_bytes);
+	assert_true(q.rented->bandwidth_gbs >= g->bandwidth_gbs / 1.5 && q.rented->bandwidth_gbs <= g->bandwidth_gbs * 1.5);
+	/* a 6 GB GTX 1060 has no rented peer: not an RTX 3090 */
+	assert_int_equal(cost_cloud_quote(kb_gpu_find("gtx-1060"), &q, &err), GW_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "gtx-1060"));
+}
+
+static void test_resale(void **state)
+{
+	(void)state;
+	double usd, ratio;
+	size_t n;
+	/* an RTX 4090 (2022) after 3 years is as old as the 2018-2020 cards are in 2026 */
+	const gpu_spec *g = kb_gpu_find("rtx-4090");
+	assert_true(cost_resale(g, 3, 2026, &usd, &ratio, &n));
+	assert_true(n >= 2);
+	assert_true(ratio > 0 && ratio < 1.5);
+	assert_true(fabs(usd - g->price_usd * ratio) < 1e-6);
+	/* no launch price: no derived resale */
+	assert_false(cost_resale(kb_gpu_find("h100-sxm"), 3, 2026, &usd, &ratio, &n));
 }
 
 static int teardown(void **state)
@@ -79,6 +99,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_arithmetic),
 		cmocka_unit_test(test_cloud_table),
+		cmocka_unit_test(test_resale),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
