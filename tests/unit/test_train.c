@@ -262,6 +262,8 @@ static void test_bad_model(void **state)
 static const model_desc val_models[] = {
 	{.name = "Llama-3.1-8B", .n_layers = 32, .hidden = 4096, .n_heads = 32, .n_kv_heads = 8, .head_dim_k = 128,
 	 .ffn = 14336, .vocab = 128256, .params_total = 8.03e9},
+	{.name = "Llama-3.1-70B", .n_layers = 80, .hidden = 8192, .n_heads = 64, .n_kv_heads = 8, .head_dim_k = 128,
+	 .ffn = 28672, .vocab = 128256, .params_total = 70.6e9},
 	{.name = "Llama-3.1-405B", .n_layers = 126, .hidden = 16384, .n_heads = 128, .n_kv_heads = 8,
 	 .head_dim_k = 128, .ffn = 53248, .vocab = 128256, .params_total = 405e9},
 	/* T5 encoder-decoder models planned as 24+24 layers of one stack */
@@ -310,6 +312,9 @@ static const val_setup setups[] = {
 	 "full bf16 paged-adamw-8bit bwd ckpt=full flash chunked seq=2048 mb=2"},
 	{"Llama-3.1-8B", "BF16 full FT", "RTX A6000", "full bf16 adamw-8bit bwd ckpt=full flash chunked seq=2048 mb=2"},
 	{"Llama-3.1-8B", "BF16 LoRA", "RTX A6000", "lora bf16 adamw ckpt=none flash chunked seq=2048 mb=2 r=8 attn+mlp"},
+	{"Llama-3.1-8B", "BF16 LoRA", "RTX 4090", "lora bf16 adamw ckpt=full flash chunked seq=2048 mb=2 r=8 attn+mlp"},
+	{"Llama-3.1-70B", "BF16 LoRA", "8x A100",
+	 "lora bf16 adamw ckpt=full flash chunked seq=2048 mb=2 r=16 attn+mlp gpus=8"},
 	{"Llama-3.1-8B", "NF4 QLoRA", "RTX 4090", "qlora bf16 adamw ckpt=full flash chunked seq=2048 mb=2 r=8 attn+mlp"},
 	{"Llama-3.1-405B", "NF4 QLoRA", "8x A100",
 	 "qlora bf16 adamw ckpt=full flash chunked seq=2048 mb=2 r=8 attn+mlp gpus=8"},
@@ -457,7 +462,8 @@ static void test_validation(void **state)
 
 /*
  * The framework presets against each framework's own published peaks:
- * torchtune's README table (its recipes), PEFT's README table (Trainer +
+ * torchtune's README table (its recipes; the 70B LoRA row keeps the
+ * preset's r=8 where its config has r=16: adapters of 0.1% of the weights), PEFT's README table (Trainer +
  * PEFT example scripts), Unsloth's requirements table (a vendor minimum: a
  * lower bound).  Each row gets its framework's preset, then only the facts
  * its source states: method, sequence, batch, GPUs (and for PEFT's
@@ -545,12 +551,17 @@ static void test_framework_presets(void **state)
 		double med = n[k] % 2 ? errs[k][n[k] / 2] : (errs[k][n[k] / 2 - 1] + errs[k][n[k] / 2]) / 2;
 		printf("# preset %s: %zu measured rows, median |error| %.1f%%\n", train_framework_name(fws[k].fw), n[k],
 		       med * 100);
-		/* torchtune's A6000 rows ran settings its table does not state
-		 * (the preset is its single-device configs: -49%, -40% there) */
-		assert_true(med <= 0.20);
+		/* torchtune: its README table states batch 2, packed 2048 and
+		 * compile for every row and nothing else; the same stated
+		 * settings give 16.2 GiB for LoRA on a 4090 and 30.3 GiB on an
+		 * A6000, so the A6000 rows ran settings the table does not
+		 * state (the preset, its default configs, is -49% and -40%
+		 * there).  Over the seven rows the median is 16.9%. */
+		static const double bound[] = {0.17, 0.10, 0};
+		assert_true(med <= bound[k]);
 	}
 	printf("# preset unsloth: %zu vendor minimums met as lower bounds\n", bounds);
-	assert_true(n[0] >= 4 && n[1] >= 2 && bounds >= 6);
+	assert_true(n[0] >= 7 && n[1] >= 3 && bounds >= 6);
 	kb_table_release(&t);
 	free(text);
 	free(path);
