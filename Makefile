@@ -2,6 +2,8 @@
 # ASan+UBSan tree in build/check and runs every test; `make bench` prints figures.
 VERSION   := 0.1.0
 PREFIX    ?= /usr/local
+SYSCONFDIR ?= /etc
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 CC        ?= cc
 BUILD     ?= build/release
 CHECKDIR  ?= build/check
@@ -12,7 +14,11 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wformat=2 -Wn
 BASEFLAGS := -std=c17 -D_GNU_SOURCE -DGPUWISE_VERSION='"$(VERSION)"' -Isrc $(PKG_CFLAGS) $(WARN)
 OPT       ?= -O2 -g
 SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LDLIBS    := $(PKG_LIBS) -ldl -lm -lpthread
+# the queue daemon's state (Debian libsqlite3-dev)
+SQLITE_CFLAGS := $(shell pkg-config --cflags sqlite3 2>/dev/null)
+SQLITE_LIBS   := $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3)
+BASEFLAGS += $(SQLITE_CFLAGS)
+LDLIBS    := $(PKG_LIBS) $(SQLITE_LIBS) -ldl -lm -lpthread
 # quiet by default; `make V=1` shows the commands
 ifeq ($(V),1)
 Q :=
@@ -144,9 +150,15 @@ install: gpuwise
 	install -m 644 man/gpuwise.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpuwise.1
 	install -d $(DESTDIR)$(PREFIX)/lib/gpuwise
 	install -m 755 libgpuwise-cap.so $(DESTDIR)$(PREFIX)/lib/gpuwise/libgpuwise-cap.so
+	# the queue daemon: systemd unit and a commented sample config (kept if present)
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSCONFDIR)/gpuwise
+	sed 's|@BINDIR@|$(PREFIX)/bin|' dist/gpuwise.service > $(DESTDIR)$(SYSTEMDUNITDIR)/gpuwise.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/gpuwise.service
+	[ -e $(DESTDIR)$(SYSCONFDIR)/gpuwise/daemon.conf ] || install -m 644 dist/daemon.conf $(DESTDIR)$(SYSCONFDIR)/gpuwise/daemon.conf
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/gpuwise $(DESTDIR)$(PREFIX)/share/man/man1/gpuwise.1
 	rm -f $(DESTDIR)$(PREFIX)/lib/gpuwise/libgpuwise-cap.so
+	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/gpuwise.service
 
 clean:
 	rm -rf build gpuwise libgpuwise-cap.so

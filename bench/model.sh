@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 objs=$(find "$build/obj" -name '*.o' ! -name main.o | sort)
 # shellcheck disable=SC2086
 cc -std=c17 -D_GNU_SOURCE -O2 -I"$top/src" -I"$top/tests/unit" -o "$tmp/model_bench" "$top/bench/model_bench.c" \
-	$objs $(pkg-config --libs jansson 2>/dev/null || echo -ljansson) -ldl -lm -lpthread
+	$objs $(pkg-config --libs jansson sqlite3 2>/dev/null || echo -ljansson -lsqlite3) -ldl -lm -lpthread
 echo "== model headers (bench/model.sh)"
 "$tmp/model_bench" "$tmp" llama-3.1-8b keep
 f=$tmp/bench-70b.gguf

@@ -27,6 +27,17 @@ static const struct command commands[] = {
 	{"run", cmd_run, "supervise a long GPU job: watch, restart, report"},
 	{"bench", cmd_bench, "why GPUs win: parallelism, bandwidth, tensor cores, measured"},
 	{"list", cmd_list, "the catalog: GPUs with dated prices, models, weight formats"},
+	{"daemon", cmd_daemon, "run the job queue of a shared GPU server"},
+	{"submit", cmd_submit, "queue a job with its VRAM, GPUs and project"},
+	{"queue", cmd_queue, "list the queue's jobs and why each one waits"},
+	{"show", cmd_show, "everything about one queued job"},
+	{"logs", cmd_logs, "a queued job's output"},
+	{"cancel", cmd_cancel, "cancel queued or running jobs"},
+	{"hold", cmd_hold, "keep queued jobs from starting"},
+	{"release", cmd_release, "let held jobs start again"},
+	{"quota", cmd_quota, "projects' use against their quotas; set quotas"},
+	{"sim", cmd_sim, "replay a GPU cluster trace through the placement policies"},
+	{"export", cmd_export, "a job as a Kubernetes Job or Slurm script; quotas for both"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -19,6 +19,23 @@ int cmd_explain(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+/* the shared-server queue (issue 11) */
+int cmd_daemon(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+int cmd_queue(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+int cmd_hold(int argc, char **argv);
+int cmd_release(int argc, char **argv);
+int cmd_quota(int argc, char **argv);
+/* cluster12: trace simulator and exports to Slurm / Kubernetes */
+int cmd_sim(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+/* `gpuwise quota export k8s|slurm ...` (argv[0] is "export"), also `gpuwise export quota ...` */
+int cmd_quota_export(int argc, char **argv);
+/* Give a batch script to `sbatch --parsable`: 0 and the job id, or -1 and a message (for submit --backend slurm). */
+int export_sbatch_submit(const char *script, char *id, size_t n_id, char *err, size_t n_err);
 
 /* Print a usage error and return GW_EXIT_USAGE ("try 'gpuwise CMD --help'"). */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -79,6 +79,7 @@ typedef struct job {
 	uint64_t submit_ms, start_ms, end_ms;   /* wall clock; 0 = not yet */
 	int gpu_idx[16];         /* placement: indices into the daemon's GPUs */
 	int n_placed;
+	int mig_idx;             /* MIG mode: the instance on gpu_idx[0]; -1 none */
 	int pid;                 /* the supervisor's pid while running; 0 otherwise */
 	uint64_t pid_start_ticks;/* its /proc start time, to re-adopt after restart */
 	int exit_status;         /* when ended: 0..255, 128+signal */

@@ -41,12 +41,25 @@ typedef struct sched_gpu {
 	int n_jobs;               /* jobs placed on it */
 	bool exclusive;           /* held whole by one job */
 	bool unavailable;         /* lost, draining, or MIG-partitioned */
+	/*
+	 * Added for the trace simulator: the free CPU of the GPU's node in
+	 * thousandths of a core, one counter that every GPU of the node points
+	 * at; NULL when CPU is not modelled (requests' cpu_milli then ignored).
+	 */
+	uint64_t *node_cpu_free_milli;
 } sched_gpu;
 
 typedef struct sched_req {
 	uint64_t vram_bytes;      /* per GPU; ignored when exclusive */
 	int n_gpus;               /* >= 1 */
 	bool exclusive;           /* whole idle GPUs */
+	/*
+	 * Added for the trace simulator: when 1..999, the request is this share
+	 * (thousandths) of each GPU's mem_total_bytes, rounded down, whatever
+	 * the GPU's model, and vram_bytes is ignored (Alibaba's gpu_milli).
+	 */
+	uint32_t gpu_milli;
+	uint64_t cpu_milli;       /* CPU asked of the node, thousandths of a core; 0 none */
 } sched_req;
 
 /*
@@ -54,20 +67,42 @@ typedef struct sched_req {
  * fragmentation (FGD, gpuwise): requests with their relative frequency.
  * NULL or n == 0 means unknown.
  */
+typedef struct sched_prep sched_prep;
 typedef struct sched_demand {
 	const sched_req *reqs;
 	const double *weight;     /* sums to 1 over n */
 	size_t n;
+	sched_prep *prep;         /* look-up tables; NULL: built on each call */
 } sched_demand;
 
 /*
- * Choose req->n_gpus GPUs from gpus[0..n) under policy p.  On success fills
+ * Build d's look-up tables once (the simulator places thousands of
+ * requests against one demand); release them with sched_demand_release.
+ * reqs and weight must not change in between.
+ */
+void sched_demand_prepare(sched_demand *d);
+void sched_demand_release(sched_demand *d);
+
+/*
+ * Choose req->n_gpus GPUs from gpus[0..n) under policy p.  The GPUs of a
+ * request always share one node; a node's GPUs must be contiguous in gpus.
+ * Under SCHED_POLICY_EXCLUSIVE every request is placed on whole idle GPUs:
+ * commit it with exclusive set.  On success fills
  * out_idx[0..req->n_gpus) with indices into gpus and returns 0; returns
  * SCHED_ENOFIT when no placement exists now, SCHED_EINVAL for a malformed
  * request.  Does not change gpus.
  */
 int sched_place(sched_policy p, const sched_gpu *gpus, size_t n, const sched_req *req,
 		const sched_demand *demand, int *out_idx);
+/* What req needs on GPU g, in bytes (vram_bytes, or its gpu_milli share). */
+uint64_t sched_need_bytes(const sched_gpu *g, const sched_req *req);
+/*
+ * Fragmentation of gpus[0..n) measured against demand (Weng et al.'s F(M)):
+ * the expected amount of free GPU, in GPUs, that the next request drawn
+ * from demand could not use.  0 when demand is unknown.
+ */
+double sched_fragmentation(const sched_gpu *gpus, size_t n, const sched_demand *demand);
+
 /* Take (commit) or give back (uncommit) what a placed request holds. */
 void sched_commit(sched_gpu *gpus, const sched_req *req, const int *idx);
 void sched_uncommit(sched_gpu *gpus, const sched_req *req, const int *idx);

@@ -458,6 +458,27 @@ PY
 tee -a "$report" < "$report.cmp"
 failures=$((failures + $(grep -c '^FAIL' "$report.cmp")))
 rm -f "$report.cmp" "$report.smimem" "$report.smipids" "$report.plan.err"
+# ---- queue (issue 11): a personal daemon places a job on a real GPU ---------------
+section "queue"
+qdir=$(mktemp -d)
+"$GW" daemon --state "$qdir/state" --socket "$qdir/sock" 2>"$qdir/daemon.log" &
+qpid=$!
+for _i in $(seq 100); do "$GW" queue --socket "$qdir/sock" >/dev/null 2>&1 && break; sleep 0.1; done
+qid=$("$GW" submit --socket "$qdir/sock" --vram 1G --run-opt --interval --run-opt 200ms -- \
+	sh -c 'echo "cvd=$CUDA_VISIBLE_DEVICES order=$CUDA_DEVICE_ORDER"; nvidia-smi -L; sleep 1' 2>"$qdir/submit.err")
+for _i in $(seq 150); do "$GW" show --socket "$qdir/sock" "$qid" 2>/dev/null | grep -q '(done)\|(failed)' && break; sleep 0.2; done
+"$GW" show --socket "$qdir/sock" "$qid" >> "$report" 2>&1
+cvd=$("$GW" logs --socket "$qdir/sock" "$qid" 2>/dev/null | sed -n 's/^cvd=\([^ ]*\) .*/\1/p')
+say "job $qid got CUDA_VISIBLE_DEVICES=$cvd"
+if [ -n "$cvd" ] && nvidia-smi --query-gpu=uuid --format=csv,noheader | grep -qx "$cvd"; then
+	check OK "the queue's job got a real GPU's UUID in CUDA_VISIBLE_DEVICES"
+else
+	check FAIL "the queue's job got '$cvd', not a UUID nvidia-smi lists ($(head -c 300 "$qdir/submit.err"))"
+fi
+"$GW" queue --all --socket "$qdir/sock" >> "$report" 2>&1
+kill "$qpid" 2>/dev/null; wait "$qpid" 2>/dev/null
+sed 's/^/daemon: /' "$qdir/daemon.log" | tail -5 >> "$report"
+rm -rf "$qdir"
 
 section "summary"
 say "failures: $failures"

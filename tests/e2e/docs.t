@@ -25,7 +25,7 @@ like "$(cat "$TMP/global")" "^--data-dir" "man: GLOBAL OPTIONS lists --data-dir"
 like "$(man_section DESCRIPTION SH)" 'Every command accepts \\fB\\-\\-help' "man: DESCRIPTION promises --help for every command"
 printf -- '--help\n' >> "$TMP/global"
 
-for c in plan cards cost status doctor explain run bench list; do
+for c in plan cards cost status doctor explain run bench list sim export; do
 	run_gw "$c" --help
 	is "$rc" 0 "$c --help exits 0"
 	printf '%s\n' "$out" | python3 "$TMP/opts.py" > "$TMP/help"
@@ -57,7 +57,7 @@ t = sys.stdin.read().replace('\\-', '-')
 m = re.search(r'Exit status:(.*?)(\n\s*\n|\n\.[A-Z]|\Z)', t, re.S)
 print(' '.join(sorted(set(re.findall(r'(?<![\w.+-])\d+(?![\w.])', m.group(1))), key=int)) if m else 'none')
 PY
-for c in plan cards cost status doctor explain run bench list; do
+for c in plan cards cost status doctor explain run bench list sim export; do
 	h=$("$GW" "$c" --help | python3 "$TMP/exits.py")
 	m=$(man_section "$c" | python3 "$TMP/exits.py")
 	isnt "$h" none "$c: --help has an Exit status paragraph"
@@ -212,10 +212,53 @@ unset GPUWISE_ROOT GPUWISE_FAKE_SCENARIO
 GPUWISE_NVML_LIB=/nonexistent/libnvidia-ml.so.1 run_gw run --json -- sh -c 'exit 3'
 is "$rc" 3 "run --json without a GPU: the job's exit status"
 jcheck run-nogpu json-run.md
+run_gw sim --pods "$FIX/openb/openb_pod_list_default.csv" --nodes "$FIX/openb/openb_node_list_gpu_node.csv" --seeds 2 --stop 101 --json
+is "$rc" 0 "sim --json: exit 0"
+jcheck sim "json-sim.md#inflation-the-default-mode"
+run_gw sim --pods "$FIX/openb/openb_pod_list_default.csv" --nodes "$FIX/openb/openb_node_list_gpu_node.csv" --replay times --json
+is "$rc" 0 "sim --replay times --json: exit 0"
+jcheck sim-replay "json-sim.md#replay-replay-times"
 
 GPUWISE_OPENCL_LIB=/nonexistent/libOpenCL.so.1 GPUWISE_CUDA_LIB="$GW_FAKE/cudadeep.so" run_gw bench --quick --no-opencl --max-n 100000 --json
 is "$rc" 0 "bench --quick --json (fake CUDA device): exit 0"
 jcheck bench json-bench.md
+
+# ---- the queue (issue 11): --help against man, --json against docs ------------
+for c in daemon submit queue show logs cancel hold release quota; do
+	run_gw "$c" --help
+	is "$rc" 0 "$c --help exits 0"
+	printf '%s\n' "$out" | python3 "$TMP/opts.py" > "$TMP/help"
+	man_section "$c" | python3 "$TMP/opts.py" > "$TMP/man"
+	is "$(sort -u "$TMP/man" "$TMP/global" | comm -23 "$TMP/help" -)" "" "$c: every option of --help is in man/gpuwise.1 (.SS $c)"
+	is "$(comm -23 "$TMP/man" "$TMP/help")" "" "$c: every option of man .SS $c is in --help"
+	h=$(printf '%s\n' "$out" | python3 "$TMP/exits.py")
+	isnt "$h" none "$c: --help has an Exit status paragraph"
+	is "$(man_section "$c" | python3 "$TMP/exits.py")" "$h" "$c: man and --help list the same exit statuses"
+done
+qsock=$TMP/queue.sock
+GPUWISE_FAKE_SCENARIO="$FIX/scenarios/server-2gpu-queue.json" GPUWISE_NVML_LIB="$GW_FAKE/libnvidia-ml.so" \
+	"$GW" daemon --state "$TMP/qstate" --socket "$qsock" 2>"$TMP/qdaemon.log" &
+qpid=$!
+for _i in $(seq 100); do "$GW" queue --socket "$qsock" >/dev/null 2>&1 && break; sleep 0.05; done
+"$GW" quota set lab --vram 40G --members root --socket "$qsock" >/dev/null
+run_gw submit --project lab --vram 1G --name docs --env A=1 --time-limit 1h --socket "$qsock" --json -- sh -c 'echo hi'
+is "$rc" 0 "submit --json: exit 0"
+jcheck submit json-submit.md
+qid=$(printf '%s' "$out" | jget "d['id']")
+for _i in $(seq 100); do "$GW" show --socket "$qsock" "$qid" | grep -q '(done)' && break; sleep 0.05; done
+"$GW" submit --mode exclusive --gpus 2 --socket "$qsock" -- sleep 1 >/dev/null
+"$GW" submit --vram 2G --socket "$qsock" -- true >/dev/null
+run_gw queue --all --json --socket "$qsock"
+is "$rc" 0 "queue --all --json: exit 0"
+jcheck queue json-queue.md
+run_gw show --json --socket "$qsock" "$qid"
+jcheck show json-show.md
+run_gw quota --json --socket "$qsock"
+jcheck quota json-quota.md
+kill "$qpid"; wait "$qpid"
+for d in queue-protocol.md json-queue.md json-show.md json-quota.md json-submit.md; do
+	[ -s "$DOCS/$d" ]; ok $? "docs/$d exists"
+done
 
 # ---- README examples: every plan/cards/cost line runs with a verdict status -----
 grep -E '^    gpuwise (plan|cards|cost)( |$)' "$GW_TOP/README.md" | grep -v '\.gguf' > "$TMP/readme"

@@ -66,4 +66,5 @@ def main():
     print(width, height, nonwhite, len(colours))
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Build the libFuzzer targets with clang (ASan + UBSan) and run each one.
-#   tests/fuzz/run.sh [SECONDS] [TARGET...]     default 60 s, targets gguf safetensors explain
+#   tests/fuzz/run.sh [SECONDS] [TARGET...]     default 60 s, targets gguf safetensors explain queue
 # New inputs go to build/fuzz/corpus-TARGET (seeded from tests/fuzz/corpus/TARGET);
 # crashes are written to build/fuzz/ and make the script fail.  Copy a crash
 # into tests/fuzz/corpus/TARGET/ once fixed: `make check` replays that corpus.
@@ -9,7 +9,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-gguf safetensors explain}
+targets=${*:-gguf safetensors explain queue}
 out=build/fuzz
 CC=${FUZZ_CC:-clang}
 mkdir -p "$out"
@@ -24,7 +24,7 @@ libs="$(pkg-config --libs jansson 2>/dev/null || echo -ljansson) -lm -ldl -lpthr
 # what a target links beyond the readers and tables, and its time limit per
 # input: explain's matcher must stay linear in its input, so a slow input is
 # a finding (a timeout), not just a long run
-extra_srcs() { case $1 in explain) echo src/doctor/*.c src/hw/*.c src/stack/*.c ;; esac; }
+extra_srcs() { case $1 in explain) echo src/doctor/*.c src/hw/*.c src/stack/*.c ;; queue) echo src/queue/proto.c src/sched/job.c ;; esac; }
 per_input_s() { case $1 in explain) echo 1 ;; *) echo 10 ;; esac; }
 for t in $targets; do
 	echo "fuzz: building $t" >&2

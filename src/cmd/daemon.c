@@ -1,0 +1,81 @@
+/*
+ * gpuwise daemon: run the shared-server queue (src/queue/daemon.c) in the
+ * foreground, logging one line per event to stderr (journald under systemd).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd/cmd.h"
+#include "queue/queue.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpuwise daemon [--state DIR] [--socket PATH] [--config FILE]\n\n"
+		"Run the GPU job queue in the foreground.  Run as root it serves every user\n"
+		"of this server and starts each job as the user who submitted it; run as a\n"
+		"normal user it is that user's personal queue.  Clients talk to it over a\n"
+		"Unix socket (JSON lines, docs/queue-protocol.md) and are identified by the\n"
+		"kernel (SO_PEERCRED).  Its state is an SQLite database: acknowledged jobs\n"
+		"survive a crash, and running jobs are re-adopted on the next start.\n"
+		"Jobs run under 'gpuwise run'; a job measured over its VRAM request is\n"
+		"warned about or stopped (over_request), and with vram_cap = yes shared\n"
+		"jobs run under 'gpuwise run --vram-cap' at their request.\n\n"
+		"Options:\n"
+		"  --state DIR           state directory (default %s as root,\n"
+		"                        else $XDG_STATE_HOME/gpuwise or ~/.local/state/gpuwise)\n"
+		"  --socket PATH         socket (default %s as root,\n"
+		"                        else $XDG_RUNTIME_DIR/gpuwise.sock)\n"
+		"  --config FILE         settings (default %s as root, if present;\n"
+		"                        see the commented sample daemon.conf)\n"
+		"  -h, --help            show this help\n\n"
+		"Exit status: 0 stopped by SIGTERM or SIGINT; 1 cannot start (socket in\n"
+		"use, state unreadable, bad config); 2 usage error.\n",
+		QUEUE_SYSTEM_STATE, QUEUE_SYSTEM_SOCKET, QUEUE_SYSTEM_CONFIG);
+}
+
+static void log_line(void *ctx, const char *line)
+{
+	(void)ctx;
+	char t[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	strftime(t, sizeof t, "%Y-%m-%dT%H:%M:%S", localtime_r(&now, &tm));
+	fprintf(stderr, "%s gpuwise daemon: %s\n", t, line);
+	fflush(stderr);
+}
+
+int cmd_daemon(int argc, char **argv)
+{
+	enum { O_STATE = 256, O_SOCKET, O_CONFIG };
+	static const struct option opts[] = {
+		{"state", required_argument, 0, O_STATE}, {"socket", required_argument, 0, O_SOCKET},
+		{"config", required_argument, 0, O_CONFIG}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+	};
+	queue_daemon_opts o = {.log = log_line};
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case O_STATE: o.state_dir = optarg; break;
+		case O_SOCKET: o.socket_path = optarg; break;
+		case O_CONFIG: o.config_path = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: return usage_error("daemon", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("daemon", "unexpected argument '%s'", argv[optind]);
+	if ((o.state_dir && !*o.state_dir) || (o.socket_path && !*o.socket_path) ||
+	    (o.config_path && !*o.config_path))
+		return usage_error("daemon", "an empty path");
+	gw_error err;
+	if (queue_daemon_run(&o, &err)) {
+		gw_errorf("%s", err.msg);
+		return GW_EXIT_RUNTIME;
+	}
+	return 0;
+}

@@ -1,0 +1,946 @@
+/*
+ * gpuwise submit / queue / show / logs / cancel / hold / release / quota:
+ * the clients of the queue daemon.  Each builds one request, sends it over
+ * the daemon's socket and prints the reply (text, or --json).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "queue/proto.h"
+#include "queue/queue.h"
+#include "sched/job.h"
+#include "util/json.h"
+
+/* Exit status 3: the daemon answered but refused (permission, no such job, bad request). */
+#define EXIT_REFUSED GW_EXIT_VERDICT3
+
+static const char exit_text[] =
+	"Exit status: 0 done; 1 no daemon or a runtime error; 2 usage error;\n"
+	"3 the daemon refused the request (permission, no such job, invalid job).\n";
+
+/* Connect, or say in one line that no daemon runs and how to start one. */
+static queue_conn *open_conn(const char *socket_opt)
+{
+	char *path = queue_socket_path(socket_opt);
+	queue_conn *c = NULL;
+	gw_error err;
+	if (queue_connect(path, &c, &err)) {
+		if (err.code == GW_ENOENT)
+			gw_errorf("no queue daemon at '%s'; start one with 'gpuwise daemon%s%s'%s", path,
+				  socket_opt ? " --socket " : "", socket_opt ? socket_opt : "",
+				  geteuid() == 0 ? " or 'systemctl start gpuwise'" : "");
+		else
+			gw_errorf("%s", err.msg);
+	}
+	free(path);
+	return c;
+}
+
+/* One request, one reply; NULL after printing why.  *refused set when the daemon said no. */
+static json_t *call(queue_conn *c, json_t *req, bool *refused)
+{
+	json_t *rep = NULL;
+	gw_error err;
+	*refused = false;
+	if (queue_call(c, req, &rep, &err)) {
+		gw_errorf("%s", err.msg);
+		json_decref(req);
+		return NULL;
+	}
+	json_decref(req);
+	if (!json_is_true(json_object_get(rep, "ok")) && json_is_string(json_object_get(rep, "error"))) {
+		gw_errorf("%s", json_string_value(json_object_get(rep, "error")));
+		*refused = true;
+		json_decref(rep);
+		return NULL;
+	}
+	return rep;
+}
+
+static json_t *req_new(const char *op)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "op", json_string(op));
+	return o;
+}
+
+static int parse_id(const char *cmd, const char *s, uint64_t *id)
+{
+	long long v;
+	if (parse_int(s, 1, 1LL << 53, &v))
+		return usage_error(cmd, "'%s' is not a job id", s);
+	*id = (uint64_t)v;
+	return 0;
+}
+
+static long long jint(json_t *o, const char *k)
+{
+	return (long long)json_integer_value(json_object_get(o, k));
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+	return s ? s : "";
+}
+
+/* ---- submit ------------------------------------------------------------- */
+static void submit_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpuwise submit [OPTIONS] -- CMD [ARGS...]\n"
+		"       gpuwise submit --vram auto [OPTIONS] -- PLAN-OPTIONS -- CMD [ARGS...]\n\n"
+		"Queue CMD on the shared GPU server and print its job id.  The job runs as\n"
+		"you, in this directory, under 'gpuwise run', with CUDA_VISIBLE_DEVICES set\n"
+		"to its GPUs' UUIDs, CUDA_DEVICE_ORDER=PCI_BUS_ID, GPUWISE_JOB_ID and\n"
+		"GPUWISE_PROJECT, and a clean environment plus what --env passes.\n\n"
+		"Options:\n"
+		"  --project P           charge project P (default: default)\n"
+		"  --vram SIZE|auto      GPU memory per GPU (e.g. 20G); auto asks the planner,\n"
+		"                        given the 'gpuwise plan' options between the two --\n"
+		"  --gpus N              GPUs (default 1)\n"
+		"  --mode MODE           shared (default: packed by memory), exclusive (whole\n"
+		"                        GPUs) or mig:PROFILE (a MIG instance, e.g. mig:1g.10gb)\n"
+		"  --priority N          higher starts first (-1000..1000, default 0)\n"
+		"  --name NAME           a name for the queue listing\n"
+		"  --time-limit DUR      stop the job after DUR (e.g. 2h)\n"
+		"  --after JOBID         start only after job JOBID ended\n"
+		"  --env NAME[=VALUE]    pass a variable (NAME alone: its value here)\n"
+		"  --restart POLICY      never (default), on-failure or always (as 'gpuwise run')\n"
+		"  --max-restarts N      at most N restarts (default 3; 'unlimited')\n"
+		"  --backoff MIN..MAX    back-off between attempts (as 'gpuwise run')\n"
+		"  --start-limit N/DUR   give up after N starts within DUR (as 'gpuwise run')\n"
+		"  --no-restart-on LIST  exit codes or classes never restarted (as 'gpuwise run')\n"
+		"  --mem-limit SIZE      stop the job when its GPU memory exceeds SIZE\n"
+		"  --run-opt OPT         pass OPT to 'gpuwise run' (repeat: --run-opt --interval\n"
+		"                        --run-opt 5s); --log, --report, --json are the daemon's\n"
+		"  --socket PATH         the daemon's socket (default: GPUWISE_SOCKET, yours\n"
+		"                        under XDG_RUNTIME_DIR, else %s)\n"
+		"  --json                print {\"id\": N} instead of the id\n"
+		"  -h, --help            show this help\n\n%s",
+		QUEUE_SYSTEM_SOCKET, exit_text);
+}
+
+/* Run 'gpuwise plan ARGS --json' and take the largest per-GPU total as the request. */
+static int plan_vram(char **args, int n, uint64_t *bytes, char **summary)
+{
+	int pipefd[2];
+	if (pipe(pipefd))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		char **av = xcalloc((size_t)n + 4, sizeof *av);
+		av[0] = "gpuwise";
+		av[1] = "plan";
+		for (int i = 0; i < n; i++)
+			av[2 + i] = args[i];
+		av[2 + n] = "--json";
+		dup2(pipefd[1], 1);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		execv("/proc/self/exe", av);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	ssize_t r;
+	while ((r = read(pipefd[0], buf, sizeof buf)) > 0)
+		sb_add(&sb, buf, (size_t)r);
+	close(pipefd[0]);
+	int ws = 0;
+	waitpid(pid, &ws, 0);
+	json_error_t je;
+	json_t *o = sb.len ? json_loadb(sb.buf, sb.len, 0, &je) : NULL;
+	sb_release(&sb);
+	if (!o)
+		return -1;
+	uint64_t best = 0;
+	json_t *dev;
+	size_t i;
+	json_array_foreach(json_object_get(o, "devices"), i, dev) {
+		uint64_t t = (uint64_t)json_integer_value(json_object_get(dev, "total_bytes"));
+		best = t > best ? t : best;
+	}
+	if (!best)
+		best = (uint64_t)json_integer_value(json_object_get(o, "vram_bytes"));
+	json_t *b = json_object_get(o, "breakdown");
+	char a[32], w[32], k[32], c[32], h[32];
+	*summary = xasprintf("%s %s ctx %lld (%s): %s per GPU = weights %s + KV cache %s + compute %s + overhead %s",
+			     jstr(o, "model"), jstr(o, "quant"), jint(o, "ctx"), jstr(o, "verdict"),
+			     fmt_bytes(a, sizeof a, best), fmt_bytes(w, sizeof w, (uint64_t)jint(b, "weights_bytes")),
+			     fmt_bytes(k, sizeof k, (uint64_t)jint(b, "kv_cache_bytes")),
+			     fmt_bytes(c, sizeof c, (uint64_t)jint(b, "compute_bytes")),
+			     fmt_bytes(h, sizeof h, (uint64_t)jint(b, "overhead_bytes")));
+	json_decref(o);
+	*bytes = best;
+	return best ? 0 : -1;
+}
+
+static void strv_add(json_t *arr, const char *s)
+{
+	json_array_append_new(arr, json_string(s));
+}
+
+enum {
+	O_PROJECT = 256, O_VRAM, O_GPUS, O_MODE, O_PRIORITY, O_NAME, O_TIME_LIMIT, O_AFTER, O_ENV,
+	O_RESTART, O_MAX_RESTARTS, O_RUN_OPT, O_BACKOFF, O_START_LIMIT, O_NO_RESTART_ON, O_MEM_LIMIT, O_SOCKET, O_JSON, O_ALL, O_FOLLOW, O_MEMBERS, O_JOBS, O_LIMIT,
+};
+
+int cmd_submit(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"project", required_argument, 0, O_PROJECT}, {"vram", required_argument, 0, O_VRAM},
+		{"gpus", required_argument, 0, O_GPUS}, {"mode", required_argument, 0, O_MODE},
+		{"priority", required_argument, 0, O_PRIORITY}, {"name", required_argument, 0, O_NAME},
+		{"time-limit", required_argument, 0, O_TIME_LIMIT}, {"after", required_argument, 0, O_AFTER},
+		{"env", required_argument, 0, O_ENV}, {"restart", required_argument, 0, O_RESTART},
+		{"max-restarts", required_argument, 0, O_MAX_RESTARTS},
+		{"run-opt", required_argument, 0, O_RUN_OPT}, {"socket", required_argument, 0, O_SOCKET},
+		{"backoff", required_argument, 0, O_BACKOFF}, {"start-limit", required_argument, 0, O_START_LIMIT},
+		{"no-restart-on", required_argument, 0, O_NO_RESTART_ON}, {"mem-limit", required_argument, 0, O_MEM_LIMIT},
+		{"json", no_argument, 0, O_JSON}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+	};
+	json_t *jspec = json_object(), *env = json_array(), *run_args = json_array();
+	const char *socket_opt = NULL;
+	bool json_out = false, vram_auto = false, have_vram = false;
+	int rc = GW_EXIT_USAGE, c;
+	long long v;
+	uint64_t u;
+	queue_conn *conn = NULL;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case O_PROJECT: json_object_set_new(jspec, "project", json_string(optarg)); break;
+		case O_VRAM:
+			if (strcmp(optarg, "auto") == 0)
+				vram_auto = true;
+			else if (parse_size(optarg, &u) || u == 0 || u > (1ULL << 50)) {
+				rc = usage_error("submit", "--vram '%s' is not a size (e.g. 20G) or auto", optarg);
+				goto out;
+			} else
+				json_object_set_new(jspec, "vram_bytes", json_integer((json_int_t)u));
+			have_vram = true;
+			break;
+		case O_GPUS:
+			if (parse_int(optarg, 1, 16, &v)) {
+				rc = usage_error("submit", "--gpus '%s' is not a count from 1 to 16", optarg);
+				goto out;
+			}
+			json_object_set_new(jspec, "gpus", json_integer(v));
+			break;
+		case O_MODE: {
+			job_mode m;
+			char *prof = NULL;
+			if (job_mode_parse(optarg, &m, &prof)) {
+				rc = usage_error("submit", "--mode '%s' is not shared, exclusive or mig:PROFILE", optarg);
+				goto out;
+			}
+			free(prof);
+			json_object_set_new(jspec, "mode", json_string(optarg));
+			break;
+		}
+		case O_PRIORITY:
+			if (parse_int(optarg, -1000, 1000, &v)) {
+				rc = usage_error("submit", "--priority '%s' is not an integer from -1000 to 1000", optarg);
+				goto out;
+			}
+			json_object_set_new(jspec, "priority", json_integer(v));
+			break;
+		case O_NAME: json_object_set_new(jspec, "name", json_string(optarg)); break;
+		case O_TIME_LIMIT:
+			if (parse_duration_ms(optarg, &u) || u == 0 || u > 366ULL * 86400 * 1000) {
+				rc = usage_error("submit", "--time-limit '%s' is not a duration (e.g. 2h)", optarg);
+				goto out;
+			}
+			json_object_set_new(jspec, "time_limit_ms", json_integer((json_int_t)u));
+			break;
+		case O_AFTER:
+			if ((rc = parse_id("submit", optarg, &u)))
+				goto out;
+			rc = GW_EXIT_USAGE;
+			json_object_set_new(jspec, "after", json_integer((json_int_t)u));
+			break;
+		case O_ENV:
+			if (!*optarg || *optarg == '=') {
+				rc = usage_error("submit", "--env needs NAME or NAME=VALUE");
+				goto out;
+			}
+			if (strchr(optarg, '='))
+				strv_add(env, optarg);
+			else {
+				const char *val = getenv(optarg);
+				char *s = xasprintf("%s=%s", optarg, val ? val : "");
+				strv_add(env, s);
+				free(s);
+			}
+			break;
+		case O_RESTART: {
+			job_restart r;
+			if (job_restart_parse(optarg, &r)) {
+				rc = usage_error("submit", "--restart '%s' is not never, on-failure or always", optarg);
+				goto out;
+			}
+			json_object_set_new(jspec, "restart", json_string(optarg));
+			break;
+		}
+		case O_MAX_RESTARTS:
+			if (strcmp(optarg, "unlimited") == 0)
+				v = -1;
+			else if (parse_int(optarg, 0, 1000000, &v)) {
+				rc = usage_error("submit", "--max-restarts '%s' is not a count or unlimited", optarg);
+				goto out;
+			}
+			json_object_set_new(jspec, "max_restarts", json_integer(v));
+			break;
+		case O_RUN_OPT: strv_add(run_args, optarg); break;
+		case O_MEM_LIMIT:
+			if (parse_size(optarg, &u) || u == 0) {
+				rc = usage_error("submit", "--mem-limit '%s' is not a size (e.g. 20G)", optarg);
+				goto out;
+			}
+			strv_add(run_args, "--mem-limit");
+			strv_add(run_args, optarg);
+			break;
+		case O_BACKOFF:
+		case O_START_LIMIT:
+		case O_NO_RESTART_ON:
+			/* passed to 'gpuwise run', which checks them when the job starts */
+			strv_add(run_args, c == O_BACKOFF ? "--backoff" : c == O_START_LIMIT ? "--start-limit" : "--no-restart-on");
+			strv_add(run_args, optarg);
+			break;
+		case O_SOCKET: socket_opt = optarg; break;
+		case O_JSON: json_out = true; break;
+		case 'h':
+			submit_usage(stdout);
+			rc = 0;
+			goto out;
+		default:
+			rc = usage_error("submit", "unknown option '%s'", argv[optind - 1]);
+			goto out;
+		}
+	}
+	int first = optind;
+	if (first < argc && strcmp(argv[first - 1], "--") != 0 && strcmp(argv[first], "--") == 0)
+		first++;
+	/* with --vram auto: PLAN-OPTIONS -- CMD */
+	int plan_from = -1, plan_n = 0;
+	if (vram_auto) {
+		int k = first;
+		while (k < argc && strcmp(argv[k], "--") != 0)
+			k++;
+		if (k >= argc) {
+			rc = usage_error("submit", "--vram auto needs the plan options, then '--' and the command");
+			goto out;
+		}
+		plan_from = first;
+		plan_n = k - first;
+		first = k + 1;
+		if (plan_n == 0) {
+			rc = usage_error("submit", "--vram auto needs a model (the options of 'gpuwise plan')");
+			goto out;
+		}
+	}
+	if (first >= argc) {
+		rc = usage_error("submit", "no command to queue (put it after --)");
+		goto out;
+	}
+	if (!have_vram) {
+		const char *m = json_string_value(json_object_get(jspec, "mode"));
+		if (!m || strcmp(m, "shared") == 0) {
+			rc = usage_error("submit", "a shared job needs --vram SIZE or --vram auto (or --mode exclusive)");
+			goto out;
+		}
+	}
+	if (vram_auto) {
+		char *summary = NULL;
+		if (plan_vram(argv + plan_from, plan_n, &u, &summary)) {
+			gw_errorf("--vram auto: the planner could not size the job (try 'gpuwise plan' with the same options)");
+			free(summary);
+			rc = GW_EXIT_RUNTIME;
+			goto out;
+		}
+		json_object_set_new(jspec, "vram_bytes", json_integer((json_int_t)u));
+		json_object_set_new(jspec, "vram_auto", json_true());
+		json_object_set_new(jspec, "vram_plan", json_string(summary));
+		free(summary);
+	}
+	json_t *a = json_array();
+	for (int i = first; i < argc; i++)
+		strv_add(a, argv[i]);
+	json_object_set_new(jspec, "argv", a);
+	char *cwd = getcwd(NULL, 0);
+	if (!cwd) {
+		gw_errorf("cannot read the working directory: %s", strerror(errno));
+		rc = GW_EXIT_RUNTIME;
+		goto out;
+	}
+	json_object_set_new(jspec, "cwd", json_string(cwd));
+	free(cwd);
+	if (json_array_size(env))
+		json_object_set(jspec, "env", env);
+	if (json_array_size(run_args))
+		json_object_set(jspec, "run_args", run_args);
+	rc = GW_EXIT_RUNTIME;
+	if (!(conn = open_conn(socket_opt)))
+		goto out;
+	json_t *req = req_new("submit");
+	json_object_set(req, "job", jspec);
+	bool refused;
+	json_t *rep = call(conn, req, &refused);
+	if (!rep) {
+		rc = refused ? EXIT_REFUSED : GW_EXIT_RUNTIME;
+		goto out;
+	}
+	if (json_out) {
+		json_t *o = json_object();
+		json_object_set(o, "id", json_object_get(rep, "id"));
+		json_print(o, stdout);
+		json_decref(o);
+	} else
+		printf("%lld\n", jint(rep, "id"));
+	json_decref(rep);
+	rc = 0;
+out:
+	queue_close(conn);
+	json_decref(jspec);
+	json_decref(env);
+	json_decref(run_args);
+	return rc;
+}
+
+/* ---- queue -------------------------------------------------------------- */
+static void queue_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpuwise queue [--all] [--json] [--socket PATH]\n\n"
+		"List the jobs waiting and running (with --all, the ended ones too, newest\n"
+		"1000): id, name, user, project, state, GPUs, VRAM requested and measured,\n"
+		"waiting and running time, and for a waiting job why it waits.\n\n"
+		"Options:\n"
+		"  --all                 ended jobs too\n"
+		"  --limit N             with --all, at most N ended jobs (default 1000)\n"
+		"  --json                the jobs as JSON (docs/json-queue.md)\n"
+		"  --socket PATH         the daemon's socket\n"
+		"  -h, --help            show this help\n\n%s",
+		exit_text);
+}
+
+static const char *ms_text(char *buf, size_t n, json_t *v)
+{
+	if (!json_is_integer(v))
+		return "-";
+	return fmt_duration(buf, n, (uint64_t)json_integer_value(v));
+}
+
+static const char *bytes_text(char *buf, size_t n, json_t *v)
+{
+	if (!json_is_integer(v) || json_integer_value(v) <= 0)
+		return "-";
+	return fmt_bytes(buf, n, (uint64_t)json_integer_value(v));
+}
+
+static void print_jobs(json_t *jobs)
+{
+	static const char *const hdr[] = {"ID", "NAME", "USER", "PROJECT", "STATE", "GPUS", "VRAM", "USED", "WAIT", "RUN", "REASON"};
+	table *t = table_new(11, hdr);
+	table_set_align(t, 0, true);
+	size_t i;
+	json_t *j;
+	json_array_foreach(jobs, i, j) {
+		char id[24], g[64] = "", vr[32], vu[32], w[32], r[32];
+		snprintf(id, sizeof id, "%lld", jint(j, "id"));
+		json_t *gi;
+		size_t k;
+		size_t l = 0;
+		json_array_foreach(json_object_get(j, "gpus"), k, gi)
+			l += (size_t)snprintf(g + l, l < sizeof g ? sizeof g - l : 0, "%s%lld", k ? "," : "",
+					      (long long)json_integer_value(gi));
+		if (!l)
+			snprintf(g, sizeof g, "(%lld)", jint(j, "gpus_requested"));
+		const char *mode = jstr(j, "mode");
+		const char *vreq = strcmp(mode, "shared") == 0 ? bytes_text(vr, sizeof vr, json_object_get(j, "vram_request_bytes"))
+							       : mode;
+		const char *cells[] = {id, jstr(j, "name"), jstr(j, "user"), jstr(j, "project"), jstr(j, "state"), g, vreq,
+				       bytes_text(vu, sizeof vu, json_object_get(j, "vram_measured_bytes")),
+				       ms_text(w, sizeof w, json_object_get(j, "wait_ms")),
+				       ms_text(r, sizeof r, json_object_get(j, "run_ms")), jstr(j, "reason")};
+		table_addv(t, cells);
+	}
+	table_print(t, stdout);
+	table_free(t);
+}
+
+int cmd_queue(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"all", no_argument, 0, O_ALL}, {"json", no_argument, 0, O_JSON},
+		{"limit", required_argument, 0, O_LIMIT}, {"socket", required_argument, 0, O_SOCKET},
+		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+	};
+	bool all = false, json_out = false;
+	const char *socket_opt = NULL;
+	long long limit = 0;
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case O_ALL: all = true; break;
+		case O_JSON: json_out = true; break;
+		case O_LIMIT:
+			if (parse_int(optarg, 1, 1000000, &limit))
+				return usage_error("queue", "--limit '%s' is not a count from 1 to 1000000", optarg);
+			break;
+		case O_SOCKET: socket_opt = optarg; break;
+		case 'h': queue_usage(stdout); return 0;
+		default: return usage_error("queue", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("queue", "unexpected argument '%s'", argv[optind]);
+	queue_conn *conn = open_conn(socket_opt);
+	if (!conn)
+		return GW_EXIT_RUNTIME;
+	json_t *req = req_new("queue");
+	if (all)
+		json_object_set_new(req, "all", json_true());
+	if (limit)
+		json_object_set_new(req, "limit", json_integer(limit));
+	bool refused;
+	json_t *rep = call(conn, req, &refused);
+	queue_close(conn);
+	if (!rep)
+		return refused ? EXIT_REFUSED : GW_EXIT_RUNTIME;
+	json_t *jobs = json_object_get(rep, "jobs");
+	if (json_out) {
+		json_t *o = json_object();
+		json_object_set(o, "jobs", jobs);
+		json_print(o, stdout);
+		json_decref(o);
+	} else if (json_array_size(jobs) == 0)
+		printf("no jobs%s\n", all ? "" : " waiting or running");
+	else
+		print_jobs(jobs);
+	json_decref(rep);
+	return 0;
+}
+
+/* ---- show --------------------------------------------------------------- */
+static void show_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpuwise show [--json] [--socket PATH] JOBID\n\n"
+		"Everything about one of your jobs: command, directory, request, what the\n"
+		"planner computed for a VRAM request of auto, placement, times, exit status,\n"
+		"reason.\n\n"
+		"Options:\n"
+		"  --json                the job as JSON (docs/json-show.md)\n"
+		"  --socket PATH         the daemon's socket\n"
+		"  -h, --help            show this help\n\n%s",
+		exit_text);
+}
+
+int cmd_show(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, 0, O_JSON}, {"socket", required_argument, 0, O_SOCKET},
+		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+	};
+	bool json_out = false;
+	const char *socket_opt = NULL;
+	int c, rc;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case O_JSON: json_out = true; break;
+		case O_SOCKET: socket_opt = optarg; break;
+		case 'h': show_usage(stdout); return 0;
+		default: return usage_error("show", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error("show", optind >= argc ? "which job? (a job id)" : "one job id at a time");
+	uint64_t id = 0;
+	if ((rc = parse_id("show", argv[optind], &id)))
+		return rc;
+	queue_conn *conn = open_conn(socket_opt);
+	if (!conn)
+		return GW_EXIT_RUNTIME;
+	json_t *req = req_new("show");
+	json_object_set_new(req, "id", json_integer((json_int_t)id));
+	bool refused;
+	json_t *rep = call(conn, req, &refused);
+	queue_close(conn);
+	if (!rep)
+		return refused ? EXIT_REFUSED : GW_EXIT_RUNTIME;
+	json_t *j = json_object_get(rep, "job");
+	if (json_out) {
+		json_print(j, stdout);
+	} else {
+		json_t *s = json_object_get(j, "spec");
+		char a[32], b[32];
+		printf("job %lld: %s (%s)\n", jint(j, "id"), jstr(j, "name"), jstr(j, "state"));
+		printf("  user        %s (uid %lld)\n", jstr(j, "user"), jint(j, "uid"));
+		printf("  project     %s%s\n", jstr(j, "project"), json_is_true(json_object_get(j, "borrowed")) ? " (on borrowed quota)" : "");
+		printf("  command    ");
+		size_t i;
+		json_t *v;
+		json_array_foreach(json_object_get(s, "argv"), i, v)
+			printf(" %s", json_string_value(v));
+		printf("\n  directory   %s\n", jstr(s, "cwd"));
+		printf("  request     %s, %lld GPU%s, VRAM %s per GPU%s\n", jstr(j, "mode"), jint(j, "gpus_requested"),
+		       jint(j, "gpus_requested") == 1 ? "" : "s",
+		       bytes_text(a, sizeof a, json_object_get(j, "vram_request_bytes")),
+		       json_is_true(json_object_get(s, "vram_auto")) ? " (planner)" : "");
+		if (json_is_string(json_object_get(s, "vram_plan")))
+			printf("  planner     %s\n", jstr(s, "vram_plan"));
+		printf("  priority    %lld\n", jint(j, "priority"));
+		if (json_array_size(json_object_get(j, "gpu_uuids"))) {
+			printf("  GPUs       ");
+			json_array_foreach(json_object_get(j, "gpu_uuids"), i, v)
+				printf(" %s", json_string_value(v));
+			printf("\n");
+		}
+		printf("  measured    %s\n", bytes_text(b, sizeof b, json_object_get(j, "vram_measured_bytes")));
+		printf("  waited      %s\n", ms_text(a, sizeof a, json_object_get(j, "wait_ms")));
+		printf("  ran         %s\n", ms_text(a, sizeof a, json_object_get(j, "run_ms")));
+		if (json_is_integer(json_object_get(j, "exit_status")))
+			printf("  exit status %lld\n", jint(j, "exit_status"));
+		if (json_is_string(json_object_get(j, "reason")))
+			printf("  reason      %s\n", jstr(j, "reason"));
+	}
+	json_decref(rep);
+	return 0;
+}
+
+/* ---- logs --------------------------------------------------------------- */
+static void logs_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpuwise logs [-f] [--socket PATH] JOBID\n\n"
+		"Print the output (stdout and stderr) of one of your jobs.\n\n"
+		"Options:\n"
+		"  -f, --follow          keep printing new output until the job ends\n"
+		"  --socket PATH         the daemon's socket\n"
+		"  -h, --help            show this help\n\n%s",
+		exit_text);
+}
+
+int cmd_logs(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"follow", no_argument, 0, 'f'}, {"socket", required_argument, 0, O_SOCKET},
+		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+	};
+	bool follow = false;
+	const char *socket_opt = NULL;
+	int c, rc;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f': follow = true; break;
+		case O_SOCKET: socket_opt = optarg; break;
+		case 'h': logs_usage(stdout); return 0;
+		default: return usage_error("logs", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error("logs", optind >= argc ? "which job? (a job id)" : "one job id at a time");
+	uint64_t id = 0;
+	if ((rc = parse_id("logs", argv[optind], &id)))
+		return rc;
+	queue_conn *conn = open_conn(socket_opt);
+	if (!conn)
+		return GW_EXIT_RUNTIME;
+	uint64_t off = 0;
+	rc = 0;
+	for (;;) {
+		json_t *req = req_new("logs");
+		json_object_set_new(req, "id", json_integer((json_int_t)id));
+		json_object_set_new(req, "offset", json_integer((json_int_t)off));
+		bool refused;
+		json_t *rep = call(conn, req, &refused);
+		if (!rep) {
+			rc = refused ? EXIT_REFUSED : GW_EXIT_RUNTIME;
+			break;
+		}
+		const char *data = jstr(rep, "data");
+		size_t n = json_string_length(json_object_get(rep, "data"));
+		fwrite(data, 1, n, stdout);
+		fflush(stdout);
+		off = (uint64_t)jint(rep, "offset");
+		bool ended = json_is_true(json_object_get(rep, "ended"));
+		json_decref(rep);
+		if (n > 0)
+			continue;
+		if (!follow || ended)
+			break;
+		sleep_ms(200);
+	}
+	queue_close(conn);
+	return rc;
+}
+
+/* ---- cancel / hold / release --------------------------------------------- */
+static int change(const char *cmd, const char *op, const char *done, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"socket", required_argument, 0, O_SOCKET}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+	};
+	const char *socket_opt = NULL;
+	int c, rc;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case O_SOCKET: socket_opt = optarg; break;
+		case 'h':
+			printf("usage: gpuwise %s [--socket PATH] JOBID...\n\n", cmd);
+			if (strcmp(cmd, "cancel") == 0)
+				printf("Cancel jobs: a waiting job is dropped, a running one is stopped\n"
+				       "(SIGTERM, then SIGKILL after 30s).  Only your own jobs (or any, for an\n"
+				       "administrator).\n\n");
+			else if (strcmp(cmd, "hold") == 0)
+				printf("Hold waiting jobs: they stay in the queue but do not start until\n"
+				       "'gpuwise release'.  Only your own jobs (or any, for an administrator).\n\n");
+			else
+				printf("Release held jobs: they wait again in their place in the queue.\n"
+				       "Only your own jobs (or any, for an administrator).\n\n");
+			printf("Options:\n"
+			       "  --socket PATH         the daemon's socket\n"
+			       "  -h, --help            show this help\n\n%s", exit_text);
+			return 0;
+		default: return usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error(cmd, "which job? (one or more job ids)");
+	if (argc - optind > PROTO_MAX_IDS)
+		return usage_error(cmd, "at most %d job ids at a time", PROTO_MAX_IDS);
+	json_t *ids = json_array();
+	for (int i = optind; i < argc; i++) {
+		uint64_t id = 0;
+		if ((rc = parse_id(cmd, argv[i], &id))) {
+			json_decref(ids);
+			return rc;
+		}
+		json_array_append_new(ids, json_integer((json_int_t)id));
+	}
+	queue_conn *conn = open_conn(socket_opt);
+	if (!conn) {
+		json_decref(ids);
+		return GW_EXIT_RUNTIME;
+	}
+	json_t *req = req_new(op);
+	json_object_set_new(req, "ids", ids);
+	json_t *rep = NULL;
+	gw_error err;
+	if (queue_call(conn, req, &rep, &err)) {
+		gw_errorf("%s", err.msg);
+		json_decref(req);
+		queue_close(conn);
+		return GW_EXIT_RUNTIME;
+	}
+	json_decref(req);
+	queue_close(conn);
+	rc = 0;
+	json_t *res = json_object_get(rep, "results");
+	if (!res) {
+		gw_errorf("%s", jstr(rep, "error"));
+		rc = EXIT_REFUSED;
+	}
+	size_t i;
+	json_t *e;
+	json_array_foreach(res, i, e) {
+		if (json_is_string(json_object_get(e, "error"))) {
+			gw_errorf("%s", jstr(e, "error"));
+			rc = EXIT_REFUSED;
+		} else if (strcmp(jstr(e, "state"), "cancelling") == 0)
+			printf("job %lld is being stopped\n", jint(e, "id"));
+		else
+			printf("job %lld %s\n", jint(e, "id"), done);
+	}
+	json_decref(rep);
+	return rc;
+}
+
+int cmd_cancel(int argc, char **argv) { return change("cancel", "cancel", "cancelled", argc, argv); }
+int cmd_hold(int argc, char **argv) { return change("hold", "hold", "held", argc, argv); }
+int cmd_release(int argc, char **argv) { return change("release", "release", "released", argc, argv); }
+
+/* ---- quota -------------------------------------------------------------- */
+static void quota_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpuwise quota [--json] [--socket PATH]\n"
+		"       gpuwise quota set PROJECT [--vram SIZE] [--gpus N] [--jobs N]\n"
+		"                     [--members USER,@GROUP,...] [--socket PATH]\n\n"
+		"Show each project's use against its quota (VRAM requested by its running\n"
+		"jobs, whole GPUs held by its exclusive jobs, running jobs), or set a\n"
+		"project's quota and members (administrators only: root or the configured\n"
+		"admin_group).  'set' creates the project; 'unlimited' removes a limit; an\n"
+		"empty --members '' opens the project to everyone.\n\n"
+		"Options:\n"
+		"  --vram SIZE           VRAM quota (e.g. 48G, or unlimited)\n"
+		"  --gpus N              whole-GPU quota for exclusive jobs (or unlimited)\n"
+		"  --jobs N              running-job quota (or unlimited)\n"
+		"  --members LIST        users and @groups who may submit to the project\n"
+		"  --json                the projects as JSON (docs/json-quota.md)\n"
+		"  --socket PATH         the daemon's socket\n"
+		"  -h, --help            show this help\n\n%s",
+		exit_text);
+}
+
+static json_t *limit_arg(const char *s, bool size, bool *bad)
+{
+	uint64_t u;
+	long long v;
+	*bad = false;
+	if (strcmp(s, "unlimited") == 0)
+		return json_null();
+	if (size ? parse_size(s, &u) == 0 && u <= (1ULL << 60) : parse_int(s, 0, 1000000, &v) == 0)
+		return json_integer(size ? (json_int_t)u : v);
+	*bad = true;
+	return NULL;
+}
+
+static const char *limit_text(char *buf, size_t n, json_t *v, bool size)
+{
+	if (json_is_null(v))
+		return "-";
+	if (size)
+		return fmt_bytes(buf, n, (uint64_t)json_integer_value(v));
+	snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+	return buf;
+}
+
+int cmd_quota(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, 0, O_JSON}, {"socket", required_argument, 0, O_SOCKET},
+		{"vram", required_argument, 0, O_VRAM}, {"gpus", required_argument, 0, O_GPUS},
+		{"jobs", required_argument, 0, O_JOBS}, {"members", required_argument, 0, O_MEMBERS},
+		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+	};
+	bool json_out = false, is_set = argc > 1 && strcmp(argv[1], "set") == 0;
+	const char *socket_opt = NULL;
+	json_t *req = req_new(is_set ? "quota-set" : "quota");
+	int c, rc = GW_EXIT_USAGE;
+	bool bad, any = false;
+	opterr = 0;
+	optind = is_set ? 2 : 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case O_JSON: json_out = true; break;
+		case O_SOCKET: socket_opt = optarg; break;
+		case O_VRAM:
+		case O_GPUS:
+		case O_JOBS: {
+			const char *key = c == O_VRAM ? "vram_bytes" : c == O_GPUS ? "gpus" : "jobs";
+			if (!is_set) {
+				rc = usage_error("quota", "--%s is for 'gpuwise quota set PROJECT'", c == O_VRAM ? "vram" : key);
+				goto out;
+			}
+			json_t *v = limit_arg(optarg, c == O_VRAM, &bad);
+			if (bad) {
+				rc = usage_error("quota", "--%s '%s' is not %s or unlimited", c == O_VRAM ? "vram" : key, optarg,
+						 c == O_VRAM ? "a size" : "a count");
+				goto out;
+			}
+			json_object_set_new(req, key, v);
+			any = true;
+			break;
+		}
+		case O_MEMBERS:
+			if (!is_set) {
+				rc = usage_error("quota", "--members is for 'gpuwise quota set PROJECT'");
+				goto out;
+			}
+			json_object_set_new(req, "members", json_string(optarg));
+			any = true;
+			break;
+		case 'h':
+			quota_usage(stdout);
+			rc = 0;
+			goto out;
+		default:
+			rc = usage_error("quota", "unknown option '%s'", argv[optind - 1]);
+			goto out;
+		}
+	}
+	if (is_set) {
+		if (optind != argc - 1) {
+			rc = usage_error("quota", optind >= argc ? "quota set: which project?" : "quota set: one project at a time");
+			goto out;
+		}
+		if (!any) {
+			rc = usage_error("quota", "quota set: nothing to set (give --vram, --gpus, --jobs or --members)");
+			goto out;
+		}
+		json_object_set_new(req, "project", json_string(argv[optind]));
+	} else if (optind < argc) {
+		rc = usage_error("quota", "unexpected argument '%s'", argv[optind]);
+		goto out;
+	}
+	queue_conn *conn = open_conn(socket_opt);
+	if (!conn) {
+		rc = GW_EXIT_RUNTIME;
+		goto out;
+	}
+	bool refused;
+	json_t *rep = call(conn, req, &refused);
+	req = NULL;
+	queue_close(conn);
+	if (!rep) {
+		rc = refused ? EXIT_REFUSED : GW_EXIT_RUNTIME;
+		goto out;
+	}
+	rc = 0;
+	if (is_set) {
+		if (!json_out)
+			printf("project %s updated\n", argv[optind]);
+		else
+			printf("{\"ok\": true}\n");
+	} else if (json_out) {
+		json_t *o = json_object();
+		json_object_set(o, "projects", json_object_get(rep, "projects"));
+		json_object_set(o, "borrowing", json_object_get(rep, "borrowing"));
+		json_print(o, stdout);
+		json_decref(o);
+	} else {
+		static const char *const hdr[] = {"PROJECT", "VRAM", "GPUS", "JOBS", "WAITING", "MEMBERS"};
+		table *t = table_new(6, hdr);
+		size_t i;
+		json_t *p;
+		json_array_foreach(json_object_get(rep, "projects"), i, p) {
+			char a[32], b[32], vram[80], gq[32], jq[32], jobs[80], gpus[80], w[24];
+			snprintf(vram, sizeof vram, "%s / %s", fmt_bytes(a, sizeof a, (uint64_t)jint(p, "vram_used_bytes")),
+				 limit_text(b, sizeof b, json_object_get(p, "vram_quota_bytes"), true));
+			snprintf(gpus, sizeof gpus, "%lld / %s", jint(p, "gpus_used"),
+				 limit_text(gq, sizeof gq, json_object_get(p, "gpus_quota"), false));
+			snprintf(jobs, sizeof jobs, "%lld / %s%s", jint(p, "jobs_running"),
+				 limit_text(jq, sizeof jq, json_object_get(p, "jobs_quota"), false),
+				 jint(p, "jobs_borrowing") ? " (borrowing)" : "");
+			snprintf(w, sizeof w, "%lld", jint(p, "jobs_waiting"));
+			const char *m = jstr(p, "members");
+			const char *cells[] = {jstr(p, "project"), vram, gpus, jobs, w, *m ? m : "everyone"};
+			table_addv(t, cells);
+		}
+		table_print(t, stdout);
+		table_free(t);
+		printf("borrowing of idle quota: %s\n", json_is_true(json_object_get(rep, "borrowing")) ? "on" : "off");
+	}
+	json_decref(rep);
+out:
+	json_decref(req);
+	return rc;
+}

@@ -1,0 +1,363 @@
+/*
+ * queue/store: SQLite persistence of jobs and projects.
+ */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/proto.h"
+#include "queue/store.h"
+
+struct store {
+	sqlite3 *db;
+	sqlite3_stmt *ins, *upd, *get;
+};
+
+static int db_fail(store *s, gw_error *err, const char *what)
+{
+	return gw_fail(err, GW_EIO, "state database: %s: %s", what, sqlite3_errmsg(s->db));
+}
+
+static const char schema[] =
+	"CREATE TABLE IF NOT EXISTS jobs ("
+	" id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" state INTEGER NOT NULL, project TEXT NOT NULL, uid INTEGER NOT NULL,"
+	" spec TEXT NOT NULL, submit_ms INTEGER NOT NULL, start_ms INTEGER NOT NULL DEFAULT 0,"
+	" end_ms INTEGER NOT NULL DEFAULT 0, pid INTEGER NOT NULL DEFAULT 0,"
+	" pid_start INTEGER NOT NULL DEFAULT 0, exit_status INTEGER NOT NULL DEFAULT 0,"
+	" placement TEXT NOT NULL DEFAULT '', borrowed INTEGER NOT NULL DEFAULT 0,"
+	" reason TEXT, vram_peak INTEGER NOT NULL DEFAULT 0, logs_kept INTEGER NOT NULL DEFAULT 1);"
+	"CREATE INDEX IF NOT EXISTS jobs_active ON jobs(state) WHERE state < 3;"
+	"CREATE TABLE IF NOT EXISTS projects ("
+	" name TEXT PRIMARY KEY, vram_bytes INTEGER, gpus INTEGER, jobs INTEGER,"
+	" members TEXT NOT NULL DEFAULT '');"
+	"CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
+	"INSERT OR IGNORE INTO meta VALUES ('schema', '1');";
+
+int store_open(const char *path, store **out, gw_error *err)
+{
+	store *s = xcalloc(1, sizeof *s);
+	int rc = GW_EIO;
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		rc = gw_fail(err, GW_EIO, "cannot open state database '%s': %s", path,
+			     s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		goto out;
+	}
+	sqlite3_busy_timeout(s->db, 5000);
+	/* WAL with synchronous=FULL: a commit is on disk before it returns */
+	if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size=-2000;",
+			 NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(s->db, schema, NULL, NULL, NULL) != SQLITE_OK) {
+		rc = gw_fail(err, GW_EIO, "cannot set up state database '%s': %s", path, sqlite3_errmsg(s->db));
+		goto out;
+	}
+	if (sqlite3_prepare_v2(s->db,
+			       "INSERT INTO jobs (state, project, uid, spec, submit_ms, reason) VALUES (?,?,?,?,?,?)",
+			       -1, &s->ins, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db,
+			       "UPDATE jobs SET state=?, start_ms=?, end_ms=?, pid=?, pid_start=?, exit_status=?,"
+			       " placement=?, borrowed=?, reason=?, vram_peak=? WHERE id=?",
+			       -1, &s->upd, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db,
+			       "SELECT id, state, spec, submit_ms, start_ms, end_ms, pid, pid_start, exit_status,"
+			       " placement, borrowed, reason, vram_peak FROM jobs WHERE id=?",
+			       -1, &s->get, NULL) != SQLITE_OK) {
+		rc = db_fail(s, err, "prepare");
+		goto out;
+	}
+	*out = s;
+	return 0;
+out:
+	store_close(s);
+	return rc;
+}
+
+void store_close(store *s)
+{
+	if (!s)
+		return;
+	sqlite3_finalize(s->ins);
+	sqlite3_finalize(s->upd);
+	sqlite3_finalize(s->get);
+	sqlite3_close(s->db);
+	free(s);
+}
+
+int store_begin(store *s, gw_error *err)
+{
+	return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : db_fail(s, err, "begin");
+}
+
+int store_commit(store *s, gw_error *err)
+{
+	return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : db_fail(s, err, "commit");
+}
+
+int store_add_job(store *s, job *j, gw_error *err)
+{
+	json_t *o = proto_spec_to_json(&j->spec, true);
+	char *text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	sqlite3_reset(s->ins);
+	sqlite3_bind_int(s->ins, 1, j->state);
+	sqlite3_bind_text(s->ins, 2, j->spec.project, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s->ins, 3, j->spec.uid);
+	sqlite3_bind_text(s->ins, 4, text, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s->ins, 5, (sqlite3_int64)j->submit_ms);
+	if (j->reason)
+		sqlite3_bind_text(s->ins, 6, j->reason, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s->ins, 6);
+	int rc = sqlite3_step(s->ins);
+	free(text);
+	sqlite3_clear_bindings(s->ins);
+	if (rc != SQLITE_DONE)
+		return db_fail(s, err, "insert job");
+	j->id = (uint64_t)sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
+static void placement_text(const job *j, char *buf, size_t n)
+{
+	size_t l = 0;
+	buf[0] = 0;
+	for (int i = 0; i < j->n_placed && l + 16 < n; i++)
+		l += (size_t)snprintf(buf + l, n - l, "%s%d", i ? "," : "", j->gpu_idx[i]);
+	if (j->mig_idx >= 0 && l + 16 < n)
+		snprintf(buf + l, n - l, "/%d", j->mig_idx);
+}
+
+static void placement_parse(job *j, const char *t)
+{
+	j->n_placed = 0;
+	j->mig_idx = -1;
+	while (t && *t && j->n_placed < 16) {
+		char *end;
+		long v = strtol(t, &end, 10);
+		if (end == t)
+			break;
+		j->gpu_idx[j->n_placed++] = (int)v;
+		t = end;
+		if (*t == '/') {
+			j->mig_idx = (int)strtol(t + 1, &end, 10);
+			break;
+		}
+		if (*t == ',')
+			t++;
+	}
+}
+
+int store_update_job(store *s, const job *j, gw_error *err)
+{
+	char pl[128];
+	placement_text(j, pl, sizeof pl);
+	sqlite3_stmt *u = s->upd;
+	sqlite3_reset(u);
+	sqlite3_bind_int(u, 1, j->state);
+	sqlite3_bind_int64(u, 2, (sqlite3_int64)j->start_ms);
+	sqlite3_bind_int64(u, 3, (sqlite3_int64)j->end_ms);
+	sqlite3_bind_int(u, 4, j->pid);
+	sqlite3_bind_int64(u, 5, (sqlite3_int64)j->pid_start_ticks);
+	sqlite3_bind_int(u, 6, j->exit_status);
+	sqlite3_bind_text(u, 7, pl, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(u, 8, j->borrowed);
+	if (j->reason)
+		sqlite3_bind_text(u, 9, j->reason, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(u, 9);
+	sqlite3_bind_int64(u, 10, (sqlite3_int64)j->vram_peak_bytes);
+	sqlite3_bind_int64(u, 11, (sqlite3_int64)j->id);
+	int rc = sqlite3_step(u);
+	sqlite3_clear_bindings(u);
+	return rc == SQLITE_DONE ? 0 : db_fail(s, err, "update job");
+}
+
+/* Fill j from a row of (id, state, spec, submit, start, end, pid, pid_start, exit, placement, borrowed, reason, peak). */
+static int row_to_job(sqlite3_stmt *st, job *j, gw_error *err)
+{
+	memset(j, 0, sizeof *j);
+	j->id = (uint64_t)sqlite3_column_int64(st, 0);
+	j->state = (job_state)sqlite3_column_int(st, 1);
+	const char *spec = (const char *)sqlite3_column_text(st, 2);
+	json_error_t je;
+	json_t *o = spec ? json_loads(spec, 0, &je) : NULL;
+	char e[200];
+	if (!o || proto_spec_from_json(o, true, &j->spec, e, sizeof e)) {
+		json_decref(o);
+		return gw_fail(err, GW_EFORMAT, "state database: job %llu has a broken spec",
+			       (unsigned long long)j->id);
+	}
+	json_decref(o);
+	j->submit_ms = (uint64_t)sqlite3_column_int64(st, 3);
+	j->start_ms = (uint64_t)sqlite3_column_int64(st, 4);
+	j->end_ms = (uint64_t)sqlite3_column_int64(st, 5);
+	j->pid = sqlite3_column_int(st, 6);
+	j->pid_start_ticks = (uint64_t)sqlite3_column_int64(st, 7);
+	j->exit_status = sqlite3_column_int(st, 8);
+	placement_parse(j, (const char *)sqlite3_column_text(st, 9));
+	j->borrowed = sqlite3_column_int(st, 10) != 0;
+	const char *r = (const char *)sqlite3_column_text(st, 11);
+	j->reason = r ? xstrdup(r) : NULL;
+	j->vram_peak_bytes = (uint64_t)sqlite3_column_int64(st, 12);
+	return 0;
+}
+
+#define JOB_COLS "id, state, spec, submit_ms, start_ms, end_ms, pid, pid_start, exit_status, placement, borrowed, reason, vram_peak"
+
+int store_load_active(store *s, job ***out, size_t *n, gw_error *err)
+{
+	sqlite3_stmt *st;
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT " JOB_COLS " FROM jobs WHERE state < 3 ORDER BY id", -1, &st,
+			       NULL) != SQLITE_OK)
+		return db_fail(s, err, "load jobs");
+	size_t cap = 0;
+	int rc = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		job *j = xcalloc(1, sizeof *j);
+		if ((rc = row_to_job(st, j, err))) {
+			job_release(j);
+			free(j);
+			break;
+		}
+		*out = xgrow(*out, &cap, *n + 1, sizeof **out);
+		(*out)[(*n)++] = j;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_get_job(store *s, uint64_t id, job *out, gw_error *err)
+{
+	sqlite3_reset(s->get);
+	sqlite3_bind_int64(s->get, 1, (sqlite3_int64)id);
+	int rc = sqlite3_step(s->get);
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(s->get);
+		return rc == SQLITE_DONE ? gw_fail(err, GW_ENOTFOUND, "no job %llu", (unsigned long long)id)
+					 : db_fail(s, err, "read job");
+	}
+	rc = row_to_job(s->get, out, err);
+	sqlite3_reset(s->get);
+	return rc;
+}
+
+int store_each_ended(store *s, uint64_t limit, void (*fn)(void *ctx, const job *j), void *ctx,
+		     gw_error *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT " JOB_COLS " FROM jobs WHERE state >= 3 ORDER BY id DESC LIMIT ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_fail(s, err, "list jobs");
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)limit);
+	int rc = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		job j;
+		if ((rc = row_to_job(st, &j, err)))
+			break;
+		fn(ctx, &j);
+		job_release(&j);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_expire_logs(store *s, uint64_t before_ms, uint64_t **ids, size_t *n, gw_error *err)
+{
+	sqlite3_stmt *st;
+	*ids = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT id FROM jobs WHERE state >= 3 AND logs_kept = 1 AND end_ms < ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_fail(s, err, "expire logs");
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)before_ms);
+	size_t cap = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		*ids = xgrow(*ids, &cap, *n + 1, sizeof **ids);
+		(*ids)[(*n)++] = (uint64_t)sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (*n && sqlite3_prepare_v2(s->db, "UPDATE jobs SET logs_kept = 0 WHERE state >= 3 AND logs_kept = 1 AND end_ms < ?",
+				     -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)before_ms);
+		sqlite3_step(st);
+		sqlite3_finalize(st);
+	}
+	return 0;
+}
+
+uint64_t store_count_jobs(store *s)
+{
+	sqlite3_stmt *st;
+	uint64_t n = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM jobs", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			n = (uint64_t)sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	return n;
+}
+
+static uint64_t col_limit(sqlite3_stmt *st, int c)
+{
+	return sqlite3_column_type(st, c) == SQLITE_NULL ? UINT64_MAX : (uint64_t)sqlite3_column_int64(st, c);
+}
+
+int store_load_projects(store *s, store_project **out, size_t *n, gw_error *err)
+{
+	sqlite3_stmt *st;
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT name, vram_bytes, gpus, jobs, members FROM projects ORDER BY name",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_fail(s, err, "load projects");
+	size_t cap = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		*out = xgrow(*out, &cap, *n + 1, sizeof **out);
+		store_project *p = &(*out)[(*n)++];
+		p->name = xstrdup((const char *)sqlite3_column_text(st, 0));
+		p->vram_bytes = col_limit(st, 1);
+		p->gpus = col_limit(st, 2);
+		p->jobs = col_limit(st, 3);
+		const char *m = (const char *)sqlite3_column_text(st, 4);
+		p->members = xstrdup(m ? m : "");
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static void bind_limit(sqlite3_stmt *st, int c, uint64_t v)
+{
+	if (v == UINT64_MAX)
+		sqlite3_bind_null(st, c);
+	else
+		sqlite3_bind_int64(st, c, (sqlite3_int64)v);
+}
+
+int store_set_project(store *s, const store_project *p, gw_error *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO projects VALUES (?,?,?,?,?)", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return db_fail(s, err, "set project");
+	sqlite3_bind_text(st, 1, p->name, -1, SQLITE_STATIC);
+	bind_limit(st, 2, p->vram_bytes);
+	bind_limit(st, 3, p->gpus);
+	bind_limit(st, 4, p->jobs);
+	sqlite3_bind_text(st, 5, p->members ? p->members : "", -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : db_fail(s, err, "set project");
+}
+
+void store_projects_free(store_project *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(p[i].name);
+		free(p[i].members);
+	}
+	free(p);
+}

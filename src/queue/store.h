@@ -1,0 +1,49 @@
+/*
+ * queue/store: the daemon's state in SQLite (WAL, synchronous=FULL): every
+ * job ever submitted with its spec and what happened to it, and the
+ * projects with their quotas and members.  Callers group writes between
+ * store_begin and store_commit (group commit).
+ */
+#ifndef GW_QUEUE_STORE_H
+#define GW_QUEUE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched/job.h"
+#include "util/util.h"
+
+typedef struct store store;
+
+typedef struct store_project {
+	char *name;
+	uint64_t vram_bytes, gpus, jobs;   /* UINT64_MAX = unlimited */
+	char *members;                     /* "alice,@lab"; "" = everyone */
+} store_project;
+
+int store_open(const char *path, store **out, gw_error *err);
+void store_close(store *s);
+int store_begin(store *s, gw_error *err);
+int store_commit(store *s, gw_error *err);
+
+/* Insert a new job; sets j->id. */
+int store_add_job(store *s, job *j, gw_error *err);
+/* Write what changes (state, times, pid, placement, reason, peak). */
+int store_update_job(store *s, const job *j, gw_error *err);
+/* Every job not ended, in id order; the caller frees each with job_release+free. */
+int store_load_active(store *s, job ***out, size_t *n, gw_error *err);
+/* One job by id (any state); GW_ENOTFOUND when absent. */
+int store_get_job(store *s, uint64_t id, job *out, gw_error *err);
+/* Ended jobs, newest first, at most limit; each passed to fn. */
+int store_each_ended(store *s, uint64_t limit, void (*fn)(void *ctx, const job *j), void *ctx,
+		     gw_error *err);
+/* Ended jobs whose logs are older than before_ms and still kept: ids, marked gone. */
+int store_expire_logs(store *s, uint64_t before_ms, uint64_t **ids, size_t *n, gw_error *err);
+uint64_t store_count_jobs(store *s);
+
+int store_load_projects(store *s, store_project **out, size_t *n, gw_error *err);
+int store_set_project(store *s, const store_project *p, gw_error *err);
+void store_projects_free(store_project *p, size_t n);
+
+#endif

@@ -1,0 +1,676 @@
+/*
+ * sched/queue: one scheduling pass (admission, order, placement, backfill,
+ * preemption of borrowed jobs).  See queue.h for the contract.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/queue.h"
+#include "util/util.h"
+
+#define MAX_DEMAND 64
+
+static void res_add(sched_result *res, const sched_decision *d)
+{
+	res->d = xgrow(res->d, &res->cap, res->n + 1, sizeof *res->d);
+	res->d[res->n++] = *d;
+}
+
+void sched_result_release(sched_result *res)
+{
+	free(res->d);
+	memset(res, 0, sizeof *res);
+}
+
+static uint64_t max_gpu_total(const sched_node_gpu *gpus, size_t n)
+{
+	uint64_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (gpus[i].n_migs == 0 && gpus[i].mem_total_bytes > m)
+			m = gpus[i].mem_total_bytes;
+	return m;
+}
+
+static const sched_mig *mig_of_profile(const sched_node_gpu *gpus, size_t n, const char *profile)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < gpus[i].n_migs; k++)
+			if (profile && strcmp(gpus[i].migs[k].profile, profile) == 0)
+				return &gpus[i].migs[k];
+	return NULL;
+}
+
+/*
+ * VRAM charged to the project: the request on each GPU for a shared job,
+ * the whole memory of the GPUs for an exclusive one (the largest GPU's,
+ * before placement), the instance's memory for a MIG job.
+ */
+uint64_t sched_job_vram_bytes(const job *j, const sched_node_gpu *gpus, size_t n_gpus)
+{
+	const job_spec *s = &j->spec;
+	switch (s->mode) {
+	case JOB_MODE_SHARED:
+		return s->vram_bytes * (uint64_t)s->n_gpus;
+	case JOB_MODE_EXCLUSIVE:
+		return max_gpu_total(gpus, n_gpus) * (uint64_t)s->n_gpus;
+	case JOB_MODE_MIG: {
+		const sched_mig *m = mig_of_profile(gpus, n_gpus, s->mig_profile);
+		return m ? m->mem_total_bytes : s->vram_bytes;
+	}
+	}
+	return 0;
+}
+
+/* GPUs charged to the project: the whole GPUs an exclusive job holds. */
+uint64_t sched_job_gpus(const job *j)
+{
+	return j->spec.mode == JOB_MODE_EXCLUSIVE ? (uint64_t)j->spec.n_gpus : 0;
+}
+
+const char *sched_check_fits(const job_spec *s, const sched_node_gpu *gpus, size_t n_gpus,
+			     uint64_t context_reserve_bytes, char *buf, size_t n)
+{
+	char a[32], b[32];
+	if (s->n_gpus < 1 || s->n_gpus > 16)
+		return "a job asks for 1 to 16 GPUs";
+	if (s->mode == JOB_MODE_MIG) {
+		if (s->n_gpus != 1)
+			return "a MIG job takes one instance (--gpus 1)";
+		if (!mig_of_profile(gpus, n_gpus, s->mig_profile)) {
+			snprintf(buf, n, "no GPU here has a MIG instance of profile %s", s->mig_profile);
+			return buf;
+		}
+		return NULL;
+	}
+	size_t whole = 0, fit = 0;
+	for (size_t i = 0; i < n_gpus; i++) {
+		if (gpus[i].n_migs || gpus[i].lost)
+			continue;
+		whole++;
+		if (gpus[i].mem_total_bytes >= s->vram_bytes + context_reserve_bytes)
+			fit++;
+	}
+	if ((size_t)s->n_gpus > whole) {
+		snprintf(buf, n, "this server has %zu usable GPU%s, the job asks for %d", whole,
+			 whole == 1 ? "" : "s", s->n_gpus);
+		return buf;
+	}
+	if (s->mode == JOB_MODE_SHARED && (size_t)s->n_gpus > fit) {
+		snprintf(buf, n, "no GPU here has %s (the request %s plus a %s context reserve)",
+			 fmt_bytes(a, sizeof a, s->vram_bytes + context_reserve_bytes),
+			 fmt_bytes(b, sizeof b, s->vram_bytes),
+			 fmt_bytes((char[32]){0}, 32, context_reserve_bytes));
+		return buf;
+	}
+	return NULL;
+}
+
+/* ---- the pass ----------------------------------------------------------- */
+
+typedef struct pass {
+	const sched_config *cfg;
+	const sched_node_gpu *node;
+	size_t n_gpus;
+	sched_gpu *view;          /* placement view, changed as jobs start */
+	bool *mig_taken;          /* flat over every GPU's instances */
+	size_t *mig_base;
+	sched_project *projects;
+	size_t n_projects;
+	job **running;
+	size_t n_running;
+	sched_demand demand;
+	sched_req demand_reqs[MAX_DEMAND];
+	double demand_w[MAX_DEMAND];
+	bool reserved[64];
+	bool have_reservation;
+	/* caches that keep a pass over 10,000 waiting jobs cheap */
+	uint64_t *pver;           /* per project: bumped when its use changes */
+	uint64_t *qtext_ver;      /* per project and dimension: pver of qtext */
+	char (*qtext)[160];       /* "project x is at its VRAM quota: ..." */
+	struct {
+		uint64_t vram;
+		int n_gpus;
+		bool exclusive;
+		char text[224];
+	} fails[32];              /* shapes that found no room since the last change */
+	size_t n_fails;
+	size_t n_borrowed;        /* running borrowed jobs (possible victims) */
+} pass;
+
+static sched_project *project_of(pass *p, const job *j)
+{
+	for (size_t i = 0; i < p->n_projects; i++)
+		if (j->spec.project && strcmp(p->projects[i].name, j->spec.project) == 0)
+			return &p->projects[i];
+	return NULL;
+}
+
+static sched_req req_of(const pass *p, const job *j)
+{
+	sched_req r = {
+		.vram_bytes = j->spec.vram_bytes + p->cfg->context_reserve_bytes,
+		.n_gpus = j->spec.n_gpus,
+		.exclusive = j->spec.mode == JOB_MODE_EXCLUSIVE,
+	};
+	return r;
+}
+
+static void set_reason(job *j, const char *text)
+{
+	if (j->reason && strcmp(j->reason, text) == 0)
+		return;
+	free(j->reason);
+	j->reason = xstrdup(text);
+}
+
+static void charge(pass *p, const job *j, sched_project *pr, int sign)
+{
+	if (!pr)
+		return;
+	if (p->pver)
+		p->pver[pr - p->projects]++;
+	uint64_t v = sched_job_vram_bytes(j, p->node, p->n_gpus), g = sched_job_gpus(j);
+	if (sign > 0) {
+		pr->used_vram_bytes += v;
+		pr->used_gpus += g;
+		pr->used_jobs++;
+	} else {
+		pr->used_vram_bytes -= v <= pr->used_vram_bytes ? v : pr->used_vram_bytes;
+		pr->used_gpus -= g <= pr->used_gpus ? g : pr->used_gpus;
+		pr->used_jobs -= pr->used_jobs ? 1 : 0;
+	}
+}
+
+/* Share of a project: its largest used/quota over the limited dimensions. */
+static double share_of(const sched_project *pr)
+{
+	double s = 0;
+	if (pr->quota_vram_bytes != SCHED_UNLIMITED && pr->quota_vram_bytes)
+		s = (double)pr->used_vram_bytes / (double)pr->quota_vram_bytes;
+	if (pr->quota_gpus != SCHED_UNLIMITED && pr->quota_gpus) {
+		double g = (double)pr->used_gpus / (double)pr->quota_gpus;
+		s = g > s ? g : s;
+	}
+	if (pr->quota_jobs != SCHED_UNLIMITED && pr->quota_jobs) {
+		double g = (double)pr->used_jobs / (double)pr->quota_jobs;
+		s = g > s ? g : s;
+	}
+	return s;
+}
+
+enum { ADMIT_NO, ADMIT_NOMINAL, ADMIT_BORROW };
+
+/* What other projects may lend in one dimension (idle quota less what is lent already). */
+static int64_t lendable(const pass *p, const sched_project *self, int dim)
+{
+	int64_t idle = 0, lent = 0;
+	for (size_t i = 0; i < p->n_projects; i++) {
+		const sched_project *o = &p->projects[i];
+		if (o == self)
+			continue;
+		uint64_t q = dim == 0 ? o->quota_vram_bytes : dim == 1 ? o->quota_gpus : o->quota_jobs;
+		uint64_t u = dim == 0 ? o->used_vram_bytes : dim == 1 ? o->used_gpus : o->used_jobs;
+		if (q == SCHED_UNLIMITED)
+			continue;
+		if (q > u)
+			idle += (int64_t)(q - u);
+		else
+			lent += (int64_t)(u - q);
+	}
+	return idle - lent;
+}
+
+/*
+ * Kueue-style admission on requested amounts.  Returns ADMIT_*; on ADMIT_NO
+ * *why points at words saying which quota is full (cached per project
+ * until its use changes).
+ */
+static int admit(pass *p, const job *j, const sched_project *pr, const char **why)
+{
+	uint64_t req[3] = {sched_job_vram_bytes(j, p->node, p->n_gpus), sched_job_gpus(j), 1};
+	uint64_t used[3] = {pr->used_vram_bytes, pr->used_gpus, pr->used_jobs};
+	uint64_t quota[3] = {pr->quota_vram_bytes, pr->quota_gpus, pr->quota_jobs};
+	static const char *const dim_name[3] = {"VRAM", "GPU", "running-job"};
+	int verdict = ADMIT_NOMINAL;
+	for (int d = 0; d < 3; d++) {
+		if (quota[d] == SCHED_UNLIMITED || used[d] + req[d] <= quota[d])
+			continue;
+		int64_t over = (int64_t)(used[d] + req[d] - quota[d]);
+		if (p->cfg->borrowing && over <= lendable(p, pr, d)) {
+			verdict = ADMIT_BORROW;
+			continue;
+		}
+		size_t pi = (size_t)(pr - p->projects), k = pi * 3 + (size_t)d;
+		char *text = p->qtext[k];
+		if (p->qtext_ver[k] != p->pver[pi] + 1) {
+			char a[32], b[32];
+			if (d == 0)
+				snprintf(text, sizeof p->qtext[k], "project %s is at its VRAM quota: %s/%s%s", pr->name,
+					 fmt_bytes(a, sizeof a, used[0]), fmt_bytes(b, sizeof b, quota[0]),
+					 p->cfg->borrowing ? " and the others have none idle to lend" : "");
+			else
+				snprintf(text, sizeof p->qtext[k], "project %s is at its %s quota: %llu/%llu%s", pr->name,
+					 dim_name[d], (unsigned long long)used[d], (unsigned long long)quota[d],
+					 p->cfg->borrowing ? " and the others have none idle to lend" : "");
+			p->qtext_ver[k] = p->pver[pi] + 1;
+		}
+		*why = text;
+		return ADMIT_NO;
+	}
+	return verdict;
+}
+
+/* Free MIG instance of the job's profile, or -1; sets *gpu. */
+static int find_mig(pass *p, const job *j, int *gpu)
+{
+	for (size_t i = 0; i < p->n_gpus; i++) {
+		const sched_node_gpu *g = &p->node[i];
+		if (g->lost || (p->have_reservation && p->reserved[i]))
+			continue;
+		for (size_t k = 0; k < g->n_migs; k++)
+			if (!p->mig_taken[p->mig_base[i] + k] &&
+			    strcmp(g->migs[k].profile, j->spec.mig_profile ? j->spec.mig_profile : "") == 0) {
+				*gpu = (int)i;
+				return (int)k;
+			}
+	}
+	return -1;
+}
+
+/* Place on the view, keeping reserved GPUs out unless ignore_reservation. */
+static int place(pass *p, const sched_req *r, bool ignore_reservation, int *idx)
+{
+	bool saved[64];
+	if (p->have_reservation && !ignore_reservation)
+		for (size_t i = 0; i < p->n_gpus; i++) {
+			saved[i] = p->view[i].unavailable;
+			if (p->reserved[i])
+				p->view[i].unavailable = true;
+		}
+	int rc = sched_place(p->cfg->policy, p->view, p->n_gpus, r, &p->demand, idx);
+	if (p->have_reservation && !ignore_reservation)
+		for (size_t i = 0; i < p->n_gpus; i++)
+			p->view[i].unavailable = saved[i];
+	return rc;
+}
+
+/* Words for a job that fits its quota but not the GPUs now. */
+static void no_room_reason(pass *p, const job *j, char *why, size_t n)
+{
+	char a[32], b[32];
+	sched_req r = req_of(p, j);
+	if (j->spec.mode == JOB_MODE_EXCLUSIVE) {
+		snprintf(why, n, "waiting for %d idle GPU%s", r.n_gpus, r.n_gpus == 1 ? "" : "s");
+		return;
+	}
+	/* the running job whose end frees the most on a GPU that would then fit */
+	for (size_t i = 0; i < p->n_running; i++) {
+		const job *k = p->running[i];
+		if (k->spec.mode == JOB_MODE_MIG)
+			continue;
+		for (int g = 0; g < k->n_placed; g++) {
+			int gi = k->gpu_idx[g];
+			if (gi < 0 || (size_t)gi >= p->n_gpus)
+				continue;
+			/* what the GPU has free once k ends */
+			uint64_t after;
+			if (k->spec.mode == JOB_MODE_EXCLUSIVE) {
+				uint64_t out = p->node[gi].mem_outside_bytes, t = p->node[gi].mem_total_bytes;
+				after = t > out ? t - out : 0;
+			} else {
+				after = p->view[gi].mem_free_bytes + k->spec.vram_bytes + p->cfg->context_reserve_bytes;
+			}
+			if (after >= r.vram_bytes) {
+				snprintf(why, n, "no GPU has %s free; GPU %d frees %s when job %llu ends",
+					 fmt_bytes(a, sizeof a, r.vram_bytes), gi, fmt_bytes(b, sizeof b, after),
+					 (unsigned long long)k->id);
+				return;
+			}
+		}
+	}
+	snprintf(why, n, "no GPU has %s free", fmt_bytes(a, sizeof a, r.vram_bytes));
+}
+
+/*
+ * The head job that cannot be placed now holds a reservation: the GPUs it
+ * would take if the queue's jobs there ended.  Later jobs may not start on
+ * them, so the running jobs drain and the head starts (no starvation).
+ */
+static void reserve_for(pass *p, const job *j, sched_result *res)
+{
+	sched_gpu empty[64];
+	for (size_t i = 0; i < p->n_gpus; i++) {
+		const sched_node_gpu *g = &p->node[i];
+		empty[i] = p->view[i];
+		empty[i].n_jobs = 0;
+		empty[i].exclusive = false;
+		uint64_t taken = g->mem_outside_bytes;
+		empty[i].mem_free_bytes = g->mem_total_bytes > taken ? g->mem_total_bytes - taken : 0;
+	}
+	sched_req r = req_of(p, j);
+	int idx[16];
+	if (sched_place(p->cfg->policy, empty, p->n_gpus, &r, NULL, idx) != 0)
+		return;
+	p->have_reservation = true;
+	res->reserved_job = (int64_t)j->id;
+	res->n_reserved = r.n_gpus;
+	for (int i = 0; i < r.n_gpus; i++) {
+		p->reserved[idx[i]] = true;
+		res->reserved_gpus[i] = idx[i];
+	}
+}
+
+/*
+ * A job within its project's nominal quota that does not fit: take back
+ * what borrowing jobs hold, the most recently started first, until it
+ * fits.  Returns true with the preemptions and the start added to res.
+ */
+static bool reclaim(pass *p, job *j, const sched_project *pr, sched_result *res, int *idx)
+{
+	size_t n_vict = 0;
+	job *vict[64];
+	sched_gpu saved[64];
+	memcpy(saved, p->view, p->n_gpus * sizeof *saved);
+	sched_req r = req_of(p, j);
+	bool ok = false;
+	for (;;) {
+		job *best = NULL;
+		for (size_t i = 0; i < p->n_running; i++) {
+			job *k = p->running[i];
+			if (!k->borrowed || k->spec.mode == JOB_MODE_MIG || k->state != JOB_RUNNING)
+				continue;
+			if (k->spec.project && strcmp(k->spec.project, pr->name) == 0)
+				continue;
+			bool taken = false;
+			for (size_t v = 0; v < n_vict; v++)
+				taken |= vict[v] == k;
+			if (taken)
+				continue;
+			if (!best || k->start_ms > best->start_ms ||
+			    (k->start_ms == best->start_ms && k->id > best->id))
+				best = k;
+		}
+		if (!best || n_vict == 64)
+			break;
+		vict[n_vict++] = best;
+		sched_req kr = req_of(p, best);
+		sched_uncommit(p->view, &kr, best->gpu_idx);
+		if (place(p, &r, true, idx) == 0) {
+			ok = true;
+			break;
+		}
+	}
+	if (!ok) {
+		memcpy(p->view, saved, p->n_gpus * sizeof *saved);
+		return false;
+	}
+	p->n_fails = 0;
+	p->n_borrowed -= n_vict <= p->n_borrowed ? n_vict : p->n_borrowed;
+	for (size_t v = 0; v < n_vict; v++) {
+		sched_decision d = {.action = SCHED_PREEMPT, .job = vict[v], .mig_idx = -1};
+		res_add(res, &d);
+		/* the victim's project gives back what it held */
+		for (size_t i = 0; i < p->n_projects; i++)
+			if (vict[v]->spec.project && strcmp(p->projects[i].name, vict[v]->spec.project) == 0)
+				charge(p, vict[v], &p->projects[i], -1);
+		vict[v]->state = JOB_QUEUED; /* for the rest of this pass only */
+	}
+	return true;
+}
+
+static int cmp_job(const void *a, const void *b)
+{
+	const job *x = *(job *const *)a, *y = *(job *const *)b;
+	const char *px = x->spec.project ? x->spec.project : "", *py = y->spec.project ? y->spec.project : "";
+	int c = strcmp(px, py);
+	if (c)
+		return c;
+	if (x->spec.priority != y->spec.priority)
+		return x->spec.priority > y->spec.priority ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpus,
+	       sched_project *projects, size_t n_projects, job **jobs, size_t n_jobs,
+	       sched_result *res)
+{
+	char why[256];
+	pass p = {.cfg = cfg, .node = gpus, .n_gpus = n_gpus > 64 ? 64 : n_gpus,
+		  .projects = projects, .n_projects = n_projects};
+	n_gpus = p.n_gpus;
+	res->n = 0;
+	res->reserved_job = 0;
+	res->n_reserved = 0;
+	p.view = xcalloc(n_gpus ? n_gpus : 1, sizeof *p.view);
+	p.mig_base = xcalloc(n_gpus ? n_gpus : 1, sizeof *p.mig_base);
+	size_t n_migs = 0;
+	for (size_t i = 0; i < n_gpus; i++) {
+		const sched_node_gpu *g = &gpus[i];
+		p.mig_base[i] = n_migs;
+		n_migs += g->n_migs;
+		uint64_t out = g->mem_outside_bytes;
+		p.view[i] = (sched_gpu){
+			.node = 0, .numa = g->numa, .nvlink_group = g->nvlink_group,
+			.pcie_switch = g->pcie_switch, .mem_total_bytes = g->mem_total_bytes,
+			.mem_free_bytes = g->mem_total_bytes > out ? g->mem_total_bytes - out : 0,
+			.unavailable = g->lost || g->n_migs > 0,
+		};
+	}
+	p.mig_taken = xcalloc(n_migs ? n_migs : 1, sizeof *p.mig_taken);
+	for (size_t i = 0; i < n_projects; i++)
+		projects[i].used_vram_bytes = projects[i].used_gpus = projects[i].used_jobs = 0;
+	p.pver = xcalloc(n_projects + 1, sizeof *p.pver);
+	p.qtext_ver = xcalloc(n_projects * 3 + 1, sizeof *p.qtext_ver);
+	p.qtext = xcalloc(n_projects * 3 + 1, sizeof *p.qtext);
+
+	/* running jobs hold their placement and their quota */
+	p.running = xcalloc(n_jobs ? n_jobs : 1, sizeof *p.running);
+	job **queued = xcalloc(n_jobs ? n_jobs : 1, sizeof *queued);
+	size_t n_queued = 0;
+	for (size_t i = 0; i < n_jobs; i++) {
+		job *j = jobs[i];
+		if (j->state == JOB_RUNNING) {
+			p.running[p.n_running++] = j;
+			charge(&p, j, project_of(&p, j), +1);
+			p.n_borrowed += j->borrowed;
+			if (j->spec.mode == JOB_MODE_MIG) {
+				int g = j->gpu_idx[0];
+				if (j->n_placed == 1 && g >= 0 && (size_t)g < n_gpus && j->mig_idx >= 0 &&
+				    (size_t)j->mig_idx < gpus[g].n_migs)
+					p.mig_taken[p.mig_base[g] + (size_t)j->mig_idx] = true;
+				continue;
+			}
+			bool valid = j->n_placed == j->spec.n_gpus;
+			for (int k = 0; k < j->n_placed; k++)
+				valid &= j->gpu_idx[k] >= 0 && (size_t)j->gpu_idx[k] < n_gpus;
+			if (valid) {
+				sched_req r = req_of(&p, j);
+				sched_commit(p.view, &r, j->gpu_idx);
+			}
+		} else if (j->state == JOB_QUEUED) {
+			queued[n_queued++] = j;
+		}
+	}
+	/* jobs waiting on another job, and the demand seen by the policy */
+	size_t n_dem = 0;
+	uint64_t dem_count[MAX_DEMAND] = {0};
+	size_t n_ready = 0;
+	for (size_t i = 0; i < n_queued; i++) {
+		job *j = queued[i];
+		if (j->spec.after_id) {
+			bool waiting = false;
+			for (size_t k = 0; k < n_jobs; k++)
+				if (jobs[k]->id == j->spec.after_id && !job_state_ended(jobs[k]->state))
+					waiting = true;
+			if (waiting) {
+				snprintf(why, sizeof why, "waiting for job %llu to end",
+					 (unsigned long long)j->spec.after_id);
+				set_reason(j, why);
+				continue;
+			}
+		}
+		queued[n_ready++] = j;
+		if (j->spec.mode == JOB_MODE_MIG)
+			continue;
+		sched_req r = req_of(&p, j);
+		size_t k = 0;
+		while (k < n_dem && !(p.demand_reqs[k].vram_bytes == r.vram_bytes &&
+				      p.demand_reqs[k].n_gpus == r.n_gpus &&
+				      p.demand_reqs[k].exclusive == r.exclusive))
+			k++;
+		if (k == n_dem && n_dem < MAX_DEMAND)
+			p.demand_reqs[n_dem++] = r;
+		if (k < n_dem)
+			dem_count[k]++;
+	}
+	uint64_t dem_total = 0;
+	for (size_t k = 0; k < n_dem; k++)
+		dem_total += dem_count[k];
+	for (size_t k = 0; k < n_dem; k++)
+		p.demand_w[k] = dem_total ? (double)dem_count[k] / (double)dem_total : 0;
+	p.demand = (sched_demand){p.demand_reqs, p.demand_w, n_dem};
+
+	/* per-project queues in priority then submission order */
+	qsort(queued, n_ready, sizeof *queued, cmp_job);
+	size_t *head = xcalloc(n_projects + 1, sizeof *head);
+	size_t *end = xcalloc(n_projects + 1, sizeof *end);
+	size_t *start = xcalloc(n_projects + 1, sizeof *start);
+	/* slot n_projects: jobs of unknown projects */
+	for (size_t i = 0; i < n_ready;) {
+		sched_project *pr = project_of(&p, queued[i]);
+		size_t slot = pr ? (size_t)(pr - projects) : n_projects;
+		size_t k = i;
+		while (k < n_ready && project_of(&p, queued[k]) == pr)
+			k++;
+		if (slot == n_projects) {
+			for (size_t m = i; m < k; m++) {
+				snprintf(why, sizeof why, "project %s does not exist (any more)",
+					 queued[m]->spec.project ? queued[m]->spec.project : "?");
+				set_reason(queued[m], why);
+			}
+		} else {
+			start[slot] = head[slot] = i;
+			end[slot] = k;
+		}
+		i = k;
+	}
+
+	for (;;) {
+		/* the next job: priority, then the lowest share, then submission */
+		size_t best = SIZE_MAX;
+		double best_share = 0;
+		for (size_t s = 0; s < n_projects; s++) {
+			if (head[s] >= end[s])
+				continue;
+			job *j = queued[head[s]];
+			double sh = share_of(&projects[s]);
+			if (best == SIZE_MAX)
+				goto take;
+			job *b = queued[head[best]];
+			if (j->spec.priority != b->spec.priority) {
+				if (j->spec.priority > b->spec.priority)
+					goto take;
+				continue;
+			}
+			if (sh != best_share) {
+				if (sh < best_share)
+					goto take;
+				continue;
+			}
+			if (j->id < b->id)
+				goto take;
+			continue;
+		take:
+			best = s;
+			best_share = sh;
+		}
+		if (best == SIZE_MAX)
+			break;
+		job *j = queued[head[best]++];
+		sched_project *pr = &projects[best];
+		const char *qwhy = NULL;
+		int verdict = admit(&p, j, pr, &qwhy);
+		if (verdict == ADMIT_NO) {
+			set_reason(j, qwhy);
+			continue;
+		}
+		sched_decision d = {.action = SCHED_START, .job = j, .mig_idx = -1,
+				    .borrowed = verdict == ADMIT_BORROW};
+		if (j->spec.mode == JOB_MODE_MIG) {
+			int g = -1;
+			int k = find_mig(&p, j, &g);
+			if (k < 0) {
+				snprintf(why, sizeof why, "no free MIG instance of profile %s",
+					 j->spec.mig_profile ? j->spec.mig_profile : "?");
+				set_reason(j, why);
+				continue;
+			}
+			p.mig_taken[p.mig_base[g] + (size_t)k] = true;
+			d.gpu_idx[0] = g;
+			d.n_gpus = 1;
+			d.mig_idx = k;
+			charge(&p, j, pr, +1);
+			res_add(res, &d);
+			continue;
+		}
+		sched_req r = req_of(&p, j);
+		/* a shape that found no room since the last change finds none now */
+		size_t hit = SIZE_MAX, exact = SIZE_MAX;
+		for (size_t f = 0; f < p.n_fails; f++)
+			if (p.fails[f].n_gpus == r.n_gpus && p.fails[f].exclusive == r.exclusive &&
+			    (r.exclusive || p.fails[f].vram <= r.vram_bytes)) {
+				hit = f;
+				if (r.exclusive || p.fails[f].vram == r.vram_bytes)
+					exact = f;
+			}
+		int rc = hit != SIZE_MAX ? SCHED_ENOFIT : place(&p, &r, false, d.gpu_idx);
+		if (rc != 0 && verdict == ADMIT_NOMINAL && cfg->borrowing && p.n_borrowed &&
+		    reclaim(&p, j, pr, res, d.gpu_idx))
+			rc = 0;
+		if (rc != 0) {
+			if (exact != SIZE_MAX) {
+				snprintf(why, sizeof why, "%s", p.fails[exact].text);
+			} else {
+				no_room_reason(&p, j, why, sizeof why);
+				if (p.n_fails < sizeof p.fails / sizeof *p.fails) {
+					p.fails[p.n_fails].vram = r.vram_bytes;
+					p.fails[p.n_fails].n_gpus = r.n_gpus;
+					p.fails[p.n_fails].exclusive = r.exclusive;
+					snprintf(p.fails[p.n_fails].text, sizeof p.fails[p.n_fails].text, "%s", why);
+					p.n_fails++;
+				}
+			}
+			if (!p.have_reservation) {
+				reserve_for(&p, j, res);
+				if (p.have_reservation) {
+					size_t l = strlen(why);
+					snprintf(why + l, sizeof why - l, " (GPUs are held for it)");
+				}
+			}
+			set_reason(j, why);
+			continue;
+		}
+		d.n_gpus = r.n_gpus;
+		sched_commit(p.view, &r, d.gpu_idx);
+		p.n_fails = 0;
+		charge(&p, j, pr, +1);
+		res_add(res, &d);
+	}
+	/* victims return to the queue; the caller requeues them */
+	for (size_t i = 0; i < res->n; i++)
+		if (res->d[i].action == SCHED_PREEMPT)
+			res->d[i].job->state = JOB_RUNNING;
+	free(head);
+	free(end);
+	free(start);
+	free(queued);
+	free(p.running);
+	free(p.pver);
+	free(p.qtext_ver);
+	free(p.qtext);
+	free(p.mig_taken);
+	free(p.mig_base);
+	free(p.view);
+	return 0;
+}

@@ -1,0 +1,140 @@
+#!/bin/sh
+# gpuwise export slurm against a real single-node Slurm (Debian's slurm-wlm
+# and munge), started here in a temporary directory with its own munge key,
+# socket and ports, and two GPUs backed by character devices (major 195) the
+# test makes: a job runs to completion and its output is read back; another
+# is seen pending behind a job holding both GPUs and is cancelled; a job
+# killed on the node is restarted by gpuwise run, and requeued by Slurm.
+# Skips with the reason where Slurm cannot start (not root, not installed).
+. "$(dirname "$0")/lib.sh"
+
+need() { command -v "$1" >/dev/null 2>&1 || { skip "Slurm: $1 is not installed (apt-get install slurm-wlm munge)"; done_testing; exit 0; }; }
+if [ "$(id -u)" != 0 ]; then
+	skip "Slurm: slurmd must run as root to start jobs (run the tests as root)"
+	done_testing
+	exit 0
+fi
+for b in munged mungekey munge slurmctld slurmd sbatch squeue scontrol scancel sinfo; do need "$b"; done
+
+S=$TMP/slurm
+mkdir -p "$S/spool" "$S/state" "$S/dev" "$S/log" "$S/out"
+chmod 700 "$S"
+stop() {
+	for p in slurmd slurmctld munged; do
+		[ -s "$S/$p.pid" ] && kill "$(cat "$S/$p.pid")" 2>/dev/null
+	done
+	sleep 1
+	rm -rf "$TMP"
+}
+trap stop EXIT
+if ! mknod "$S/dev/nvidia0" c 195 0 || ! mknod "$S/dev/nvidia1" c 195 1; then
+	skip "Slurm: cannot make the GPU device nodes (mknod)"
+	done_testing
+	exit 0
+fi
+mungekey -c -k "$S/munge.key" 2>/dev/null || dd if=/dev/urandom of="$S/munge.key" bs=128 count=1 2>/dev/null
+chmod 400 "$S/munge.key"
+munged --socket="$S/munge.sock" --key-file="$S/munge.key" --pid-file="$S/munged.pid" \
+	--log-file="$S/log/munged.log" --seed-file="$S/munge.seed" --force 2>"$S/log/munged.err"
+# ports from the test's pid, so that a second copy of the suite does not collide
+port=$((20000 + ($$ % 5000) * 2))
+H=$(hostname)
+cat > "$S/slurm.conf" <<CONF
+ClusterName=gwtest
+SlurmctldHost=$H(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$S/munge.sock
+CryptoType=crypto/munge
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
+StateSaveLocation=$S/state
+SlurmdSpoolDir=$S/spool
+SlurmctldPidFile=$S/slurmctld.pid
+SlurmdPidFile=$S/slurmd.pid
+SlurmctldLogFile=$S/log/slurmctld.log
+SlurmdLogFile=$S/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+MpiDefault=none
+ReturnToService=2
+NodeName=$H NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=1000 Gres=gpu:2 State=UNKNOWN
+PartitionName=gw Nodes=$H Default=YES MaxTime=INFINITE State=UP
+CONF
+printf 'Name=gpu File=%s/dev/nvidia[0-1]\n' "$S" > "$S/gres.conf"
+export SLURM_CONF=$S/slurm.conf
+slurmctld -f "$SLURM_CONF" 2>"$S/log/ctld.err" && sleep 1 && slurmd -f "$SLURM_CONF" 2>"$S/log/d.err"
+up=
+for i in $(seq 1 30); do
+	if [ "$(sinfo -h -o %T 2>/dev/null)" = idle ]; then up=1; break; fi
+	sleep 1
+done
+if [ -z "$up" ]; then
+	skip "Slurm: the node did not come up idle in 30 s ($(sinfo -h -o %T 2>&1 | head -1); see slurmd.log: $(tail -1 "$S/log/slurmd.log" 2>/dev/null))"
+	done_testing
+	exit 0
+fi
+ok 0 "Slurm: slurmctld and slurmd up, node idle with gres/gpu:2"
+
+state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+wait_state() { # wait_state ID STATE SECONDS
+	for _i in $(seq 1 "$3"); do [ "$(state "$1")" = "$2" ] && return 0; sleep 1; done
+	return 1
+}
+wait_text() { # wait_text FILE ERE SECONDS
+	for _i in $(seq 1 "$3"); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 1; done
+	return 1
+}
+
+# ---- a job to completion, its output read back ---------------------------------------
+run_gw export slurm --submit --gpuwise "$GW" --project vision --output "$S/out/%j.txt" -- \
+	sh -c 'echo "hello gpus=$CUDA_VISIBLE_DEVICES account=$SLURM_JOB_ACCOUNT"'
+is "$rc" 0 "export slurm --submit: exit 0"
+like "$out" '^[0-9]+$' "sbatch --parsable gave a job id ($out)"
+id=$out
+wait_state "$id" COMPLETED 60; ok $? "job $id ran to completion"
+like "$(cat "$S/out/$id.txt" 2>/dev/null)" "hello gpus=0 account=vision" "its output: one GPU (CUDA_VISIBLE_DEVICES=0), the project as account"
+like "$(cat "$S/out/$id.txt" 2>/dev/null)" "attempt 1 ended: success" "it ran under gpuwise run"
+
+# ---- pending behind a job holding both GPUs, then cancelled ------------------------------
+run_gw export slurm --submit --gpuwise "$GW" --mode exclusive --gpus 2 --output "$S/out/%j.txt" -- sleep 120
+blocker=$out
+wait_state "$blocker" RUNNING 30; ok $? "a job holding both GPUs runs"
+run_gw export slurm --submit --gpuwise "$GW" --output "$S/out/%j.txt" -- echo never
+waiting=$out
+# the scheduler gives the reason on its next pass
+for i in $(seq 1 20); do [ "$(squeue -h -j "$waiting" -o %r)" = Resources ] && break; sleep 1; done
+is "$(squeue -h -j "$waiting" -o '%T %r')" "PENDING Resources" "a one-GPU job is pending for resources"
+scancel "$waiting"
+wait_state "$waiting" CANCELLED 20; ok $? "scancel: the pending job is cancelled"
+[ ! -e "$S/out/$waiting.txt" ]; ok $? "the cancelled job never ran"
+scancel "$blocker"
+wait_state "$blocker" CANCELLED 20; ok $? "the running job is cancelled too"
+
+# ---- killed on the node: gpuwise run restarts it; requeued by Slurm ----------------------
+run_gw export slurm --submit --gpuwise "$GW" --restart on-failure --max-restarts 3 --output "$S/out/%j.txt" -- \
+	sh -c 'echo "start restart=$GPUWISE_RESTART_COUNT requeue=${SLURM_RESTART_COUNT:-0} pid=$$"; exec sleep 120'
+rid=$out
+f=$S/out/$rid.txt
+wait_text "$f" 'start restart=0 requeue=0 pid=[0-9]+' 30; ok $? "restartable job started"
+pid=$(sed -n 's/^start restart=0 requeue=0 pid=\([0-9]*\)$/\1/p' "$f" | head -1)
+[ -n "$pid" ] && kill -KILL "$pid"
+wait_text "$f" 'start restart=1 requeue=0' 30; ok $? "the job's process killed on the node (SIGKILL): gpuwise run restarted it"
+like "$(cat "$f")" "attempt 1 ended: failure, status 137" "gpuwise run saw the kill"
+is "$(state "$rid")" RUNNING "the Slurm job kept running meanwhile"
+scontrol requeue "$rid"
+ok $? "scontrol requeue: Slurm kills the job and puts it back in the queue"
+wait_state "$rid" PENDING 20; ok $? "requeued: pending again"
+# Slurm holds a requeued job back a while (Reason=BeginTime); let it start now
+scontrol update jobid="$rid" StartTime=now
+wait_text "$f" 'start restart=0 requeue=1' 40; ok $? "requeued job restarted on the node under gpuwise run (SLURM_RESTART_COUNT=1)"
+like "$(scontrol show job "$rid")" "Restarts=1" "scontrol counts one restart"
+scancel "$rid"
+wait_state "$rid" CANCELLED 20; ok $? "cancelled at the end"
+done_testing

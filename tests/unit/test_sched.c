@@ -1,0 +1,494 @@
+/*
+ * Unit tests for sched/queue (one scheduling pass: admission on quotas,
+ * borrowing and preemption, order, backfill with a reservation, MIG) and
+ * queue/proto (request validation).  The placement policy itself is
+ * sched/place's; these tests assert what holds under any correct policy.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/proto.h"
+#include "sched/queue.h"
+#include "util/util.h"
+
+#define RES (512 * MiB)
+
+static job *mk(uint64_t id, const char *project, job_mode mode, uint64_t vram_gib, int n_gpus, int prio)
+{
+	job *j = xcalloc(1, sizeof *j);
+	j->id = id;
+	j->state = JOB_QUEUED;
+	j->mig_idx = -1;
+	j->spec.project = xstrdup(project);
+	j->spec.mode = mode;
+	j->spec.vram_bytes = vram_gib * GiB;
+	j->spec.n_gpus = n_gpus;
+	j->spec.priority = prio;
+	j->submit_ms = id;
+	return j;
+}
+
+static void free_jobs(job **jobs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		job_release(jobs[i]);
+		free(jobs[i]);
+	}
+}
+
+static void node(sched_node_gpu *g, size_t n, uint64_t gib)
+{
+	memset(g, 0, n * sizeof *g);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(g[i].uuid, sizeof g[i].uuid, "GPU-%zu", i);
+		g[i].mem_total_bytes = gib * GiB;
+		g[i].numa = g[i].nvlink_group = g[i].pcie_switch = -1;
+	}
+}
+
+/* Apply the starts of a pass to the jobs, as the daemon does. */
+static size_t apply(sched_result *r, uint64_t t)
+{
+	size_t started = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		job *j = r->d[i].job;
+		if (r->d[i].action != SCHED_START)
+			continue;
+		j->state = JOB_RUNNING;
+		j->n_placed = r->d[i].n_gpus;
+		memcpy(j->gpu_idx, r->d[i].gpu_idx, sizeof j->gpu_idx);
+		j->mig_idx = r->d[i].mig_idx;
+		j->borrowed = r->d[i].borrowed;
+		j->start_ms = t;
+		started++;
+	}
+	return started;
+}
+
+/* The requests placed on each GPU never exceed its memory. */
+static void assert_no_overcommit(job **jobs, size_t n, const sched_node_gpu *g, size_t n_gpus)
+{
+	for (size_t k = 0; k < n_gpus; k++) {
+		uint64_t sum = 0;
+		int whole = 0, shared = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (jobs[i]->state != JOB_RUNNING || jobs[i]->spec.mode == JOB_MODE_MIG)
+				continue;
+			for (int p = 0; p < jobs[i]->n_placed; p++)
+				if ((size_t)jobs[i]->gpu_idx[p] == k) {
+					if (jobs[i]->spec.mode == JOB_MODE_EXCLUSIVE)
+						whole++;
+					else {
+						shared++;
+						sum += jobs[i]->spec.vram_bytes + RES;
+					}
+				}
+		}
+		assert_true(sum <= g[k].mem_total_bytes);
+		assert_true(whole == 0 || (whole == 1 && shared == 0));
+	}
+}
+
+static sched_config cfg_of(bool borrowing)
+{
+	sched_config c = {SCHED_POLICY_GPUWISE, borrowing, RES};
+	return c;
+}
+
+static void test_quota(void **state)
+{
+	(void)state;
+	sched_node_gpu g[2];
+	node(g, 2, 48);
+	sched_project pr[1] = {{"nlp", 40 * GiB, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0}};
+	job *jobs[3] = {mk(1, "nlp", JOB_MODE_SHARED, 20, 1, 0), mk(2, "nlp", JOB_MODE_SHARED, 20, 1, 0),
+			mk(3, "nlp", JOB_MODE_SHARED, 20, 1, 0)};
+	sched_config c = cfg_of(false);
+	sched_result r = {0};
+	sched_pass(&c, g, 2, pr, 1, jobs, 3, &r);
+	assert_int_equal(apply(&r, 1), 2);
+	assert_int_equal(jobs[2]->state, JOB_QUEUED);
+	assert_string_equal(jobs[2]->reason, "project nlp is at its VRAM quota: 40.00 GiB/40.00 GiB");
+	assert_int_equal(pr[0].used_vram_bytes, 40 * GiB);
+	/* the running-jobs quota */
+	pr[0].quota_vram_bytes = SCHED_UNLIMITED;
+	pr[0].quota_jobs = 2;
+	sched_pass(&c, g, 2, pr, 1, jobs, 3, &r);
+	assert_int_equal(apply(&r, 2), 0);
+	assert_non_null(strstr(jobs[2]->reason, "running-job quota: 2/2"));
+	/* a job of a project that does not exist waits and says so */
+	free(jobs[2]->spec.project);
+	jobs[2]->spec.project = xstrdup("gone");
+	sched_pass(&c, g, 2, pr, 1, jobs, 3, &r);
+	assert_string_equal(jobs[2]->reason, "project gone does not exist (any more)");
+	sched_result_release(&r);
+	free_jobs(jobs, 3);
+}
+
+static void test_packing(void **state)
+{
+	(void)state;
+	sched_node_gpu g[2];
+	node(g, 2, 48);
+	sched_project pr[1] = {{"default", SCHED_UNLIMITED, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0}};
+	job *jobs[10];
+	for (int i = 0; i < 10; i++)
+		jobs[i] = mk((uint64_t)i + 1, "default", JOB_MODE_SHARED, 10, 1, 0);
+	sched_config c = cfg_of(false);
+	sched_result r = {0};
+	sched_pass(&c, g, 2, pr, 1, jobs, 10, &r);
+	/* 10.5 GiB each: four fit in 48 GiB, so eight run on two GPUs */
+	assert_int_equal(apply(&r, 1), 8);
+	assert_no_overcommit(jobs, 10, g, 2);
+	assert_non_null(strstr(jobs[9]->reason, "no GPU has 10.50 GiB free"));
+	/* memory held outside the queue counts: GPU 1 loses 20 GiB to a stranger */
+	for (int i = 0; i < 10; i++) {
+		jobs[i]->state = JOB_QUEUED;
+		jobs[i]->n_placed = 0;
+	}
+	g[1].mem_outside_bytes = 20 * GiB;
+	sched_pass(&c, g, 2, pr, 1, jobs, 10, &r);
+	assert_int_equal(apply(&r, 2), 6);
+	sched_result_release(&r);
+	free_jobs(jobs, 10);
+}
+
+static void test_exclusive(void **state)
+{
+	(void)state;
+	sched_node_gpu g[2];
+	node(g, 2, 48);
+	sched_project pr[1] = {{"default", SCHED_UNLIMITED, 1, SCHED_UNLIMITED, 0, 0, 0}};
+	job *jobs[3] = {mk(1, "default", JOB_MODE_SHARED, 4, 1, 0), mk(2, "default", JOB_MODE_EXCLUSIVE, 0, 1, 0),
+			mk(3, "default", JOB_MODE_EXCLUSIVE, 0, 1, 0)};
+	sched_config c = cfg_of(false);
+	sched_result r = {0};
+	sched_pass(&c, g, 2, pr, 1, jobs, 3, &r);
+	assert_int_equal(apply(&r, 1), 2);
+	assert_no_overcommit(jobs, 3, g, 2);
+	/* the exclusive job did not land on the GPU of the shared one */
+	assert_int_not_equal(jobs[0]->gpu_idx[0], jobs[1]->gpu_idx[0]);
+	/* GPU quota: one whole GPU */
+	assert_string_equal(jobs[2]->reason, "project default is at its GPU quota: 1/1");
+	sched_result_release(&r);
+	free_jobs(jobs, 3);
+}
+
+static void test_priority_and_fair_share(void **state)
+{
+	(void)state;
+	sched_node_gpu g[1];
+	node(g, 1, 48);
+	sched_project pr[2] = {{"a", 40 * GiB, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0},
+			       {"b", 40 * GiB, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0}};
+	job *jobs[8];
+	for (int i = 0; i < 4; i++)
+		jobs[i] = mk((uint64_t)i + 1, "a", JOB_MODE_SHARED, 10, 1, 0);
+	for (int i = 4; i < 8; i++)
+		jobs[i] = mk((uint64_t)i + 1, "b", JOB_MODE_SHARED, 10, 1, 0);
+	sched_config c = cfg_of(false);
+	sched_result r = {0};
+	sched_pass(&c, g, 1, pr, 2, jobs, 8, &r);
+	/* four fit; fair share alternates the projects although a submitted first */
+	assert_int_equal(apply(&r, 1), 4);
+	assert_int_equal(r.d[0].job->id, 1);
+	assert_int_equal(r.d[1].job->id, 5);
+	assert_int_equal(r.d[2].job->id, 2);
+	assert_int_equal(r.d[3].job->id, 6);
+	/* fair share is weighted by quota: b with twice the quota gets two of three */
+	for (int i = 0; i < 8; i++) {
+		jobs[i]->state = JOB_QUEUED;
+		jobs[i]->n_placed = 0;
+	}
+	pr[1].quota_vram_bytes = 80 * GiB;
+	node(g, 1, 32); /* three fit */
+	sched_pass(&c, g, 1, pr, 2, jobs, 8, &r);
+	assert_int_equal(apply(&r, 2), 3);
+	int b = 0;
+	for (size_t i = 0; i < r.n; i++)
+		b += strcmp(r.d[i].job->spec.project, "b") == 0;
+	assert_int_equal(b, 2);
+	/* priority first: a high-priority job of a jumps the queue */
+	for (int i = 0; i < 8; i++) {
+		jobs[i]->state = JOB_QUEUED;
+		jobs[i]->n_placed = 0;
+	}
+	jobs[3]->spec.priority = 10;
+	sched_pass(&c, g, 1, pr, 2, jobs, 8, &r);
+	assert_int_equal(r.d[0].job->id, 4);
+	sched_result_release(&r);
+	free_jobs(jobs, 8);
+}
+
+static void test_backfill(void **state)
+{
+	(void)state;
+	sched_node_gpu g[2];
+	node(g, 2, 48);
+	sched_project pr[1] = {{"default", SCHED_UNLIMITED, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0}};
+	job *jobs[64];
+	size_t n = 0;
+	/* two running 30 GiB jobs, one on each GPU */
+	jobs[n++] = mk(1, "default", JOB_MODE_SHARED, 30, 1, 0);
+	jobs[n++] = mk(2, "default", JOB_MODE_SHARED, 30, 1, 0);
+	sched_config c = cfg_of(false);
+	sched_result r = {0};
+	sched_pass(&c, g, 2, pr, 1, jobs, n, &r);
+	assert_int_equal(apply(&r, 1), 2);
+	assert_int_not_equal(jobs[0]->gpu_idx[0], jobs[1]->gpu_idx[0]);
+	/* the head job (30 GiB) does not fit; small jobs behind it backfill */
+	jobs[n++] = mk(3, "default", JOB_MODE_SHARED, 30, 1, 0);
+	jobs[n++] = mk(4, "default", JOB_MODE_SHARED, 9, 1, 0);
+	jobs[n++] = mk(5, "default", JOB_MODE_SHARED, 9, 1, 0);
+	sched_pass(&c, g, 2, pr, 1, jobs, n, &r);
+	assert_int_equal(r.reserved_job, 3);
+	assert_int_equal(r.n_reserved, 1);
+	int reserved = r.reserved_gpus[0];
+	assert_non_null(strstr(jobs[2]->reason, "GPUs are held for it"));
+	assert_non_null(strstr(jobs[2]->reason, "when job"));
+	assert_int_equal(apply(&r, 2), 1); /* one 9.5 GiB job fits beside a 30.5 GiB one, not two */
+	for (size_t i = 3; i < n; i++)
+		if (jobs[i]->state == JOB_RUNNING)
+			assert_int_not_equal(jobs[i]->gpu_idx[0], reserved);
+	/* no starvation: small jobs keep coming, the job on the reserved GPU ends, the head starts */
+	uint64_t id = 6;
+	bool head_started = false;
+	for (int round = 0; round < 5 && !head_started; round++) {
+		jobs[n++] = mk(id++, "default", JOB_MODE_SHARED, 8, 1, 0);
+		for (size_t i = 0; i < n; i++)
+			if (jobs[i]->state == JOB_RUNNING && jobs[i]->id != 3 && jobs[i]->gpu_idx[0] == reserved &&
+			    round == 2)
+				jobs[i]->state = JOB_DONE;
+		sched_pass(&c, g, 2, pr, 1, jobs, n, &r);
+		apply(&r, 3 + (uint64_t)round);
+		head_started = jobs[2]->state == JOB_RUNNING;
+		if (round < 2)
+			assert_false(head_started);
+	}
+	assert_true(head_started);
+	assert_int_equal(jobs[2]->gpu_idx[0], reserved);
+	sched_result_release(&r);
+	free_jobs(jobs, n);
+}
+
+static void test_borrow_and_preempt(void **state)
+{
+	(void)state;
+	sched_node_gpu g[2];
+	node(g, 2, 48);
+	sched_project pr[2] = {{"a", 24 * GiB, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0},
+			       {"b", 72 * GiB, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0}};
+	job *jobs[5] = {mk(1, "a", JOB_MODE_SHARED, 20, 1, 0), mk(2, "a", JOB_MODE_SHARED, 20, 1, 0),
+			mk(3, "a", JOB_MODE_SHARED, 20, 1, 0)};
+	size_t n = 3;
+	/* without borrowing a stays within its 24 GiB */
+	sched_config c = cfg_of(false);
+	sched_result r = {0};
+	sched_pass(&c, g, 2, pr, 2, jobs, n, &r);
+	assert_int_equal(r.n, 1);
+	assert_string_equal(jobs[1]->reason, "project a is at its VRAM quota: 20.00 GiB/24.00 GiB");
+	/* with borrowing, a uses b's idle quota */
+	c = cfg_of(true);
+	sched_pass(&c, g, 2, pr, 2, jobs, n, &r);
+	assert_int_equal(r.n, 3);
+	assert_false(r.d[0].borrowed);
+	assert_true(r.d[1].borrowed && r.d[2].borrowed);
+	for (size_t i = 0; i < r.n; i++) {
+		apply(&r, 10);
+		r.d[i].job->start_ms = 10 + r.d[i].job->id; /* job 3 started last */
+	}
+	assert_no_overcommit(jobs, n, g, 2);
+	/* b wants its quota back: 40 GiB fits nowhere, so the newest borrowed job goes */
+	jobs[n++] = mk(4, "b", JOB_MODE_SHARED, 40, 1, 0);
+	sched_pass(&c, g, 2, pr, 2, jobs, n, &r);
+	size_t pre = 0, start = 0;
+	job *victim = NULL;
+	for (size_t i = 0; i < r.n; i++) {
+		if (r.d[i].action == SCHED_PREEMPT) {
+			pre++;
+			victim = r.d[i].job;
+		} else if (r.d[i].job->id == 4)
+			start++;
+	}
+	assert_int_equal(start, 1);
+	assert_true(pre >= 1);
+	assert_true(victim->borrowed);
+	assert_string_equal(victim->spec.project, "a");
+	assert_int_equal(victim->state, JOB_RUNNING); /* the daemon stops and requeues it */
+	/* a job of a within its own quota is never a victim */
+	for (size_t i = 0; i < r.n; i++)
+		if (r.d[i].action == SCHED_PREEMPT)
+			assert_int_not_equal(r.d[i].job->id, 1);
+	sched_result_release(&r);
+	free_jobs(jobs, n);
+}
+
+static void test_mig_and_after(void **state)
+{
+	(void)state;
+	sched_node_gpu g[2];
+	node(g, 2, 80);
+	sched_mig migs[2] = {{"MIG-a", "1g.10gb", 10 * GiB, 0}, {"MIG-b", "1g.10gb", 10 * GiB, 0}};
+	g[1].migs = migs;
+	g[1].n_migs = 2;
+	sched_project pr[1] = {{"default", SCHED_UNLIMITED, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0}};
+	job *jobs[5];
+	for (int i = 0; i < 3; i++) {
+		jobs[i] = mk((uint64_t)i + 1, "default", JOB_MODE_MIG, 0, 1, 0);
+		jobs[i]->spec.mig_profile = xstrdup("1g.10gb");
+	}
+	/* shared jobs never land on the MIG-partitioned GPU */
+	jobs[3] = mk(4, "default", JOB_MODE_SHARED, 60, 1, 0);
+	jobs[4] = mk(5, "default", JOB_MODE_SHARED, 60, 1, 0);
+	jobs[4]->spec.after_id = 4;
+	sched_config c = cfg_of(false);
+	sched_result r = {0};
+	sched_pass(&c, g, 2, pr, 1, jobs, 5, &r);
+	assert_int_equal(apply(&r, 1), 3);
+	assert_int_equal(jobs[0]->gpu_idx[0], 1);
+	assert_int_not_equal(jobs[0]->mig_idx, jobs[1]->mig_idx);
+	assert_string_equal(jobs[2]->reason, "no free MIG instance of profile 1g.10gb");
+	assert_int_equal(jobs[3]->gpu_idx[0], 0);
+	assert_string_equal(jobs[4]->reason, "waiting for job 4 to end");
+	assert_int_equal(sched_job_vram_bytes(jobs[0], g, 2), 10 * GiB);
+	char buf[200];
+	job_spec s = {.n_gpus = 1, .mode = JOB_MODE_SHARED, .vram_bytes = 90 * GiB};
+	assert_non_null(sched_check_fits(&s, g, 2, RES, buf, sizeof buf));
+	s.vram_bytes = 70 * GiB;
+	assert_null(sched_check_fits(&s, g, 2, RES, buf, sizeof buf));
+	s.n_gpus = 2; /* one GPU is MIG-partitioned */
+	assert_non_null(sched_check_fits(&s, g, 2, RES, buf, sizeof buf));
+	s.n_gpus = 1;
+	s.mode = JOB_MODE_MIG;
+	s.mig_profile = "3g.40gb";
+	assert_string_equal(sched_check_fits(&s, g, 2, RES, buf, sizeof buf),
+			    "no GPU here has a MIG instance of profile 3g.40gb");
+	sched_result_release(&r);
+	free_jobs(jobs, 5);
+}
+
+static int parse(const char *text, proto_req *r, char *err)
+{
+	return proto_parse(text, strlen(text), r, err, 256);
+}
+
+static void test_proto(void **state)
+{
+	(void)state;
+	proto_req r;
+	char err[256];
+	assert_int_equal(parse("{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"python\",\"t.py\"],\"cwd\":\"/tmp\","
+			       "\"vram_bytes\":21474836480,\"project\":\"nlp\",\"env\":[\"A=1\"],\"mode\":\"mig:1g.10gb\"}}",
+			       &r, err), 0);
+	assert_int_equal(r.op, PROTO_SUBMIT);
+	assert_int_equal(r.spec.argc, 2);
+	assert_null(r.spec.argv[2]);
+	assert_int_equal(r.spec.vram_bytes, 20 * GiB);
+	assert_string_equal(r.spec.mig_profile, "1g.10gb");
+	/* the stored form round-trips */
+	json_t *o = proto_spec_to_json(&r.spec, true);
+	job_spec s;
+	assert_int_equal(proto_spec_from_json(o, true, &s, err, sizeof err), 0);
+	assert_string_equal(s.env[0], "A=1");
+	assert_int_equal(s.mode, JOB_MODE_MIG);
+	job_spec_release(&s);
+	/* a client may not claim a uid */
+	assert_int_equal(proto_spec_from_json(o, false, &s, err, sizeof err), -1);
+	assert_string_equal(err, "unknown key 'uid' in 'job'");
+	json_decref(o);
+	proto_req_release(&r);
+
+	static const struct {
+		const char *in, *err;
+	} bad[] = {
+		{"{\"v\":1,\"op\":\"submit\"", "malformed JSON"},
+		{"[1]", "a request must be a JSON object"},
+		{"{\"op\":\"ping\"}", "missing protocol version 'v'"},
+		{"{\"v\":2,\"op\":\"ping\"}", "protocol version 2 is not supported"},
+		{"{\"v\":1,\"op\":\"rm -rf\"}", "unknown op 'rm -rf'"},
+		{"{\"v\":1,\"op\":\"ping\",\"x\":1}", "unknown key 'x' for op 'ping'"},
+		{"{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"],\"vram_bytes\":-1}}", "'vram_bytes' must not be negative"},
+		{"{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"],\"vram_bytes\":99999999999999999999}}", "malformed JSON"},
+		{"{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"],\"vram_bytes\":9007199254740993}}", "'vram_bytes' is too large"},
+		{"{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"],\"vram_bytes\":1.5}}", "'vram_bytes' must be an integer"},
+		{"{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[]}}", "'job' needs a non-empty 'argv'"},
+		{"{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"]}}", "a shared job needs 'vram_bytes'"},
+		{"{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"],\"gpus\":17,\"mode\":\"exclusive\"}}", "'gpus' is too large"},
+		{"{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"],\"mode\":\"mig:\"}}", "'mode' must be"},
+		{"{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"],\"env\":[\"=x\"],\"mode\":\"exclusive\"}}", "NAME=VALUE"},
+		{"{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"],\"run_args\":[\"--log=/etc/passwd\"],\"mode\":\"exclusive\"}}", "may not set"},
+		{"{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"a\\u0000b\"],\"mode\":\"exclusive\"}}", "is not allowed"},
+		{"{\"v\":1,\"op\":\"submit\",\"job\":{\"argv\":[\"x\"],\"project\":\"../etc\",\"mode\":\"exclusive\"}}", "'project' must be"},
+		{"{\"v\":1,\"op\":\"cancel\",\"ids\":[]}", "'ids' must be a non-empty array"},
+		{"{\"v\":1,\"op\":\"cancel\"}", "'cancel' needs 'ids'"},
+		{"{\"v\":1,\"op\":\"show\",\"id\":-3}", "'id' must not be negative"},
+		{"{\"v\":1,\"op\":\"quota-set\",\"project\":\"x\",\"vram_bytes\":\"lots\"}", "'vram_bytes' must be an integer"},
+		{"{\"v\":1,\"op\":\"ping\",\"v\":1}", "malformed JSON"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		int rc = parse(bad[i].in, &r, err);
+		if (rc == 0 || !strstr(err, bad[i].err))
+			fail_msg("'%s': got rc %d, '%s'; expected '%s'", bad[i].in, rc, err, bad[i].err);
+	}
+	/* an oversized line is refused before parsing */
+	assert_int_equal(proto_parse("{}", PROTO_MAX_LINE + 1, &r, err, sizeof err), -1);
+	assert_non_null(strstr(err, "request longer than"));
+}
+
+/* Replay tests/fuzz/corpus/queue: nothing crashes, the seeds parse, every refusal says why. */
+static void test_proto_corpus(void **state)
+{
+	(void)state;
+	const char *top = getenv("GW_TOP");
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s/tests/fuzz/corpus/queue", top && *top ? top : ".");
+	DIR *d = opendir(dir);
+	if (!d)
+		fail_msg("cannot open the corpus '%s'", dir);
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[2048], err[256] = "";
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		char *text = NULL;
+		size_t len = 0;
+		gw_error ge;
+		assert_int_equal(gw_read_file(path, false, 4 << 20, &text, &len, &ge), 0);
+		proto_req r;
+		if (proto_parse(text, len, &r, err, sizeof err) == 0)
+			proto_req_release(&r);
+		else if (str_starts(e->d_name, "seed"))
+			fail_msg("seed %s refused: %s", path, err);
+		else
+			assert_true(err[0] != '\0');
+		free(text);
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 7);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_quota),
+		cmocka_unit_test(test_packing),
+		cmocka_unit_test(test_exclusive),
+		cmocka_unit_test(test_priority_and_fair_share),
+		cmocka_unit_test(test_backfill),
+		cmocka_unit_test(test_borrow_and_preempt),
+		cmocka_unit_test(test_mig_and_after),
+		cmocka_unit_test(test_proto),
+		cmocka_unit_test(test_proto_corpus),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
