@@ -529,7 +529,7 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 		dem_total += dem_count[k];
 	for (size_t k = 0; k < n_dem; k++)
 		p.demand_w[k] = dem_total ? (double)dem_count[k] / (double)dem_total : 0;
-	p.demand = (sched_demand){.reqs = p.demand_reqs, .weight = p.demand_w, .n = n_dem, .prep = NULL};
+	p.demand = (sched_demand){.reqs = p.demand_reqs, .weight = p.demand_w, .n = n_dem};
 
 	/* per-project queues in priority then submission order */
 	qsort(queued, n_ready, sizeof *queued, cmp_job);
