@@ -1,6 +1,6 @@
 /*
  * deep.c: doctor --deep.  Real work on each GPU through the CUDA driver
- * API (libcuda.so.1 loaded with dlopen; the few functions declared here):
+ * API (bench/cudrv: libcuda.so.1 loaded with dlopen, shared with bench):
  * a context, an allocation, copies both ways checked with a checksum, the
  * Triad kernel of gpuwise bench (its embedded PTX, JIT-compiled by the
  * driver), host-device bandwidth; and for each
