@@ -1,8 +1,22 @@
 # Helpers for the queue tests (sourced after lib.sh): a daemon on a
 # temporary socket with the fake NVML of a 2 x 48 GiB server.
+chmod 755 "$TMP"
+# Jobs run as their submitter (nobody in these tests), through this binary
+# and the fake NVML.  When the checkout is not reachable by other users (a
+# clone under a 0700 directory), run from copies in $TMP, which is.
+if ! setpriv --reuid nobody --regid nogroup --clear-groups /usr/bin/test -x "$GW" 2>/dev/null; then
+	mkdir -p "$TMP/reach/bin" "$TMP/reach/fixtures"
+	cp "$GW" "$TMP/reach/bin/gpuwise"
+	[ -f "$(dirname "$GW")/libgpuwise-cap.so" ] && cp "$(dirname "$GW")/libgpuwise-cap.so" "$TMP/reach/bin/"
+	cp -r "$GW_FAKE" "$TMP/reach/fake"
+	cp -r "$FIX/scenarios" "$TMP/reach/fixtures/scenarios"
+	chmod -R a+rX "$TMP/reach"
+	diag "$GW is not reachable by nobody: running from copies in $TMP/reach"
+	GW=$TMP/reach/bin/gpuwise GW_FAKE=$TMP/reach/fake FIX=$TMP/reach/fixtures
+	export GW GW_FAKE
+fi
 export GPUWISE_NVML_LIB="$GW_FAKE/libnvidia-ml.so"
 export GPUWISE_FAKE_SCENARIO="$FIX/scenarios/server-2gpu-queue.json"
-chmod 755 "$TMP"
 SOCK=$TMP/q.sock
 export GPUWISE_SOCKET="$SOCK"
 WORK=$TMP/work
