@@ -121,8 +121,19 @@ static void submit_usage(FILE *f)
 		"                        --run-opt 5s); --log, --report, --json are the daemon's\n"
 		"  --socket PATH         the daemon's socket (default: GPUWISE_SOCKET, yours\n"
 		"                        under XDG_RUNTIME_DIR, else %s)\n"
-		"  --json                print {\"id\": N} instead of the id\n"
-		"  -h, --help            show this help\n\n%s",
+		"  --json                print {\"id\": N, \"backend\": ...} instead of the id\n"
+		"  -h, --help            show this help\n\n"
+		"Slurm (no daemon needed; the job prints as slurm:ID):\n"
+		"  --backend B           local (default: the queue daemon) or slurm (sbatch\n"
+		"                        --parsable: --gres=gpu:N, --account=PROJECT, --time,\n"
+		"                        --requeue and --signal for restartable jobs, the\n"
+		"                        command under 'gpuwise run' on the node)\n"
+		"  --partition P         the partition\n"
+		"  --shards K            --gres=shard:K for a shared job (with --vram)\n"
+		"  --mem-per-gpu SIZE    host memory per GPU\n"
+		"  --gpuwise PATH        gpuwise on the nodes (default: gpuwise)\n"
+		"  --output PATTERN      the job's output file (default: slurm-%%j.out here)\n"
+		"With --vram auto and no --gpus, the planner's GPU count becomes --gres=gpu:N.\n\n%s",
 		QUEUE_SYSTEM_SOCKET, exit_text);
 }
 
@@ -483,7 +494,9 @@ static void queue_usage(FILE *f)
 		"usage: gpuwise queue [--all] [--json] [--socket PATH]\n\n"
 		"List the jobs waiting and running (with --all, the ended ones too, newest\n"
 		"1000): id, name, user, project, state, GPUs, VRAM requested and measured,\n"
-		"waiting and running time, and for a waiting job why it waits.\n\n"
+		"waiting and running time, and for a waiting job why it waits.  Where Slurm\n"
+		"is configured (scontrol and a slurm.conf), the Slurm jobs you gave it with\n"
+		"'gpuwise submit' follow, as slurm:ID, with or without a daemon.\n\n"
 		"Options:\n"
 		"  --all                 ended jobs too\n"
 		"  --limit N             with --all, at most N ended jobs (default 1000)\n"
@@ -631,7 +644,7 @@ static void show_usage(FILE *f)
 		"usage: gpuwise show [--json] [--socket PATH] JOBID\n\n"
 		"Everything about one of your jobs: command, directory, request, what the\n"
 		"planner computed for a VRAM request of auto, placement, times, exit status,\n"
-		"reason.\n\n"
+		"reason.  JOBID slurm:N: a Slurm job of 'gpuwise submit', from scontrol.\n\n"
 		"Options:\n"
 		"  --json                the job as JSON (docs/json-show.md)\n"
 		"  --socket PATH         the daemon's socket\n"
@@ -749,7 +762,8 @@ static void logs_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpuwise logs [-f] [--socket PATH] JOBID\n\n"
-		"Print the output (stdout and stderr) of one of your jobs.\n\n"
+		"Print the output (stdout and stderr) of one of your jobs.  JOBID slurm:N:\n"
+		"a Slurm job of 'gpuwise submit': its output file as scontrol names it.\n\n"
 		"Options:\n"
 		"  -f, --follow          keep printing new output until the job ends\n"
 		"  --socket PATH         the daemon's socket\n"
@@ -834,7 +848,7 @@ static int change(const char *cmd, const char *op, const char *done, int argc, c
 			if (strcmp(cmd, "cancel") == 0)
 				printf("Cancel jobs: a waiting job is dropped, a running one is stopped\n"
 				       "(SIGTERM, then SIGKILL after 30s).  Only your own jobs (or any, for an\n"
-				       "administrator).\n\n");
+				       "administrator).  JOBID slurm:N: through scancel.\n\n");
 			else if (strcmp(cmd, "hold") == 0)
 				printf("Hold waiting jobs: they stay in the queue but do not start until\n"
 				       "'gpuwise release'.  Only your own jobs (or any, for an administrator).\n\n");
@@ -930,7 +944,9 @@ static void quota_usage(FILE *f)
 	fprintf(f,
 		"usage: gpuwise quota [--json] [--socket PATH]\n"
 		"       gpuwise quota set PROJECT [--vram SIZE] [--gpus N] [--jobs N]\n"
-		"                     [--members USER,@GROUP,...] [--socket PATH]\n\n"
+		"                     [--members USER,@GROUP,...] [--socket PATH]\n"
+		"       gpuwise quota export k8s|slurm ...  (as 'gpuwise export quota'; see\n"
+		"                     'gpuwise export --help'; the daemon's quotas by default)\n\n"
 		"Show each project's use against its quota (VRAM requested by its running\n"
 		"jobs, whole GPUs held by its exclusive jobs, running jobs), or set a\n"
 		"project's quota and members (administrators only: root or the configured\n"
