@@ -5,6 +5,11 @@
 # test makes: a job runs to completion and its output is read back; another
 # is seen pending behind a job holding both GPUs and is cancelled; a job
 # killed on the node is restarted by gpuwise run, and requeued by Slurm.
+# Then the same through 'gpuwise submit --backend slurm' (no daemon): a job
+# to completion read back with 'gpuwise logs slurm:ID' and 'show', one seen
+# pending in 'gpuwise queue' with backend slurm and 'gpuwise cancel'ed, --vram
+# auto asking Slurm for the planner's GPUs, the queue daemon's and Slurm's jobs
+# side by side, 'gpuwise quota export' from the daemon's quotas, bad input.
 # Skips with the reason where Slurm cannot start (not root, not installed).
 . "$(dirname "$0")/lib.sh"
 
@@ -181,6 +186,45 @@ is "$rc" 3 "cancel of an ended Slurm job: exit 3"
 is "$(printf '%s\n' "$err" | wc -l)" 1 "... one line: $err"
 run_gw logs slurm:99999999
 is "$rc" 3 "logs of an unknown Slurm job: exit 3"
+# ---- --vram auto: the planner's GPUs become --gres=gpu:N -------------------------------
+run_gw submit --backend slurm --gpuwise "$GW" --vram auto -- llama-3.1-8b --quant q4_k_m --ctx 4096 --gpu 2xrtx-4090 -- \
+	sh -c 'echo "auto gpus=$CUDA_VISIBLE_DEVICES"'
+is "$rc" 0 "submit --backend slurm --vram auto: exit 0 ($err)"
+like "$err" "--vram auto: llama-3.1-8b Q4_K_M ctx 4096 .*; 2 GPUs" "the planner's summary and its GPU count on stderr"
+aid=${out#slurm:}
+like "$(scontrol show job "$aid")" "TresPerNode=gres:gpu:2" "Slurm was asked for the planner's 2 GPUs"
+wait_state "$aid" COMPLETED 60; ok $? "the --vram auto job ran to completion"
+run_gw logs "slurm:$aid"
+like "$out" "auto gpus=0,1" "it got both GPUs"
+
+# ---- side by side with the queue daemon; quota export from the daemon's quotas ----------
+export GPUWISE_SOCKET=$S/q.sock
+GPUWISE_FAKE_SCENARIO="$FIX/scenarios/server-2gpu-queue.json" GPUWISE_NVML_LIB="$GW_FAKE/libnvidia-ml.so" \
+	"$GW" daemon --state "$S/qstate" --socket "$GPUWISE_SOCKET" 2>"$S/log/qdaemon.log" &
+qpid=$!
+for _i in $(seq 200); do "$GW" quota >/dev/null 2>&1 && break; sleep 0.05; done  # quota needs the daemon (queue lists Slurm jobs without one)
+"$GW" quota set lab --gpus 2 --jobs 3 --vram 40G >/dev/null
+run_gw quota export slurm
+is "$rc" 0 "quota export slurm: exit 0 ($err)"
+like "$out" "sacctmgr -i modify account where name=lab set GrpTRES=gres/gpu=2 GrpJobs=3" "quota export slurm reads the daemon's quotas"
+like "$err" "VRAM" "... and says what Slurm cannot limit (VRAM)"
+run_gw quota export k8s
+like "$out" "requests.nvidia.com/gpu: \"?2\"?" "quota export k8s: the daemon's GPU quota as a ResourceQuota"
+run_gw submit --vram 1G -- sleep 60
+lid=$out
+run_gw submit --backend slurm --gpuwise "$GW" --mode exclusive -- sleep 60
+sid2=${out#slurm:}
+wait_state "$sid2" RUNNING 30
+run_gw queue --json
+is "$rc" 0 "queue --json with a daemon and Slurm jobs: exit 0 ($err)"
+printf '%s\n' "$out" > "$S/q2.json"
+is "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(" ".join(sorted("%s:%s" % (r["backend"], r["id"]) for r in j["jobs"])))' "$S/q2.json")" \
+	"local:$lid slurm:$sid2" "queue: the daemon's job and the Slurm job side by side, each with its backend"
+run_gw cancel "$lid" "slurm:$sid2"
+is "$rc" 0 "cancel of a local and a Slurm job at once: exit 0 ($err)"
+wait_state "$sid2" CANCELLED 20; ok $? "the Slurm one is cancelled"
+kill "$qpid"; wait "$qpid" 2>/dev/null
+unset GPUWISE_SOCKET
 run_gw submit --backend pbs -- true
 is "$rc" 2 "submit --backend pbs: exit 2"
 like "$err" "unknown backend 'pbs'" "... says the backend is unknown"
