@@ -162,6 +162,15 @@ int main(int argc, char **argv)
 	const struct command *c = find_command(name);
 	if (!c)
 		return unknown_command(name);
+	if (kb_data_dir()) {
+		/* a broken replacement table is refused up front, whoever reads it */
+		gw_error kerr = {0};
+		if (kb_load_all(&kerr)) {
+			gw_errorf("%s", kerr.msg);
+			kb_release_all();
+			return GW_EXIT_RUNTIME;
+		}
+	}
 	rc = c->fn(argc - 1, argv + 1);
 	kb_release_all();
 	return rc;

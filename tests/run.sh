@@ -1,37 +1,86 @@
 #!/bin/sh
-# Run every test: cmocka unit tests (TAP) and end-to-end TAP scripts, both
-# under prove.  Ends with the line "N passed, N failed".
+# Run every test: cmocka unit tests (TAP) and end-to-end TAP scripts, each
+# file under prove.  Prints one line per file as it ends (PASS, FAIL or
+# SKIP, with its counts and time), the reason of every skipped test, the
+# details of failures, and ends with the line "N passed, N failed, N skipped".
+# A skipped test is never counted as passed.  The whole TAP output is kept
+# in $GW_BUILD/test-log.txt.
 # Env: GW_BUILD (build dir with gpuwise, tests/, fake/), GW_ONLY=unit|e2e.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${GW_BUILD:-build/check}
 case $build in /*) ;; *) build=$top/$build ;; esac
 log=$build/test-log.txt
+one=$build/test-one.txt
+skips=$build/test-skips.txt
 : > "$log"
+: > "$skips"
 export GW="$build/gpuwise" GW_BUILD="$build" GW_TOP="$top"
 export GW_FAKE="$build/fake"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export CMOCKA_MESSAGE_OUTPUT=TAP
 export NO_COLOR=1
-status=0
-shift 0
-if [ "${GW_ONLY:-}" != e2e ] && [ $# -gt 0 ]; then
-	prove -v --exec '' "$@" >>"$log" 2>&1 || status=1
+passed=0 failed=0 skipped=0 bad_files=""
+
+# run_file FILE EXEC: one test file under prove; print its line.
+run_file() {
+	name=${1#"$top"/}
+	name=${name#"$build"/}
+	case $name in */tests/test_*) name=unit/${name##*/} ;; esac
+	t0=$(date +%s)
+	prove -v --exec "$2" "$1" > "$one" 2>&1
+	st=$?
+	secs=$(($(date +%s) - t0))
+	cat "$one" >> "$log"
+	# TAP: "ok N - name", "ok N # skip reason", "not ok N - name" (cmocka indents nothing)
+	p=$(grep -cE '^[[:space:]]*ok [0-9]+' "$one")
+	s=$(grep -ciE '^[[:space:]]*ok [0-9]+[^#]*# *skip' "$one")
+	f=$(grep -cE '^[[:space:]]*not ok [0-9]+' "$one")
+	p=$((p - s))
+	if [ "$st" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1 # the file died without a "not ok" line (a crash, a bad plan)
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	skipped=$((skipped + s))
+	grep -iE '^[[:space:]]*ok [0-9]+[^#]*# *skip' "$one" |
+		sed -E "s|^[[:space:]]*ok [0-9]+[^#]*# *[sS][kK][iI][pP]:? *|  $name: |" >> "$skips"
+	if [ "$f" -ne 0 ]; then
+		verdict=FAIL
+		bad_files="$bad_files $name"
+	elif [ "$p" -eq 0 ] && [ "$s" -gt 0 ]; then
+		verdict=SKIP
+	else
+		verdict=PASS
+	fi
+	printf '%-4s %-34s %4d passed' "$verdict" "$name" "$p"
+	[ "$f" -ne 0 ] && printf ', %d failed' "$f"
+	[ "$s" -ne 0 ] && printf ', %d skipped' "$s"
+	printf ' (%ds)\n' "$secs"
+	if [ "$f" -ne 0 ]; then
+		# the failed tests with their diagnostics, and what the file said last
+		grep -A8 -E '^[[:space:]]*not ok [0-9]+' "$one" | head -60 | sed 's/^/     | /'
+		[ "$st" -ne 0 ] && tail -15 "$one" | sed 's/^/     > /'
+	fi
+}
+
+if [ "${GW_ONLY:-}" != e2e ]; then
+	for t in "$@"; do
+		run_file "$t" ''
+	done
 fi
 if [ "${GW_ONLY:-}" != unit ]; then
-	set -- "$top"/tests/e2e/*.t
-	if [ -e "$1" ]; then
-		prove -v ${GW_JOBS:+-j "$GW_JOBS"} "$@" >>"$log" 2>&1 || status=1
-	fi
+	for t in "$top"/tests/e2e/*.t; do
+		[ -e "$t" ] && run_file "$t" sh
+	done
 fi
-# Show failures and the summary prove printed, then our own count.
-grep -E '^(not ok|Failed|#   Failed|t/|Test Summary|Result:)|Dubious|ERROR|Sanitizer' "$log" | head -100
-passed=$(grep -cE '^[[:space:]]*ok [0-9]+' "$log")
-failed=$(grep -cE '^[[:space:]]*not ok [0-9]+' "$log")
-if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
-	failed=1  # a test script died without reporting (crash, bad plan)
-	echo "a test program failed without a 'not ok' line; see $log"
+if [ -s "$skips" ]; then
+	echo "skipped (not counted as passed):"
+	# the same reason for several tests of a file: once, with the count
+	awk '{ if (!($0 in n)) order[k++] = $0; n[$0]++ }
+	     END { for (i = 0; i < k; i++) print order[i] (n[order[i]] > 1 ? " (" n[order[i]] " tests)" : "") }' "$skips"
 fi
-echo "$passed passed, $failed failed"
+[ -n "$bad_files" ] && echo "failed in:$bad_files (full output: $log)"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

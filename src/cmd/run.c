@@ -6,6 +6,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -37,12 +40,15 @@ static void usage(FILE *f)
 		"  --no-restart-on LIST  exit codes or classes never restarted (e.g. 2,cuda-oom)\n"
 		"  --oom-halve VAR       after a CUDA out-of-memory exit, halve the integer\n"
 		"                        environment variable VAR for the next attempt (min 1)\n"
+		"  --oom-halve-arg NAME  the same for the command's own option NAME, as in\n"
+		"                        '--batch-size 32' or '--batch-size=32' (min 1)\n"
 		"  --grace DUR           SIGTERM to SIGKILL when stopping the job (default 10s)\n\n"
 		"Detectors and actions:\n"
 		"  --mem-limit SIZE      stop the job when its GPU memory exceeds SIZE\n"
 		"  --vram-cap SIZE       hard cap: CUDA allocations that would take the job past\n"
 		"                        SIZE on a GPU fail as out of memory (libgpuwise-cap.so)\n"
-		"  --on-leak ACTION      warn (default), restart or stop on a memory leak\n"
+		"  --on-leak ACTION      warn (default), restart or stop on a memory leak (GPU\n"
+		"                        memory, or the job's host RSS: the same detector)\n"
 		"  --leak-warmup DUR     ignore the first DUR of each attempt (default 2m)\n"
 		"  --leak-window DUR     trend window (default 30s; six are needed)\n"
 		"  --temp-limit C        heat alert at C degrees or thermal slowdown (default 83)\n"
@@ -57,7 +63,15 @@ static void usage(FILE *f)
 		"  --report FILE         a self-contained HTML report with charts at the end\n"
 		"  --json                a JSON summary on stdout at the end (after the job's output)\n"
 		"  -h, --help            show this help\n\n"
-		"The job gets GPUWISE_RESTART_COUNT (0 on the first attempt).\n\n"
+		"The job gets GPUWISE_RESTART_COUNT (0 on the first attempt) and\n"
+		"GPUWISE_RUN_TOKEN.  SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGXCPU, SIGXFSZ and\n"
+		"SIGPWR are forwarded to the job and end the run (a second one kills the\n"
+		"job); SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO and real-time\n"
+		"signals pass through; a stopped job gets SIGCONT after a forwarded signal.\n"
+		"If gpuwise itself is killed (SIGKILL, or a fault signal such as SIGSEGV),\n"
+		"the job's leader gets SIGKILL (PR_SET_PDEATHSIG) and a sentinel process\n"
+		"kills the rest of the job.\n"
+		"At the end, one line on stderr sums the run up.\n\n"
 		"Exit status: the job's own (the last attempt's exit code, or 128+N when\n"
 		"signal N ended it; 126/127 when CMD cannot be run); 1 when supervision\n"
 		"cannot start (for example a --log file that cannot be written); 2 usage error.\n");
@@ -67,9 +81,157 @@ enum {
 	OPT_INTERVAL = 256, OPT_RESTART, OPT_MAX_RESTARTS, OPT_BACKOFF, OPT_START_LIMIT,
 	OPT_NO_RESTART_ON, OPT_OOM_HALVE, OPT_MEM_LIMIT, OPT_ON_LEAK, OPT_ON_HEAT,
 	OPT_TEMP_LIMIT, OPT_HANG_TIMEOUT, OPT_ON_EVENT, OPT_LOG, OPT_REPORT, OPT_JSON,
-	OPT_LEAK_WARMUP, OPT_LEAK_WINDOW, OPT_XID_FILE, OPT_GRACE, OPT_NO_GPU,
+	OPT_LEAK_WARMUP, OPT_LEAK_WINDOW, OPT_XID_FILE, OPT_GRACE, OPT_NO_GPU, OPT_OOM_HALVE_ARG,
 	OPT_VRAM_CAP,
 };
+
+/* ---- output: one writer thread per stream ------------------------------ */
+
+/*
+ * Everything run prints (the job's output, events, the status line, the
+ * summaries) goes to stdout and stderr through a writer thread each, so
+ * a reader that stalls (a pager, a full pipe) holds up only that thread:
+ * the supervisor keeps forwarding signals and sampling.  Once OUTQ_HIGH
+ * bytes wait, the supervisor stops reading the job's pipe, and the job
+ * blocks in write() as it would without gpuwise.  A write that fails
+ * (EPIPE: the reader is gone) marks the stream closed; its output is
+ * dropped from then on and the job's stdout pipe is closed.
+ */
+#define OUTQ_HIGH (1u << 20)
+
+typedef struct outq {
+	int fd;
+	pthread_t th;
+	bool started;
+	pthread_mutex_t mu;
+	pthread_cond_t more, drained;
+	char *buf, *spare;          /* pending bytes; the buffer being written is swapped out */
+	size_t len, cap, spare_cap, inflight;
+	bool closed, stop;
+} outq;
+
+static void *outq_main(void *arg)
+{
+	outq *q = arg;
+	pthread_mutex_lock(&q->mu);
+	for (;;) {
+		while (!q->len && !q->stop)
+			pthread_cond_wait(&q->more, &q->mu);
+		if (!q->len)
+			break;
+		char *b = q->buf;
+		size_t n = q->len, bcap = q->cap;
+		q->buf = q->spare;
+		q->cap = q->spare_cap;
+		q->spare = NULL;
+		q->spare_cap = q->len = 0;
+		q->inflight = n;
+		bool closed = q->closed;
+		pthread_mutex_unlock(&q->mu);
+		for (size_t off = 0; !closed && off < n;) {
+			ssize_t w = write(q->fd, b + off, n - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				closed = true;
+			else
+				off += (size_t)w;
+		}
+		pthread_mutex_lock(&q->mu);
+		q->closed |= closed;
+		q->inflight = 0;
+		if (!q->spare) {
+			q->spare = b;
+			q->spare_cap = bcap;
+		} else {
+			free(b);
+		}
+		pthread_cond_broadcast(&q->drained);
+	}
+	pthread_cond_broadcast(&q->drained);
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+/* Start the thread with every signal blocked: they belong to the supervisor's signalfd. */
+static void outq_start(outq *q, int fd)
+{
+	memset(q, 0, sizeof *q);
+	q->fd = fd;
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->more, NULL);
+	pthread_cond_init(&q->drained, NULL);
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	q->started = pthread_create(&q->th, NULL, outq_main, q) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void outq_put(outq *q, const char *data, size_t n)
+{
+	if (!q->started) {
+		while (n) {
+			ssize_t w = write(q->fd, data, n);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return;
+			data += w;
+			n -= (size_t)w;
+		}
+		return;
+	}
+	pthread_mutex_lock(&q->mu);
+	if (!q->closed && n) {
+		q->buf = xgrow(q->buf, &q->cap, q->len + n, 1);
+		memcpy(q->buf + q->len, data, n);
+		q->len += n;
+		pthread_cond_signal(&q->more);
+	}
+	pthread_mutex_unlock(&q->mu);
+}
+
+static void outq_printf(outq *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void outq_printf(outq *q, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *t = NULL;
+	int n = vasprintf(&t, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		outq_put(q, t, (size_t)n);
+	free(t);
+}
+
+static int outq_state(outq *q)
+{
+	if (!q->started)
+		return WATCH_OUT_OK;
+	pthread_mutex_lock(&q->mu);
+	int st = q->closed ? WATCH_OUT_CLOSED : q->len + q->inflight > OUTQ_HIGH ? WATCH_OUT_FULL : WATCH_OUT_OK;
+	pthread_mutex_unlock(&q->mu);
+	return st;
+}
+
+/* Write out what waits (blocking: the run is over), then end the thread. */
+static void outq_finish(outq *q)
+{
+	if (!q->started)
+		return;
+	pthread_mutex_lock(&q->mu);
+	q->stop = true;
+	pthread_cond_signal(&q->more);
+	pthread_mutex_unlock(&q->mu);
+	pthread_join(q->th, NULL);
+	free(q->buf);
+	free(q->spare);
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->more);
+	pthread_cond_destroy(&q->drained);
+	q->started = false;
+}
 
 typedef struct run_ctx {
 	FILE *log;
@@ -78,27 +240,14 @@ typedef struct run_ctx {
 	bool tty;
 	bool line_shown;
 	int restarts;
+	outq out, err;
 } run_ctx;
 
 static void clear_line(run_ctx *c)
 {
 	if (c->line_shown) {
-		fputs("\r\033[K", stderr);
-		fflush(stderr);
+		outq_put(&c->err, "\r\033[K", 4);
 		c->line_shown = false;
-	}
-}
-
-static void write_all(int fd, const char *buf, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, buf, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return; /* a closed stdout must not stop the supervision */
-		buf += w;
-		n -= (size_t)w;
 	}
 }
 
@@ -106,9 +255,13 @@ static void on_output(void *ctx, int fd, const char *buf, size_t n)
 {
 	run_ctx *c = ctx;
 	clear_line(c);
-	if (fd == 1)
-		fflush(stdout);
-	write_all(fd, buf, n);
+	outq_put(fd == 1 ? &c->out : &c->err, buf, n);
+}
+
+static int output_state(void *ctx, int fd)
+{
+	run_ctx *c = ctx;
+	return outq_state(fd == 1 ? &c->out : &c->err);
 }
 
 static void on_event(void *ctx, const watch_event *e)
@@ -121,9 +274,8 @@ static void on_event(void *ctx, const watch_event *e)
 			  : e->kind == WATCH_EV_EXIT || e->kind == WATCH_EV_PAUSE ? c_yellow(stderr)
 										     : "";
 	char t[32];
-	fprintf(stderr, "gpuwise: [%s] %s%s%s: %s\n", fmt_duration(t, sizeof t, e->t_ms), col,
-		watch_event_name(e->kind), *col ? c_reset(stderr) : "", e->detail);
-	fflush(stderr);
+	outq_printf(&c->err, "gpuwise: [%s] %s%s%s: %s\n", fmt_duration(t, sizeof t, e->t_ms), col,
+		    watch_event_name(e->kind), *col ? c_reset(stderr) : "", e->detail);
 }
 
 /* A hw_val as a CSV cell or a JSON value. */
@@ -207,18 +359,18 @@ static void status_line(run_ctx *c, const watch_sample *s)
 		if (HW_VALID(g->util_gpu_pct) && g->util_gpu_pct.v > util)
 			util = (int)g->util_gpu_pct.v;
 	}
-	fprintf(stderr, "\r\033[K%s%s%s  restarts %d  job %s", c_bold(stderr),
-		fmt_duration(t, sizeof t, s->t_ms), c_reset(stderr), c->restarts,
-		HW_VALID(s->job_mem_bytes) ? fmt_bytes(m, sizeof m, (uint64_t)s->job_mem_bytes.v) : "n/a");
+	outq *q = &c->err;
+	outq_printf(q, "\r\033[K%s%s%s  restarts %d  job %s", c_bold(stderr), fmt_duration(t, sizeof t, s->t_ms),
+		    c_reset(stderr), c->restarts,
+		    HW_VALID(s->job_mem_bytes) ? fmt_bytes(m, sizeof m, (uint64_t)s->job_mem_bytes.v) : "n/a");
 	if (temp > -1000)
-		fprintf(stderr, "  %d C", temp);
+		outq_printf(q, "  %d C", temp);
 	if (util >= 0)
-		fprintf(stderr, "  util %d%%", util);
+		outq_printf(q, "  util %d%%", util);
 	if (!s->gpu_ok)
-		fprintf(stderr, "  host RSS %s", fmt_bytes(m, sizeof m, s->host_rss_bytes));
+		outq_printf(q, "  host RSS %s", fmt_bytes(m, sizeof m, s->host_rss_bytes));
 	if (s->paused)
-		fprintf(stderr, "  %spaused%s", c_yellow(stderr), c_reset(stderr));
-	fflush(stderr);
+		outq_printf(q, "  %spaused%s", c_yellow(stderr), c_reset(stderr));
 	c->line_shown = true;
 }
 
@@ -227,7 +379,7 @@ static void on_sample(void *ctx, const watch_sample *s)
 	run_ctx *c = ctx;
 	if (c->log)
 		log_sample(c, s);
-	if (c->tty)
+	if (c->tty && outq_state(&c->err) == WATCH_OUT_OK)
 		status_line(c, s);
 }
 
@@ -254,6 +406,7 @@ static json_t *event_json(const watch_event *e)
 	json_object_set_new(j, "detail", json_string(e->detail));
 	switch (e->kind) {
 	case WATCH_EV_LEAK:
+	case WATCH_EV_HOST_LEAK:
 		json_object_set_new(j, "slope_bytes_per_s", jreal_round(e->value, 1));
 		json_object_set_new(j, "slope_mib_per_min", jreal_round(e->value * 60 / (double)MiB, 3));
 		json_object_set_new(j, "time_to_oom_s", isfinite(e->value2) ? jreal_round(e->value2, 1) : json_null());
@@ -311,6 +464,7 @@ static json_t *summary_json(const watch_result *r, char **argv)
 	json_object_set_new(j, "xid_error", *r->xid_error ? json_string(r->xid_error) : json_null());
 	json_object_set_new(j, "samples", json_integer((json_int_t)r->samples));
 	json_object_set_new(j, "gpuwise_cpu_s", jreal_round(r->cpu_s, 4));
+	json_object_set_new(j, "sentinel", json_boolean(r->sentinel));
 	json_t *at = json_array();
 	for (size_t i = 0; i < r->n_attempts; i++) {
 		const watch_attempt *a = &r->attempts[i];
@@ -326,6 +480,8 @@ static json_t *summary_json(const watch_result *r, char **argv)
 		json_object_set_new(o, "class", json_string(watch_class_name(a->cls)));
 		json_object_set_new(o, "reason", *a->reason ? json_string(a->reason) : json_null());
 		json_object_set_new(o, "env_value", *a->env_value ? json_string(a->env_value) : json_null());
+		json_object_set_new(o, "arg_value", *a->arg_value ? json_string(a->arg_value) : json_null());
+		json_object_set_new(o, "stderr_tail", *a->stderr_tail ? json_string(a->stderr_tail) : json_null());
 		json_object_set_new(o, "backoff_s", a->backoff_ms ? jsec(a->backoff_ms) : json_null());
 		json_object_set_new(o, "peak_job_gpu_mem_bytes", jval(a->peak_job_mem_bytes));
 		json_array_append_new(at, o);
@@ -355,6 +511,23 @@ static json_t *summary_json(const watch_result *r, char **argv)
 	json_object_set_new(pk, "gpus", gs);
 	json_object_set_new(j, "peaks", pk);
 	return j;
+}
+
+/*
+ * One line on stderr at the end: attempts, outcome, peaks, the report.
+ * "gpuwise: run: 3 attempts, success (exit 0) after 12.3s; peak job GPU
+ * memory 1.20 GiB, host RSS 35.0 MiB; report train.html"
+ */
+static void summary_line(run_ctx *c, const watch_result *r, const char *report_path)
+{
+	char d[32], g[32], h[32];
+	const watch_attempt *last = r->n_attempts ? &r->attempts[r->n_attempts - 1] : NULL;
+	outq_printf(&c->err, "gpuwise: run: %zu attempt%s, %s (exit %d) after %s; peak job GPU memory %s, host RSS %s%s%s\n",
+		    r->n_attempts, r->n_attempts == 1 ? "" : "s", last ? watch_class_name(last->cls) : "not started",
+		    r->exit_status, fmt_duration(d, sizeof d, r->duration_ms),
+		    HW_VALID(r->peak_job_mem_bytes) ? fmt_bytes(g, sizeof g, (uint64_t)r->peak_job_mem_bytes.v) : "n/a",
+		    fmt_bytes(h, sizeof h, r->peak_rss_bytes), report_path ? "; report " : "",
+		    report_path ? report_path : "");
 }
 
 /* ---- options ------------------------------------------------------------ */
@@ -450,6 +623,7 @@ int cmd_run(int argc, char **argv)
 		{"start-limit", required_argument, NULL, OPT_START_LIMIT},
 		{"no-restart-on", required_argument, NULL, OPT_NO_RESTART_ON},
 		{"oom-halve", required_argument, NULL, OPT_OOM_HALVE},
+		{"oom-halve-arg", required_argument, NULL, OPT_OOM_HALVE_ARG},
 		{"mem-limit", required_argument, NULL, OPT_MEM_LIMIT},
 		{"on-leak", required_argument, NULL, OPT_ON_LEAK},
 		{"on-heat", required_argument, NULL, OPT_ON_HEAT},
@@ -526,6 +700,12 @@ int cmd_run(int argc, char **argv)
 						 strlen(optarg) || (*optarg >= '0' && *optarg <= '9'))
 				return usage_error("run", "--oom-halve needs a variable name, not '%s'", optarg);
 			o.oom_halve_var = optarg;
+			break;
+		case OPT_OOM_HALVE_ARG:
+			if (!*optarg || strchr(optarg, '='))
+				return usage_error("run", "--oom-halve-arg needs an option name like --batch-size, not '%s'",
+						   optarg);
+			o.oom_halve_arg = optarg;
 			break;
 		case OPT_MEM_LIMIT:
 			if ((rc = parse_size_opt("run", "--mem-limit", optarg, &o.mem_limit_bytes)))
@@ -622,10 +802,18 @@ int cmd_run(int argc, char **argv)
 	if (vram_cap_bytes && vram_cap_start(vram_cap_bytes, &cap))
 		goto out;
 	c.tty = isatty(2) && !getenv("GPUWISE_NO_STATUS_LINE");
-	watch_callbacks cb = {.ctx = &c, .on_sample = on_sample, .on_event = on_event, .on_output = on_output};
+	fflush(stdout);
+	fflush(stderr);
+	outq_start(&c.out, 1);
+	outq_start(&c.err, 2);
+	watch_callbacks cb = {.ctx = &c,
+			      .on_sample = on_sample,
+			      .on_event = on_event,
+			      .on_output = on_output,
+			      .output_state = output_state};
 	if (watch_run(&o, &cb, &r, &err)) {
 		clear_line(&c);
-		gw_errorf("%s", err.msg);
+		outq_printf(&c.err, "gpuwise: %s\n", err.msg);
 		goto out;
 	}
 	clear_line(&c);
@@ -634,7 +822,7 @@ int cmd_run(int argc, char **argv)
 		int bad = ferror(c.log);
 		errno = 0;
 		if (fflush(c.log) || bad) {
-			gw_errorf("cannot write '%s': %s", log_path, errno ? strerror(errno) : "write error");
+			outq_printf(&c.err, "gpuwise: cannot write '%s': %s\n", log_path, errno ? strerror(errno) : "write error");
 			if (status == 0)
 				status = GW_EXIT_RUNTIME;
 		}
@@ -643,19 +831,27 @@ int cmd_run(int argc, char **argv)
 		strbuf sb = STRBUF_INIT;
 		watch_report_html(&r, o.argv, &o, &sb);
 		if (fwrite(sb.buf, 1, sb.len, report) != sb.len || fflush(report)) {
-			gw_errorf("cannot write '%s': %s", report_path, strerror(errno));
+			outq_printf(&c.err, "gpuwise: cannot write '%s': %s\n", report_path, strerror(errno));
+			report_path = NULL;
 			if (status == 0)
 				status = GW_EXIT_RUNTIME;
 		}
 		sb_release(&sb);
 	}
+	summary_line(&c, &r, report ? report_path : NULL);
 	if (json) {
 		json_t *j = summary_json(&r, o.argv);
-		fflush(stdout);
-		json_print(j, stdout);
+		char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+		if (text) {
+			outq_put(&c.out, text, strlen(text));
+			outq_put(&c.out, "\n", 1);
+		}
+		free(text);
 		json_decref(j);
 	}
 out:
+	outq_finish(&c.out);
+	outq_finish(&c.err);
 	if (c.log)
 		fclose(c.log);
 	if (report)

@@ -45,6 +45,12 @@ int kb_gpus_load(gw_error *err);
 int kb_models_load(gw_error *err);
 int kb_quants_load(gw_error *err);
 int kb_load_all(gw_error *err);
+/*
+ * Every table the data directory holds parses (kb_load_all calls it); an
+ * entry that cannot be read (a FIFO, a symlink loop) is an error, not a
+ * table left out.
+ */
+int kb_data_dir_check(gw_error *err);
 
 /*
  * Key for fuzzy name matching: lower case, vendor and brand words

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int kb_need_cols(const kb_table *t, const char *const *names, size_t n, long *idx, gw_error *err)
 {
@@ -190,6 +191,140 @@ size_t kb_names_distance(const char *key, const char *id, const char *name, cons
 	return d.best;
 }
 
+/*
+ * used-prices: the lookup in plan/cards.c skips rows it cannot use, so a
+ * typo would silently change answers; here each row must name a known GPU
+ * and a positive price.
+ */
+static int check_used_prices(gw_error *err)
+{
+	static const char *const cols[] = {"gpu", "usd"};
+	long c[2] = {-1, -1};
+	double usd;
+	const kb_table *t = kb_get_table("used-prices", err);
+	if (!t)
+		return err && err->code ? err->code : GW_EFORMAT;
+	/* the names are checked when the table is the user's own (a replaced gpus table may drop some) */
+	char *own = kb_data_dir() ? xasprintf("%s/used-prices.tsv", kb_data_dir()) : NULL;
+	bool names = own && access(own, F_OK) == 0;
+	free(own);
+	int rc = kb_need_cols(t, cols, 2, c, err);
+	for (size_t i = 0; i < t->nrows && !rc; i++) {
+		if (names && !kb_gpu_find(kb_cell(t, i, c[0])))
+			rc = bad_cell(t, i, c[0], "is not a GPU of the gpus table", err);
+		else
+			rc = kb_cell_double(t, i, c[1], 1e-9, 1e9, false, &usd, err);
+	}
+	return rc;
+}
+
+/* xid: a code from 1 to 1023 (NVIDIA's catalogue), a meaning, a DCGM severity. */
+static int check_xid(gw_error *err)
+{
+	static const char *const cols[] = {"xid", "meaning", "severity", "action"};
+	long c[4] = {-1, -1, -1, -1};
+	int xid;
+	const kb_table *t = kb_get_table("xid", err);
+	if (!t)
+		return err && err->code ? err->code : GW_EFORMAT;
+	int rc = kb_need_cols(t, cols, 4, c, err);
+	for (size_t i = 0; i < t->nrows && !rc; i++) {
+		const char *sev = kb_cell(t, i, c[2]);
+		if ((rc = kb_cell_int(t, i, c[0], 1, 1023, false, &xid, err)) ||
+		    (rc = kb_cell_required(t, i, c[1], err)) || (rc = kb_cell_required(t, i, c[3], err)))
+			break;
+		if (strcmp(sev, "fail") && strcmp(sev, "warn") && strcmp(sev, "none"))
+			rc = bad_cell(t, i, c[2], "is not fail, warn or none", err);
+	}
+	return rc;
+}
+
+/* Does the data directory hold this table (rather than the built-in copy)? */
+static bool own_table(const char *name)
+{
+	if (!kb_data_dir())
+		return false;
+	char *p = xasprintf("%s/%s.tsv", kb_data_dir(), name);
+	bool own = access(p, F_OK) == 0;
+	free(p);
+	return own;
+}
+
+/* "12", "12.8", "570.124.06": digits in dot-separated groups. */
+static bool is_version(const char *s)
+{
+	if (!*s)
+		return false;
+	for (bool digit = false; *s; s++) {
+		if (*s >= '0' && *s <= '9')
+			digit = true;
+		else if (*s == '.' && digit)
+			digit = false;
+		else
+			return false;
+		if (!s[1] && !digit)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The doctor's tables (cuda-drivers, cuda-compat, torch-builds, cuda-arch)
+ * are read by lookups that skip what they cannot use; a user's replacement
+ * is checked here, column by column, so a typo is refused, not ignored.
+ * (The built-in copies are checked by the tests.)
+ */
+static const struct version_cols {
+	const char *table;
+	const char *cols[3];
+	bool list;              /* space-separated versions (cuda-arch ccs) in the last column */
+} version_cols[] = {
+	{"cuda-drivers", {"cuda", "linux_min", NULL}, false},
+	{"cuda-compat", {"cuda_major", "driver_min", NULL}, false},
+	{"torch-builds", {"torch", "cuda", NULL}, false},
+	{"cuda-arch", {"cuda", "ccs", NULL}, true},
+};
+
+static int check_versions(gw_error *err)
+{
+	for (size_t k = 0; k < sizeof version_cols / sizeof version_cols[0]; k++) {
+		const struct version_cols *v = &version_cols[k];
+		if (!own_table(v->table))
+			continue;
+		const kb_table *t = kb_get_table(v->table, err);
+		if (!t)
+			return err && err->code ? err->code : GW_EFORMAT;
+		size_t nc = 0;
+		long c[3] = {-1, -1, -1};
+		while (nc < 3 && v->cols[nc])
+			nc++;
+		int rc = kb_need_cols(t, v->cols, nc, c, err);
+		for (size_t i = 0; i < t->nrows && !rc; i++)
+			for (size_t j = 0; j < nc && !rc; j++) {
+				char *cell = xstrdup(kb_cell(t, i, c[j]));
+				bool ok = true;
+				if (v->list && j == nc - 1) {
+					char *save = NULL;
+					bool any = false;
+					for (char *w = strtok_r(cell, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+						any = true;
+						ok = ok && is_version(w);
+					}
+					ok = ok && any;
+				} else {
+					ok = is_version(cell);
+				}
+				free(cell);
+				if (!ok)
+					rc = bad_cell(t, i, c[j], v->list && j == nc - 1 ? "is not a list of versions" : "is not a version",
+						      err);
+			}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int kb_load_all(gw_error *err)
 {
 	int rc = kb_gpus_load(err);
@@ -197,6 +332,14 @@ int kb_load_all(gw_error *err)
 		rc = kb_models_load(err);
 	if (!rc)
 		rc = kb_quants_load(err);
+	if (!rc)
+		rc = check_used_prices(err);
+	if (!rc)
+		rc = check_xid(err);
+	if (!rc)
+		rc = check_versions(err);
+	if (!rc && kb_data_dir())
+		rc = kb_data_dir_check(err);
 	return rc;
 }
 

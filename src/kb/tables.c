@@ -4,6 +4,7 @@
 #include "kb/kb.h"
 #include "kb/kb_int.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -173,7 +174,8 @@ const kb_table *kb_get_table(const char *name, gw_error *err)
 			return NULL;
 		}
 		char *path = xasprintf("%s/%s.tsv", dir, name);
-		if (access(path, F_OK) == 0) {
+		/* only a missing file falls back: a loop or a FIFO is an error */
+		if (stat(path, &st) == 0 || errno != ENOENT) {
 			char *text;
 			size_t len;
 			rc = gw_read_file(path, false, 64u << 20, &text, &len, err);
@@ -214,4 +216,12 @@ const char *kb_cell(const kb_table *t, size_t row, long col)
 	if (col < 0 || (size_t)col >= t->ncols || row >= t->nrows)
 		return "";
 	return t->cells[row * t->ncols + (size_t)col];
+}
+
+int kb_data_dir_check(gw_error *err)
+{
+	for (const struct kb_blob *b = kb_blobs; b->name; b++)
+		if (!kb_get_table(b->name, err))
+			return err && err->code ? err->code : GW_EFORMAT;
+	return 0;
 }

@@ -669,10 +669,6 @@ static int fill_shape(gg_reader *r, const gg_meta *g, model_desc *m)
 	} else if (vocab) {
 		m->vocab = vocab;
 	}
-	if (m->n_experts_used > m->n_experts)
-		return rd_fail(r, GW_EFORMAT, "%s.expert_used_count %u exceeds expert_count %u", g->arch,
-			       m->n_experts_used, m->n_experts);
-
 	/* Per-layer KV heads (0 marks a layer without attention, e.g. recurrent). */
 	const gg_slot *kv = slot_arr(g, K_KV_HEADS);
 	if (kv && m->n_layers) {
@@ -687,6 +683,9 @@ static int fill_shape(gg_reader *r, const gg_meta *g, model_desc *m)
 			memcpy(m->layer_kv_heads, kv->arr, kv->n * sizeof *kv->arr);
 		}
 	}
+	bool kv_given = g->slot[K_KV_HEADS].set && !kv && !strcmp(g->slot[K_KV_HEADS].prefix, g->arch);
+	if ((rc = model_check_shape(m, kv_given, r->name, r->err)))
+		return rc;
 
 	/* Sliding-window layers. */
 	uint32_t window = slot_u32(r, g, K_SWA, &rc);
@@ -936,12 +935,11 @@ int gguf_read(const char *path, model_desc *m, gw_error *err)
 	struct stat st;
 	int rc;
 	memset(m, 0, sizeof *m);
-	r.fd = open(path, O_RDONLY | O_CLOEXEC);
+	r.fd = gw_open_regular(path, NULL, err);
 	if (r.fd < 0)
-		return gw_fail(err, errno == ENOENT ? GW_ENOENT : errno == EACCES ? GW_EPERM : GW_EIO,
-			       "cannot read '%s': %s", path, strerror(errno));
-	if (fstat(r.fd, &st) || !S_ISREG(st.st_mode)) {
-		rc = gw_fail(err, GW_EINVAL, "cannot read '%s': not a regular file", path);
+		return r.fd;
+	if (fstat(r.fd, &st)) {
+		rc = gw_fail(err, GW_EIO, "cannot read '%s': %s", path, strerror(errno));
 		goto out;
 	}
 	r.file_size = (uint64_t)st.st_size;

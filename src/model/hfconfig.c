@@ -75,23 +75,19 @@ static int from_json(json_t *root, const char *name, model_desc *m, gw_error *er
 	    (rc = get_u32(cfg, "sliding_window", UINT32_MAX, &swa, name, err)) ||
 	    (rc = get_u32(cfg, "sliding_window_pattern", MODEL_MAX_LAYERS, &pattern, name, err)))
 		return rc;
+	m->n_heads = heads;
+	m->n_kv_heads = kv;
+	m->head_dim_k = m->head_dim_v = head_dim;
+	m->n_experts = experts;
+	m->n_experts_used = used;
 	json_t *kvj = json_object_get(cfg, "num_key_value_heads");
-	if ((json_is_integer(kvj) && json_integer_value(kvj) == 0) || (kv && heads % kv))
-		return gw_fail(err, GW_EFORMAT,
-			       "cannot read '%s': %u attention heads cannot be shared by %u key-value heads", name, heads, kv);
-	if (heads && m->hidden && !head_dim && m->hidden % heads)
-		return gw_fail(err, GW_EFORMAT, "cannot read '%s': hidden size %u is not a multiple of %u heads", name,
-			       m->hidden, heads);
+	if ((rc = model_check_shape(m, json_is_integer(kvj), name, err)))
+		return rc;
 	if (heads && m->hidden && !head_dim)
 		head_dim = m->hidden / heads;
-	if (used > experts)
-		return gw_fail(err, GW_EFORMAT, "cannot read '%s': %u experts per token but only %u experts", name, used,
-			       experts);
-	m->n_heads = heads;
 	m->n_kv_heads = kv ? kv : heads;
 	m->head_dim_k = m->head_dim_v = head_dim;
 	m->ctx_train = ctx;
-	m->n_experts = experts;
 	m->n_experts_used = experts ? used : 0;
 	m->expert_ffn = experts ? (moe_ffn ? moe_ffn : m->ffn) : 0;
 
@@ -153,6 +149,11 @@ static int parse(const char *text, size_t len, const char *name, model_desc *m, 
 	memset(m, 0, sizeof *m);
 	if (len > HF_MAX_CONFIG)
 		return gw_fail(err, GW_ERANGE, "cannot read '%s': larger than %u bytes", name, HF_MAX_CONFIG);
+	/* A UTF-8 byte-order mark, as some Windows editors write (RFC 8259 section 8.1 lets parsers skip it). */
+	if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) {
+		text += 3;
+		len -= 3;
+	}
 	json_t *root = json_parse_limited(text, len, jerr, sizeof jerr);
 	if (!root)
 		return gw_fail(err, GW_EFORMAT, "cannot read '%s': invalid JSON (%s)", name, jerr);

@@ -10,6 +10,29 @@
 /* Upper bound on layers any reader accepts (sizes per-layer arrays). */
 #define MODEL_MAX_LAYERS 65536u
 
+/*
+ * Bounds on heads and experts no model comes near (the largest published
+ * have 128 heads and 256 routed experts); a header claiming more is broken
+ * (one claiming 2^32-1 heads planned 512 TiB of KV cache).
+ */
+#define MODEL_MAX_HEADS 65536u
+#define MODEL_MAX_EXPERTS 65536u
+
+/*
+ * The one check of a model's attention and expert shape, shared by every
+ * source: GGUF, safetensors (through its config.json), a config.json
+ * alone and explicit numbers (model_load).  Heads and experts within the
+ * bounds above; KV heads that share the heads evenly, per layer too (0
+ * there marks a layer without attention, as in hybrid models); an explicit
+ * 0 KV heads (kv_given) refused rather than read as "as many as the
+ * heads", unless the heads are 0 too (a recurrent model such as Mamba);
+ * experts used not above the experts; a hidden size that splits
+ * into the heads when no head dimension is given.  Reads the fields as the
+ * source gave them, before model_finish fills defaults.  name: the file
+ * ("cannot read 'NAME': ..."), NULL for explicit numbers.
+ */
+int model_check_shape(const model_desc *m, bool kv_given, const char *name, gw_error *err);
+
 /* Allocate the per-layer byte arrays (zeroed) for n layers. */
 void model_alloc_layer_bytes(model_desc *m, uint32_t n);
 /*

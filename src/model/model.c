@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -120,6 +121,44 @@ double model_shape_params(const model_desc *m, double *active)
 	return total;
 }
 
+static int shape_fail(gw_error *err, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int shape_fail(gw_error *err, const char *name, const char *fmt, ...)
+{
+	char what[200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	if (name)
+		return gw_fail(err, GW_EFORMAT, "cannot read '%s': %s", name, what);
+	return gw_fail(err, GW_EINVAL, "impossible model shape: %s", what);
+}
+
+int model_check_shape(const model_desc *m, bool kv_given, const char *name, gw_error *err)
+{
+	uint32_t heads = m->n_heads, kv = m->n_kv_heads;
+	if (heads > MODEL_MAX_HEADS)
+		return shape_fail(err, name, "%u attention heads (at most %u)", heads, MODEL_MAX_HEADS);
+	if (kv > MODEL_MAX_HEADS)
+		return shape_fail(err, name, "%u key-value heads (at most %u)", kv, MODEL_MAX_HEADS);
+	if (m->n_experts > MODEL_MAX_EXPERTS)
+		return shape_fail(err, name, "%u experts (at most %u)", m->n_experts, MODEL_MAX_EXPERTS);
+	/* 0 KV heads is a model without attention (Mamba) only when it has 0 heads too */
+	if ((kv_given && kv == 0 && heads && !m->layer_kv_heads) || (kv && heads % kv))
+		return shape_fail(err, name, "%u attention heads cannot be shared by %u key-value heads", heads, kv);
+	for (uint32_t i = 0; m->layer_kv_heads && i < m->n_layers; i++) {
+		uint32_t k = m->layer_kv_heads[i];
+		if (k > MODEL_MAX_HEADS || (k && heads % k))
+			return shape_fail(err, name, "layer %u: %u attention heads cannot be shared by %u key-value heads",
+					  i, heads, k);
+	}
+	if (m->n_experts_used > m->n_experts)
+		return shape_fail(err, name, "%u experts per token but only %u experts", m->n_experts_used, m->n_experts);
+	if (heads && m->hidden && !m->head_dim_k && m->hidden % heads)
+		return shape_fail(err, name, "hidden size %u is not a multiple of %u heads", m->hidden, heads);
+	return 0;
+}
+
 char *model_base_name(const char *path)
 {
 	size_t len = strlen(path);
@@ -215,7 +254,7 @@ static void from_catalog(const model_spec *s, model_desc *m)
 static bool has_magic(const char *path, const char *magic, size_t n)
 {
 	char buf[8] = {0};
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = gw_open_regular(path, NULL, NULL);
 	if (fd < 0)
 		return false;
 	ssize_t k = read(fd, buf, n);
@@ -228,6 +267,8 @@ static int load_path(const char *path, const struct stat *st, model_desc *m, gw_
 {
 	if (S_ISDIR(st->st_mode))
 		return safetensors_read(path, m, err);
+	if (!S_ISREG(st->st_mode))
+		return gw_fail(err, GW_EINVAL, "cannot read '%s': not a regular file or a directory", path);
 	if (has_magic(path, "GGUF", 4) || str_ends(path, ".gguf"))
 		return gguf_read(path, m, err);
 	if (str_ends(path, ".safetensors"))
@@ -236,7 +277,7 @@ static int load_path(const char *path, const struct stat *st, model_desc *m, gw_
 		return hfconfig_read(path, m, err);
 	/* a safetensors header starts with its 8-byte length, then '{' */
 	char buf[9] = {0};
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = gw_open_regular(path, NULL, NULL);
 	if (fd >= 0) {
 		ssize_t k = read(fd, buf, 9);
 		close(fd);
@@ -336,6 +377,12 @@ int model_load(const char *name, const model_numbers *nums, model_desc *m, gw_er
 	apply_numbers(nums, m);
 	if (m->source == MODEL_SRC_EXPLICIT && !nums->heads && nums->head_dim)
 		m->n_heads = nums->hidden / nums->head_dim;
+	/* explicit numbers, alone or over a file's: the same rules as every reader */
+	if ((rc = model_check_shape(m, false, m->source == MODEL_SRC_EXPLICIT ? NULL : m->path ? m->path : m->name,
+				    err))) {
+		model_release(m);
+		return rc;
+	}
 	model_finish(m);
 	if (!m->n_layers || !m->hidden) {
 		rc = gw_fail(err, GW_EFORMAT, "cannot use '%s': it does not say the number of layers and the hidden size",

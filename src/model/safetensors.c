@@ -77,23 +77,332 @@ static int bad(gw_error *err, const char *file, const char *fmt, ...)
 	return gw_fail(err, GW_EFORMAT, "cannot read '%s': %s", file, what);
 }
 
-static bool get_u64(json_t *j, uint64_t *v)
+/*
+ * The header is read by a small reader of its own instead of a general
+ * JSON parser, so that the largest header the format allows (100 MB, about
+ * two million tensors) costs time linear in its length and memory linear
+ * in its tensor count: one pass, no tree of JSON values (jansson took 30 s
+ * and 1.2 GB for a 99 MB header).  Held per tensor: its name and one
+ * st_tensor (48 bytes).  It accepts RFC 8259 JSON of the header's shape:
+ * an object of tensor entries {dtype, shape, data_offsets, ...} and an
+ * optional "__metadata__" value, nested at most ST_MAX_DEPTH deep.
+ */
+#define ST_MAX_DEPTH 64
+#define ST_MAX_NAME 65536
+
+typedef struct jr {
+	const char *p, *end, *start;
+	const char *file;
+	gw_error *err;
+	strbuf str;             /* the last string read, decoded */
+} jr;
+
+static int jr_bad(jr *r, const char *what)
 {
-	if (!json_is_integer(j) || json_integer_value(j) < 0)
+	return bad(r->err, r->file, "invalid JSON header (%s at byte %zu)", what, (size_t)(r->p - r->start));
+}
+
+static void jr_ws(jr *r)
+{
+	while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
+		r->p++;
+}
+
+/* Skip whitespace and take c if it comes next. */
+static bool jr_take(jr *r, char c)
+{
+	jr_ws(r);
+	if (r->p < r->end && *r->p == c) {
+		r->p++;
+		return true;
+	}
+	return false;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static bool jr_hex4(jr *r, unsigned *v)
+{
+	if (r->end - r->p < 4)
 		return false;
-	*v = (uint64_t)json_integer_value(j);
+	*v = 0;
+	for (int i = 0; i < 4; i++) {
+		int h = hexval(r->p[i]);
+		if (h < 0)
+			return false;
+		*v = *v << 4 | (unsigned)h;
+	}
+	r->p += 4;
 	return true;
 }
 
-/* One tensor entry of a header. */
-static int parse_entry(const char *file, const char *name, json_t *e, uint64_t data_len, st_tensor *t,
-		       gw_error *err)
+static void put_utf8(strbuf *sb, unsigned c)
 {
-	if (!json_is_object(e))
-		return bad(err, file, "tensor '%s' is not an object", name);
-	const char *dt = json_string_value(json_object_get(e, "dtype"));
-	json_t *shape = json_object_get(e, "shape"), *offs = json_object_get(e, "data_offsets");
-	if (!dt)
+	char b[4];
+	size_t n;
+	if (c < 0x80) {
+		b[0] = (char)c;
+		n = 1;
+	} else if (c < 0x800) {
+		b[0] = (char)(0xC0 | c >> 6);
+		b[1] = (char)(0x80 | (c & 0x3F));
+		n = 2;
+	} else if (c < 0x10000) {
+		b[0] = (char)(0xE0 | c >> 12);
+		b[1] = (char)(0x80 | (c >> 6 & 0x3F));
+		b[2] = (char)(0x80 | (c & 0x3F));
+		n = 3;
+	} else {
+		b[0] = (char)(0xF0 | c >> 18);
+		b[1] = (char)(0x80 | (c >> 12 & 0x3F));
+		b[2] = (char)(0x80 | (c >> 6 & 0x3F));
+		b[3] = (char)(0x80 | (c & 0x3F));
+		n = 4;
+	}
+	sb_add(sb, b, n);
+}
+
+/* A string into r->str (escapes decoded; no NUL, no control characters). */
+static int jr_string(jr *r)
+{
+	r->str.len = 0;
+	if (r->str.buf)
+		r->str.buf[0] = '\0';
+	if (!jr_take(r, '"'))
+		return jr_bad(r, "expected a string");
+	for (;;) {
+		const char *q = r->p;
+		while (q < r->end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20)
+			q++;
+		sb_add(&r->str, r->p, (size_t)(q - r->p));
+		r->p = q;
+		if (r->str.len > ST_MAX_NAME)
+			return jr_bad(r, "a string longer than 64 KiB");
+		if (r->p >= r->end)
+			return jr_bad(r, "unterminated string");
+		char c = *r->p++;
+		if (c == '"')
+			return 0;
+		if (c != '\\')
+			return jr_bad(r, "a control character in a string");
+		if (r->p >= r->end)
+			return jr_bad(r, "unterminated string");
+		c = *r->p++;
+		unsigned u, lo;
+		switch (c) {
+		case '"': case '\\': case '/':
+			sb_add(&r->str, &c, 1);
+			break;
+		case 'b': sb_add(&r->str, "\b", 1); break;
+		case 'f': sb_add(&r->str, "\f", 1); break;
+		case 'n': sb_add(&r->str, "\n", 1); break;
+		case 'r': sb_add(&r->str, "\r", 1); break;
+		case 't': sb_add(&r->str, "\t", 1); break;
+		case 'u':
+			if (!jr_hex4(r, &u))
+				return jr_bad(r, "a bad \\u escape");
+			if (u >= 0xD800 && u < 0xDC00) {
+				if (r->end - r->p < 2 || r->p[0] != '\\' || r->p[1] != 'u')
+					return jr_bad(r, "a lone surrogate");
+				r->p += 2;
+				if (!jr_hex4(r, &lo) || lo < 0xDC00 || lo > 0xDFFF)
+					return jr_bad(r, "a lone surrogate");
+				u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+			} else if (u >= 0xDC00 && u < 0xE000) {
+				return jr_bad(r, "a lone surrogate");
+			}
+			if (u == 0)
+				return jr_bad(r, "\\u0000 in a string");
+			put_utf8(&r->str, u);
+			break;
+		default:
+			return jr_bad(r, "a bad escape");
+		}
+	}
+}
+
+/* A number, checked for JSON's syntax; *v gets it when it is an integer 0..2^64-1. */
+static int jr_number(jr *r, bool *is_u64, uint64_t *v)
+{
+	jr_ws(r);
+	const char *q = r->p;
+	bool neg = false, frac = false, ovf = false;
+	uint64_t x = 0;
+	if (q < r->end && *q == '-') {
+		neg = true;
+		q++;
+	}
+	if (q >= r->end || *q < '0' || *q > '9')
+		return jr_bad(r, "expected a value");
+	if (*q == '0' && q + 1 < r->end && q[1] >= '0' && q[1] <= '9')
+		return jr_bad(r, "a number with a leading zero");
+	for (; q < r->end && *q >= '0' && *q <= '9'; q++)
+		ovf |= __builtin_mul_overflow(x, 10, &x) || __builtin_add_overflow(x, (uint64_t)(*q - '0'), &x);
+	if (q < r->end && *q == '.') {
+		frac = true;
+		if (++q >= r->end || *q < '0' || *q > '9')
+			return jr_bad(r, "a bad number");
+		while (q < r->end && *q >= '0' && *q <= '9')
+			q++;
+	}
+	if (q < r->end && (*q == 'e' || *q == 'E')) {
+		frac = true;
+		q++;
+		if (q < r->end && (*q == '+' || *q == '-'))
+			q++;
+		if (q >= r->end || *q < '0' || *q > '9')
+			return jr_bad(r, "a bad number");
+		while (q < r->end && *q >= '0' && *q <= '9')
+			q++;
+	}
+	r->p = q;
+	*is_u64 = !neg && !frac && !ovf;
+	*v = x;
+	return 0;
+}
+
+/* Skip any value (depth: how deep it sits). */
+static int jr_skip(jr *r, int depth)
+{
+	bool u;
+	uint64_t v;
+	if (depth > ST_MAX_DEPTH)
+		return jr_bad(r, "nesting deeper than 64");
+	jr_ws(r);
+	if (r->p >= r->end)
+		return jr_bad(r, "expected a value");
+	switch (*r->p) {
+	case '"':
+		return jr_string(r);
+	case '{':
+	case '[': {
+		char close = *r->p == '{' ? '}' : ']';
+		bool obj = close == '}';
+		r->p++;
+		if (jr_take(r, close))
+			return 0;
+		do {
+			int rc;
+			if (obj && ((rc = jr_string(r)) || (!jr_take(r, ':') && (rc = jr_bad(r, "expected ':'")))))
+				return rc;
+			if ((rc = jr_skip(r, depth + 1)))
+				return rc;
+		} while (jr_take(r, ','));
+		return jr_take(r, close) ? 0 : jr_bad(r, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+	}
+	case 't':
+	case 'f':
+	case 'n': {
+		const char *w = *r->p == 't' ? "true" : *r->p == 'f' ? "false" : "null";
+		size_t n = strlen(w);
+		if ((size_t)(r->end - r->p) < n || memcmp(r->p, w, n))
+			return jr_bad(r, "expected a value");
+		r->p += n;
+		return 0;
+	}
+	default:
+		return jr_number(r, &u, &v);
+	}
+}
+
+/*
+ * An array of non-negative integers, at most max of them; *ok false when
+ * it is something else (then skipped).
+ */
+static int jr_u64s(jr *r, uint64_t *out, size_t max, size_t *n, bool *ok)
+{
+	*n = 0;
+	*ok = false;
+	jr_ws(r);
+	if (r->p >= r->end || *r->p != '[')
+		return jr_skip(r, 2);
+	r->p++;
+	*ok = true;
+	if (jr_take(r, ']'))
+		return 0;
+	do {
+		bool u;
+		uint64_t v;
+		jr_ws(r);
+		if (r->p < r->end && *r->p != '-' && (*r->p < '0' || *r->p > '9')) {
+			*ok = false;
+			int rc = jr_skip(r, 3);
+			if (rc)
+				return rc;
+			continue;
+		}
+		int rc = jr_number(r, &u, &v);
+		if (rc)
+			return rc;
+		if (!u || *n >= max)
+			*ok = false;
+		else
+			out[(*n)++] = v;
+	} while (jr_take(r, ','));
+	return jr_take(r, ']') ? 0 : jr_bad(r, "expected ',' or ']'");
+}
+
+/* One tensor entry of a header; r->str holds its name. */
+static int parse_entry(jr *r, const char *name, uint64_t data_len, st_tensor *t)
+{
+	const char *file = r->file;
+	gw_error *err = r->err;
+	char dt[40] = "";
+	bool has_dt = false, has_shape = false, shape_ok = false, offs_ok = false, neg = false;
+	uint64_t shape[ST_MAX_DIMS], offs[3];
+	size_t nd = 0, no = 0;
+	jr_ws(r);
+	if (r->p >= r->end || *r->p != '{') {
+		int rc = jr_skip(r, 1);
+		return rc ? rc : bad(err, file, "tensor '%s' is not an object", name);
+	}
+	r->p++;
+	if (!jr_take(r, '}')) {
+		do {
+			int rc = jr_string(r);
+			if (rc || (!jr_take(r, ':') && (rc = jr_bad(r, "expected ':'"))))
+				return rc;
+			const char *k = sb_str(&r->str);
+			if (!strcmp(k, "dtype")) {
+				if (has_dt)
+					return jr_bad(r, "duplicate key 'dtype'");
+				jr_ws(r);
+				if (r->p < r->end && *r->p == '"') {
+					if ((rc = jr_string(r)))
+						return rc;
+					snprintf(dt, sizeof dt, "%s", sb_str(&r->str)); /* longer: unknown anyway */
+					has_dt = true;
+				} else if ((rc = jr_skip(r, 2))) {
+					return rc;
+				}
+			} else if (!strcmp(k, "shape")) {
+				if (has_shape)
+					return jr_bad(r, "duplicate key 'shape'");
+				has_shape = true;
+				jr_ws(r);
+				const char *at = r->p;
+				if ((rc = jr_u64s(r, shape, ST_MAX_DIMS, &nd, &shape_ok)))
+					return rc;
+				/* a '-' inside the array: a negative dimension */
+				neg = memchr(at, '-', (size_t)(r->p - at)) != NULL;
+			} else if (!strcmp(k, "data_offsets")) {
+				if (offs_ok || no)
+					return jr_bad(r, "duplicate key 'data_offsets'");
+				if ((rc = jr_u64s(r, offs, 3, &no, &offs_ok)))
+					return rc;
+				offs_ok = offs_ok && no == 2;
+				no = no ? no : 1;
+			} else if ((rc = jr_skip(r, 2))) {
+				return rc;
+			}
+		} while (jr_take(r, ','));
+		if (!jr_take(r, '}'))
+			return jr_bad(r, "expected ',' or '}'");
+	}
+	if (!has_dt)
 		return bad(err, file, "tensor '%s' has no dtype", name);
 	t->dtype = -1;
 	for (size_t i = 0; i < ST_NDTYPES; i++)
@@ -101,23 +410,23 @@ static int parse_entry(const char *file, const char *name, json_t *e, uint64_t d
 			t->dtype = (int)i;
 	if (t->dtype < 0)
 		return bad(err, file, "tensor '%s' has unknown dtype '%.32s'", name, dt);
-	if (!json_is_array(shape) || json_array_size(shape) > ST_MAX_DIMS)
+	if (has_shape && neg)
+		return bad(err, file, "tensor '%s' has a negative or non-integer dimension", name);
+	if (!shape_ok)
 		return bad(err, file, "tensor '%s' has no valid shape", name);
 	uint64_t nel = 1;
-	for (size_t i = 0; i < json_array_size(shape); i++) {
-		uint64_t d;
-		if (!get_u64(json_array_get(shape, i), &d))
-			return bad(err, file, "tensor '%s' has a negative or non-integer dimension", name);
-		if (__builtin_mul_overflow(nel, d, &nel))
+	for (size_t i = 0; i < nd; i++) {
+		if (__builtin_mul_overflow(nel, shape[i], &nel))
 			return bad(err, file, "tensor '%s' has a shape whose element count overflows", name);
 		if (i == 0)
-			t->dim0 = d;
+			t->dim0 = shape[i];
 		if (i == 1)
-			t->dim1 = d;
+			t->dim1 = shape[i];
 	}
-	if (!json_is_array(offs) || json_array_size(offs) != 2 || !get_u64(json_array_get(offs, 0), &t->begin) ||
-	    !get_u64(json_array_get(offs, 1), &t->end))
+	if (!offs_ok)
 		return bad(err, file, "tensor '%s' has no valid data_offsets", name);
+	t->begin = offs[0];
+	t->end = offs[1];
 	if (t->end < t->begin)
 		return bad(err, file, "tensor '%s' ends before it begins", name);
 	if (t->end > data_len)
@@ -134,49 +443,87 @@ static int parse_entry(const char *file, const char *name, json_t *e, uint64_t d
 	return 0;
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp((*(const st_tensor *const *)a)->name, (*(const st_tensor *const *)b)->name);
+}
+
 /*
  * Parse one header (JSON text of len bytes, data_len bytes of data after
- * it) and append its tensors to set.  *root_out (optional) keeps the JSON.
+ * it) and append its tensors to set.
  */
 static int parse_header(const char *file, const char *text, size_t len, uint64_t data_len, uint32_t shard,
-			st_set *set, json_t **root_out, gw_error *err)
+			st_set *set, gw_error *err)
 {
-	json_error_t je;
+	jr r = {.p = text, .end = text + len, .start = text, .file = file, .err = err, .str = STRBUF_INIT};
 	int rc = 0;
 	size_t first = set->n;
-	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-	if (!root)
-		return bad(err, file, "invalid JSON header (%s)", je.text);
-	if (!json_is_object(root)) {
-		rc = bad(err, file, "the header is not a JSON object");
+	st_tensor **by_name = NULL;
+	jr_ws(&r);
+	if (r.p >= r.end || *r.p != '{') {
+		rc = r.p < r.end && (*r.p == '[' || *r.p == '"' || *r.p == 't' || *r.p == 'f' || *r.p == 'n' ||
+				     *r.p == '-' || (*r.p >= '0' && *r.p <= '9'))
+			     ? bad(err, file, "the header is not a JSON object")
+			     : jr_bad(&r, "expected '{'");
 		goto out;
 	}
-	const char *key;
-	json_t *val;
-	json_object_foreach(root, key, val) {
-		if (!strcmp(key, "__metadata__"))
-			continue;
-		st_tensor t = {0};
-		if ((rc = parse_entry(file, key, val, data_len, &t, err)))
+	r.p++;
+	if (!jr_take(&r, '}')) {
+		do {
+			if ((rc = jr_string(&r)))
+				goto out;
+			if (!jr_take(&r, ':')) {
+				rc = jr_bad(&r, "expected ':'");
+				goto out;
+			}
+			if (!strcmp(sb_str(&r.str), "__metadata__")) {
+				if ((rc = jr_skip(&r, 1)))
+					goto out;
+				continue;
+			}
+			char *name = xstrdup(sb_str(&r.str));
+			st_tensor t = {0};
+			if ((rc = parse_entry(&r, name, data_len, &t))) {
+				free(name);
+				goto out;
+			}
+			t.name = name;
+			t.shard = shard;
+			set->t = xgrow(set->t, &set->cap, set->n + 1, sizeof *set->t);
+			set->t[set->n++] = t;
+		} while (jr_take(&r, ','));
+		if (!jr_take(&r, '}')) {
+			rc = jr_bad(&r, "expected ',' or '}'");
 			goto out;
-		t.name = xstrdup(key);
-		t.shard = shard;
-		set->t = xgrow(set->t, &set->cap, set->n + 1, sizeof *set->t);
-		set->t[set->n++] = t;
+		}
 	}
+	jr_ws(&r);
+	if (r.p != r.end) {
+		rc = jr_bad(&r, "text after the header object");
+		goto out;
+	}
+	size_t n = set->n - first;
+	/* each name once (JSON objects may not repeat a key here) */
+	by_name = xcalloc(n ? n : 1, sizeof *by_name);
+	for (size_t i = 0; i < n; i++)
+		by_name[i] = &set->t[first + i];
+	qsort(by_name, n, sizeof *by_name, cmp_name);
+	for (size_t i = 1; i < n; i++)
+		if (!strcmp(by_name[i]->name, by_name[i - 1]->name)) {
+			rc = bad(err, file, "invalid JSON header (duplicate tensor '%s')", by_name[i]->name);
+			goto out;
+		}
 	/* no two tensors of this file may share bytes */
-	if (set->n - first > 1)
-		qsort(set->t + first, set->n - first, sizeof *set->t, cmp_begin);
+	if (n > 1)
+		qsort(set->t + first, n, sizeof *set->t, cmp_begin);
 	for (size_t i = first + 1; i < set->n; i++)
 		if (set->t[i].begin < set->t[i - 1].end && set->t[i].end > set->t[i].begin) {
 			rc = bad(err, file, "tensor '%s' overlaps tensor '%s'", set->t[i].name, set->t[i - 1].name);
 			goto out;
 		}
 out:
-	if (!rc && root_out)
-		*root_out = root;
-	else
-		json_decref(root);
+	free(by_name);
+	sb_release(&r.str);
 	return rc;
 }
 
@@ -198,18 +545,18 @@ static int check_len(const char *file, const uint8_t *p8, uint64_t file_size, ui
 }
 
 /* Read one file's header and add its tensors. */
-static int read_file_header(const char *path, uint32_t shard, st_set *set, json_t **root, gw_error *err)
+static int read_file_header(const char *path, uint32_t shard, st_set *set, gw_error *err)
 {
 	uint8_t p8[8];
 	char *text = NULL;
 	struct stat st;
 	uint64_t hlen;
 	int rc;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = gw_open_regular(path, NULL, err);
 	if (fd < 0)
-		return gw_fail(err, errno == ENOENT ? GW_ENOENT : GW_EIO, "cannot read '%s': %s", path, strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		rc = bad(err, path, "not a regular file");
+		return fd;
+	if (fstat(fd, &st)) {
+		rc = gw_fail(err, GW_EIO, "cannot read '%s': %s", path, strerror(errno));
 		goto out;
 	}
 	if (st.st_size < 8 || pread(fd, p8, 8, 0) != 8) {
@@ -230,7 +577,7 @@ static int read_file_header(const char *path, uint32_t shard, st_set *set, json_
 		}
 		got += (size_t)k;
 	}
-	rc = parse_header(path, text, (size_t)hlen, (uint64_t)st.st_size - 8 - hlen, shard, set, root, err);
+	rc = parse_header(path, text, (size_t)hlen, (uint64_t)st.st_size - 8 - hlen, shard, set, err);
 out:
 	free(text);
 	close(fd);
@@ -354,7 +701,7 @@ int safetensors_read_mem(const uint8_t *buf, size_t len, uint64_t file_size, mod
 		return rc;
 	if (hlen > len - 8)
 		return gw_fail(err, GW_ETRUNC, "cannot read '%s': header extends beyond the %zu bytes read", name, len);
-	rc = parse_header(name, (const char *)buf + 8, (size_t)hlen, file_size - 8 - hlen, 0, &set, NULL, err);
+	rc = parse_header(name, (const char *)buf + 8, (size_t)hlen, file_size - 8 - hlen, 0, &set, err);
 	if (!rc)
 		build(&set, NULL, m);
 	set_release(&set);
@@ -367,10 +714,20 @@ static char *join(const char *dir, const char *file)
 	return xasprintf("%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", file);
 }
 
+/*
+ * Is there an entry at path?  Anything there (a FIFO, a directory, a
+ * symlink loop) counts, so that its reader refuses it with a message
+ * instead of it being skipped in silence.
+ */
 static bool is_file(const char *path)
 {
 	struct stat st;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	return stat(path, &st) == 0 || errno != ENOENT;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* The shards named by an index; checks that each listed tensor is in its shard. */
@@ -416,17 +773,24 @@ static int read_index(const char *dir, const char *index, st_set *set, gw_error 
 	}
 	for (size_t j = 0; j < n_shards; j++) {
 		char *path = join(dir, shards[j]);
-		json_t *hdr = NULL;
-		rc = read_file_header(path, (uint32_t)j, set, &hdr, err);
+		size_t first = set->n;
+		rc = read_file_header(path, (uint32_t)j, set, err);
 		if (!rc) {
+			/* every tensor the index puts in this shard is there */
+			size_t n = set->n - first;
+			const char **names = xcalloc(n ? n : 1, sizeof *names);
+			for (size_t i = 0; i < n; i++)
+				names[i] = set->t[first + i].name;
+			qsort(names, n, sizeof *names, cmp_str);
 			json_object_foreach(wm, key, val) {
-				if (strcmp(json_string_value(val), shards[j]) || json_object_get(hdr, key))
+				if (strcmp(json_string_value(val), shards[j]) ||
+				    bsearch(&key, names, n, sizeof *names, cmp_str))
 					continue;
 				rc = bad(err, path, "tensor '%s' listed in the index is missing", key);
 				break;
 			}
+			free(names);
 		}
-		json_decref(hdr);
 		free(path);
 		if (rc)
 			goto out;
@@ -438,10 +802,6 @@ out:
 	return rc;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* Every *.safetensors file of a directory without an index, in name order. */
 static int read_all(const char *dir, st_set *set, gw_error *err)
@@ -471,7 +831,7 @@ static int read_all(const char *dir, st_set *set, gw_error *err)
 	qsort(files, n, sizeof *files, cmp_str);
 	for (size_t i = 0; i < n && !rc; i++) {
 		char *path = join(dir, files[i]);
-		rc = read_file_header(path, (uint32_t)i, set, NULL, err);
+		rc = read_file_header(path, (uint32_t)i, set, err);
 		free(path);
 	}
 out:
@@ -511,7 +871,7 @@ int safetensors_read(const char *path, model_desc *m, gw_error *err)
 		has_cfg = true;
 	}
 	if (!is_dir) {
-		rc = read_file_header(path, 0, &set, NULL, err);
+		rc = read_file_header(path, 0, &set, err);
 	} else {
 		index = join(dir, "model.safetensors.index.json");
 		if (is_file(index))

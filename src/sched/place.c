@@ -446,6 +446,63 @@ static int cand_cmp_left(const void *a, const void *b)
 }
 
 /*
+ * A multi-GPU request prefers GPUs close to each other: all k on one NVLink
+ * group, else under one PCIe switch, else on one NUMA node; within a level
+ * the candidates keep the policy's order (scratch is sorted best first).
+ * Moves the chosen k to the front of scratch; false (scratch untouched)
+ * when no level has k candidates sharing a known value.
+ */
+static int topo_key(const sched_gpu *g, int level)
+{
+	return level == 0 ? g->nvlink_group : level == 1 ? g->pcie_switch : g->numa;
+}
+
+static bool prefer_close(const sched_gpu *gpus, cand *scratch, int n_c, int k)
+{
+	for (int level = 0; level < 3; level++) {
+		/* the group whose k best members come earliest in the policy's order */
+		int best_v = -1;
+		long best_rank = -1;
+		for (int a = 0; a < n_c; a++) {
+			int v = topo_key(&gpus[scratch[a].idx], level);
+			if (v < 0)
+				continue;
+			bool seen = false;
+			for (int b = 0; b < a && !seen; b++)
+				seen = topo_key(&gpus[scratch[b].idx], level) == v;
+			if (seen)
+				continue;
+			int got = 0;
+			long rank = 0;
+			for (int b = a; b < n_c && got < k; b++)
+				if (topo_key(&gpus[scratch[b].idx], level) == v) {
+					got++;
+					rank += b;
+				}
+			if (got == k && (best_rank < 0 || rank < best_rank)) {
+				best_rank = rank;
+				best_v = v;
+			}
+		}
+		if (best_rank < 0)
+			continue;
+		/* stable partition: the group's members first, in order */
+		cand *tmp = xcalloc((size_t)n_c, sizeof *tmp);
+		int m = 0;
+		for (int b = 0; b < n_c; b++)
+			if (topo_key(&gpus[scratch[b].idx], level) == best_v)
+				tmp[m++] = scratch[b];
+		for (int b = 0; b < n_c; b++)
+			if (topo_key(&gpus[scratch[b].idx], level) != best_v)
+				tmp[m++] = scratch[b];
+		memcpy(scratch, tmp, (size_t)n_c * sizeof *tmp);
+		free(tmp);
+		return true;
+	}
+	return false;
+}
+
+/*
  * Choose on node gpus[lo..hi) the GPUs for req under policy pol, into
  * chosen[0..n_gpus); fill *s with the placement's score.  Returns false
  * when the node cannot hold the request.
@@ -510,6 +567,8 @@ static bool place_on_node(sched_policy pol, const prep *p, const sched_gpu *gpus
 		qsort(scratch, (size_t)n_c, sizeof *scratch, cand_cmp_delta);
 	else if (pol == SCHED_POLICY_GPUWISE)
 		qsort(scratch, (size_t)n_c, sizeof *scratch, cand_cmp_delta_left);
+	if (k >= 2 && pol != SCHED_POLICY_FIRST_FIT && pol != SCHED_POLICY_EXCLUSIVE)
+		prefer_close(gpus, scratch, n_c, k);
 	double delta = base, left = 0, left_bytes = 0, idle_taken = 0;
 	int n_idle_taken = 0;
 	for (int j = 0; j < k; j++) {

@@ -45,15 +45,35 @@ char *gw_path(const char *abs)
 	return xasprintf("%s%s", gw_root(), abs);
 }
 
+int gw_open_regular(const char *path, const char *display, gw_error *err)
+{
+	if (!display)
+		display = path;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return gw_fail(err, errno == ENOENT ? GW_ENOENT : errno == EACCES ? GW_EPERM : GW_EIO,
+			       "cannot open '%s': %s", display, strerror(errno));
+	struct stat st = {0};
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		bool dir = S_ISDIR(st.st_mode);
+		close(fd);
+		return gw_fail(err, GW_EINVAL, "cannot read '%s': %s", display,
+			       dir ? "a directory, not a file" : "not a regular file");
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
+}
+
 int gw_read_file(const char *path, bool rooted, size_t max, char **out, size_t *len, gw_error *err)
 {
 	char *full = rooted ? gw_path(path) : xstrdup(path);
-	int rc = 0;
 	char *buf = NULL;
-	int fd = open(full, O_RDONLY | O_CLOEXEC);
+	int rc = 0;
+	int fd = gw_open_regular(full, path, err);
 	if (fd < 0) {
-		rc = gw_fail(err, errno == ENOENT ? GW_ENOENT : errno == EACCES ? GW_EPERM : GW_EIO,
-			     "cannot open '%s': %s", path, strerror(errno));
+		rc = fd;
 		goto out;
 	}
 	size_t cap = 4096, n = 0;

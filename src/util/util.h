@@ -124,7 +124,15 @@ const char *gw_root(void);
 void gw_set_root(const char *root); /* tests; NULL = read env again */
 /* Malloc'd root + abs path. */
 char *gw_path(const char *abs);
-/* Read a whole file (root-prefixed when rooted is true), at most max bytes. */
+/*
+ * Open path for reading without ever blocking: O_NONBLOCK (a FIFO with no
+ * writer would otherwise hang open()), then refuse anything that is not a
+ * regular file ("not a regular file"; a symlink loop is an error, not
+ * absent).  Returns the fd (blocking mode restored) or a negative code
+ * with err set; display names the file in the message (NULL: path).
+ */
+int gw_open_regular(const char *path, const char *display, gw_error *err);
+/* Read a whole regular file (root-prefixed when rooted is true), at most max bytes. */
 int gw_read_file(const char *path, bool rooted, size_t max, char **out, size_t *len, gw_error *err);
 /* Read the first line of a small file under the root, trimmed; NULL if absent. */
 char *gw_read_line(const char *abs);

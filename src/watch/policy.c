@@ -52,6 +52,7 @@ static const char *const event_names[WATCH_EV_COUNT] = {
 	[WATCH_EV_SIGNAL] = "signal",
 	[WATCH_EV_OOM_HALVE] = "oom-halve",
 	[WATCH_EV_HOOK_FAILED] = "hook-failed",
+	[WATCH_EV_HOST_LEAK] = "host-leak",
 };
 
 const char *watch_event_name(watch_event_kind k)
@@ -61,7 +62,7 @@ const char *watch_event_name(watch_event_kind k)
 
 bool watch_event_is_alert(watch_event_kind k)
 {
-	return k == WATCH_EV_LEAK || k == WATCH_EV_HEAT || k == WATCH_EV_HANG ||
+	return k == WATCH_EV_LEAK || k == WATCH_EV_HOST_LEAK || k == WATCH_EV_HEAT || k == WATCH_EV_HANG ||
 	       k == WATCH_EV_MEM_LIMIT || k == WATCH_EV_XID || k == WATCH_EV_GIVE_UP;
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
 /* A pid list that grows. */
@@ -247,4 +248,55 @@ out:
 	free(events);
 	free(events_path);
 	return kills;
+}
+
+size_t watch_kill_marked(const char *marker, int sig)
+{
+	char *path = gw_path("/proc");
+	DIR *d = opendir(path);
+	free(path);
+	if (!d)
+		return 0;
+	size_t mlen = strlen(marker), n = 0;
+	pid_t self = getpid();
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!all_digits(de->d_name) || atoi(de->d_name) == self)
+			continue;
+		char file[320];
+		snprintf(file, sizeof file, "/proc/%s/environ", de->d_name);
+		char *text;
+		size_t len;
+		if (gw_read_file(file, true, 4u << 20, &text, &len, NULL))
+			continue; /* gone, or not ours to read */
+		/* environ is NUL-separated "NAME=VALUE" strings */
+		for (size_t at = 0; at + mlen <= len;) {
+			if (!memcmp(text + at, marker, mlen) && (at + mlen == len || text[at + mlen] == '\0')) {
+				if (kill((pid_t)atoi(de->d_name), sig) == 0)
+					n++;
+				break;
+			}
+			const char *z = memchr(text + at, '\0', len - at);
+			if (!z)
+				break;
+			at = (size_t)(z - text) + 1;
+		}
+		free(text);
+	}
+	closedir(d);
+	return n;
+}
+
+long long watch_mem_available_bytes(void)
+{
+	char *text;
+	long long kib = -1;
+	if (gw_read_file("/proc/meminfo", true, 1 << 16, &text, NULL, NULL))
+		return -1;
+	/* "MemAvailable:   12345 kB" (proc(5), since Linux 3.14) */
+	const char *p = strstr(text, "MemAvailable:");
+	if (p && sscanf(p + 13, "%lld", &kib) != 1)
+		kib = -1;
+	free(text);
+	return kib >= 0 ? kib * 1024 : -1;
 }

@@ -62,10 +62,25 @@ static double nice_max(double v)
 	return n * p;
 }
 
+/* Horizontal reference lines: a card's total memory, --mem-limit, a temperature limit. */
+typedef struct ref {
+	double y;
+	char label[96];
+	const char *color;
+} ref;
+
+/*
+ * Event markers: a dashed line each, and a label placed in the first of
+ * MARK_ROWS rows where it overlaps no other label (widths estimated at
+ * 6.5 px a character of the 11 px font); a label that fits nowhere is left
+ * out (the events table lists every event) and the count is shown.
+ */
+#define MARK_ROWS 6
 static void markers(strbuf *sb, const watch_result *r, double tmax)
 {
-	double placed[64];
-	size_t n_placed = 0;
+	double row_end[MARK_ROWS][64], row_start[MARK_ROWS][64];
+	size_t row_n[MARK_ROWS] = {0};
+	size_t hidden = 0;
 	for (size_t i = 0; i < r->n_events; i++) {
 		const watch_event *e = &r->events[i];
 		const char *col = NULL, *tag = NULL;
@@ -85,24 +100,41 @@ static void markers(strbuf *sb, const watch_result *r, double tmax)
 		if (!col)
 			continue;
 		double x = X0 + (X1 - X0) * ((double)e->t_ms / tmax);
-		bool left = x > X1 - 80;
-		/* Stack the labels of markers close together. */
-		int rowi = 0;
-		for (size_t k = 0; k < n_placed; k++)
-			if (fabs(placed[k] - x) < 60)
-				rowi++;
-		if (n_placed < 64)
-			placed[n_placed++] = x;
+		double w = 6.5 * (double)strlen(tag) + 4;
+		bool left = x + 3 + w > X1;
+		double a = left ? x - 3 - w : x + 3, b = a + w;
 		sb_printf(sb,
 			  "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" "
-			  "stroke-dasharray=\"5 3\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-size=\"11\"%s>%s</text>\n",
-			  x, Y0, x, Y1, col, left ? x - 3 : x + 3, Y0 + 10 + (double)(rowi % 8) * 12, col,
+			  "stroke-dasharray=\"5 3\"/>\n",
+			  x, Y0, x, Y1, col);
+		int rowi = -1;
+		for (int k = 0; k < MARK_ROWS && rowi < 0; k++) {
+			bool free_row = row_n[k] < 64;
+			for (size_t j = 0; j < row_n[k] && free_row; j++)
+				free_row = b + 2 < row_start[k][j] || a > row_end[k][j] + 2;
+			if (free_row)
+				rowi = k;
+		}
+		if (rowi < 0) {
+			hidden++;
+			continue;
+		}
+		row_start[rowi][row_n[rowi]] = a;
+		row_end[rowi][row_n[rowi]++] = b;
+		sb_printf(sb,
+			  "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\" fill=\"#fafafa\" opacity=\"0.85\"/>"
+			  "<text class=\"mark\" x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-size=\"11\"%s>%s</text>\n",
+			  a, Y0 + 1 + rowi * 13.0, w, left ? x - 3 : x + 3, Y0 + 11 + rowi * 13.0, col,
 			  left ? " text-anchor=\"end\"" : "", tag);
 	}
+	if (hidden)
+		sb_printf(sb, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" fill=\"#555\" text-anchor=\"end\">"
+			      "+%zu more events (see the table)</text>\n",
+			  X1, Y1 + 30, hidden);
 }
 
 static void chart(strbuf *sb, const watch_result *r, const char *title, const char *unit,
-		  const line *lines, size_t nl, double fixed_max, double ref, const char *ref_label)
+		  const line *lines, size_t nl, double fixed_max, const ref *refs, size_t nref)
 {
 	const watch_series *se = r->series;
 	double tmax = se->n ? (double)se->t_ms[se->n - 1] : 0;
@@ -117,10 +149,11 @@ static void chart(strbuf *sb, const watch_result *r, const char *title, const ch
 			if (isfinite(v) && v > ymax)
 				ymax = v;
 		}
-	if (isfinite(ref) && ref > ymax)
-		ymax = ref;
+	for (size_t k = 0; k < nref; k++)
+		if (isfinite(refs[k].y) && refs[k].y > ymax)
+			ymax = refs[k].y;
 	ymax = fixed_max > 0 ? fixed_max : nice_max(ymax * 1.05);
-	sb_printf(sb, "<h2>%s</h2>\n<svg viewBox=\"0 0 1000 270\" width=\"100%%\" role=\"img\" "
+	sb_printf(sb, "<h2>%s</h2>\n<svg viewBox=\"0 0 1000 280\" width=\"100%%\" role=\"img\" "
 		      "aria-label=\"%s\" xmlns=\"http://www.w3.org/2000/svg\">\n",
 		  title, title);
 	sb_printf(sb, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"#fafafa\" "
@@ -140,12 +173,25 @@ static void chart(strbuf *sb, const watch_result *r, const char *title, const ch
 	sb_printf(sb, "<text x=\"12\" y=\"%.0f\" font-size=\"11\" transform=\"rotate(-90 12 %.0f)\" "
 		      "text-anchor=\"middle\">%s</text>\n",
 		  (Y0 + Y1) / 2, (Y0 + Y1) / 2, unit);
-	if (isfinite(ref)) {
-		double y = Y1 - (Y1 - Y0) * ref / ymax;
-		sb_printf(sb, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"%s\" "
+	double ref_used_y[8];
+	size_t n_ref_used = 0;
+	for (size_t k = 0; k < nref; k++) {
+		if (!isfinite(refs[k].y))
+			continue;
+		double y = Y1 - (Y1 - Y0) * refs[k].y / ymax;
+		/* labels of lines close together go below the line instead of above */
+		double ty = y - 3;
+		for (size_t j = 0; j < n_ref_used; j++)
+			if (fabs(ref_used_y[j] - ty) < 12)
+				ty = y + 12;
+		if (n_ref_used < 8)
+			ref_used_y[n_ref_used++] = ty;
+		sb_printf(sb, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" "
 			      "stroke-dasharray=\"2 2\"/><text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" fill=\"%s\" "
-			      "text-anchor=\"end\">%s</text>\n",
-			  X0, y, X1, y, JOB_COLOR, X1 - 4, y - 3, JOB_COLOR, ref_label);
+			      "text-anchor=\"start\">",
+			  X0, y, X1, y, refs[k].color, X0 + 6, ty, refs[k].color);
+		esc(sb, refs[k].label);
+		sb_puts(sb, "</text>\n");
 	}
 	for (size_t l = 0; l < nl; l++) {
 		const line *ln = &lines[l];
@@ -153,6 +199,11 @@ static void chart(strbuf *sb, const watch_result *r, const char *title, const ch
 		size_t pts = 0;
 		for (size_t i = 0; i < se->n; i++) {
 			double v = ln->y[i * ln->stride + ln->off] / ln->scale;
+			/* no line across the back-off between two attempts */
+			if (open && i && se->attempt[i] != se->attempt[i - 1]) {
+				sb_puts(sb, "\"/>\n");
+				open = false;
+			}
 			if (!isfinite(v)) {
 				if (open)
 					sb_puts(sb, "\"/>\n");
@@ -223,6 +274,8 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 		    "text-align:left;font-size:13px}th{background:#f0f0f0}\n"
 		    "code{background:#f4f4f4;padding:2px 4px}.alert{color:#c62828;font-weight:bold}\n"
 		    ".ok{color:#2e7d32;font-weight:bold}.note{color:#555}\n"
+		    "h3{font-size:14px;margin:14px 0 2px}pre.tail{background:#fff3f3;border-left:3px solid #c62828;"
+		    "padding:6px 10px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}\n"
 		    "</style></head><body>\n<h1>gpuwise run</h1>\n<p><code>");
 	esc(sb, sb_str(&cmd));
 	sb_puts(sb, "</code></p>\n<h2>Summary</h2>\n<table>\n");
@@ -294,8 +347,24 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 		double unit = big > 4.0 * (double)GiB ? (double)GiB : (double)MiB;
 		for (size_t l = 0; l < nl; l++)
 			ls[l].scale = unit;
-		double lim = o->mem_limit_bytes ? (double)o->mem_limit_bytes / unit : NAN;
-		chart(sb, r, "GPU memory", unit == (double)GiB ? "GiB" : "MiB", ls, nl, 0, lim, "--mem-limit");
+		ref refs[9];
+		size_t nref = 0;
+		for (size_t g = 0; g < ng && nref < 8; g++) {
+			if (!HW_VALID(r->gpus[g].mem_total_bytes))
+				continue;
+			ref *f = &refs[nref++];
+			f->y = (double)r->gpus[g].mem_total_bytes.v / unit;
+			f->color = palette[g % 8];
+			snprintf(f->label, sizeof f->label, "GPU %d total %s", r->gpus[g].index,
+				 fmt_bytes(a, sizeof a, (uint64_t)r->gpus[g].mem_total_bytes.v));
+		}
+		if (o->mem_limit_bytes) {
+			ref *f = &refs[nref++];
+			f->y = (double)o->mem_limit_bytes / unit;
+			f->color = JOB_COLOR;
+			snprintf(f->label, sizeof f->label, "--mem-limit %s", fmt_bytes(a, sizeof a, o->mem_limit_bytes));
+		}
+		chart(sb, r, "GPU memory", unit == (double)GiB ? "GiB" : "MiB", ls, nl, 0, refs, nref);
 		for (size_t g = 0; g < ng; g++) {
 			line *l = &ls[g];
 			snprintf(l->label, sizeof l->label, "GPU %d", r->gpus[g].index);
@@ -306,16 +375,17 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 			l->scale = 1;
 			l->y = se->gpu_util;
 		}
-		chart(sb, r, "GPU utilisation", "%", ls, ng, 100, NAN, NULL);
+		chart(sb, r, "GPU utilisation", "%", ls, ng, 100, NULL, 0);
 		for (size_t g = 0; g < ng; g++)
 			ls[g].y = se->gpu_temp;
-		snprintf(buf, sizeof buf, "limit %d C", o->temp_limit_c);
-		chart(sb, r, "Temperature", "C", ls, ng, 0, o->temp_limit_c, buf);
+		ref tl = {.y = o->temp_limit_c, .color = JOB_COLOR};
+		snprintf(tl.label, sizeof tl.label, "limit %d C", o->temp_limit_c);
+		chart(sb, r, "Temperature", "C", ls, ng, 0, &tl, 1);
 		for (size_t g = 0; g < ng; g++) {
 			ls[g].y = se->gpu_power;
 			ls[g].scale = 1000;
 		}
-		chart(sb, r, "Power", "W", ls, ng, 0, NAN, NULL);
+		chart(sb, r, "Power", "W", ls, ng, 0, NULL, 0);
 		free(ls);
 	} else {
 		sb_puts(sb, "<h2>GPU</h2>\n<p class=\"note\">No GPU data: ");
@@ -324,7 +394,7 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 	}
 	line rss = {.label = "host RSS of the job's processes", .color = "#455a64", .y = se->rss, .stride = 1,
 		    .scale = (double)MiB};
-	chart(sb, r, "Host memory", "MiB", &rss, 1, 0, NAN, NULL);
+	chart(sb, r, "Host memory", "MiB", &rss, 1, 0, NULL, 0);
 	if (se->merged > 1)
 		sb_printf(sb, "<p class=\"note\">Each chart point is the maximum (memory, temperature) or mean "
 			      "(utilisation, power) of %u samples.</p>\n",
@@ -357,7 +427,26 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 		}
 		sb_puts(sb, "</tr>\n");
 	}
-	sb_puts(sb, "</table>\n<h2>Events</h2>\n<table>\n<tr><th>time</th><th>attempt</th><th>event</th>"
+	sb_puts(sb, "</table>\n");
+	/* why each failed attempt ended, in its own words */
+	for (size_t i = 0; i < r->n_attempts; i++) {
+		const watch_attempt *at = &r->attempts[i];
+		if (at->cls == WATCH_SUCCESS || (!*at->stderr_tail && !*at->reason))
+			continue;
+		sb_printf(sb, "<h3>Attempt %d: %s, status %d", at->n, watch_class_name(at->cls), at->status);
+		if (*at->reason) {
+			sb_puts(sb, " (");
+			esc(sb, at->reason);
+			sb_puts(sb, ")");
+		}
+		sb_puts(sb, "</h3>\n");
+		if (*at->stderr_tail) {
+			sb_puts(sb, "<p class=\"note\">The end of its stderr:</p>\n<pre class=\"tail\">");
+			esc(sb, at->stderr_tail);
+			sb_puts(sb, "</pre>\n");
+		}
+	}
+	sb_puts(sb, "<h2>Events</h2>\n<table>\n<tr><th>time</th><th>attempt</th><th>event</th>"
 		    "<th>detail</th></tr>\n");
 	for (size_t i = 0; i < r->n_events; i++) {
 		const watch_event *e = &r->events[i];

@@ -25,6 +25,7 @@ extern char **environ;
 
 #define TAIL_MAX 16384
 #define MAX_HOOKS 32
+#define MAX_HOOK_GROUPS 64
 #define MAX_EVENTS 10000
 /* How often the kernel log is read for Xid events (it can be large). */
 #define XID_POLL_MS 1000
@@ -67,9 +68,20 @@ typedef struct sup {
 	/* hooks run by --on-event */
 	pid_t hooks[MAX_HOOKS];
 	size_t n_hooks;
+	/* their process groups, kept after the hook's shell ends (its background children) */
+	pid_t hook_groups[MAX_HOOK_GROUPS];
+	size_t n_hook_groups;
+	/* the sentinel that outlives a SIGKILLed gpuwise (sentinel_start) */
+	int sentinel_fd;
+	char *token;                /* "GPUWISE_RUN_TOKEN=..." in the job's and hooks' environment */
 	/* --oom-halve */
 	char halve_value[32];
 	bool halve_set;
+	/* --oom-halve-arg: argv[arg_at] is "NAME" (value in argv[arg_at + 1]) or "NAME=N" */
+	int arg_at;
+	bool arg_joined;
+	char arg_value[32];
+	watch_leak rss_leak;
 	watch_gpu_sample *gs;
 	size_t gs_cap;
 } sup;
@@ -123,6 +135,18 @@ static void child_signals(const sup *s)
 	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
 }
 
+/* Forget hook groups that have emptied; then remember pgid. */
+static void hook_group_add(sup *s, pid_t pgid)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < s->n_hook_groups; i++)
+		if (kill(-s->hook_groups[i], 0) == 0 || errno != ESRCH)
+			s->hook_groups[k++] = s->hook_groups[i];
+	s->n_hook_groups = k;
+	if (k < MAX_HOOK_GROUPS)
+		s->hook_groups[s->n_hook_groups++] = pgid;
+}
+
 static void run_hook(sup *s, const watch_event *e)
 {
 	if (!s->o->on_event_cmd || e->kind == WATCH_EV_HOOK_FAILED || s->n_hooks == MAX_HOOKS)
@@ -130,7 +154,7 @@ static void run_hook(sup *s, const watch_event *e)
 	static const char *const drop[] = {"GPUWISE_EVENT", "GPUWISE_EVENT_DETAIL", "GPUWISE_EVENT_GPU",
 					   "GPUWISE_EVENT_VALUE", "GPUWISE_EVENT_ATTEMPT", "GPUWISE_EVENT_TIME",
 					   "GPUWISE_JOB_PID"};
-	char *extra[7];
+	char *extra[8];
 	extra[0] = xasprintf("GPUWISE_EVENT=%s", watch_event_name(e->kind));
 	extra[1] = xasprintf("GPUWISE_EVENT_DETAIL=%s", e->detail);
 	extra[2] = e->gpu >= 0 ? xasprintf("GPUWISE_EVENT_GPU=%d", e->gpu) : xstrdup("GPUWISE_EVENT_GPU=");
@@ -139,17 +163,24 @@ static void run_hook(sup *s, const watch_event *e)
 	extra[4] = xasprintf("GPUWISE_EVENT_ATTEMPT=%d", e->attempt);
 	extra[5] = xasprintf("GPUWISE_EVENT_TIME=%llu", (unsigned long long)(e->wall_ms / 1000));
 	extra[6] = xasprintf("GPUWISE_JOB_PID=%d", (int)s->pid);
-	char **env = env_build(drop, 7, extra, 7);
+	extra[7] = xstrdup(s->token);
+	char **env = env_build(drop, 7, extra, 8);
+	pid_t self = getpid();
 	pid_t p = fork();
 	if (p == 0) {
 		child_signals(s);
 		setpgid(0, 0);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() != self)
+			_exit(127);
 		dup2(2, 1); /* keep our stdout for the job and --json */
 		execle("/bin/sh", "sh", "-c", s->o->on_event_cmd, (char *)NULL, env);
 		_exit(127);
 	}
-	if (p > 0)
+	if (p > 0) {
+		setpgid(p, p);
 		s->hooks[s->n_hooks++] = p;
+		hook_group_add(s, p);
+	}
 	env_free(env);
 }
 
@@ -212,6 +243,18 @@ static void job_tree(sup *s, pid_t **pids, size_t *n)
 	size_t na = 0;
 	if (watch_tree(getpid(), &all, &na, NULL))
 		return;
+	size_t keep = 0;
+	for (size_t i = 0; i < na; i++) {
+		bool drop = false;
+		if (s->n_hook_groups) {
+			pid_t g = getpgid(all[i]);
+			for (size_t j = 0; j < s->n_hook_groups && !drop; j++)
+				drop = g == s->hook_groups[j];
+		}
+		if (!drop)
+			all[keep++] = all[i];
+	}
+	na = keep;
 	if (s->n_hooks) {
 		/* Drop hooks and everything below them. */
 		pid_t *h = NULL;
@@ -306,22 +349,65 @@ static void kill_job(sup *s, uint64_t grace_ms)
 	}
 }
 
+/*
+ * Signals that would end gpuwise (signal(7): default action Term or Core)
+ * and come from outside, not from a fault of its own.  Those that ask a
+ * program to end are forwarded and end the run (no restart; a second one
+ * kills the job); the others pass through to the job and change nothing
+ * here.  Real-time signals pass through too.  SIGPIPE is ignored (a
+ * closed stdout is the job's to see, see run_attempt); SIGKILL cannot be
+ * caught: the sentinel and PR_SET_PDEATHSIG handle it.
+ */
+static const int sig_end[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGXCPU, SIGXFSZ, SIGPWR};
+static const int sig_pass[] = {SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGSTKFLT, SIGIO};
+
+static bool sig_ends(int sig)
+{
+	for (size_t i = 0; i < sizeof sig_end / sizeof sig_end[0]; i++)
+		if (sig_end[i] == sig)
+			return true;
+	return false;
+}
+
+/* Is some process of the job stopped (SIGSTOP, SIGTSTP, ...)? */
+static bool job_stopped(sup *s)
+{
+	pid_t *t;
+	size_t n;
+	bool stopped = false;
+	job_tree(s, &t, &n);
+	for (size_t i = 0; i < n && !stopped; i++)
+		stopped = watch_proc_state(t[i]) == 'T';
+	free(t);
+	return stopped;
+}
+
 static void forward_signal(sup *s, int sig)
 {
-	s->n_interrupts++;
-	s->interrupted = true;
+	bool ends = sig_ends(sig);
+	if (ends) {
+		s->n_interrupts++;
+		s->interrupted = true;
+	}
 	if (s->pid <= 0 || s->leader_done)
 		return;
-	if (s->n_interrupts >= 2) {
+	if (ends && s->n_interrupts >= 2) {
 		emit(s, WATCH_EV_SIGNAL, -1, SIGKILL, NAN, "second signal: killing the job");
 		signal_job(s, SIGKILL);
 		return;
 	}
-	emit(s, WATCH_EV_SIGNAL, -1, sig, NAN, "forwarding %s to the job", strsignal(sig));
+	emit(s, WATCH_EV_SIGNAL, -1, sig, NAN, "forwarding %s to the job%s", strsignal(sig),
+	     ends ? "" : " (passed through)");
 	signal_job(s, sig);
-	if (s->paused) {
+	/*
+	 * A stopped process acts on the signal only once continued: continue a
+	 * job that stopped itself, and one gpuwise paused when the signal ends it.
+	 */
+	if (s->paused && ends) {
 		signal_job(s, SIGCONT);
 		s->paused = false;
+	} else if (!s->paused && job_stopped(s)) {
+		signal_job(s, SIGCONT);
 	}
 }
 
@@ -356,11 +442,17 @@ static void tail_add(sup *s, const char *buf, size_t n)
 }
 
 /* Read what fd has; close it at end of file.  Returns bytes read. */
+static int out_state(const sup *s, int which)
+{
+	return s->cb->output_state ? s->cb->output_state(s->cb->ctx, which) : WATCH_OUT_OK;
+}
+
 static size_t pump(sup *s, int *fd, int which)
 {
 	char buf[65536];
 	size_t total = 0;
-	for (;;) {
+	/* a few reads at most, so a fast writer cannot starve signals */
+	for (int round = 0; round < 8; round++) {
 		ssize_t r = read(*fd, buf, sizeof buf);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -376,7 +468,7 @@ static size_t pump(sup *s, int *fd, int which)
 			tail_add(s, buf, (size_t)r);
 		if (s->cb->on_output)
 			s->cb->on_output(s->cb->ctx, which, buf, (size_t)r);
-		if ((size_t)r < sizeof buf)
+		if ((size_t)r < sizeof buf || out_state(s, which) != WATCH_OUT_OK)
 			break;
 	}
 	if (total)
@@ -411,6 +503,7 @@ static void series_halve(watch_series *se)
 	for (size_t i = 0; i < se->n / 2; i++) {
 		size_t a = 2 * i, b = 2 * i + 1;
 		se->t_ms[i] = se->t_ms[a];
+		se->attempt[i] = se->attempt[a];
 		se->job_mem[i] = merge_max(se->job_mem[a], se->job_mem[b]);
 		se->rss[i] = merge_max(se->rss[a], se->rss[b]);
 		for (size_t k = 0; k < g; k++) {
@@ -428,11 +521,11 @@ static void series_halve(watch_series *se)
 static void series_add(watch_series *se, const watch_sample *s)
 {
 	size_t g = se->n_gpus;
-	if (se->n && se->pending < se->merged) {
+	if (se->n && se->pending < se->merged && se->attempt[se->n - 1] == (uint32_t)s->attempt) {
 		size_t i = se->n - 1;
 		double w = se->pending;
 		se->job_mem[i] = merge_max(se->job_mem[i], hv(s->job_mem_bytes));
-		se->rss[i] = merge_max(se->rss[i], (double)s->host_rss_bytes);
+		se->rss[i] = merge_max(se->rss[i], s->n_pids ? (double)s->host_rss_bytes : NAN);
 		for (size_t k = 0; k < g && k < s->n_gpus; k++) {
 			const watch_gpu_sample *x = &s->gpus[k];
 			se->gpu_mem[i * g + k] = merge_max(se->gpu_mem[i * g + k], hv(x->mem_used_bytes));
@@ -447,8 +540,9 @@ static void series_add(watch_series *se, const watch_sample *s)
 		series_halve(se);
 	size_t i = se->n++;
 	se->t_ms[i] = s->t_ms;
+	se->attempt[i] = (uint32_t)s->attempt;
 	se->job_mem[i] = hv(s->job_mem_bytes);
-	se->rss[i] = (double)s->host_rss_bytes;
+	se->rss[i] = s->n_pids ? (double)s->host_rss_bytes : NAN; /* no process: no point, not 0 */
 	for (size_t k = 0; k < g; k++) {
 		const watch_gpu_sample *x = k < s->n_gpus ? &s->gpus[k] : NULL;
 		se->gpu_mem[i * g + k] = x ? hv(x->mem_used_bytes) : NAN;
@@ -645,6 +739,28 @@ static void job_gpu_feed(sup *s, watch_sample *smp, uint64_t now)
 	}
 }
 
+/* Host memory: the same leak detector over the tree's resident memory. */
+static void host_leak_feed(sup *s, const watch_sample *smp)
+{
+	double slope;
+	bool running = s->pid > 0 && !s->leader_done && !s->stop_reason;
+	if (!running || s->paused || !smp->n_pids ||
+	    !watch_leak_feed(&s->rss_leak, smp->t_ms, smp->host_rss_bytes, &slope))
+		return;
+	long long avail = watch_mem_available_bytes();
+	double tto = slope > 0 && avail > 0 ? (double)avail / slope : NAN;
+	char tbuf[32] = "unknown";
+	if (isfinite(tto))
+		fmt_duration(tbuf, sizeof tbuf, (uint64_t)(tto * 1000));
+	emit(s, WATCH_EV_HOST_LEAK, -1, slope, tto,
+	     "job host memory (RSS) grows %.1f MiB/min after warm-up; host out of memory in about %s",
+	     slope * 60 / (double)MiB, tbuf);
+	if (s->o->on_leak == WATCH_ACT_RESTART)
+		request_stop(s, "host-leak", true, false);
+	else if (s->o->on_leak == WATCH_ACT_STOP)
+		request_stop(s, "host-leak", false, true);
+}
+
 static void sample(sup *s)
 {
 	watch_result *r = s->r;
@@ -729,6 +845,7 @@ static void sample(sup *s)
 	if (smp.host_rss_bytes > r->peak_rss_bytes)
 		r->peak_rss_bytes = smp.host_rss_bytes;
 	r->samples++;
+	host_leak_feed(s, &smp);
 	if (have)
 		job_gpu_feed(s, &smp, now);
 	bool running = s->pid > 0 && !s->leader_done && !s->stop_reason;
@@ -759,7 +876,9 @@ static void sample(sup *s)
  * fork + exec the job in its own process group with stdout and stderr on
  * pipes.  Returns 0, or errno of a failed exec (the attempt still counts).
  */
-static int spawn(sup *s, char **env)
+static void sentinel_tell(sup *s, char op, pid_t pid);
+
+static int spawn(sup *s, char **argv, char **env)
 {
 	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, execp[2] = {-1, -1};
 	int rc = 0;
@@ -767,6 +886,7 @@ static int spawn(sup *s, char **env)
 		rc = errno;
 		goto out;
 	}
+	pid_t self = getpid();
 	pid_t p = fork();
 	if (p < 0) {
 		rc = errno;
@@ -775,9 +895,12 @@ static int spawn(sup *s, char **env)
 	if (p == 0) {
 		child_signals(s);
 		setpgid(0, 0);
+		/* SIGKILL when gpuwise dies, even by SIGKILL (prctl(2)); it may already have */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() != self)
+			_exit(126);
 		dup2(outp[1], 1);
 		dup2(errp[1], 2);
-		execvpe(s->o->argv[0], s->o->argv, env);
+		execvpe(argv[0], argv, env);
 		int e = errno;
 		ssize_t w = write(execp[1], &e, sizeof e);
 		(void)w;
@@ -785,6 +908,7 @@ static int spawn(sup *s, char **env)
 	}
 	setpgid(p, p);
 	s->pid = p;
+	sentinel_tell(s, 'G', p);
 	close(outp[1]);
 	close(errp[1]);
 	close(execp[1]);
@@ -828,8 +952,31 @@ static void attempt_reset(sup *s)
 	s->last_activity = now_ms();
 	watch_leak_init(&s->leak, rel_ms(s), s->o->leak_warmup_ms, s->o->leak_window_ms,
 			s->o->leak_min_rate_bps);
+	watch_leak_init(&s->rss_leak, rel_ms(s), s->o->leak_warmup_ms, s->o->leak_window_ms,
+			s->o->leak_min_rate_bps);
 	for (size_t i = 0; i < s->n_heat; i++)
 		watch_heat_init(&s->heat[i], s->o->temp_limit_c, s->o->heat_samples);
+}
+
+/* The last whole lines of tail that fit in out (at most 12 lines). */
+static void tail_lines(const char *tail, char *out, size_t n)
+{
+	size_t len = strlen(tail);
+	while (len && (tail[len - 1] == '\n' || tail[len - 1] == '\r'))
+		len--;
+	size_t start = len, lines = 0;
+	while (start > 0 && lines < 12) {
+		size_t k = start - 1;
+		while (k > 0 && tail[k - 1] != '\n')
+			k--;
+		if (len - k >= n)
+			break;
+		start = k;
+		lines++;
+	}
+	if (!lines && len) /* one line longer than out: its end */
+		start = len - (len < n - 1 ? len : n - 1);
+	snprintf(out, n, "%.*s", (int)(len - start), tail + start);
 }
 
 /* Run one attempt to its end (the whole tree gone).  Returns the attempt. */
@@ -847,21 +994,40 @@ static watch_attempt *run_attempt(sup *s, watch_policy_state *ps)
 	a->peak_job_mem_bytes.st = HW_UNQUERIED;
 	if (s->halve_set)
 		snprintf(a->env_value, sizeof a->env_value, "%s", s->halve_value);
+	if (o->oom_halve_arg)
+		snprintf(a->arg_value, sizeof a->arg_value, "%s", s->arg_value);
 
-	const char *drop[2] = {"GPUWISE_RESTART_COUNT", NULL};
-	char *extra[2];
-	size_t nextra = 0, ndrop = 1;
+	const char *drop[3] = {"GPUWISE_RESTART_COUNT", "GPUWISE_RUN_TOKEN", NULL};
+	char *extra[3];
+	size_t nextra = 0, ndrop = 2;
 	extra[nextra++] = xasprintf("GPUWISE_RESTART_COUNT=%d", s->attempt - 1);
+	extra[nextra++] = xstrdup(s->token);
 	if (s->halve_set) {
-		drop[1] = o->oom_halve_var;
-		ndrop = 2;
+		drop[2] = o->oom_halve_var;
+		ndrop = 3;
 		extra[nextra++] = xasprintf("%s=%s", o->oom_halve_var, s->halve_value);
 	}
 	char **env = env_build(drop, ndrop, extra, nextra);
+	/* --oom-halve-arg: this attempt's command line */
+	size_t argc = 0;
+	while (o->argv[argc])
+		argc++;
+	char **argv = xcalloc(argc + 1, sizeof *argv);
+	memcpy(argv, o->argv, argc * sizeof *argv);
+	char *arg_own = NULL;
+	if (o->oom_halve_arg) {
+		if (s->arg_joined)
+			arg_own = xasprintf("%s=%s", o->oom_halve_arg, s->arg_value);
+		else
+			arg_own = xstrdup(s->arg_value);
+		argv[s->arg_joined ? s->arg_at : s->arg_at + 1] = arg_own;
+	}
 	long long oom_before = watch_cgroup_oom_kills(0);
 	watch_policy_note_start(ps, now_ms());
-	int e = spawn(s, env);
+	int e = spawn(s, argv, env);
 	env_free(env);
+	free(argv);
+	free(arg_own);
 	a->pid = s->pid;
 	bool exec_failed = e != 0;
 	if (exec_failed)
@@ -897,13 +1063,28 @@ static watch_attempt *run_attempt(sup *s, watch_policy_state *ps)
 			wake = s->stop_deadline;
 		now = now_ms();
 		int timeout = wake > now ? (int)(wake - now) : 0;
+		/*
+		 * The job's output is read only while our side can take it: a
+		 * stalled reader of gpuwise's stdout stalls the job's writes, never
+		 * this loop; a closed one closes the job's stdout (it sees EPIPE).
+		 */
+		int st1 = out_state(s, 1), st2 = out_state(s, 2);
+		if (st1 == WATCH_OUT_CLOSED && s->out_fd >= 0) {
+			close(s->out_fd);
+			s->out_fd = -1;
+		}
+		bool held = (s->out_fd >= 0 && st1 == WATCH_OUT_FULL) || (s->err_fd >= 0 && st2 == WATCH_OUT_FULL);
+		if (held && timeout > 20)
+			timeout = 20;
+		if (held) /* the job waits on our reader, it does not hang */
+			s->last_activity = now_ms();
 		struct pollfd p[3];
 		int np = 0;
 		p[np++] = (struct pollfd){.fd = s->sfd, .events = POLLIN};
 		int io = np;
-		if (s->out_fd >= 0)
+		if (s->out_fd >= 0 && st1 == WATCH_OUT_OK)
 			p[np++] = (struct pollfd){.fd = s->out_fd, .events = POLLIN};
-		if (s->err_fd >= 0)
+		if (s->err_fd >= 0 && st2 != WATCH_OUT_FULL)
 			p[np++] = (struct pollfd){.fd = s->err_fd, .events = POLLIN};
 		if (poll(p, (nfds_t)np, timeout) < 0 && errno != EINTR)
 			break;
@@ -951,6 +1132,8 @@ static watch_attempt *run_attempt(sup *s, watch_policy_state *ps)
 		snprintf(a->reason, sizeof a->reason, "Xid %d", s->hardware_xid);
 	else if (WIFSIGNALED(s->wait_status))
 		snprintf(a->reason, sizeof a->reason, "%s", strsignal(WTERMSIG(s->wait_status)));
+	if (a->cls != WATCH_SUCCESS)
+		tail_lines(s->tail, a->stderr_tail, sizeof a->stderr_tail);
 	emit(s, WATCH_EV_EXIT, -1, a->status, NAN, "attempt %d ended: %s, status %d%s%s%s", a->n,
 	     watch_class_name(a->cls), a->status, *a->reason ? " (" : "", a->reason,
 	     *a->reason ? ")" : "");
@@ -987,6 +1170,144 @@ void watch_result_release(watch_result *r)
 	}
 	free(r->gpus);
 	memset(r, 0, sizeof *r);
+}
+
+/* ---- the sentinel ------------------------------------------------------- */
+
+/*
+ * SIGKILL cannot be caught, and a killed gpuwise would leave the job
+ * running with nobody watching (its leader gets PR_SET_PDEATHSIG, but its
+ * descendants do not).  The sentinel is a small process forked twice
+ * before gpuwise becomes a subreaper, so it is neither in gpuwise's tree
+ * nor in its process group, blocked on a pipe whose write end only
+ * gpuwise holds.
+ * gpuwise writes each attempt's process group to it ('G' + pid) and a
+ * goodbye ('B') when the run ends.  End of file without the goodbye means
+ * gpuwise died: the sentinel then SIGKILLs the job's process group and
+ * every process whose environment carries this run's token (descendants
+ * that left the group with setsid or setpgid), sweeping until none is left.
+ *
+ * What stays out of reach without cgroups: a descendant that both left the
+ * process group and dropped GPUWISE_RUN_TOKEN from its environment (env -i,
+ * a daemon that rebuilds its environment), one running as another user,
+ * and everything but the leader when the sentinel is killed too.
+ */
+static void sentinel_main(int fd, const char *token)
+{
+	pid_t pgid = 0;
+	for (;;) {
+		char msg[1 + sizeof(int32_t)];
+		ssize_t r = read(fd, msg, sizeof msg);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == (ssize_t)sizeof msg && msg[0] == 'B')
+			_exit(0);
+		if (r == (ssize_t)sizeof msg && msg[0] == 'G') {
+			int32_t v;
+			memcpy(&v, msg + 1, sizeof v);
+			pgid = (pid_t)v;
+			continue;
+		}
+		break; /* end of file: gpuwise is gone */
+	}
+	for (int round = 0; round < 100; round++) {
+		size_t n = watch_kill_marked(token, SIGKILL);
+		if (pgid > 0 && kill(-pgid, SIGKILL) == 0)
+			n++;
+		if (!n)
+			break;
+		sleep_ms(20);
+	}
+	_exit(0);
+}
+
+static void sentinel_start(sup *s)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC))
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		if (fork() != 0)
+			_exit(0); /* the sentinel is the grandchild, adopted by init */
+		setsid();
+		struct sigaction ign = {.sa_handler = SIG_IGN};
+		sigaction(SIGINT, &ign, NULL);
+		sigaction(SIGQUIT, &ign, NULL);
+		sigaction(SIGHUP, &ign, NULL);
+		sigaction(SIGTSTP, &ign, NULL);
+		sigaction(SIGPIPE, &ign, NULL);
+		/* it must hold none of gpuwise's pipes (a reader waiting for EOF would wait for it) */
+		int null = open("/dev/null", O_RDWR);
+		for (int fd = 0; fd < 3 && null >= 0; fd++)
+			dup2(null, fd);
+		if (p[0] > 3)
+			close_range(3, (unsigned)p[0] - 1, 0);
+		close_range((unsigned)p[0] + 1, ~0U, 0);
+		sentinel_main(p[0], s->token);
+	}
+	close(p[0]);
+	int st;
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		close(p[1]);
+		return;
+	}
+	s->sentinel_fd = p[1];
+	s->r->sentinel = true;
+}
+
+static void sentinel_tell(sup *s, char op, pid_t pid)
+{
+	if (s->sentinel_fd < 0)
+		return;
+	char msg[1 + sizeof(int32_t)];
+	int32_t v = (int32_t)pid;
+	msg[0] = op;
+	memcpy(msg + 1, &v, sizeof v);
+	ssize_t w;
+	while ((w = write(s->sentinel_fd, msg, sizeof msg)) < 0 && errno == EINTR)
+		;
+	(void)w;
+}
+
+/* Normal end: the goodbye, then reap it. */
+static void sentinel_stop(sup *s)
+{
+	if (s->sentinel_fd < 0)
+		return;
+	sentinel_tell(s, 'B', 0);
+	close(s->sentinel_fd);
+	s->sentinel_fd = -1;
+}
+
+/* ---- --oom-halve-arg ---------------------------------------------------- */
+
+/* Find "NAME N" or "NAME=N" (N a positive integer) in argv after argv[0]. */
+static int arg_find(sup *s, const char *name, gw_error *err)
+{
+	char **argv = s->o->argv;
+	size_t nl = strlen(name);
+	long long v;
+	for (int i = 1; argv[i]; i++) {
+		const char *val = NULL;
+		if (!strcmp(argv[i], name) && argv[i + 1]) {
+			val = argv[i + 1];
+			s->arg_joined = false;
+		} else if (!strncmp(argv[i], name, nl) && argv[i][nl] == '=') {
+			val = argv[i] + nl + 1;
+			s->arg_joined = true;
+		}
+		if (!val)
+			continue;
+		if (parse_int(val, 1, (long long)1 << 62, &v))
+			return gw_fail(err, GW_EINVAL, "--oom-halve-arg %s: '%s' in the command is not a positive integer",
+				       name, val);
+		s->arg_at = i;
+		snprintf(s->arg_value, sizeof s->arg_value, "%lld", v);
+		return 0;
+	}
+	return gw_fail(err, GW_EINVAL, "--oom-halve-arg: the command has no '%s N' or '%s=N' to halve", name, name);
 }
 
 /* Open NVML and take a first look; without GPUs, say why. */
@@ -1033,10 +1354,13 @@ int watch_run(const watch_opts *o, const watch_callbacks *cb, watch_result *r, g
 	s->cb = cb ? cb : &none;
 	s->r = r;
 	s->sfd = -1;
+	s->sentinel_fd = -1;
 	s->out_fd = s->err_fd = -1;
 	s->t0 = now_ms();
 	if (!o->argv || !o->argv[0])
 		return gw_fail(err, GW_EINVAL, "no command to run");
+	if (o->oom_halve_arg && (rc = arg_find(s, o->oom_halve_arg, err)))
+		return rc;
 	if (o->oom_halve_var) {
 		const char *v = getenv(o->oom_halve_var);
 		long long x;
@@ -1046,15 +1370,24 @@ int watch_run(const watch_opts *o, const watch_callbacks *cb, watch_result *r, g
 		snprintf(s->halve_value, sizeof s->halve_value, "%lld", x);
 		s->halve_set = true;
 	}
+	s->token = xasprintf("GPUWISE_RUN_TOKEN=%d.%llu", (int)getpid(), (unsigned long long)wall_ms());
+	sentinel_start(s);
 	/* Orphaned grandchildren come to us, not to init (prctl(2)). */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
-		return gw_fail(err, GW_EIO, "cannot become a child subreaper: %s", strerror(errno));
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) {
+		rc = gw_fail(err, GW_EIO, "cannot become a child subreaper: %s", strerror(errno));
+		sentinel_stop(s);
+		free(s->token);
+		return rc;
+	}
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
+	for (size_t i = 0; i < sizeof sig_end / sizeof sig_end[0]; i++)
+		sigaddset(&mask, sig_end[i]);
+	for (size_t i = 0; i < sizeof sig_pass / sizeof sig_pass[0]; i++)
+		sigaddset(&mask, sig_pass[i]);
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaddset(&mask, sig);
 	sigprocmask(SIG_BLOCK, &mask, &s->old_mask);
 	struct sigaction ign = {.sa_handler = SIG_IGN};
 	sigaction(SIGPIPE, &ign, &s->old_pipe);
@@ -1099,17 +1432,30 @@ int watch_run(const watch_opts *o, const watch_callbacks *cb, watch_result *r, g
 		else
 			again = watch_policy_next(&o->policy, &ps, a->cls, a->status, a->end_ms - a->start_ms,
 						  s->stop_restart, now_ms(), &delay, why, sizeof why);
-		if (again && a->cls == WATCH_CUDA_OOM && s->halve_set) {
-			long long next;
-			if (watch_halve(s->halve_value, &next)) {
-				emit(s, WATCH_EV_OOM_HALVE, -1, (double)next, NAN, "%s %s -> %lld for the next attempt",
-				     o->oom_halve_var, s->halve_value, next);
-				snprintf(s->halve_value, sizeof s->halve_value, "%lld", next);
-			} else {
+		if (again && a->cls == WATCH_CUDA_OOM && (s->halve_set || o->oom_halve_arg)) {
+			long long next_env = 0, next_arg = 0;
+			if (s->halve_set && !watch_halve(s->halve_value, &next_env)) {
 				again = false;
-				ps.restarts--;
 				snprintf(why, sizeof why, "%s is already %s and cannot be halved", o->oom_halve_var,
 					 s->halve_value);
+			} else if (o->oom_halve_arg && !watch_halve(s->arg_value, &next_arg)) {
+				again = false;
+				snprintf(why, sizeof why, "%s is already %s and cannot be halved", o->oom_halve_arg,
+					 s->arg_value);
+			}
+			if (!again) {
+				ps.restarts--;
+			} else {
+				if (s->halve_set) {
+					emit(s, WATCH_EV_OOM_HALVE, -1, (double)next_env, NAN, "%s %s -> %lld for the next attempt",
+					     o->oom_halve_var, s->halve_value, next_env);
+					snprintf(s->halve_value, sizeof s->halve_value, "%lld", next_env);
+				}
+				if (o->oom_halve_arg) {
+					emit(s, WATCH_EV_OOM_HALVE, -1, (double)next_arg, NAN, "%s %s -> %lld for the next attempt",
+					     o->oom_halve_arg, s->arg_value, next_arg);
+					snprintf(s->arg_value, sizeof s->arg_value, "%lld", next_arg);
+				}
 			}
 		}
 		if (!again) {
@@ -1139,15 +1485,28 @@ out:
 			if (s->n_hooks)
 				wait_signals(s, 20);
 		}
-		for (size_t i = 0; i < s->n_hooks; i++)
-			kill(-s->hooks[i], SIGKILL);
-		for (int round = 0; s->n_hooks && round < 250; round++) {
+		/* Hooks are reaped with the job: their groups (background children too), then anything left. */
+		for (int round = 0; round < 250; round++) {
+			size_t n = 0;
+			for (size_t i = 0; i < s->n_hooks; i++)
+				n += kill(-s->hooks[i], SIGKILL) == 0;
+			for (size_t i = 0; i < s->n_hook_groups; i++)
+				n += kill(-s->hook_groups[i], SIGKILL) == 0;
+			pid_t *t = NULL;
+			size_t nt = 0;
+			if (!watch_tree(getpid(), &t, &nt, NULL))
+				for (size_t i = 0; i < nt; i++)
+					n += kill(t[i], SIGKILL) == 0;
+			free(t);
 			reap(s);
-			if (s->n_hooks)
-				wait_signals(s, 20);
+			if (!n && !s->n_hooks)
+				break;
+			wait_signals(s, 20);
 		}
 		close(s->sfd);
 	}
+	sentinel_stop(s);
+	free(s->token);
 	sigaction(SIGPIPE, &s->old_pipe, NULL);
 	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
 	if (s->hw)

@@ -35,6 +35,13 @@ char watch_proc_state(pid_t pid);
  * or -1 when unknown.
  */
 long long watch_cgroup_oom_kills(pid_t pid);
+/*
+ * Send sig to every process (but this one) whose environment holds the
+ * exact string marker ("NAME=VALUE").  Returns how many were signalled.
+ */
+size_t watch_kill_marked(const char *marker, int sig);
+/* MemAvailable from /proc/meminfo in bytes, -1 unknown. */
+long long watch_mem_available_bytes(void);
 
 /* ---- detectors (pure: feed samples, get verdicts) ---------------------- */
 
@@ -203,6 +210,7 @@ typedef enum {
 	WATCH_EV_SIGNAL,
 	WATCH_EV_OOM_HALVE,
 	WATCH_EV_HOOK_FAILED,
+	WATCH_EV_HOST_LEAK,
 	WATCH_EV_COUNT
 } watch_event_kind;
 
@@ -252,6 +260,8 @@ typedef struct watch_attempt {
 	watch_class cls;
 	char reason[96];        /* stopped: leak/hang/mem-limit/heat; hardware: Xid N */
 	char env_value[32];     /* the --oom-halve variable for this attempt, "" none */
+	char arg_value[32];     /* the --oom-halve-arg value for this attempt, "" none */
+	char stderr_tail[1024]; /* the last lines of its stderr (failed attempts), "" none */
 	uint64_t backoff_ms;    /* waited before the next attempt, 0 none */
 	hw_val peak_job_mem_bytes;
 } watch_attempt;
@@ -263,6 +273,7 @@ typedef struct watch_series {
 	uint64_t t_ms[WATCH_SERIES_MAX];
 	double job_mem[WATCH_SERIES_MAX];       /* bytes, NAN unknown */
 	double rss[WATCH_SERIES_MAX];
+	uint32_t attempt[WATCH_SERIES_MAX];     /* lines break where it changes */
 	double *gpu_mem, *gpu_util, *gpu_temp, *gpu_power; /* [i * n_gpus + g] */
 	uint32_t merged;        /* samples per point */
 	uint32_t pending;       /* samples merged into the last point */
@@ -290,6 +301,7 @@ typedef struct watch_result {
 	uint64_t start_wall_ms, duration_ms;
 	hw_val peak_job_mem_bytes;
 	uint64_t peak_rss_bytes;
+	bool sentinel;          /* a sentinel process guarded the job (see watch_run) */
 	double cpu_s;           /* gpuwise's own user+system time */
 	int exit_status;
 } watch_result;
@@ -300,15 +312,25 @@ typedef struct watch_callbacks {
 	void *ctx;
 	void (*on_sample)(void *ctx, const watch_sample *s);
 	void (*on_event)(void *ctx, const watch_event *e);
-	/* The job's output, fd 1 or 2; the caller writes it on. */
+	/* The job's output, fd 1 or 2; the caller writes it on, never blocking. */
 	void (*on_output)(void *ctx, int fd, const char *buf, size_t n);
+	/*
+	 * Can the caller take more output for fd (1 or 2)?  WATCH_OUT_FULL: the
+	 * job's pipe is not read until there is room (the job blocks, not
+	 * gpuwise); WATCH_OUT_CLOSED: nobody reads it any more, so the job's
+	 * stdout pipe is closed and the job sees EPIPE.  NULL: always room.
+	 */
+	int (*output_state)(void *ctx, int fd);
 } watch_callbacks;
+
+enum { WATCH_OUT_OK, WATCH_OUT_FULL, WATCH_OUT_CLOSED };
 
 typedef struct watch_opts {
 	char **argv;
 	uint64_t interval_ms;
 	watch_policy policy;
 	const char *oom_halve_var;
+	const char *oom_halve_arg;      /* "--batch-size": halve "--batch-size N" or "--batch-size=N" in argv */
 	uint64_t mem_limit_bytes;       /* 0 none */
 	watch_action on_leak, on_heat;
 	int temp_limit_c;

@@ -246,6 +246,11 @@ print("%s: job GPU memory from NVML's per-process figures, peak %s MiB" % (
       "OK" if peak and peak > 256 * 2**20 else "FAIL", None if peak is None else peak // 2**20))
 print("INFO: gpuwise's own CPU time %.3f s for %d samples" % (d["gpuwise_cpu_s"], d["samples"]))
 PY
+	# issue 10: the report draws the card's total; one summary line ends the run
+	if grep -q 'GPU [0-9]* total ' "$report.run.html"; then echo "OK: the report's GPU memory chart has the card's total line"
+	else echo "FAIL: no card total line in $report.run.html"; fi >> "$report.cmp"
+	if tail -1 "$report.run.err" | grep -q '^gpuwise: run: 1 attempt, stopped-by-gpuwise'; then echo "OK: one summary line at the end"
+	else echo "FAIL: no summary line at the end of stderr"; fi >> "$report.cmp"
 	tee -a "$report" < "$report.cmp"
 	n=$(grep -c '^FAIL' "$report.cmp")
 	failures=$((failures + n))

@@ -107,7 +107,7 @@ is "$rc" 0 "explicit numbers plan"
 is "$(printf '%s' "$out" | jget 'd["breakdown"]["kv_cache_bytes"]')" 419430400 "13B MHA KV at 512 = 400 MiB"
 
 # absurd shapes are refused, not overflowed
-run_gw plan --params 99t --layers 10000 --hidden 10000000 --heads 65536 --ffn 10000000 --vocab 10000000 --ctx 100000000 --vram 8G
+run_gw plan --params 99t --layers 10000 --hidden 9961472 --heads 65536 --ffn 10000000 --vocab 10000000 --ctx 100000000 --vram 8G
 is "$rc" 2 "an impossible model: usage error"
 like "$err" 'too large to plan' "says why"
 

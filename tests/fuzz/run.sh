@@ -1,6 +1,6 @@
 #!/bin/sh
 # Build the libFuzzer targets with clang (ASan + UBSan) and run each one.
-#   tests/fuzz/run.sh [SECONDS] [TARGET...]     default 60 s, targets gguf safetensors explain queue
+#   tests/fuzz/run.sh [SECONDS] [TARGET...]     default 60 s, targets gguf safetensors explain queue tables
 # New inputs go to build/fuzz/corpus-TARGET (seeded from tests/fuzz/corpus/TARGET);
 # crashes are written to build/fuzz/ and make the script fail.  Copy a crash
 # into tests/fuzz/corpus/TARGET/ once fixed: `make check` replays that corpus.
@@ -9,7 +9,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-gguf safetensors explain queue}
+targets=${*:-gguf safetensors explain queue tables}
 out=build/fuzz
 CC=${FUZZ_CC:-clang}
 mkdir -p "$out"

@@ -368,7 +368,7 @@ static void test_layer_kv_heads(void **state)
 	(void)state;
 	ggw w;
 	model_desc m;
-	int32_t kv[4] = {8, 0, 8, 2};
+	int32_t kv[4] = {4, 0, 4, 2};
 	ggw_init(&w, 3);
 	tiny_header(&w, "jamba", 4);
 	ggw_kv_arr_i32(&w, "jamba.attention.head_count_kv", kv, 4);
@@ -377,7 +377,7 @@ static void test_layer_kv_heads(void **state)
 	assert_non_null(m.layer_kv_heads);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(m.layer_kv_heads[i], (uint32_t)kv[i]);
-	assert_int_equal(m.n_kv_heads, 8);
+	assert_int_equal(m.n_kv_heads, 4);
 	model_release(&m);
 	ggw_free(&w);
 
@@ -397,6 +397,66 @@ static void test_layer_kv_heads(void **state)
 	ggw_kv_arr_u32(&w, "llama.attention.head_count_kv", same, 2);
 	tiny_tensors(&w, 3);
 	read_tiny(&w, &m, GW_EFORMAT, "has 2 entries for 3 layers");
+	ggw_free(&w);
+}
+
+/* A header of 3 layers, 64 wide, with the given heads and one extra u32 key. */
+static void shape_header(ggw *w, uint32_t heads, const char *key, uint32_t v)
+{
+	ggw_init(w, 3);
+	ggw_kv_str(w, "general.architecture", "llama");
+	ggw_kv_u32(w, "llama.block_count", 3);
+	ggw_kv_u32(w, "llama.embedding_length", 64);
+	ggw_kv_u32(w, "llama.attention.head_count", heads);
+	if (key)
+		ggw_kv_u32(w, key, v);
+	tiny_tensors(w, 3);
+}
+
+/*
+ * The shape rules config.json always had (issue 10): GGUF files that break
+ * them are refused with the same words, not planned (one with 2^32-1 heads
+ * planned 512 TiB of KV "fits with offload").
+ */
+static void test_shape_rules(void **state)
+{
+	(void)state;
+	ggw w;
+	model_desc m;
+	shape_header(&w, 4, "llama.attention.head_count_kv", 0);
+	read_tiny(&w, &m, GW_EFORMAT, "4 attention heads cannot be shared by 0 key-value heads");
+	ggw_free(&w);
+	shape_header(&w, 4, "llama.attention.head_count_kv", 3);
+	read_tiny(&w, &m, GW_EFORMAT, "4 attention heads cannot be shared by 3 key-value heads");
+	ggw_free(&w);
+	shape_header(&w, 4, "llama.attention.head_count_kv", 8);
+	read_tiny(&w, &m, GW_EFORMAT, "4 attention heads cannot be shared by 8 key-value heads");
+	ggw_free(&w);
+	shape_header(&w, UINT32_MAX, NULL, 0);
+	read_tiny(&w, &m, GW_EFORMAT, "4294967295 attention heads (at most 65536)");
+	ggw_free(&w);
+	shape_header(&w, 4, "llama.expert_count", UINT32_MAX);
+	read_tiny(&w, &m, GW_EFORMAT, "4294967295 experts (at most 65536)");
+	ggw_free(&w);
+	shape_header(&w, 3, NULL, 0);
+	read_tiny(&w, &m, GW_EFORMAT, "hidden size 64 is not a multiple of 3 heads");
+	ggw_free(&w);
+	/* 0 heads and 0 KV heads: a model without attention (Mamba), not an error */
+	shape_header(&w, 0, "llama.attention.head_count_kv", 0);
+	read_tiny(&w, &m, 0, NULL);
+	model_release(&m);
+	ggw_free(&w);
+	/* the same file with a head dimension is fine: heads need not split the width */
+	shape_header(&w, 3, "llama.attention.key_length", 16);
+	read_tiny(&w, &m, 0, NULL);
+	model_release(&m);
+	ggw_free(&w);
+	uint32_t kv[3] = {4, 3, 4};
+	ggw_init(&w, 3);
+	tiny_header(&w, "llama", 3);
+	ggw_kv_arr_u32(&w, "llama.attention.head_count_kv", kv, 3);
+	tiny_tensors(&w, 3);
+	read_tiny(&w, &m, GW_EFORMAT, "layer 1: 4 attention heads cannot be shared by 3 key-value heads");
 	ggw_free(&w);
 }
 
@@ -766,6 +826,7 @@ int main(void)
 		cmocka_unit_test(test_moe),
 		cmocka_unit_test(test_swa_patterns),
 		cmocka_unit_test(test_layer_kv_heads),
+		cmocka_unit_test(test_shape_rules),
 		cmocka_unit_test(test_large_sparse),
 		cmocka_unit_test(test_bad_headers),
 		cmocka_unit_test(test_hostile_meta),

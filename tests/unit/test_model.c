@@ -432,6 +432,16 @@ static void test_safetensors_hostile(void **state)
 	st_refuse("{\"a\": {\"dtype\": \"F64\", \"shape\": [2305843009213693952], \"data_offsets\": [0, 4]}}",
 		  "byte size that overflows");
 	st_refuse("{\"a\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": [0]}}", "no valid data_offsets");
+	/* found by fuzz_safetensors: three offsets once overran the header reader's array */
+	st_refuse("{\"a\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": [0, 16, 16]}}", "no valid data_offsets");
+	st_refuse("{\"a\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": [0, 16, 16, 16, 16]}}",
+		  "no valid data_offsets");
+	st_refuse("{\"a\": {\"dtype\": \"F32\", \"shape\": [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1], \"data_offsets\": [0, 4]}}",
+		  "no valid shape");
+	st_refuse("{\"a\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": [0, 16]}} x", "text after the header");
+	st_refuse("{\"a\\ud800\": {}}", "lone surrogate");
+	st_refuse("{\"__metadata__\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
+		  "nesting deeper than 64");
 	st_refuse("{\"a\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": [16, 0]}}", "ends before it begins");
 	st_refuse("{\"a\": {\"dtype\": \"F32\", \"shape\": [40], \"data_offsets\": [0, 160]}}", "outside the 64 data bytes");
 	st_refuse("{\"a\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": [0, 8]}}", "shape and dtype need 16");

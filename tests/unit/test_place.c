@@ -240,6 +240,52 @@ static void write_file(const char *path, const char *text)
 	fclose(f);
 }
 
+/* Multi-GPU jobs prefer close GPUs: one NVLink group, else one PCIe switch, else one NUMA node. */
+static void test_topology(void **state)
+{
+	(void)state;
+	int idx[2];
+	sched_req r = {.n_gpus = 2, .vram_bytes = 4 * GIB};
+	/* NVLink: pairs (0,2) and (1,3); without topology gpuwise/best-fit take 0 and 1 */
+	sched_gpu g[4] = {gpu(0, 10, 0), gpu(0, 10, 0), gpu(0, 10, 0), gpu(0, 10, 0)};
+	assert_int_equal(sched_place(SCHED_POLICY_GPUWISE, g, 4, &r, NULL, idx), 0);
+	assert_int_equal(idx[0], 0);
+	assert_int_equal(idx[1], 1);
+	g[0].nvlink_group = 0, g[1].nvlink_group = 1, g[2].nvlink_group = 0, g[3].nvlink_group = 1;
+	assert_int_equal(sched_place(SCHED_POLICY_GPUWISE, g, 4, &r, NULL, idx), 0);
+	assert_int_equal(idx[0], 0);
+	assert_int_equal(idx[1], 2);
+	/* NVLink outranks a shared switch */
+	g[0].pcie_switch = g[1].pcie_switch = 7;
+	assert_int_equal(sched_place(SCHED_POLICY_BEST_FIT, g, 4, &r, NULL, idx), 0);
+	assert_int_equal(idx[1], 2);
+
+	/* PCIe switch when no NVLink: free 5, 6, 10, 7 GiB; best-fit order 0, 1, 3, 2;
+	 * switch 0 holds (0, 3), switch 1 holds (1, 2): (0, 3) comes earlier */
+	sched_gpu h[4] = {gpu(0, 5, 1), gpu(0, 6, 1), gpu(0, 10, 0), gpu(0, 7, 1)};
+	assert_int_equal(sched_place(SCHED_POLICY_BEST_FIT, h, 4, &r, NULL, idx), 0);
+	assert_int_equal(idx[0], 0);
+	assert_int_equal(idx[1], 1);
+	h[0].pcie_switch = 0, h[1].pcie_switch = 1, h[2].pcie_switch = 1, h[3].pcie_switch = 0;
+	assert_int_equal(sched_place(SCHED_POLICY_BEST_FIT, h, 4, &r, NULL, idx), 0);
+	assert_int_equal(idx[0], 0);
+	assert_int_equal(idx[1], 3);
+
+	/* NUMA when neither is known */
+	for (int i = 0; i < 4; i++)
+		h[i].pcie_switch = -1;
+	h[0].numa = 0, h[1].numa = 1, h[2].numa = 0, h[3].numa = 1;
+	assert_int_equal(sched_place(SCHED_POLICY_GPUWISE, h, 4, &r, NULL, idx), 0);
+	assert_int_equal(idx[0], 0);
+	assert_int_equal(idx[1], 2);
+
+	/* no group holds two usable GPUs: the policy's own order */
+	h[0].numa = 0, h[1].numa = 1, h[2].numa = 2, h[3].numa = 3;
+	assert_int_equal(sched_place(SCHED_POLICY_GPUWISE, h, 4, &r, NULL, idx), 0);
+	assert_int_equal(idx[0], 0);
+	assert_int_equal(idx[1], 1);
+}
+
 static void test_trace_errors(void **state)
 {
 	(void)state;
@@ -331,6 +377,7 @@ int main(void)
 		cmocka_unit_test(test_fragmentation_measure),
 		cmocka_unit_test(test_fgd_differs_from_best_fit),
 		cmocka_unit_test(test_cpu),
+		cmocka_unit_test(test_topology),
 		cmocka_unit_test(test_trace_errors),
 		cmocka_unit_test(test_sim_tiny),
 	};

@@ -317,6 +317,92 @@ static void test_tree_fixture(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * The report (issue 10): event labels never overlap, however close the
+ * events; lines break between attempts; the GPU memory chart carries the
+ * card's total and --mem-limit.
+ */
+static void test_report_layout(void **state)
+{
+	(void)state;
+	watch_result r = {0};
+	watch_opts o;
+	watch_opts_defaults(&o);
+	o.mem_limit_bytes = 6 * GiB;
+	r.series = calloc(1, sizeof *r.series);
+	watch_series *se = r.series;
+	se->merged = 1;
+	se->n_gpus = 1;
+	se->gpu_mem = calloc(WATCH_SERIES_MAX, sizeof(double));
+	se->gpu_util = calloc(WATCH_SERIES_MAX, sizeof(double));
+	se->gpu_temp = calloc(WATCH_SERIES_MAX, sizeof(double));
+	se->gpu_power = calloc(WATCH_SERIES_MAX, sizeof(double));
+	se->n = 100;
+	for (size_t i = 0; i < se->n; i++) {
+		se->t_ms[i] = i * 100;
+		se->attempt[i] = i < 50 ? 1 : 2;
+		se->job_mem[i] = se->gpu_mem[i] = (double)GiB + (double)i * MiB;
+		se->rss[i] = 100.0 * MiB;
+		se->gpu_util[i] = 50;
+		se->gpu_temp[i] = 60;
+		se->gpu_power[i] = 100000;
+	}
+	r.gpu_seen = true;
+	r.n_gpus = 1;
+	r.gpus = calloc(1, sizeof *r.gpus);
+	r.gpus[0].mem_total_bytes = (hw_val){.v = (int64_t)(8 * GiB), .st = HW_OK};
+	snprintf(r.gpus[0].name, sizeof r.gpus[0].name, "test GPU");
+	r.duration_ms = 10000;
+	/* 60 alerts, restarts and Xids within 3 s: far more labels than fit */
+	static const watch_event_kind kinds[] = {WATCH_EV_LEAK, WATCH_EV_RESTART, WATCH_EV_MEM_LIMIT, WATCH_EV_XID};
+	r.n_events = 60;
+	r.events = calloc(r.n_events, sizeof *r.events);
+	for (size_t i = 0; i < r.n_events; i++) {
+		r.events[i].t_ms = 3000 + i * 50;
+		r.events[i].kind = kinds[i % 4];
+		r.events[i].attempt = 1;
+	}
+	char *argv[] = {"train", NULL};
+	strbuf sb = STRBUF_INIT;
+	watch_report_html(&r, argv, &o, &sb);
+	const char *html = sb_str(&sb);
+	/* labels of the first chart: no two on one row overlap (6.2 px a character, DejaVu Sans at 11 px) */
+	const char *end = strstr(html, "</svg>");
+	assert_non_null(end);
+	double a[64], b[64], y[64];
+	size_t n = 0;
+	for (const char *p = html; (p = strstr(p, "<text class=\"mark\" x=\"")) && p < end; p++) {
+		double x, yy;
+		assert_int_equal(sscanf(p, "<text class=\"mark\" x=\"%lf\" y=\"%lf\"", &x, &yy), 2);
+		const char *gt = strchr(p, '>'), *lt = strstr(p, "</text>");
+		double w = 6.2 * (double)(lt - gt - 1);
+		bool right = strstr(p, "text-anchor=\"end\"") && strstr(p, "text-anchor=\"end\"") < gt;
+		assert_true(n < 64);
+		a[n] = right ? x - w : x;
+		b[n] = right ? x : x + w;
+		y[n++] = yy;
+	}
+	assert_true(n >= 4);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			if (y[i] == y[j] && a[i] < b[j] && a[j] < b[i])
+				fail_msg("labels %zu and %zu overlap on row y=%.0f: [%.0f, %.0f] and [%.0f, %.0f]", i, j, y[i], a[i],
+					 b[i], a[j], b[j]);
+	assert_non_null(strstr(html, "more events (see the table)"));
+	/* the card's total and the limit */
+	assert_non_null(strstr(html, "GPU 0 total 8.00 GiB"));
+	assert_non_null(strstr(html, "--mem-limit 6.00 GiB"));
+	/* two attempts: the host memory line is two polylines */
+	const char *host = strstr(html, "aria-label=\"Host memory\"");
+	assert_non_null(host);
+	size_t lines = 0;
+	for (const char *p = host; (p = strstr(p, "<polyline")) && p < strstr(host, "</svg>"); p++)
+		lines++;
+	assert_int_equal(lines, 2);
+	sb_release(&sb);
+	watch_result_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +414,7 @@ int main(void)
 		cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_halve),
 		cmocka_unit_test(test_tree_fixture),
+		cmocka_unit_test(test_report_layout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
