@@ -225,6 +225,22 @@ is "$rc" 0 "cancel of a local and a Slurm job at once: exit 0 ($err)"
 wait_state "$sid2" CANCELLED 20; ok $? "the Slurm one is cancelled"
 kill "$qpid"; wait "$qpid" 2>/dev/null
 unset GPUWISE_SOCKET
+# ---- a failing Slurm job; logs -f follows one to its end --------------------------------
+run_gw submit --backend slurm --gpuwise "$GW" --mode exclusive -- sh -c 'echo failing; exit 3'
+fid=${out#slurm:}
+wait_state "$fid" FAILED 60; ok $? "a job that exits 3 fails in Slurm"
+run_gw show --json "slurm:$fid"
+is "$(printf '%s' "$out" | jget "'%s %s %s' % (d['state'], d['slurm_state'], d['exit_status'])")" "failed FAILED 3" "show: failed, Slurm's FAILED, exit status 3"
+run_gw submit --backend slurm --gpuwise "$GW" --mode exclusive -- sh -c 'echo one; sleep 3; echo two'
+tid=${out#slurm:}
+wait_state "$tid" RUNNING 30
+out=$(timeout 60 "$GW" logs -f "slurm:$tid" 2>&1); rc=$?
+is "$rc" 0 "logs -f slurm:$tid returns when the job ends"
+like "$out" "one" "logs -f: the first line"
+like "$out" "two" "... and the one written 3 s later, before the job ended"
+is "$(state "$tid")" COMPLETED "the followed job completed"
+run_gw hold "slurm:$tid"
+is "$rc" 2 "hold slurm:N: usage error (Slurm's own scontrol hold)"
 run_gw submit --backend pbs -- true
 is "$rc" 2 "submit --backend pbs: exit 2"
 like "$err" "unknown backend 'pbs'" "... says the backend is unknown"
