@@ -50,6 +50,7 @@ json_t *slurm_backend_jobs(bool all, char *err, size_t n_err);   /* queue rows, 
 json_t *slurm_backend_job(uint64_t id, char *err, size_t n_err); /* one row, or NULL and err */
 int slurm_backend_logs(uint64_t id, bool follow);
 int slurm_backend_cancel(uint64_t id);
+int slurm_err_exit(const char *err);               /* 1 Slurm unreachable, 3 no such / not your job */
 int slurm_parse_job_id(const char *cmd, const char *s, uint64_t *id, bool *slurm);
 
 /* Print a usage error and return GW_EXIT_USAGE ("try 'gpuwise CMD --help'"). */

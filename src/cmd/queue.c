@@ -682,7 +682,7 @@ int cmd_show(int argc, char **argv)
 		json_t *r = slurm_backend_job(id, serr, sizeof serr);
 		if (!r) {
 			gw_errorf("%s", serr);
-			return EXIT_REFUSED;
+			return slurm_err_exit(serr);
 		}
 		json_object_set_new(r, "pid", json_null());
 		if (json_out)

@@ -363,6 +363,11 @@ json_t *slurm_backend_jobs(bool all, char *err, size_t n_err)
 	return keep;
 }
 
+int slurm_err_exit(const char *err)
+{
+	return strncmp(err, "Slurm: ", 7) == 0 ? GW_EXIT_RUNTIME : GW_EXIT_VERDICT3;
+}
+
 json_t *slurm_backend_job(uint64_t id, char *err, size_t n_err)
 {
 	if (!in_path("scontrol")) {
@@ -374,6 +379,12 @@ json_t *slurm_backend_job(uint64_t id, char *err, size_t n_err)
 		return NULL;
 	json_t *r = json_incref(json_array_get(rows, 0));
 	json_decref(rows);
+	json_int_t uid = json_integer_value(json_object_get(r, "uid"));
+	if (getuid() != 0 && uid != (json_int_t)getuid()) {
+		snprintf(err, n_err, "Slurm job %llu is another user's", (unsigned long long)id);
+		json_decref(r);
+		return NULL;
+	}
 	return r;
 }
 
@@ -402,7 +413,7 @@ int slurm_backend_logs(uint64_t id, bool follow)
 	json_t *r = slurm_backend_job(id, err, sizeof err);
 	if (!r) {
 		gw_errorf("%s", err);
-		return GW_EXIT_VERDICT3;
+		return slurm_err_exit(err);
 	}
 	char *path = xstrdup(json_string_value(json_object_get(r, "stdout_path")) ?
 				     json_string_value(json_object_get(r, "stdout_path")) : "");
@@ -446,7 +457,7 @@ int slurm_backend_cancel(uint64_t id)
 	json_t *r = slurm_backend_job(id, err, sizeof err);
 	if (!r) {
 		gw_errorf("%s", err);
-		return GW_EXIT_VERDICT3;
+		return slurm_err_exit(err);
 	}
 	const char *st = json_string_value(json_object_get(r, "state"));
 	bool running = strcmp(st, "running") == 0;

@@ -241,6 +241,9 @@ like "$out" "two" "... and the one written 3 s later, before the job ended"
 is "$(state "$tid")" COMPLETED "the followed job completed"
 run_gw hold "slurm:$tid"
 is "$rc" 2 "hold slurm:N: usage error (Slurm's own scontrol hold)"
+PATH=/nonexistent "$GW" show slurm:1 >/dev/null 2>"$S/e"; rc=$?
+is "$rc" 1 "show slurm:N without scontrol: exit 1"
+is "$(wc -l < "$S/e")" 1 "... one line: $(cat "$S/e")"
 run_gw submit --backend pbs -- true
 is "$rc" 2 "submit --backend pbs: exit 2"
 like "$err" "unknown backend 'pbs'" "... says the backend is unknown"
