@@ -7,18 +7,15 @@
  * BabelStream (src/benchmark.h: Copy 2, Triad 3, Dot 2 arrays per element;
  * 2^25 doubles per array) and nvbandwidth (a copy counts its size once).
  */
+#include "bench/cudrv.h"
 #include "bench/internal.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef int cu_result;
-typedef int cu_device;
-typedef void *cu_context, *cu_module, *cu_function, *cu_event, *cu_stream;
-typedef unsigned long long cu_ptr;
+typedef cu_driver cu;
 
 /* cuda.h (CUDA 13.0) CUdevice_attribute values */
 enum {
@@ -30,100 +27,6 @@ enum {
 	CU_ATTR_CC_MAJOR = 75,
 	CU_ATTR_CC_MINOR = 76,
 };
-
-typedef struct cu {
-	void *lib;
-	cu_result (*init)(unsigned);
-	cu_result (*count)(int *);
-	cu_result (*get)(cu_device *, int);
-	cu_result (*name)(char *, int, cu_device);
-	cu_result (*attr)(int *, int, cu_device);
-	cu_result (*retain)(cu_context *, cu_device);
-	cu_result (*release)(cu_device);
-	cu_result (*set_current)(cu_context);
-	cu_result (*sync)(void);
-	cu_result (*mem_info)(size_t *, size_t *);
-	cu_result (*alloc)(cu_ptr *, size_t);
-	cu_result (*free)(cu_ptr);
-	cu_result (*host_alloc)(void **, size_t);
-	cu_result (*host_free)(void *);
-	cu_result (*htod)(cu_ptr, const void *, size_t);
-	cu_result (*dtoh)(void *, cu_ptr, size_t);
-	cu_result (*load)(cu_module *, const void *);
-	cu_result (*unload)(cu_module);
-	cu_result (*function)(cu_function *, cu_module, const char *);
-	cu_result (*launch)(cu_function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-			    cu_stream, void **, void **);
-	cu_result (*ev_create)(cu_event *, unsigned);
-	cu_result (*ev_record)(cu_event, cu_stream);
-	cu_result (*ev_sync)(cu_event);
-	cu_result (*ev_elapsed)(float *, cu_event, cu_event);
-	cu_result (*ev_destroy)(cu_event);
-	cu_result (*error_string)(cu_result, const char **);
-} cu;
-
-static const char *cu_err(const cu *c, cu_result r, char *buf, size_t n)
-{
-	const char *s = NULL;
-	if (!c->error_string || c->error_string(r, &s) != 0)
-		s = NULL;
-	snprintf(buf, n, "CUDA error %d%s%s", r, s ? ": " : "", s ? s : "");
-	return buf;
-}
-
-static bool cu_load(cu *c, char *why, size_t n)
-{
-	memset(c, 0, sizeof *c);
-	const char *env = getenv("GPUWISE_CUDA_LIB");
-	const char *name = env && *env ? env : "libcuda.so.1";
-	c->lib = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
-	if (!c->lib) {
-		const char *e = dlerror();
-		snprintf(why, n, "cannot load '%s': %s", name, e ? e : "not found");
-		return false;
-	}
-	*(void **)&c->error_string = dlsym(c->lib, "cuGetErrorString");
-	struct {
-		void **slot;
-		const char *name;
-	} need[] = {
-		{(void **)&c->init, "cuInit"},
-		{(void **)&c->count, "cuDeviceGetCount"},
-		{(void **)&c->get, "cuDeviceGet"},
-		{(void **)&c->name, "cuDeviceGetName"},
-		{(void **)&c->attr, "cuDeviceGetAttribute"},
-		{(void **)&c->retain, "cuDevicePrimaryCtxRetain"},
-		{(void **)&c->release, "cuDevicePrimaryCtxRelease_v2"},
-		{(void **)&c->set_current, "cuCtxSetCurrent"},
-		{(void **)&c->sync, "cuCtxSynchronize"},
-		{(void **)&c->mem_info, "cuMemGetInfo_v2"},
-		{(void **)&c->alloc, "cuMemAlloc_v2"},
-		{(void **)&c->free, "cuMemFree_v2"},
-		{(void **)&c->host_alloc, "cuMemAllocHost_v2"},
-		{(void **)&c->host_free, "cuMemFreeHost"},
-		{(void **)&c->htod, "cuMemcpyHtoD_v2"},
-		{(void **)&c->dtoh, "cuMemcpyDtoH_v2"},
-		{(void **)&c->load, "cuModuleLoadData"},
-		{(void **)&c->unload, "cuModuleUnload"},
-		{(void **)&c->function, "cuModuleGetFunction"},
-		{(void **)&c->launch, "cuLaunchKernel"},
-		{(void **)&c->ev_create, "cuEventCreate"},
-		{(void **)&c->ev_record, "cuEventRecord"},
-		{(void **)&c->ev_sync, "cuEventSynchronize"},
-		{(void **)&c->ev_elapsed, "cuEventElapsedTime"},
-		{(void **)&c->ev_destroy, "cuEventDestroy_v2"},
-	};
-	for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
-		*need[i].slot = dlsym(c->lib, need[i].name);
-		if (!*need[i].slot) {
-			snprintf(why, n, "'%s' lacks %s", name, need[i].name);
-			dlclose(c->lib);
-			c->lib = NULL;
-			return false;
-		}
-	}
-	return true;
-}
 
 /* One device's session: the context, the two modules, two events. */
 typedef struct sess {
@@ -138,7 +41,7 @@ typedef struct sess {
 #define CK(call)                                                                                                       \
 	do {                                                                                                           \
 		if ((s->r = (call)) != 0) {                                                                            \
-			cu_err(s->c, s->r, s->err, sizeof s->err);                                                     \
+			cu_driver_strerror(s->c, s->r, s->err, sizeof s->err);                                                     \
 			goto out;                                                                                      \
 		}                                                                                                      \
 	} while (0)
@@ -536,7 +439,7 @@ void bench_cuda(const bench_opts *o, bench_report *r)
 {
 	cu c;
 	char why[256], e[200];
-	if (!cu_load(&c, why, sizeof why)) {
+	if (!cu_driver_load(&c, why, sizeof why)) {
 		snprintf(r->cuda_note, sizeof r->cuda_note, "no CUDA driver: %s", why);
 		return;
 	}
@@ -546,7 +449,7 @@ void bench_cuda(const bench_opts *o, bench_report *r)
 		rc = c.count(&n);
 	if (rc) {
 		snprintf(r->cuda_note, sizeof r->cuda_note, "the CUDA driver does not initialise: %s",
-			 cu_err(&c, rc, e, sizeof e));
+			 cu_driver_strerror(&c, rc, e, sizeof e));
 	} else if (n == 0) {
 		snprintf(r->cuda_note, sizeof r->cuda_note, "the CUDA driver sees no device");
 	}
@@ -556,5 +459,5 @@ void bench_cuda(const bench_opts *o, bench_report *r)
 		memset(d, 0, sizeof *d);
 		one_device(o, &c, i, d);
 	}
-	dlclose(c.lib);
+	cu_driver_close(&c);
 }

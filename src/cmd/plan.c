@@ -874,7 +874,12 @@ static int plan_train(plan_cli *c, const model_desc *m)
 		if (!vram || v < vram)
 			vram = v;
 	}
-	c->wl.train.flash_attn = c->wl.train.flash_attn || c->rq.flash_attn == PLAN_FA_ON;
+	/* --flash-attn on|off overrides the framework's attention kernel;
+	 * auto keeps it (SDPA for transformers, the default) */
+	if (c->rq.flash_attn == PLAN_FA_ON)
+		c->wl.train.flash_attn = true;
+	else if (c->rq.flash_attn == PLAN_FA_OFF)
+		c->wl.train.flash_attn = false;
 	return workload_plan_train(&c->wl, m, vram, c->rq.n_gpus ? (uint32_t)c->rq.n_gpus : 1,
 				   c->rq.n_gpus ? c->rq.gpus[0].name : NULL, c->json);
 }

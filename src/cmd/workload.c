@@ -70,17 +70,19 @@ const char workload_help[] =
 	"  --optimizer O             adamw (default), adamw-8bit, paged-adamw-8bit, sgd,\n"
 	"                            adafactor\n"
 	"  --checkpointing C         none (default), selective, full\n"
-	"  --lora-rank R             LoRA rank (default 16)\n"
-	"  --lora-targets T          attn, attn+mlp, all-linear (default)\n"
+	"  --lora-rank R             LoRA rank (default 8, PEFT's)\n"
+	"  --lora-targets T          attn (default), attn+mlp, all-linear\n"
 	"  --gpus N --shard S        data parallel over N GPUs; S: none, zero1, zero2,\n"
 	"                            zero3, fsdp\n"
 	"  --offload-optimizer       optimizer states and fp32 master in host RAM\n"
 	"  --optimizer-in-bwd        optimizer step fused into backward (torchtune)\n"
 	"  --chunked-ce              chunked cross-entropy (no full fp32 logits)\n"
-	"  --framework F             the defaults of transformers (HF Trainer + PEFT),\n"
-	"                            torchtune, unsloth, axolotl or deepspeed (ZeRO-2);\n"
-	"                            give it after --train; later options override it\n"
-	"  (--flash-attn drops the attention-score activations)\n"
+	"  --framework F             the defaults of transformers (HF Trainer + PEFT,\n"
+	"                            the default: SDPA, fp32 logits), torchtune, unsloth,\n"
+	"                            axolotl, deepspeed (ZeRO-2) or none (eager\n"
+	"                            attention); give it after --train; later options\n"
+	"                            override it\n"
+	"  (--flash-attn on|off overrides the framework's attention kernel)\n"
 	"Image generation (--image, MODEL: sd-1.5 sdxl sd-3.5-medium sd-3.5-large\n"
 	"flux.1-dev flux.1-schnell):\n"
 	"  --image WxH               image size, e.g. 1024x1024\n"
@@ -182,7 +184,7 @@ int workload_option(workload *w, int id, const char *arg, const char *cmd)
 	case OPT_FRAMEWORK: {
 		train_framework f;
 		if (train_parse_framework(arg, &f))
-			return word_error(cmd, "--framework", arg, "transformers, torchtune, unsloth, axolotl, deepspeed");
+			return word_error(cmd, "--framework", arg, "transformers, torchtune, unsloth, axolotl, deepspeed, none");
 		train_apply_framework(t, f);
 		return 0;
 	}
@@ -246,6 +248,7 @@ int workload_plan_train(workload *w, const model_desc *m, uint64_t vram_bytes, u
 		json_object_set_new(j, "model", jstr_or_null(m->name));
 		json_object_set_new(j, "workload", json_string("train"));
 		json_object_set_new(j, "method", json_string(train_method_name(o.method)));
+		json_object_set_new(j, "framework", json_string(train_framework_name(o.framework)));
 		json_object_set_new(j, "verdict", jstr_or_null(verdict));
 		json_object_set_new(j, "params", json_integer((json_int_t)p.params));
 		json_object_set_new(j, "trainable_params", json_integer((json_int_t)p.trainable_params));
@@ -307,7 +310,7 @@ int workload_plan_train(workload *w, const model_desc *m, uint64_t vram_bytes, u
 		       o.micro_batch, o.grad_accum, o.gpus, o.gpus > 1 ? "s" : "",
 		       (unsigned long long)p.effective_batch);
 		printf("  %s, %s, checkpointing %s, %s attention%s%s%s\n\n", train_precision_name(o.precision),
-		       train_optimizer_name(o.optimizer), train_ckpt_name(o.ckpt), o.flash_attn ? "flash" : "eager",
+		       train_optimizer_name(o.optimizer), train_ckpt_name(o.ckpt), o.flash_attn ? "SDPA/flash" : "eager",
 		       o.gpus > 1 ? ", shard " : "", o.gpus > 1 ? train_shard_name(o.shard) : "",
 		       o.offload_optimizer ? ", optimizer offloaded" : "");
 		static const char *const hdr[] = {"per GPU", "bytes", ""};

@@ -9,116 +9,26 @@
  */
 #include "doctor/doctor.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/bench.h"
+#include "bench/cudrv.h"
 #include "stack/stack.h"
-
-typedef int cu_result;
-typedef int cu_device;
-typedef void *cu_context;
-typedef void *cu_module;
-typedef void *cu_function;
-typedef unsigned long long cu_deviceptr;
-
-typedef struct cu_api {
-	void *lib;
-	cu_result (*init)(unsigned);
-	cu_result (*count)(int *);
-	cu_result (*get)(cu_device *, int);
-	cu_result (*name)(char *, int, cu_device);
-	cu_result (*primary_retain)(cu_context *, cu_device);
-	cu_result (*primary_release)(cu_device);
-	cu_result (*set_current)(cu_context);
-	cu_result (*mem_alloc)(cu_deviceptr *, size_t);
-	cu_result (*mem_free)(cu_deviceptr);
-	cu_result (*host_alloc)(void **, size_t);
-	cu_result (*host_free)(void *);
-	cu_result (*htod)(cu_deviceptr, const void *, size_t);
-	cu_result (*dtoh)(void *, cu_deviceptr, size_t);
-	cu_result (*module_load)(cu_module *, const void *);
-	cu_result (*module_unload)(cu_module);
-	cu_result (*get_function)(cu_function *, cu_module, const char *);
-	cu_result (*launch)(cu_function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
-			    void **, void **);
-	cu_result (*sync)(void);
-	cu_result (*error_string)(cu_result, const char **);
-} cu_api;
-
-static const char *cu_err(const cu_api *c, cu_result r, char *buf, size_t n)
-{
-	const char *s = NULL;
-	if (c->error_string && c->error_string(r, &s) != 0)
-		s = NULL;
-	snprintf(buf, n, "CUDA error %d%s%s", r, s ? ": " : "", s ? s : "");
-	return buf;
-}
-
-#define SYM(field, name) (*(void **)&c->field = dlsym(c->lib, name))
-
-/* Load libcuda and every function --deep needs; false with why set otherwise. */
-static bool cu_load(cu_api *c, char *why, size_t whyn)
-{
-	memset(c, 0, sizeof *c);
-	const char *env = getenv("GPUWISE_CUDA_LIB");
-	const char *name = env && *env ? env : "libcuda.so.1";
-	c->lib = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
-	if (!c->lib) {
-		const char *e = dlerror();
-		snprintf(why, whyn, "cannot load '%s': %s", name, e ? e : "not found");
-		return false;
-	}
-	SYM(error_string, "cuGetErrorString");
-	struct {
-		void **slot;
-		const char *name;
-	} need[] = {
-		{(void **)&c->init, "cuInit"},
-		{(void **)&c->count, "cuDeviceGetCount"},
-		{(void **)&c->get, "cuDeviceGet"},
-		{(void **)&c->name, "cuDeviceGetName"},
-		{(void **)&c->primary_retain, "cuDevicePrimaryCtxRetain"},
-		{(void **)&c->primary_release, "cuDevicePrimaryCtxRelease_v2"},
-		{(void **)&c->set_current, "cuCtxSetCurrent"},
-		{(void **)&c->mem_alloc, "cuMemAlloc_v2"},
-		{(void **)&c->mem_free, "cuMemFree_v2"},
-		{(void **)&c->host_alloc, "cuMemAllocHost_v2"},
-		{(void **)&c->host_free, "cuMemFreeHost"},
-		{(void **)&c->htod, "cuMemcpyHtoD_v2"},
-		{(void **)&c->dtoh, "cuMemcpyDtoH_v2"},
-		{(void **)&c->module_load, "cuModuleLoadData"},
-		{(void **)&c->module_unload, "cuModuleUnload"},
-		{(void **)&c->get_function, "cuModuleGetFunction"},
-		{(void **)&c->launch, "cuLaunchKernel"},
-		{(void **)&c->sync, "cuCtxSynchronize"},
-	};
-	for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
-		*need[i].slot = dlsym(c->lib, need[i].name);
-		if (!*need[i].slot) {
-			snprintf(why, whyn, "'%s' lacks %s", name, need[i].name);
-			dlclose(c->lib);
-			c->lib = NULL;
-			return false;
-		}
-	}
-	return true;
-}
 
 #define DEEP_N (2u << 20)            /* 2 Mi doubles a vector: 16 MiB checked */
 #define DEEP_BW_BYTES (64u << 20)    /* bandwidth buffer */
 #define DEEP_BW_REPS 5
 
 /* One GPU: returns a finding (ok or fail) describing each step. */
-static void deep_one(const cu_api *c, int ordinal, doctor_report *rep)
+static void deep_one(const cu_driver *c, int ordinal, doctor_report *rep)
 {
 	char e[256] = "", name[128] = "?", step[64] = "device";
 	cu_device dev;
 	cu_context ctx = NULL;
 	cu_module mod = NULL;
-	cu_deviceptr d = 0, dbw = 0;
+	cu_ptr d = 0, dbw = 0;
 	double *h = NULL;
 	void *pinned = NULL;
 	double h2d = 0, d2h = 0;
@@ -130,14 +40,14 @@ static void deep_one(const cu_api *c, int ordinal, doctor_report *rep)
 		goto out;
 	c->name(name, sizeof name, dev);
 	snprintf(step, sizeof step, "context");
-	if ((r = c->primary_retain(&ctx, dev)))
+	if ((r = c->retain(&ctx, dev)))
 		goto out;
 	retained = true;
 	if ((r = c->set_current(ctx)))
 		goto out;
 	snprintf(step, sizeof step, "allocation");
 	/* three vectors a, b, c in one allocation: the Triad a = b + 2c */
-	if ((r = c->mem_alloc(&d, 3 * vec)))
+	if ((r = c->alloc(&d, 3 * vec)))
 		goto out;
 	h = xmalloc(2 * vec);
 	for (uint32_t i = 0; i < DEEP_N; i++) {
@@ -148,13 +58,13 @@ static void deep_one(const cu_api *c, int ordinal, doctor_report *rep)
 	if ((r = c->htod(d + vec, h, 2 * vec)))
 		goto out;
 	snprintf(step, sizeof step, "loading the PTX kernel");
-	if ((r = c->module_load(&mod, gw_bench_kernels_ptx)))
+	if ((r = c->load(&mod, gw_bench_kernels_ptx)))
 		goto out;
 	cu_function fn;
-	if ((r = c->get_function(&fn, mod, "gw_triad")))
+	if ((r = c->function(&fn, mod, "gw_triad")))
 		goto out;
 	snprintf(step, sizeof step, "kernel launch");
-	cu_deviceptr da = d, db = d + vec, dc = d + 2 * vec;
+	cu_ptr da = d, db = d + vec, dc = d + 2 * vec;
 	double scalar = 2.0;
 	unsigned long long n = DEEP_N;
 	void *params[] = {&da, &db, &dc, &scalar, &n};
@@ -180,7 +90,7 @@ static void deep_one(const cu_api *c, int ordinal, doctor_report *rep)
 	}
 	/* host-device bandwidth with pinned memory */
 	snprintf(step, sizeof step, "bandwidth");
-	if ((r = c->host_alloc(&pinned, DEEP_BW_BYTES)) || (r = c->mem_alloc(&dbw, DEEP_BW_BYTES)))
+	if ((r = c->host_alloc(&pinned, DEEP_BW_BYTES)) || (r = c->alloc(&dbw, DEEP_BW_BYTES)))
 		goto out;
 	memset(pinned, 0x5a, DEEP_BW_BYTES);
 	uint64_t t0 = now_ms();
@@ -198,7 +108,7 @@ static void deep_one(const cu_api *c, int ordinal, doctor_report *rep)
 	ok = true;
 out:
 	if (!ok && !*e)
-		cu_err(c, r, e, sizeof e);
+		cu_driver_strerror(c, r, e, sizeof e);
 	doctor_finding *f = doctor_add(rep, ok ? "deep-cuda" : "deep-cuda-failed", ok ? DOC_OK : DOC_FAIL, DG_CUDA, -1);
 	if (ok) {
 		f->title = xasprintf("CUDA device %d (%s): context, allocation, copies, PTX kernel and checksum work",
@@ -213,23 +123,23 @@ out:
 				 "Xid)");
 	}
 	if (dbw)
-		c->mem_free(dbw);
+		c->free(dbw);
 	if (pinned)
 		c->host_free(pinned);
 	if (mod)
-		c->module_unload(mod);
+		c->unload(mod);
 	if (d)
-		c->mem_free(d);
+		c->free(d);
 	free(h);
 	if (retained)
-		c->primary_release(dev);
+		c->release(dev);
 }
 
 void doctor_deep_cuda(doctor_report *rep)
 {
-	cu_api c;
+	cu_driver c;
 	char why[512];
-	if (!cu_load(&c, why, sizeof why)) {
+	if (!cu_driver_load(&c, why, sizeof why)) {
 		doctor_finding *f = doctor_add(rep, "deep-cuda", DOC_SKIP, DG_CUDA, -1);
 		f->title = xstrdup("CUDA driver tests not available");
 		f->evidence = xstrdup(why);
@@ -244,7 +154,7 @@ void doctor_deep_cuda(doctor_report *rep)
 	if (r) {
 		doctor_finding *f = doctor_add(rep, "deep-cuda-failed", DOC_FAIL, DG_CUDA, -1);
 		f->title = xstrdup("the CUDA driver does not initialise");
-		f->evidence = xasprintf("cuInit: %s", cu_err(&c, r, e, sizeof e));
+		f->evidence = xasprintf("cuInit: %s", cu_driver_strerror(&c, r, e, sizeof e));
 		f->fix = xstrdup("gpuwise explain the error; check that nvidia-smi works and the kernel log for Xid errors");
 	} else if (n == 0) {
 		doctor_finding *f = doctor_add(rep, "deep-cuda", DOC_SKIP, DG_CUDA, -1);
@@ -254,7 +164,7 @@ void doctor_deep_cuda(doctor_report *rep)
 	}
 	for (int i = 0; !r && i < n; i++)
 		deep_one(&c, i, rep);
-	dlclose(c.lib);
+	cu_driver_close(&c);
 }
 
 /* how much of a failing probe's output is shown: a traceback's last frames and the exception */

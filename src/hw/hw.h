@@ -120,6 +120,10 @@ typedef struct hw_gpu {
 	hw_val pcie_tx_kbytes_per_s, pcie_rx_kbytes_per_s; /* NVML: KB/s over ~20 ms */
 	hw_val energy_mj;       /* millijoules since the driver loaded (counter) */
 	hw_val pstate;          /* performance state: 0 (P0, fastest) to 15 */
+	/* NVLink: the remote PCI bus id of each active link (a peer GPU or an
+	 * NVSwitch), normalised like pci_bus_id; n_nvlinks 0 without NVLink */
+	char nvlink_peer[18][32];
+	int n_nvlinks;
 } hw_gpu;
 
 typedef struct hw_snapshot {

@@ -53,6 +53,7 @@ _Static_assert(sizeof(nvml_proc_v2) == 24, "nvmlProcessInfo_v2_t ABI");
 /* nvmlReturn_t values used here */
 enum {
 	NVML_OK = 0,
+	NVML_INVALID_ARGUMENT = 2,
 	NVML_NOT_SUPPORTED = 3,
 	NVML_NO_PERMISSION = 4,
 	NVML_NOT_FOUND = 6,
@@ -98,6 +99,8 @@ struct nvml {
 	nvml_ret (*get_handle)(unsigned int, nvml_dev *);
 	fn_str name, uuid;
 	nvml_ret (*pci_v3)(nvml_dev, nvml_pci_info *);
+	nvml_ret (*nvlink_state)(nvml_dev, unsigned int, int *);
+	nvml_ret (*nvlink_remote)(nvml_dev, unsigned int, nvml_pci_info *);
 	nvml_ret (*pci_v1)(nvml_dev, nvml_pci_info_v1 *);
 	nvml_ret (*cc)(nvml_dev, int *, int *);
 	fn_u arch;
@@ -187,6 +190,8 @@ static void resolve(nvml *n)
 	*(void **)&n->uuid = sym(l, "nvmlDeviceGetUUID", NULL, NULL);
 	*(void **)&n->pci_v3 = sym(l, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", NULL);
 	*(void **)&n->pci_v1 = sym(l, "nvmlDeviceGetPciInfo", NULL, NULL);
+	*(void **)&n->nvlink_state = sym(l, "nvmlDeviceGetNvLinkState", NULL, NULL);
+	*(void **)&n->nvlink_remote = sym(l, "nvmlDeviceGetNvLinkRemotePciInfo_v2", NULL, NULL);
 	*(void **)&n->cc = sym(l, "nvmlDeviceGetCudaComputeCapability", NULL, NULL);
 	*(void **)&n->arch = sym(l, "nvmlDeviceGetArchitecture", NULL, NULL);
 	*(void **)&n->mem_v1 = sym(l, "nvmlDeviceGetMemoryInfo", NULL, NULL);
@@ -400,6 +405,20 @@ void nvml_static(nvml *n, unsigned i, hw_gpu *g)
 			p.pci_device_id = p1.pci_device_id;
 			p.pci_subsys_id = p1.pci_subsys_id;
 		}
+	}
+	/* NVLink topology (static): the remote end of each active link;
+	 * NVML_NVLINK_MAX_LINKS is 18 (nvml.h) */
+	for (unsigned link = 0; n->nvlink_state && n->nvlink_remote && link < 18; link++) {
+		int active = 0;
+		nvml_pci_info rp;
+		r = n->nvlink_state(d, link, &active);
+		if (r == NVML_NOT_SUPPORTED || r == NVML_INVALID_ARGUMENT)
+			break; /* no NVLink, or past the device's links */
+		if (r != NVML_OK || active != 1)
+			continue;
+		memset(&rp, 0, sizeof rp);
+		if (n->nvlink_remote(d, link, &rp) == NVML_OK && g->n_nvlinks < 18)
+			hw_pci_norm(rp.bus_id, g->nvlink_peer[g->n_nvlinks++], sizeof g->nvlink_peer[0]);
 	}
 	/* pciDeviceId is device << 16 | vendor */
 	if (p.pci_device_id) {

@@ -65,6 +65,9 @@ void train_opts_init(train_opts *o)
 	o->targets = TRAIN_LORA_ALL_LINEAR;
 	o->gpus = 1;
 	o->shard = TRAIN_SHARD_NONE;
+	/* The default is Hugging Face transformers + PEFT as people run it
+	 * today (issue 9): its preset below. */
+	train_apply_framework(o, TRAIN_FW_TRANSFORMERS);
 }
 
 /* ---- framework presets -------------------------------------------------- */
@@ -88,6 +91,28 @@ int train_parse_framework(const char *s, train_framework *out)
 const char *train_framework_name(train_framework f)
 {
 	return fw_names[f];
+}
+
+/* What each preset models, named for the assumptions; the facts behind
+ * each are cited at train_apply_framework. */
+const char *train_framework_modelled(train_framework f)
+{
+	switch (f) {
+	case TRAIN_FW_TRANSFORMERS:
+		return "Hugging Face transformers >= 4.46 Trainer + PEFT: SDPA attention, logits upcast to fp32 in "
+		       "the loss, LoRA r=8 on attention";
+	case TRAIN_FW_TORCHTUNE:
+		return "torchtune 0.3 llama3_1 single-device recipes: SDPA, chunked cross-entropy, bf16, activation "
+		       "checkpointing";
+	case TRAIN_FW_UNSLOTH:
+		return "Unsloth notebooks: 4-bit QLoRA, chunked cross-entropy, offloaded checkpointing, 8-bit AdamW";
+	case TRAIN_FW_AXOLOTL:
+		return "axolotl examples/llama-3: flash attention, gradient checkpointing, 8-bit AdamW";
+	case TRAIN_FW_DEEPSPEED:
+		return "transformers Trainer + DeepSpeed ZeRO-2: SDPA, states and gradients sharded";
+	default:
+		return "no framework (--framework none): eager attention, full fp32 logits";
+	}
 }
 
 /*
@@ -114,7 +139,20 @@ const char *train_framework_name(train_framework f)
  */
 void train_apply_framework(train_opts *o, train_framework f)
 {
+	o->framework = f;
 	switch (f) {
+	case TRAIN_FW_NONE:
+		/* the textbook model without a framework's kernels: what gpuwise
+		 * planned before the presets */
+		o->flash_attn = false;
+		o->chunked_ce = false;
+		o->ckpt = TRAIN_CKPT_NONE;
+		o->optimizer = TRAIN_ADAMW;
+		o->optimizer_in_bwd = false;
+		o->precision = TRAIN_MIXED_BF16;
+		o->targets = TRAIN_LORA_ALL_LINEAR;
+		o->lora_rank = 16;
+		break;
 	case TRAIN_FW_TRANSFORMERS:
 		o->flash_attn = true;
 		o->chunked_ce = false;
@@ -488,6 +526,7 @@ int train_plan_compute(const model_desc *m, const train_opts *o, uint64_t vram_b
 	p->vram_bytes = vram_bytes;
 	p->has_budget = vram_bytes > 0;
 	p->fits = p->has_budget && p->bd.total <= vram_bytes;
+	p->notes[p->n_notes++] = train_framework_modelled(o->framework);
 	p->notes[p->n_notes++] = "activations: Korthikanti et al. 2022, 16-bit, no tensor parallelism";
 	if (!o->flash_attn)
 		p->notes[p->n_notes++] = "eager attention stores the s x s scores; --flash-attn drops them";

@@ -31,6 +31,21 @@ typedef enum { TRAIN_CKPT_NONE, TRAIN_CKPT_SELECTIVE, TRAIN_CKPT_FULL } train_ck
 typedef enum { TRAIN_LORA_ATTN, TRAIN_LORA_ATTN_MLP, TRAIN_LORA_ALL_LINEAR } train_lora_targets;
 typedef enum { TRAIN_SHARD_NONE, TRAIN_SHARD_ZERO1, TRAIN_SHARD_ZERO2, TRAIN_SHARD_ZERO3, TRAIN_SHARD_FSDP } train_shard;
 
+/*
+ * Fine-tuning frameworks as people run them today: each preset sets that
+ * framework's defaults (attention kernel, logits upcast or chunked loss,
+ * checkpointing, optimizer, LoRA targets, sharding) on o; options given
+ * after --framework override them.  The default is transformers + PEFT.
+ * Sources at the definitions (train.c).
+ */
+typedef enum {
+	TRAIN_FW_NONE,          /* no framework: eager attention, fp32 logits (the textbook model) */
+	TRAIN_FW_TRANSFORMERS,  /* Hugging Face Trainer + PEFT */
+	TRAIN_FW_TORCHTUNE,
+	TRAIN_FW_UNSLOTH,
+	TRAIN_FW_AXOLOTL,
+	TRAIN_FW_DEEPSPEED,     /* Trainer + DeepSpeed ZeRO-2 */
+} train_framework;
 typedef struct train_opts {
 	train_method method;
 	uint32_t seq;            /* tokens per sample */
@@ -47,28 +62,20 @@ typedef struct train_opts {
 	bool offload_optimizer;  /* optimizer states (and fp32 master) in host RAM */
 	bool optimizer_in_bwd;   /* step fused into backward: no gradient buffer */
 	bool chunked_ce;         /* chunked cross-entropy: no full fp32 logits */
+	train_framework framework; /* whose defaults these are */
 } train_opts;
 
-/* Defaults: LoRA rank 16 on all linear layers, seq 2048, micro-batch 4,
- * mixed-bf16 AdamW, no checkpointing, eager attention, one GPU. */
+/* Defaults: Hugging Face transformers + PEFT as people run it today (the
+ * transformers preset: SDPA attention, fp32 logits upcast in the loss,
+ * mixed-bf16 AdamW, no checkpointing, LoRA r=8 on attention), seq 2048,
+ * micro-batch 4, one GPU. */
 void train_opts_init(train_opts *o);
 
-/*
- * Fine-tuning frameworks as people run them today: each preset sets that
- * framework's defaults (attention kernel, logits upcast or chunked loss,
- * checkpointing, optimizer, LoRA targets, sharding) on o; options given
- * after --framework override them.  Sources at the definitions (train.c).
- */
-typedef enum {
-	TRAIN_FW_NONE,          /* gpuwise's own defaults (eager attention, fp32 logits) */
-	TRAIN_FW_TRANSFORMERS,  /* Hugging Face Trainer + PEFT */
-	TRAIN_FW_TORCHTUNE,
-	TRAIN_FW_UNSLOTH,
-	TRAIN_FW_AXOLOTL,
-	TRAIN_FW_DEEPSPEED,     /* Trainer + DeepSpeed ZeRO-2 */
-} train_framework;
 int train_parse_framework(const char *s, train_framework *out);
 const char *train_framework_name(train_framework f);
+/* The framework and the version whose behaviour the numbers model, for
+ * the assumptions ("transformers >= 4.46 + PEFT ..."); a static string. */
+const char *train_framework_modelled(train_framework f);
 void train_apply_framework(train_opts *o, train_framework f);
 
 /* Parsers for the option words ("mixed-bf16"); 0 or GW_EINVAL. */

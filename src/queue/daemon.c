@@ -361,6 +361,51 @@ static bool proc_is_job(pid_t pid)
  * third device from the end.  GPUs sharing it sit under one switch.
  * Returns an index into keys[] (grown as new switches appear), or -1.
  */
+/*
+ * GPU i's NVLink group: the lowest index of the GPUs it reaches over NVLink,
+ * directly (a link whose remote end is the other GPU) or through a shared
+ * NVSwitch (both link to the same remote bus id), transitively; -1 without
+ * NVLink.
+ */
+static int nvlink_group_of(const hw_snapshot *s, size_t i)
+{
+	if (!s->gpus[i].n_nvlinks)
+		return -1;
+	size_t n = s->n_gpus;
+	bool *in = xcalloc(n, sizeof *in);
+	in[i] = true;
+	for (bool grew = true; grew;) {
+		grew = false;
+		for (size_t a = 0; a < n; a++) {
+			if (!in[a])
+				continue;
+			const hw_gpu *ga = &s->gpus[a];
+			for (size_t b = 0; b < n; b++) {
+				if (in[b] || !s->gpus[b].n_nvlinks)
+					continue;
+				const hw_gpu *gb = &s->gpus[b];
+				bool linked = false;
+				for (int k = 0; k < ga->n_nvlinks && !linked; k++) {
+					linked = strcmp(ga->nvlink_peer[k], gb->pci_bus_id) == 0;
+					for (int m = 0; m < gb->n_nvlinks && !linked; m++)
+						linked = strcmp(ga->nvlink_peer[k], gb->nvlink_peer[m]) == 0 ||
+							 strcmp(gb->nvlink_peer[m], ga->pci_bus_id) == 0;
+				}
+				if (linked)
+					in[b] = grew = true;
+			}
+		}
+	}
+	int group = (int)i;
+	for (size_t a = 0; a < n; a++)
+		if (in[a]) {
+			group = (int)a;
+			break;
+		}
+	free(in);
+	return group;
+}
+
 static int pcie_switch_of(const char *bdf, char keys[][32], size_t *n_keys, size_t max)
 {
 	char rel[128];
@@ -430,7 +475,7 @@ static void gpus_refresh(qd *d)
 		snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/numa_node", h->pci_bus_id);
 		if (gw_read_ll(path, &numa) == 0)
 			x->numa = (int)numa;
-		/* NVLink peers are not read yet (nvlink_group stays -1, unknown) */
+		x->nvlink_group = nvlink_group_of(&s, i);
 		x->pcie_switch = pcie_switch_of(h->pci_bus_id, switches, &n_switches, 64);
 		uint64_t outside = HW_VALID(h->mem_reserved_bytes) ? (uint64_t)h->mem_reserved_bytes.v : 0;
 		for (size_t k = 0; k < h->n_procs; k++)
@@ -1494,6 +1539,7 @@ static void handle_line(qd *d, client *c, const char *line, size_t len)
 			json_object_set_new(x, "mem_outside_bytes", json_integer((json_int_t)g->mem_outside_bytes));
 			json_object_set_new(x, "numa", jint_or_null(g->numa >= 0, g->numa));
 			json_object_set_new(x, "pcie_switch", jint_or_null(g->pcie_switch >= 0, g->pcie_switch));
+			json_object_set_new(x, "nvlink_group", jint_or_null(g->nvlink_group >= 0, g->nvlink_group));
 			json_object_set_new(x, "mig_instances", json_integer((json_int_t)g->n_migs));
 			json_object_set_new(x, "lost", json_boolean(g->lost));
 			json_array_append_new(t, x);

@@ -124,6 +124,22 @@ run_gw plan llama-3.1-8b --train lora --framework unsloth --checkpointing none -
 is "$(printf '%s' "$out" | jget 'd["checkpointing"]')" none "options after --framework override it"
 run_gw plan llama-3.1-8b --train lora --framework deepspeed --gpus 4 --vram 24G --json
 is "$(printf '%s' "$out" | jget 'd["shard"]')" zero2 "--framework deepspeed: ZeRO-2"
+# The default is Hugging Face transformers + PEFT as run today: SDPA, full
+# fp32 logits, no checkpointing, PEFT's r=8 on attention; the notes name it.
+run_gw plan llama-3.1-8b --train lora --vram 24G --json
+is "$(printf '%s' "$out" | jget 'd["framework"] == "transformers" and d["flash_attn"] and d["checkpointing"] == "none" and d["lora_rank"] == 8 and d["lora_targets"] == "attn"')" True "no --framework: the transformers preset"
+like "$(printf '%s' "$out" | jget 'd["notes"][0]')" "transformers >= 4.46.*PEFT" "the notes name the framework and version modelled"
+d_act=$(printf '%s' "$out" | jget 'd["breakdown"]["activations_bytes"]')
+d_tot=$(printf '%s' "$out" | jget 'd["per_gpu_bytes"]')
+run_gw plan llama-3.1-8b --train lora --framework transformers --vram 24G --json
+is "$(printf '%s' "$out" | jget 'd["per_gpu_bytes"]')" "$d_tot" "the default equals --framework transformers"
+run_gw plan llama-3.1-8b --train lora --vram 24G
+like "$out" "flash attention|SDPA" "text: the attention kernel is said"
+like "$out" "transformers >= 4.46" "text: the framework and version are said"
+run_gw plan llama-3.1-8b --train lora --flash-attn off --vram 24G --json
+is "$(printf '%s' "$out" | jget "not d['flash_attn'] and d['breakdown']['activations_bytes'] > $d_act")" True "--flash-attn off: eager attention stores the scores"
+run_gw plan llama-3.1-8b --train lora --framework none --vram 24G --json
+is "$(printf '%s' "$out" | jget "d['framework'] == 'none' and not d['flash_attn'] and d['breakdown']['activations_bytes'] > $d_act")" True "--framework none: the eager textbook model"
 run_gw plan llama-3.1-8b --train lora --framework keras
 is "$rc" 2 "unknown --framework: exit 2"
 like "$err" "invalid --framework 'keras'" "names the bad framework"

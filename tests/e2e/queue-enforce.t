@@ -128,6 +128,26 @@ is "$(python3 "$QTOOLS" topology "$SOCK" | tr '\n' ';')" "0 0 0 0;1 1 None 0;" "
 q_stop
 unset GPUWISE_ROOT
 
+# ---- NVLink groups from NVML's active links (fake NVML "nvlinks": each link's remote bus id) ----
+python3 - "$FIX/scenarios/server-8xh100.json" "$TMP/nvl.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+gpus = d["gpus"]
+for i, g in enumerate(gpus):
+    g.pop("migs", None); g["mig_mode"] = 0
+    if i < 4:      # GPUs 0-3 on one NVSwitch (every link to it)
+        g["nvlinks"] = ["0000:f0:00.0"] * 4
+    elif i < 6:    # GPUs 4 and 5 linked to each other directly
+        g["nvlinks"] = [gpus[9 - i]["pci_bus_id"]] * 2
+    # GPUs 6 and 7: no NVLink (NVML answers NOT_SUPPORTED)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+export GPUWISE_FAKE_SCENARIO="$TMP/nvl.json"
+rm -rf "$TMP/state"
+q_start
+is "$(python3 "$QTOOLS" nvlink "$SOCK")" "0 0 0 0 4 4 None None" "NVLink groups: one NVSwitch (0-3), a direct pair (4-5), none (6, 7)"
+q_stop
+
 # ---- a personal queue run by a normal user ------------------------------------------------
 export GPUWISE_FAKE_SCENARIO="$FIX/scenarios/server-2gpu-queue.json"
 psock=$WORK/personal.sock

@@ -162,6 +162,8 @@ def main():
     elif cmd == "topology":
         for g in call(a[0], {"op": "ping"})["topology"]:
             print(g["index"], g["numa"], g["pcie_switch"], g["mig_instances"])
+    elif cmd == "nvlink":
+        print(" ".join(str(g["nvlink_group"]) for g in call(a[0], {"op": "ping"})["topology"]))
     elif cmd == "running":
         print(" ".join(str(j["id"]) for j in call(a[0], {"op": "queue"})["jobs"] if j["state"] == "running"))
     elif cmd == "drain":

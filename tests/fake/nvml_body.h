@@ -405,6 +405,53 @@ API nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t dev, nvmlPciInfo_t *p)
 }
 #endif
 
+/* ---- NVLink: "nvlinks" lists each active link's remote PCI bus id (a GPU or an NVSwitch) */
+#ifndef FAKE_OLD_DRIVER
+static json_t *nvlink_at(struct fdev *d, unsigned int link, int *rc)
+{
+	json_t *a = d->mig < 0 ? json_object_get(d->obj, "nvlinks") : NULL;
+	if (!json_is_array(a)) {
+		*rc = R_NOTSUP; /* no NVLink on this GPU, as NVML says for PCIe-only boards */
+		return NULL;
+	}
+	if (link >= 18) { /* NVML_NVLINK_MAX_LINKS */
+		*rc = R_INVAL;
+		return NULL;
+	}
+	*rc = R_OK;
+	return json_array_get(a, link); /* NULL: a link that is present but down */
+}
+API nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev, unsigned int link, int *active)
+{
+	BEGIN("nvmlDeviceGetNvLinkState", dev);
+	int rc;
+	json_t *peer = nvlink_at(dev, link, &rc);
+	if (rc || !active)
+		END(rc ? rc : R_INVAL);
+	*active = peer && json_is_string(peer) ? 1 : 0; /* NVML_FEATURE_ENABLED / DISABLED */
+	END(R_OK);
+}
+API nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t dev, unsigned int link, nvmlPciInfo_t *p)
+{
+	BEGIN("nvmlDeviceGetNvLinkRemotePciInfo_v2", dev);
+	int rc;
+	json_t *peer = nvlink_at(dev, link, &rc);
+	if (rc || !p)
+		END(rc ? rc : R_INVAL);
+	if (!json_is_string(peer))
+		END(R_NOTSUP);
+	unsigned int dom, bus, dv, f;
+	parse_bus(json_string_value(peer), &dom, &bus, &dv, &f);
+	memset(p, 0, sizeof *p);
+	snprintf(p->busIdLegacy, sizeof p->busIdLegacy, "%04x:%02x:%02x.%x", dom, bus, dv, f);
+	snprintf(p->busId, sizeof p->busId, "%08X:%02X:%02X.%X", dom, bus, dv, f);
+	p->domain = dom;
+	p->bus = bus;
+	p->device = dv;
+	END(R_OK);
+}
+#endif
+
 API nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t dev, nvmlPciInfo_v1_t *p1)
 {
 	nvmlPciInfo_t p;

@@ -205,6 +205,14 @@ static int validate(char *why, size_t n)
 				snprintf(w2, sizeof w2, "%s.%s", where, k);
 				if (check_num(v, w2, why, n))
 					return -1;
+			} else if (strcmp(k, "nvlinks") == 0) {
+				/* each active NVLink's remote PCI bus id; null for a link that is down */
+				size_t li;
+				json_t *lv;
+				if (!json_is_array(v) || json_array_size(v) > 18)
+					return bad(why, n, "%s.nvlinks: must be an array of at most 18 bus ids", where);
+				json_array_foreach(v, li, lv) if (!json_is_string(lv) && !json_is_null(lv)) return bad(
+					why, n, "%s.nvlinks[%zu]: must be a PCI bus id or null", where, li);
 			} else if (!in_list(gpu_obj_keys, k)) {
 				return bad(why, n, "%s: unknown key '%s'", where, k);
 			}

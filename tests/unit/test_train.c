@@ -114,6 +114,7 @@ static void test_activation_options(void **state)
 	(void)state;
 	train_opts o;
 	train_opts_init(&o);
+	train_apply_framework(&o, TRAIN_FW_NONE); /* eager attention: the score term counts */
 	o.micro_batch = 2;
 	uint64_t none = total(&llama2_7b, &o);
 	o.ckpt = TRAIN_CKPT_SELECTIVE;
@@ -194,6 +195,49 @@ static void test_advice_story(void **state)
 	train_plan_release(&p);
 }
 
+/* The default is Hugging Face transformers + PEFT as run today (issue 9):
+ * SDPA (no s x s scores), the full logits upcast to fp32 (not chunked), no
+ * checkpointing, mixed-bf16 AdamW, PEFT's r=8 on attention; the plan's
+ * assumptions name it.  --framework none is the textbook eager model. */
+static void test_default_is_transformers(void **state)
+{
+	(void)state;
+	train_opts o, t;
+	train_opts_init(&o);
+	assert_int_equal(o.framework, TRAIN_FW_TRANSFORMERS);
+	assert_true(o.flash_attn);
+	assert_false(o.chunked_ce);
+	assert_int_equal(o.ckpt, TRAIN_CKPT_NONE);
+	assert_int_equal(o.precision, TRAIN_MIXED_BF16);
+	assert_int_equal(o.optimizer, TRAIN_ADAMW);
+	assert_int_equal(o.lora_rank, 8);
+	assert_int_equal(o.targets, TRAIN_LORA_ATTN);
+	/* the same as asking for the preset */
+	train_opts_init(&t);
+	train_apply_framework(&t, TRAIN_FW_TRANSFORMERS);
+	assert_memory_equal(&o, &t, sizeof o);
+
+	train_plan p;
+	assert_int_equal(train_plan_compute(&llama31_8b, &o, 0, &p, NULL), 0);
+	bool named = false;
+	for (size_t i = 0; i < p.n_notes; i++)
+		named = named || (strstr(p.notes[i], "transformers >= 4.46") && strstr(p.notes[i], "PEFT"));
+	assert_true(named);
+	/* full fp32 logits, doubled for the softmax: 8 bytes per b*s*V */
+	assert_true(p.bd.logits == (uint64_t)(4.0 * 2048 * 128256 * 8));
+	uint64_t sdpa = p.bd.activations;
+	train_plan_release(&p);
+
+	train_apply_framework(&o, TRAIN_FW_NONE);
+	assert_false(o.flash_attn);
+	assert_int_equal(o.framework, TRAIN_FW_NONE);
+	assert_int_equal(train_plan_compute(&llama31_8b, &o, 0, &p, NULL), 0);
+	/* eager attention keeps the scores: 34 + 5as/h = 114 against 34 */
+	assert_true(fabs((double)p.bd.activations / sdpa - 114.0 / 34) < 1e-6);
+	assert_non_null(strstr(p.notes[0], "no framework"));
+	train_plan_release(&p);
+}
+
 static void test_bad_model(void **state)
 {
 	(void)state;
@@ -218,6 +262,8 @@ static void test_bad_model(void **state)
 static const model_desc val_models[] = {
 	{.name = "Llama-3.1-8B", .n_layers = 32, .hidden = 4096, .n_heads = 32, .n_kv_heads = 8, .head_dim_k = 128,
 	 .ffn = 14336, .vocab = 128256, .params_total = 8.03e9},
+	{.name = "Llama-3.1-70B", .n_layers = 80, .hidden = 8192, .n_heads = 64, .n_kv_heads = 8, .head_dim_k = 128,
+	 .ffn = 28672, .vocab = 128256, .params_total = 70.6e9},
 	{.name = "Llama-3.1-405B", .n_layers = 126, .hidden = 16384, .n_heads = 128, .n_kv_heads = 8,
 	 .head_dim_k = 128, .ffn = 53248, .vocab = 128256, .params_total = 405e9},
 	/* T5 encoder-decoder models planned as 24+24 layers of one stack */
@@ -248,7 +294,9 @@ static const model_desc val_models[] = {
  * full: paged 8-bit AdamW stepped in backward with activation
  * checkpointing on the 4090; LoRA/QLoRA rank 8 on q, v, output and the
  * MLP), PEFT's example scripts (fp32 model, LoRA r=8 on attention, AdamW,
- * batch 8, max_length 64).  Assumed where the source is silent: the A6000
+ * batch 8, max_length 64, eager attention: the table was published with
+ * PEFT 0.2 in February 2023, before transformers 4.36 made SDPA the
+ * default, and neither T5 nor BLOOM has an SDPA path).  Assumed where the source is silent: the A6000
  * full run uses non-paged 8-bit AdamW, the A6000 LoRA run has no
  * checkpointing.  Vendor minimums use the leanest setup (micro-batch 1,
  * seq 2048, full checkpointing, flash attention, chunked loss, 8-bit paged
@@ -264,11 +312,14 @@ static const val_setup setups[] = {
 	 "full bf16 paged-adamw-8bit bwd ckpt=full flash chunked seq=2048 mb=2"},
 	{"Llama-3.1-8B", "BF16 full FT", "RTX A6000", "full bf16 adamw-8bit bwd ckpt=full flash chunked seq=2048 mb=2"},
 	{"Llama-3.1-8B", "BF16 LoRA", "RTX A6000", "lora bf16 adamw ckpt=none flash chunked seq=2048 mb=2 r=8 attn+mlp"},
+	{"Llama-3.1-8B", "BF16 LoRA", "RTX 4090", "lora bf16 adamw ckpt=full flash chunked seq=2048 mb=2 r=8 attn+mlp"},
+	{"Llama-3.1-70B", "BF16 LoRA", "8x A100",
+	 "lora bf16 adamw ckpt=full flash chunked seq=2048 mb=2 r=16 attn+mlp gpus=8"},
 	{"Llama-3.1-8B", "NF4 QLoRA", "RTX 4090", "qlora bf16 adamw ckpt=full flash chunked seq=2048 mb=2 r=8 attn+mlp"},
 	{"Llama-3.1-405B", "NF4 QLoRA", "8x A100",
 	 "qlora bf16 adamw ckpt=full flash chunked seq=2048 mb=2 r=8 attn+mlp gpus=8"},
-	{"bigscience/", "LoRA (PyTorch)", "A100", "lora fp32 adamw ckpt=none seq=64 mb=8 r=8 attn"},
-	{"bigscience/", "full FT", "A100", "full fp32 adamw ckpt=none seq=64 mb=8"},
+	{"bigscience/", "LoRA (PyTorch)", "A100", "lora fp32 adamw ckpt=none eager seq=64 mb=8 r=8 attn"},
+	{"bigscience/", "full FT", "A100", "full fp32 adamw ckpt=none eager seq=64 mb=8"},
 	{"(any, Unsloth", "16-bit LoRA", "any", "lora bf16 adamw-8bit ckpt=full flash chunked seq=2048 mb=2 r=16 all-linear"},
 	{"(any, Unsloth", "4-bit QLoRA", "any", "qlora bf16 adamw-8bit ckpt=full flash chunked seq=2048 mb=2 r=16 all-linear"},
 };
@@ -291,6 +342,8 @@ static void apply_words(train_opts *o, const char *words)
 			o->optimizer_in_bwd = true;
 		else if (!strcmp(w, "flash"))
 			o->flash_attn = true;
+		else if (!strcmp(w, "eager"))
+			o->flash_attn = false;
 		else if (!strcmp(w, "chunked"))
 			o->chunked_ce = true;
 		else if (sscanf(w, "seq=%u", &v) == 1)
@@ -409,7 +462,8 @@ static void test_validation(void **state)
 
 /*
  * The framework presets against each framework's own published peaks:
- * torchtune's README table (its recipes), PEFT's README table (Trainer +
+ * torchtune's README table (its recipes; the 70B LoRA row keeps the
+ * preset's r=8 where its config has r=16: adapters of 0.1% of the weights), PEFT's README table (Trainer +
  * PEFT example scripts), Unsloth's requirements table (a vendor minimum: a
  * lower bound).  Each row gets its framework's preset, then only the facts
  * its source states: method, sequence, batch, GPUs (and for PEFT's
@@ -497,12 +551,17 @@ static void test_framework_presets(void **state)
 		double med = n[k] % 2 ? errs[k][n[k] / 2] : (errs[k][n[k] / 2 - 1] + errs[k][n[k] / 2]) / 2;
 		printf("# preset %s: %zu measured rows, median |error| %.1f%%\n", train_framework_name(fws[k].fw), n[k],
 		       med * 100);
-		/* torchtune's A6000 rows ran settings its table does not state
-		 * (the preset is its single-device configs: -49%, -40% there) */
-		assert_true(med <= 0.20);
+		/* torchtune: its README table states batch 2, packed 2048 and
+		 * compile for every row and nothing else; the same stated
+		 * settings give 16.2 GiB for LoRA on a 4090 and 30.3 GiB on an
+		 * A6000, so the A6000 rows ran settings the table does not
+		 * state (the preset, its default configs, is -49% and -40%
+		 * there).  Over the seven rows the median is 16.9%. */
+		static const double bound[] = {0.17, 0.10, 0};
+		assert_true(med <= bound[k]);
 	}
 	printf("# preset unsloth: %zu vendor minimums met as lower bounds\n", bounds);
-	assert_true(n[0] >= 4 && n[1] >= 2 && bounds >= 6);
+	assert_true(n[0] >= 7 && n[1] >= 3 && bounds >= 6);
 	kb_table_release(&t);
 	free(text);
 	free(path);
@@ -517,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_activation_options),
 		cmocka_unit_test(test_sharding),
 		cmocka_unit_test(test_advice_story),
+		cmocka_unit_test(test_default_is_transformers),
 		cmocka_unit_test(test_bad_model),
 		cmocka_unit_test(test_validation),
 		cmocka_unit_test(test_framework_presets),
