@@ -37,6 +37,22 @@ int cmd_quota_export(int argc, char **argv);
 /* Give a batch script to `sbatch --parsable`: 0 and the job id, or -1 and a message (for submit --backend slurm). */
 int export_sbatch_submit(const char *script, char *id, size_t n_id, char *err, size_t n_err);
 
+/* cluster12b: the Slurm backend of submit/queue/show/logs/cancel (src/cmd/slurm.c) */
+typedef struct json_t json_t;
+typedef struct slurm_submit_opts {
+	const char *partition, *gpuwise_path, *output;
+	int shards;
+	uint64_t mem_per_gpu_bytes;
+} slurm_submit_opts;
+int slurm_backend_submit(json_t *jspec, const slurm_submit_opts *so, bool json_out);
+bool slurm_backend_configured(void);               /* scontrol on PATH and a slurm.conf */
+json_t *slurm_backend_jobs(bool all, char *err, size_t n_err);   /* queue rows, or NULL and err */
+json_t *slurm_backend_job(uint64_t id, char *err, size_t n_err); /* one row, or NULL and err */
+int slurm_backend_logs(uint64_t id, bool follow);
+int slurm_backend_cancel(uint64_t id);
+int slurm_err_exit(const char *err);               /* 1 Slurm unreachable, 3 no such / not your job */
+int slurm_parse_job_id(const char *cmd, const char *s, uint64_t *id, bool *slurm);
+
 /* Print a usage error and return GW_EXIT_USAGE ("try 'gpuwise CMD --help'"). */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

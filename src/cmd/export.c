@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "queue/queue.h"
 #include "sched/export.h"
 #include "util/json.h"
 
@@ -26,7 +27,8 @@ static void usage(FILE *f)
 		"       gpuwise export slurm [JOB OPTIONS] [--partition P] [--shards K]\n"
 		"                          [--mem-per-gpu SIZE] [--signal-before DUR] [--output PATTERN] -- CMD [ARGS...]\n"
 		"       gpuwise export quota k8s [--kueue] [--flavor NAME] [QUOTA OPTIONS]\n"
-		"       gpuwise export quota slurm [--cluster NAME] [--vram-gres] [QUOTA OPTIONS]\n\n"
+		"       gpuwise export quota slurm [--cluster NAME] [--vram-gres] [QUOTA OPTIONS]\n"
+		"       (gpuwise quota export k8s|slurm ... is the same)\n\n"
 		"Print a queue job as a Kubernetes batch/v1 Job (YAML) or a Slurm batch\n"
 		"script, the command wrapped in 'gpuwise run' with the job's restart options;\n"
 		"or the projects' quotas as Kubernetes objects or sacctmgr commands.  What\n"
@@ -59,6 +61,7 @@ static void usage(FILE *f)
 		"                        Slurm job id instead of the script\n"
 		"Quota options:\n"
 		"  --from FILE           the projects of 'gpuwise quota --json' (- for stdin)\n"
+		"                        (neither --from nor --quota: the running daemon's)\n"
 		"  --quota P:gpus=N,jobs=N,vram=SIZE,borrow=N\n"
 		"                        one project's limits (repeat; borrow: GPUs it may borrow)\n"
 		"  --kueue               also a ResourceFlavor, and a ClusterQueue and LocalQueue per project\n"
@@ -215,6 +218,32 @@ static int parse_quota(const char *arg, export_quota *q)
 	return rc;
 }
 
+static int quota_from_json(json_t *j, const char *name, export_quota **qs, size_t *n);
+
+/* The projects of the running queue daemon ('gpuwise quota --json'); 0, or -1 when none answers. */
+static int read_quota_daemon(export_quota **qs, size_t *n, int *rc)
+{
+	char *path = queue_socket_path(NULL);
+	queue_conn *c = NULL;
+	gw_error err;
+	json_t *rep = NULL;
+	int r = -1;
+	if (queue_connect(path, &c, &err))
+		goto out;
+	json_t *req = json_object();
+	json_object_set_new(req, "op", json_string("quota"));
+	if (queue_call(c, req, &rep, &err) == 0 && json_is_true(json_object_get(rep, "ok"))) {
+		*rc = quota_from_json(rep, path, qs, n);
+		r = 0;
+	}
+	json_decref(req);
+	json_decref(rep);
+	queue_close(c);
+out:
+	free(path);
+	return r;
+}
+
 /* The projects of `gpuwise quota --json` (docs/json-quota.md). */
 static int read_quota_json(const char *path, export_quota **qs, size_t *n)
 {
@@ -243,6 +272,16 @@ static int read_quota_json(const char *path, export_quota **qs, size_t *n)
 		gw_errorf("cannot read '%s': %s", name, ebuf);
 		goto out;
 	}
+	rc = quota_from_json(j, name, qs, n);
+out:
+	json_decref(j);
+	free(text);
+	return rc;
+}
+
+static int quota_from_json(json_t *j, const char *name, export_quota **qs, size_t *n)
+{
+	int rc = GW_EXIT_RUNTIME;
 	json_t *projects = json_object_get(j, "projects");
 	if (!json_is_array(projects)) {
 		gw_errorf("cannot read '%s': no \"projects\" array (the output of 'gpuwise quota --json')", name);
@@ -275,8 +314,6 @@ static int read_quota_json(const char *path, export_quota **qs, size_t *n)
 	}
 	rc = 0;
 out:
-	json_decref(j);
-	free(text);
 	return rc;
 }
 
@@ -321,8 +358,10 @@ static int quota_export(int argc, char **argv, const char *target)
 	}
 	if (from && (rc = read_quota_json(from, &qs, &n)))
 		goto out;
+	if (!from && n == 0 && read_quota_daemon(&qs, &n, &rc) == 0 && rc)
+		goto out;
 	if (n == 0) {
-		rc = usage_error("export", "no projects: give --from FILE ('gpuwise quota --json') or --quota");
+		rc = usage_error("export", "no projects: give --from FILE ('gpuwise quota --json') or --quota, or start the queue daemon");
 		goto out;
 	}
 	char *fl = export_k8s_name(flavor);

@@ -121,13 +121,24 @@ static void submit_usage(FILE *f)
 		"                        --run-opt 5s); --log, --report, --json are the daemon's\n"
 		"  --socket PATH         the daemon's socket (default: GPUWISE_SOCKET, yours\n"
 		"                        under XDG_RUNTIME_DIR, else %s)\n"
-		"  --json                print {\"id\": N} instead of the id\n"
-		"  -h, --help            show this help\n\n%s",
+		"  --json                print {\"id\": N, \"backend\": ...} instead of the id\n"
+		"  -h, --help            show this help\n\n"
+		"Slurm (no daemon needed; the job prints as slurm:ID):\n"
+		"  --backend B           local (default: the queue daemon) or slurm (sbatch\n"
+		"                        --parsable: --gres=gpu:N, --account=PROJECT, --time,\n"
+		"                        --requeue and --signal for restartable jobs, the\n"
+		"                        command under 'gpuwise run' on the node)\n"
+		"  --partition P         the partition\n"
+		"  --shards K            --gres=shard:K for a shared job (with --vram)\n"
+		"  --mem-per-gpu SIZE    host memory per GPU\n"
+		"  --gpuwise PATH        gpuwise on the nodes (default: gpuwise)\n"
+		"  --output PATTERN      the job's output file (default: slurm-%%j.out here)\n"
+		"With --vram auto and no --gpus, the planner's GPU count becomes --gres=gpu:N.\n\n%s",
 		QUEUE_SYSTEM_SOCKET, exit_text);
 }
 
 /* Run 'gpuwise plan ARGS --json' and take the largest per-GPU total as the request. */
-static int plan_vram(char **args, int n, uint64_t *bytes, char **summary)
+static int plan_vram(char **args, int n, uint64_t *bytes, char **summary, int *n_dev)
 {
 	int pipefd[2];
 	if (pipe(pipefd))
@@ -166,6 +177,7 @@ static int plan_vram(char **args, int n, uint64_t *bytes, char **summary)
 	json_array_foreach(json_object_get(o, "devices"), i, dev) {
 		uint64_t t = (uint64_t)json_integer_value(json_object_get(dev, "total_bytes"));
 		best = t > best ? t : best;
+		*n_dev += t > 0;
 	}
 	if (!best)
 		best = (uint64_t)json_integer_value(json_object_get(o, "vram_bytes"));
@@ -190,6 +202,7 @@ static void strv_add(json_t *arr, const char *s)
 enum {
 	O_PROJECT = 256, O_VRAM, O_GPUS, O_MODE, O_PRIORITY, O_NAME, O_TIME_LIMIT, O_AFTER, O_ENV,
 	O_RESTART, O_MAX_RESTARTS, O_RUN_OPT, O_BACKOFF, O_START_LIMIT, O_NO_RESTART_ON, O_MEM_LIMIT, O_SOCKET, O_JSON, O_ALL, O_FOLLOW, O_MEMBERS, O_JOBS, O_LIMIT,
+	O_BACKEND, O_PARTITION, O_SHARDS, O_MEM_PER_GPU, O_GPUWISE, O_OUTPUT,
 };
 
 int cmd_submit(int argc, char **argv)
@@ -204,8 +217,13 @@ int cmd_submit(int argc, char **argv)
 		{"run-opt", required_argument, 0, O_RUN_OPT}, {"socket", required_argument, 0, O_SOCKET},
 		{"backoff", required_argument, 0, O_BACKOFF}, {"start-limit", required_argument, 0, O_START_LIMIT},
 		{"no-restart-on", required_argument, 0, O_NO_RESTART_ON}, {"mem-limit", required_argument, 0, O_MEM_LIMIT},
+		{"backend", required_argument, 0, O_BACKEND}, {"partition", required_argument, 0, O_PARTITION},
+		{"shards", required_argument, 0, O_SHARDS}, {"mem-per-gpu", required_argument, 0, O_MEM_PER_GPU},
+		{"gpuwise", required_argument, 0, O_GPUWISE}, {"output", required_argument, 0, O_OUTPUT},
 		{"json", no_argument, 0, O_JSON}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
 	};
+	slurm_submit_opts so = {0};
+	bool slurm = false, gpus_given = false, slurm_opt = false;
 	json_t *jspec = json_object(), *env = json_array(), *run_args = json_array();
 	const char *socket_opt = NULL;
 	bool json_out = false, vram_auto = false, have_vram = false;
@@ -234,6 +252,35 @@ int cmd_submit(int argc, char **argv)
 				goto out;
 			}
 			json_object_set_new(jspec, "gpus", json_integer(v));
+			gpus_given = true;
+			break;
+		case O_BACKEND:
+			if (strcmp(optarg, "slurm") == 0)
+				slurm = true;
+			else if (strcmp(optarg, "local") == 0)
+				slurm = false;
+			else {
+				rc = usage_error("submit", "unknown backend '%.40s' (local or slurm)", optarg);
+				goto out;
+			}
+			break;
+		case O_PARTITION: so.partition = optarg; slurm_opt = true; break;
+		case O_GPUWISE: so.gpuwise_path = optarg; slurm_opt = true; break;
+		case O_OUTPUT: so.output = optarg; slurm_opt = true; break;
+		case O_SHARDS:
+			if (parse_int(optarg, 1, 1000000, &v)) {
+				rc = usage_error("submit", "--shards '%s' is not a count", optarg);
+				goto out;
+			}
+			so.shards = (int)v;
+			slurm_opt = true;
+			break;
+		case O_MEM_PER_GPU:
+			if (parse_size(optarg, &so.mem_per_gpu_bytes) || so.mem_per_gpu_bytes == 0) {
+				rc = usage_error("submit", "--mem-per-gpu '%s' is not a size", optarg);
+				goto out;
+			}
+			slurm_opt = true;
 			break;
 		case O_MODE: {
 			job_mode m;
@@ -351,7 +398,21 @@ int cmd_submit(int argc, char **argv)
 		rc = usage_error("submit", "no command to queue (put it after --)");
 		goto out;
 	}
-	if (!have_vram) {
+	if (slurm_opt && !slurm) {
+		rc = usage_error("submit", "--partition, --shards, --mem-per-gpu, --gpuwise and --output are for --backend slurm");
+		goto out;
+	}
+	if (!have_vram && slurm) {
+		const char *m = json_string_value(json_object_get(jspec, "mode"));
+		if (!m || strcmp(m, "shared") == 0) {
+			if (so.shards) {
+				rc = usage_error("submit", "--shards is for a shared job: give --vram SIZE or --vram auto");
+				goto out;
+			}
+			json_object_set_new(jspec, "mode", json_string("exclusive")); /* Slurm gives whole GPUs */
+		}
+	}
+	if (!have_vram && !slurm) {
 		const char *m = json_string_value(json_object_get(jspec, "mode"));
 		if (!m || strcmp(m, "shared") == 0) {
 			rc = usage_error("submit", "a shared job needs --vram SIZE or --vram auto (or --mode exclusive)");
@@ -360,7 +421,8 @@ int cmd_submit(int argc, char **argv)
 	}
 	if (vram_auto) {
 		char *summary = NULL;
-		if (plan_vram(argv + plan_from, plan_n, &u, &summary)) {
+		int n_dev = 0;
+		if (plan_vram(argv + plan_from, plan_n, &u, &summary, &n_dev)) {
 			gw_errorf("--vram auto: the planner could not size the job (try 'gpuwise plan' with the same options)");
 			free(summary);
 			rc = GW_EXIT_RUNTIME;
@@ -369,6 +431,11 @@ int cmd_submit(int argc, char **argv)
 		json_object_set_new(jspec, "vram_bytes", json_integer((json_int_t)u));
 		json_object_set_new(jspec, "vram_auto", json_true());
 		json_object_set_new(jspec, "vram_plan", json_string(summary));
+		if (slurm && !gpus_given && n_dev > 1)
+			json_object_set_new(jspec, "gpus", json_integer(n_dev));
+		if (slurm)
+			fprintf(stderr, "gpuwise: --vram auto: %s; %d GPU%s\n", summary, slurm && !gpus_given && n_dev > 1 ? n_dev : 1,
+				slurm && !gpus_given && n_dev > 1 ? "s" : "");
 		free(summary);
 	}
 	json_t *a = json_array();
@@ -387,6 +454,10 @@ int cmd_submit(int argc, char **argv)
 		json_object_set(jspec, "env", env);
 	if (json_array_size(run_args))
 		json_object_set(jspec, "run_args", run_args);
+	if (slurm) {
+		rc = slurm_backend_submit(jspec, &so, json_out);
+		goto out;
+	}
 	rc = GW_EXIT_RUNTIME;
 	if (!(conn = open_conn(socket_opt)))
 		goto out;
@@ -401,6 +472,7 @@ int cmd_submit(int argc, char **argv)
 	if (json_out) {
 		json_t *o = json_object();
 		json_object_set(o, "id", json_object_get(rep, "id"));
+		json_object_set_new(o, "backend", json_string("local"));
 		json_print(o, stdout);
 		json_decref(o);
 	} else
@@ -422,7 +494,9 @@ static void queue_usage(FILE *f)
 		"usage: gpuwise queue [--all] [--json] [--socket PATH]\n\n"
 		"List the jobs waiting and running (with --all, the ended ones too, newest\n"
 		"1000): id, name, user, project, state, GPUs, VRAM requested and measured,\n"
-		"waiting and running time, and for a waiting job why it waits.\n\n"
+		"waiting and running time, and for a waiting job why it waits.  Where Slurm\n"
+		"is configured (scontrol and a slurm.conf), the Slurm jobs you gave it with\n"
+		"'gpuwise submit' follow, as slurm:ID, with or without a daemon.\n\n"
 		"Options:\n"
 		"  --all                 ended jobs too\n"
 		"  --limit N             with --all, at most N ended jobs (default 1000)\n"
@@ -455,7 +529,7 @@ static void print_jobs(json_t *jobs)
 	json_t *j;
 	json_array_foreach(jobs, i, j) {
 		char id[24], g[64] = "", vr[32], vu[32], w[32], r[32];
-		snprintf(id, sizeof id, "%lld", jint(j, "id"));
+		snprintf(id, sizeof id, "%s%lld", strcmp(jstr(j, "backend"), "slurm") == 0 ? "slurm:" : "", jint(j, "id"));
 		json_t *gi;
 		size_t k;
 		size_t l = 0;
@@ -505,20 +579,50 @@ int cmd_queue(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error("queue", "unexpected argument '%s'", argv[optind]);
-	queue_conn *conn = open_conn(socket_opt);
-	if (!conn)
+	/* the daemon's jobs, and gpuwise's Slurm jobs where Slurm is configured */
+	bool slurm = slurm_backend_configured();
+	queue_conn *conn = NULL;
+	json_t *rep = NULL;
+	if (slurm) {
+		char *path = queue_socket_path(socket_opt);
+		gw_error cerr;
+		if (queue_connect(path, &conn, &cerr))
+			conn = NULL;
+		free(path);
+	} else if (!(conn = open_conn(socket_opt)))
 		return GW_EXIT_RUNTIME;
-	json_t *req = req_new("queue");
-	if (all)
-		json_object_set_new(req, "all", json_true());
-	if (limit)
-		json_object_set_new(req, "limit", json_integer(limit));
-	bool refused;
-	json_t *rep = call(conn, req, &refused);
-	queue_close(conn);
-	if (!rep)
-		return refused ? EXIT_REFUSED : GW_EXIT_RUNTIME;
-	json_t *jobs = json_object_get(rep, "jobs");
+	if (conn) {
+		json_t *req = req_new("queue");
+		if (all)
+			json_object_set_new(req, "all", json_true());
+		if (limit)
+			json_object_set_new(req, "limit", json_integer(limit));
+		bool refused;
+		rep = call(conn, req, &refused);
+		queue_close(conn);
+		if (!rep)
+			return refused ? EXIT_REFUSED : GW_EXIT_RUNTIME;
+	}
+	json_t *jobs = json_array();
+	size_t ji;
+	json_t *jr;
+	json_array_foreach(rep ? json_object_get(rep, "jobs") : NULL, ji, jr) {
+		json_object_set_new(jr, "backend", json_string("local"));
+		json_array_append(jobs, jr);
+	}
+	if (slurm) {
+		char serr[512];
+		json_t *sj = slurm_backend_jobs(all, serr, sizeof serr);
+		if (!sj && !rep) {
+			json_decref(jobs);
+			gw_errorf("no queue daemon, and %s", serr);
+			return GW_EXIT_RUNTIME;
+		}
+		if (!sj)
+			fprintf(stderr, "gpuwise: note: %s\n", serr);
+		json_array_extend(jobs, sj);
+		json_decref(sj);
+	}
 	if (json_out) {
 		json_t *o = json_object();
 		json_object_set(o, "jobs", jobs);
@@ -529,6 +633,7 @@ int cmd_queue(int argc, char **argv)
 	else
 		print_jobs(jobs);
 	json_decref(rep);
+	json_decref(jobs);
 	return 0;
 }
 
@@ -539,7 +644,7 @@ static void show_usage(FILE *f)
 		"usage: gpuwise show [--json] [--socket PATH] JOBID\n\n"
 		"Everything about one of your jobs: command, directory, request, what the\n"
 		"planner computed for a VRAM request of auto, placement, times, exit status,\n"
-		"reason.\n\n"
+		"reason.  JOBID slurm:N: a Slurm job of 'gpuwise submit', from scontrol.\n\n"
 		"Options:\n"
 		"  --json                the job as JSON (docs/json-show.md)\n"
 		"  --socket PATH         the daemon's socket\n"
@@ -569,8 +674,38 @@ int cmd_show(int argc, char **argv)
 	if (optind != argc - 1)
 		return usage_error("show", optind >= argc ? "which job? (a job id)" : "one job id at a time");
 	uint64_t id = 0;
-	if ((rc = parse_id("show", argv[optind], &id)))
+	bool slurm;
+	if ((rc = slurm_parse_job_id("show", argv[optind], &id, &slurm)))
 		return rc;
+	if (slurm) {
+		char serr[512];
+		json_t *r = slurm_backend_job(id, serr, sizeof serr);
+		if (!r) {
+			gw_errorf("%s", serr);
+			return slurm_err_exit(serr);
+		}
+		json_object_set_new(r, "pid", json_null());
+		if (json_out)
+			json_print(r, stdout);
+		else {
+			char a[32];
+			printf("job slurm:%lld: %s (%s; Slurm: %s)\n", jint(r, "id"), jstr(r, "name"), jstr(r, "state"),
+			       jstr(r, "slurm_state"));
+			printf("  user        %s (uid %lld)\n", jstr(r, "user"), jint(r, "uid"));
+			printf("  project     %s (Slurm account)\n", jstr(r, "project"));
+			printf("  request     %s, %lld GPU%s\n", jstr(r, "mode"), jint(r, "gpus_requested"),
+			       jint(r, "gpus_requested") == 1 ? "" : "s");
+			printf("  output      %s\n", jstr(r, "stdout_path"));
+			printf("  waited      %s\n", ms_text(a, sizeof a, json_object_get(r, "wait_ms")));
+			printf("  ran         %s\n", ms_text(a, sizeof a, json_object_get(r, "run_ms")));
+			if (json_is_integer(json_object_get(r, "exit_status")))
+				printf("  exit status %lld\n", jint(r, "exit_status"));
+			if (json_is_string(json_object_get(r, "reason")))
+				printf("  reason      %s\n", jstr(r, "reason"));
+		}
+		json_decref(r);
+		return 0;
+	}
 	queue_conn *conn = open_conn(socket_opt);
 	if (!conn)
 		return GW_EXIT_RUNTIME;
@@ -582,6 +717,7 @@ int cmd_show(int argc, char **argv)
 	if (!rep)
 		return refused ? EXIT_REFUSED : GW_EXIT_RUNTIME;
 	json_t *j = json_object_get(rep, "job");
+	json_object_set_new(j, "backend", json_string("local"));
 	if (json_out) {
 		json_print(j, stdout);
 	} else {
@@ -626,7 +762,8 @@ static void logs_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpuwise logs [-f] [--socket PATH] JOBID\n\n"
-		"Print the output (stdout and stderr) of one of your jobs.\n\n"
+		"Print the output (stdout and stderr) of one of your jobs.  JOBID slurm:N:\n"
+		"a Slurm job of 'gpuwise submit': its output file as scontrol names it.\n\n"
 		"Options:\n"
 		"  -f, --follow          keep printing new output until the job ends\n"
 		"  --socket PATH         the daemon's socket\n"
@@ -656,8 +793,11 @@ int cmd_logs(int argc, char **argv)
 	if (optind != argc - 1)
 		return usage_error("logs", optind >= argc ? "which job? (a job id)" : "one job id at a time");
 	uint64_t id = 0;
-	if ((rc = parse_id("logs", argv[optind], &id)))
+	bool slurm;
+	if ((rc = slurm_parse_job_id("logs", argv[optind], &id, &slurm)))
 		return rc;
+	if (slurm)
+		return slurm_backend_logs(id, follow);
 	queue_conn *conn = open_conn(socket_opt);
 	if (!conn)
 		return GW_EXIT_RUNTIME;
@@ -708,7 +848,7 @@ static int change(const char *cmd, const char *op, const char *done, int argc, c
 			if (strcmp(cmd, "cancel") == 0)
 				printf("Cancel jobs: a waiting job is dropped, a running one is stopped\n"
 				       "(SIGTERM, then SIGKILL after 30s).  Only your own jobs (or any, for an\n"
-				       "administrator).\n\n");
+				       "administrator).  JOBID slurm:N: through scancel.\n\n");
 			else if (strcmp(cmd, "hold") == 0)
 				printf("Hold waiting jobs: they stay in the queue but do not start until\n"
 				       "'gpuwise release'.  Only your own jobs (or any, for an administrator).\n\n");
@@ -726,14 +866,35 @@ static int change(const char *cmd, const char *op, const char *done, int argc, c
 		return usage_error(cmd, "which job? (one or more job ids)");
 	if (argc - optind > PROTO_MAX_IDS)
 		return usage_error(cmd, "at most %d job ids at a time", PROTO_MAX_IDS);
-	json_t *ids = json_array();
+	json_t *ids = json_array(), *slurm_ids = json_array();
 	for (int i = optind; i < argc; i++) {
 		uint64_t id = 0;
-		if ((rc = parse_id(cmd, argv[i], &id))) {
+		bool slurm;
+		if ((rc = slurm_parse_job_id(cmd, argv[i], &id, &slurm))) {
 			json_decref(ids);
+			json_decref(slurm_ids);
 			return rc;
 		}
-		json_array_append_new(ids, json_integer((json_int_t)id));
+		if (slurm && strcmp(cmd, "cancel") != 0) {
+			json_decref(ids);
+			json_decref(slurm_ids);
+			return usage_error(cmd, "'%s': %s is for local jobs (Slurm: scontrol %s)", argv[i], cmd, cmd);
+		}
+		json_array_append_new(slurm ? slurm_ids : ids, json_integer((json_int_t)id));
+	}
+	/* Slurm jobs through scancel; then the daemon's, if any */
+	int src = 0;
+	size_t si;
+	json_t *sv;
+	json_array_foreach(slurm_ids, si, sv) {
+		int r = slurm_backend_cancel((uint64_t)json_integer_value(sv));
+		if (r && !src)
+			src = r;
+	}
+	json_decref(slurm_ids);
+	if (json_array_size(ids) == 0) {
+		json_decref(ids);
+		return src;
 	}
 	queue_conn *conn = open_conn(socket_opt);
 	if (!conn) {
@@ -770,7 +931,7 @@ static int change(const char *cmd, const char *op, const char *done, int argc, c
 			printf("job %lld %s\n", jint(e, "id"), done);
 	}
 	json_decref(rep);
-	return rc;
+	return rc ? rc : src;
 }
 
 int cmd_cancel(int argc, char **argv) { return change("cancel", "cancel", "cancelled", argc, argv); }
@@ -783,7 +944,9 @@ static void quota_usage(FILE *f)
 	fprintf(f,
 		"usage: gpuwise quota [--json] [--socket PATH]\n"
 		"       gpuwise quota set PROJECT [--vram SIZE] [--gpus N] [--jobs N]\n"
-		"                     [--members USER,@GROUP,...] [--socket PATH]\n\n"
+		"                     [--members USER,@GROUP,...] [--socket PATH]\n"
+		"       gpuwise quota export k8s|slurm ...  (as 'gpuwise export quota'; see\n"
+		"                     'gpuwise export --help'; the daemon's quotas by default)\n\n"
 		"Show each project's use against its quota (VRAM requested by its running\n"
 		"jobs, whole GPUs held by its exclusive jobs, running jobs), or set a\n"
 		"project's quota and members (administrators only: root or the configured\n"
@@ -831,6 +994,8 @@ int cmd_quota(int argc, char **argv)
 		{"jobs", required_argument, 0, O_JOBS}, {"members", required_argument, 0, O_MEMBERS},
 		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
 	};
+	if (argc > 1 && strcmp(argv[1], "export") == 0)
+		return cmd_quota_export(argc - 1, argv + 1);
 	bool json_out = false, is_set = argc > 1 && strcmp(argv[1], "set") == 0;
 	const char *socket_opt = NULL;
 	json_t *req = req_new(is_set ? "quota-set" : "quota");

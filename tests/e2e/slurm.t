@@ -5,6 +5,11 @@
 # test makes: a job runs to completion and its output is read back; another
 # is seen pending behind a job holding both GPUs and is cancelled; a job
 # killed on the node is restarted by gpuwise run, and requeued by Slurm.
+# Then the same through 'gpuwise submit --backend slurm' (no daemon): a job
+# to completion read back with 'gpuwise logs slurm:ID' and 'show', one seen
+# pending in 'gpuwise queue' with backend slurm and 'gpuwise cancel'ed, --vram
+# auto asking Slurm for the planner's GPUs, the queue daemon's and Slurm's jobs
+# side by side, 'gpuwise quota export' from the daemon's quotas, bad input.
 # Skips with the reason where Slurm cannot start (not root, not installed).
 . "$(dirname "$0")/lib.sh"
 
@@ -137,4 +142,114 @@ wait_text "$f" 'start restart=0 requeue=1' 40; ok $? "requeued job restarted on 
 like "$(scontrol show job "$rid")" "Restarts=1" "scontrol counts one restart"
 scancel "$rid"
 wait_state "$rid" CANCELLED 20; ok $? "cancelled at the end"
+# ---- gpuwise submit --backend slurm; queue, logs, show, cancel through Slurm -----------
+cd "$S/out" || exit 1
+run_gw submit --backend slurm --gpuwise "$GW" --project vision --mode exclusive -- \
+	sh -c 'echo "submitted gpus=$CUDA_VISIBLE_DEVICES account=$SLURM_JOB_ACCOUNT"'
+is "$rc" 0 "submit --backend slurm: exit 0 ($err)"
+like "$out" '^slurm:[0-9]+$' "submit --backend slurm prints slurm:ID ($out)"
+sid=${out#slurm:}
+wait_state "$sid" COMPLETED 60; ok $? "submitted job $sid ran to completion"
+run_gw logs "slurm:$sid"
+is "$rc" 0 "logs slurm:$sid: exit 0 ($err)"
+like "$out" "submitted gpus=0 account=vision" "logs reads the Slurm job's output back"
+like "$out" "attempt 1 ended: success" "the Slurm job ran under gpuwise run"
+run_gw show --json "slurm:$sid"
+is "$rc" 0 "show --json slurm:$sid: exit 0 ($err)"
+like "$out" '"backend": "slurm"' "show: backend slurm"
+like "$out" '"state": "done"' "show: the job is done"
+like "$out" '"exit_status": 0' "show: exit status 0"
+run_gw submit --backend slurm --gpuwise "$GW" --mode exclusive --gpus 2 -- sleep 120
+bid=${out#slurm:}
+wait_state "$bid" RUNNING 30; ok $? "a submitted job holding both GPUs runs"
+run_gw submit --backend slurm --gpuwise "$GW" --mode exclusive --json -- echo never
+like "$out" '"backend": "slurm"' "submit --json: backend slurm"
+pid2=$(printf '%s' "$out" | sed -n 's/.*"id": \([0-9]*\).*/\1/p')
+for i in $(seq 1 20); do [ "$(squeue -h -j "$pid2" -o %r)" = Resources ] && break; sleep 1; done
+run_gw queue --json
+is "$rc" 0 "queue --json without a daemon lists the Slurm jobs: exit 0 ($err)"
+printf '%s\n' "$out" > "$S/q.json"
+is "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(" ".join("%s:%s:%s" % (r["backend"], r["id"], r["state"]) for r in j["jobs"] if r["id"] in (int(sys.argv[2]), int(sys.argv[3]))))' "$S/q.json" "$bid" "$pid2")" \
+	"slurm:$bid:running slurm:$pid2:queued" "queue: the running and the pending Slurm job, backend slurm"
+run_gw queue
+like "$out" "slurm:$pid2 .*queued" "queue (text): the pending job as slurm:ID"
+run_gw cancel "slurm:$pid2"
+is "$rc" 0 "cancel slurm:$pid2: exit 0 ($err)"
+like "$out" "job slurm:$pid2 cancelled" "cancel says so"
+wait_state "$pid2" CANCELLED 20; ok $? "the pending Slurm job is cancelled"
+! grep -qs never "$S/out/slurm-$pid2.out"; ok $? "the cancelled job never ran"
+run_gw cancel "slurm:$bid"
+like "$out" "job slurm:$bid is being stopped" "cancel of a running Slurm job"
+wait_state "$bid" CANCELLED 20; ok $? "the running job is cancelled too"
+run_gw cancel "slurm:$pid2"
+is "$rc" 3 "cancel of an ended Slurm job: exit 3"
+is "$(printf '%s\n' "$err" | wc -l)" 1 "... one line: $err"
+run_gw logs slurm:99999999
+is "$rc" 3 "logs of an unknown Slurm job: exit 3"
+# ---- --vram auto: the planner's GPUs become --gres=gpu:N -------------------------------
+run_gw submit --backend slurm --gpuwise "$GW" --vram auto -- llama-3.1-8b --quant q4_k_m --ctx 4096 --gpu 2xrtx-4090 -- \
+	sh -c 'echo "auto gpus=$CUDA_VISIBLE_DEVICES"'
+is "$rc" 0 "submit --backend slurm --vram auto: exit 0 ($err)"
+like "$err" "--vram auto: llama-3.1-8b Q4_K_M ctx 4096 .*; 2 GPUs" "the planner's summary and its GPU count on stderr"
+aid=${out#slurm:}
+like "$(scontrol show job "$aid")" "TresPerNode=gres:gpu:2" "Slurm was asked for the planner's 2 GPUs"
+wait_state "$aid" COMPLETED 60; ok $? "the --vram auto job ran to completion"
+run_gw logs "slurm:$aid"
+like "$out" "auto gpus=0,1" "it got both GPUs"
+
+# ---- side by side with the queue daemon; quota export from the daemon's quotas ----------
+export GPUWISE_SOCKET=$S/q.sock
+GPUWISE_FAKE_SCENARIO="$FIX/scenarios/server-2gpu-queue.json" GPUWISE_NVML_LIB="$GW_FAKE/libnvidia-ml.so" \
+	"$GW" daemon --state "$S/qstate" --socket "$GPUWISE_SOCKET" 2>"$S/log/qdaemon.log" &
+qpid=$!
+for _i in $(seq 200); do "$GW" quota >/dev/null 2>&1 && break; sleep 0.05; done  # quota needs the daemon (queue lists Slurm jobs without one)
+"$GW" quota set lab --gpus 2 --jobs 3 --vram 40G >/dev/null
+run_gw quota export slurm
+is "$rc" 0 "quota export slurm: exit 0 ($err)"
+like "$out" "sacctmgr -i modify account where name=lab set GrpTRES=gres/gpu=2 GrpJobs=3" "quota export slurm reads the daemon's quotas"
+like "$err" "VRAM" "... and says what Slurm cannot limit (VRAM)"
+run_gw quota export k8s
+like "$out" "requests.nvidia.com/gpu: \"?2\"?" "quota export k8s: the daemon's GPU quota as a ResourceQuota"
+run_gw submit --vram 1G -- sleep 60
+lid=$out
+run_gw submit --backend slurm --gpuwise "$GW" --mode exclusive -- sleep 60
+sid2=${out#slurm:}
+wait_state "$sid2" RUNNING 30
+run_gw queue --json
+is "$rc" 0 "queue --json with a daemon and Slurm jobs: exit 0 ($err)"
+printf '%s\n' "$out" > "$S/q2.json"
+is "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(" ".join(sorted("%s:%s" % (r["backend"], r["id"]) for r in j["jobs"])))' "$S/q2.json")" \
+	"local:$lid slurm:$sid2" "queue: the daemon's job and the Slurm job side by side, each with its backend"
+run_gw cancel "$lid" "slurm:$sid2"
+is "$rc" 0 "cancel of a local and a Slurm job at once: exit 0 ($err)"
+wait_state "$sid2" CANCELLED 20; ok $? "the Slurm one is cancelled"
+kill "$qpid"; wait "$qpid" 2>/dev/null
+unset GPUWISE_SOCKET
+# ---- a failing Slurm job; logs -f follows one to its end --------------------------------
+run_gw submit --backend slurm --gpuwise "$GW" --mode exclusive -- sh -c 'echo failing; exit 3'
+fid=${out#slurm:}
+wait_state "$fid" FAILED 60; ok $? "a job that exits 3 fails in Slurm"
+run_gw show --json "slurm:$fid"
+is "$(printf '%s' "$out" | jget "'%s %s %s' % (d['state'], d['slurm_state'], d['exit_status'])")" "failed FAILED 3" "show: failed, Slurm's FAILED, exit status 3"
+run_gw submit --backend slurm --gpuwise "$GW" --mode exclusive -- sh -c 'echo one; sleep 3; echo two'
+tid=${out#slurm:}
+wait_state "$tid" RUNNING 30
+out=$(timeout 60 "$GW" logs -f "slurm:$tid" 2>&1); rc=$?
+is "$rc" 0 "logs -f slurm:$tid returns when the job ends"
+like "$out" "one" "logs -f: the first line"
+like "$out" "two" "... and the one written 3 s later, before the job ended"
+is "$(state "$tid")" COMPLETED "the followed job completed"
+run_gw hold "slurm:$tid"
+is "$rc" 2 "hold slurm:N: usage error (Slurm's own scontrol hold)"
+PATH=/nonexistent "$GW" show slurm:1 >/dev/null 2>"$S/e"; rc=$?
+is "$rc" 1 "show slurm:N without scontrol: exit 1"
+is "$(wc -l < "$S/e")" 1 "... one line: $(cat "$S/e")"
+run_gw submit --backend pbs -- true
+is "$rc" 2 "submit --backend pbs: exit 2"
+like "$err" "unknown backend 'pbs'" "... says the backend is unknown"
+PATH=/nonexistent "$GW" submit --backend slurm --mode exclusive -- true >/dev/null 2>"$S/e"; rc=$?
+is "$rc" 1 "submit --backend slurm without sbatch: exit 1"
+like "$(cat "$S/e")" "sbatch is not installed" "... says sbatch is missing"
+is "$(wc -l < "$S/e")" 1 "... in one line"
+cd / || exit 1
 done_testing
