@@ -45,6 +45,25 @@ static gw_error sigs_err;
 static bool sigs_loaded;
 static pthread_mutex_t sigs_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Skip a bracket expression starting at p ('['); returns the char after ']'. */
+static const char *skip_bracket(const char *p)
+{
+	const char *q = p + 1;
+	if (*q == '^')
+		q++;
+	if (*q == ']')
+		q++;
+	while (*q && *q != ']') {
+		if (*q == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
+			const char *e = strstr(q + 2, (char[]){q[1], ']', 0});
+			q = e ? e + 2 : q + strlen(q);
+		} else {
+			q++;
+		}
+	}
+	return *q ? q + 1 : q;
+}
+
 /*
  * Rewrite "(?<name>" to "(" and record which group number each name
  * belongs to.  Groups are counted by unescaped '(' outside bracket
@@ -61,21 +80,7 @@ static char *strip_names(const char *re, char ***names, size_t *ngroups)
 			sb_add(&sb, p, 2);
 			p += 2;
 		} else if (*p == '[') {
-			const char *q = p + 1;
-			if (*q == '^')
-				q++;
-			if (*q == ']')
-				q++;
-			while (*q && *q != ']') {
-				if (*q == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
-					const char *e = strstr(q + 2, (char[]){q[1], ']', 0});
-					q = e ? e + 2 : q + strlen(q);
-				} else {
-					q++;
-				}
-			}
-			if (*q)
-				q++;
+			const char *q = skip_bracket(p);
 			sb_add(&sb, p, (size_t)(q - p));
 			p = q;
 		} else if (*p == '(') {
@@ -160,24 +165,6 @@ static void sb_clear(strbuf *sb)
 	sb->len = 0;
 }
 
-/* Skip a bracket expression starting at p ('['); returns the char after ']'. */
-static const char *skip_bracket(const char *p)
-{
-	const char *q = p + 1;
-	if (*q == '^')
-		q++;
-	if (*q == ']')
-		q++;
-	while (*q && *q != ']') {
-		if (*q == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
-			const char *e = strstr(q + 2, (char[]){q[1], ']', 0});
-			q = e ? e + 2 : q + strlen(q);
-		} else {
-			q++;
-		}
-	}
-	return *q ? q + 1 : q;
-}
 
 /*
  * The literals a match must contain: for each top-level alternative of
