@@ -48,6 +48,12 @@ typedef struct model_desc {
 	 * the attention computes with mla_head_dim_k/_v per head. */
 	bool mla;
 	uint32_t mla_head_dim_k, mla_head_dim_v;
+	/* Graph details llama.cpp reads from GGUF (0: not given): the query
+	 * LoRA rank (MLA), rotary dimensions, shared experts, leading dense
+	 * blocks of a MoE, the router's gating function (1 softmax, 2 sigmoid)
+	 * and whether the chosen experts' weights are renormalised. */
+	uint32_t q_lora_rank, n_rot, n_expert_shared, n_dense_lead, expert_gating;
+	bool expert_weights_norm;
 	/* Recurrent state (Mamba, Mamba-2, hybrids): the layers with no KV
 	 * heads hold a conv state and an SSM state per sequence instead of a
 	 * KV cache (GGUF ssm.* keys). */
