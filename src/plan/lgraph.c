@@ -31,7 +31,7 @@ typedef struct lb {
 } lb;
 
 enum arch_kind { A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
-		 A_DEEPSEEK2, A_UNKNOWN };
+		 A_DEEPSEEK2, A_GPTOSS, A_LLAMA4, A_PHI3, A_UNKNOWN };
 
 static enum arch_kind kind_of(const char *a)
 {
@@ -43,6 +43,7 @@ static enum arch_kind kind_of(const char *a)
 		{"qwen3", A_QWEN3},	  {"gemma2", A_GEMMA2},	     {"gemma3", A_GEMMA3},
 		{"olmo2", A_OLMO2},	  {"olmo3", A_OLMO2},	     {"qwen3moe", A_QWEN3MOE},
 		{"smallthinker", A_SMALLTHINKER}, {"deepseek2", A_DEEPSEEK2},
+		{"gpt-oss", A_GPTOSS},	  {"llama4", A_LLAMA4},	     {"phi3", A_PHI3},
 	};
 	for (size_t i = 0; a && i < sizeof t / sizeof t[0]; i++)
 		if (!strcmp(a, t[i].name))
@@ -82,12 +83,22 @@ static bool is_swa(const model_desc *m, uint32_t il)
 
 /* x rotated by a Hadamard matrix (llama_mul_mat_hadamard): the rows
  * regrouped by the matrix width, multiplied, reshaped back. */
+/* ggml_is_contiguous (f32 tensors) */
+static bool contiguous(const gsim *g, gs_t x)
+{
+	return gs_nb(g, x, 1) == gs_nb(g, x, 0) * (size_t)gs_ne(g, x, 0) &&
+	       gs_nb(g, x, 2) == gs_nb(g, x, 1) * (size_t)gs_ne(g, x, 1) &&
+	       gs_nb(g, x, 3) == gs_nb(g, x, 2) * (size_t)gs_ne(g, x, 2);
+}
+
 static gs_t hadamard(lb *b, gs_t x, gs_t rot)
 {
 	gsim *g = b->g;
 	int64_t n = gs_ne(g, rot, 0);
 	int64_t all = gs_ne(g, x, 0) * gs_ne(g, x, 1) * gs_ne(g, x, 2) * gs_ne(g, x, 3);
-	gs_t r = gs_reshape(g, x, n, all / n, 1, 1);
+	/* a view into a fused QKV projection is copied out first */
+	gs_t r = contiguous(g, x) ? gs_reshape(g, x, n, all / n, 1, 1)
+				  : gs_op4(g, GS_CONT, GS_F32, (int64_t[4]){n, all / n, 1, 1}, x, -1, -1, -1);
 	r = gs_mul_mat(g, rot, r);
 	return gs_reshape(g, r, gs_ne(g, x, 0), gs_ne(g, x, 1), gs_ne(g, x, 2), gs_ne(g, x, 3));
 }
@@ -161,7 +172,10 @@ static gs_t attention(lb *b, uint32_t il, gs_t q, gs_t k, gs_t v, bool softcap)
 	if (b->v_idxs[s] < 0)
 		b->v_idxs[s] = gs_input(g, GS_I64, v_trans ? b->T * hv * nkv : b->T, 1, 1, 1);
 	if (v_trans) {
-		gs_t vv = gs_reshape(g, v, 1, hv * nkv * b->T, 1, 1);
+		/* V as a view of a fused QKV projection is copied out first */
+		gs_t vc2 = contiguous(g, v) ? v
+					    : gs_op4(g, GS_CONT, GS_F32, (int64_t[4]){hv * nkv, b->T, 1, 1}, v, -1, -1, -1);
+		gs_t vv = gs_reshape(g, vc2, 1, hv * nkv * b->T, 1, 1);
 		gs_expand(g, gs_set_rows(g, gs_reshape(g, vc, 1, hv * nkv * cells, 1, 1), vv, b->v_idxs[s]));
 	} else {
 		gs_expand(g, gs_set_rows(g, vc, gs_reshape(g, v, hv * nkv, b->T, 1, 1), b->v_idxs[s]));
@@ -478,6 +492,265 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 	return cur;
 }
 
+/* ---- gpt-oss, Llama 4, Phi-3: builders of their own (src/models/
+ * openai-moe.cpp, llama4.cpp, phi3.cpp) on the shared pieces above ---- */
+
+/* build_inp_embd: the token rows and the embeddings input llama.cpp
+ * selects between. */
+static gs_t inp_embd(lb *b)
+{
+	gsim *g = b->g;
+	gs_t tokens = gs_input(g, GS_I32, b->T, 1, 1, 1);
+	gs_t x = gs_get_rows(g, gs_external(g, GS_F16, b->E, b->m->vocab, 1, 1), tokens);
+	gs_t embd_in = gs_input(g, GS_F32, b->E, b->T, 1, 1);
+	gs_expand(g, x);
+	gs_expand(g, embd_in);
+	return x;
+}
+
+static gs_t out_rows(lb *b, gs_t x)
+{
+	if (b->out_ids < 0)
+		b->out_ids = gs_input(b->g, GS_I32, b->T, 1, 1, 1);
+	return gs_get_rows(b->g, x, b->out_ids);
+}
+
+/* The final norm and the output projection (all outputs). */
+static gs_t lm_head(lb *b, gs_t x)
+{
+	gsim *g = b->g;
+	gs_t cur = norm(b, x, weight(b, b->E, 1));
+	gs_set_output(g, cur);
+	cur = gs_mul_mat(g, gs_external(g, GS_F16, b->E, b->m->vocab, 1, 1), cur);
+	gs_set_output(g, cur);
+	gs_expand(g, cur);
+	return cur;
+}
+
+/* x @ W (+ bias) */
+static gs_t mm_b(lb *b, int64_t out, gs_t x, bool bias)
+{
+	gs_t r = mm(b, out, x);
+	return bias ? gs_binop(b->g, GS_ADD, r, weight(b, out, 1)) : r;
+}
+
+enum moe_gating { MOE_SOFTMAX, MOE_SIGMOID, MOE_SOFTMAX_CHOSEN };
+
+typedef struct moe_opts {
+	enum moe_gating gating;
+	bool router_bias;   /* a bias on the router logits (gpt-oss) */
+	bool select_logits; /* top-k on the raw logits (Llama 4) */
+	bool expert_bias;   /* ADD_ID of a per-expert bias after each projection (gpt-oss) */
+	bool weight_first;  /* the input scaled by the router weight before the experts (Llama 4) */
+	bool norm_w;
+} moe_opts;
+
+/*
+ * build_moe_ffn with the options gpt-oss and Llama 4 use: biases on the
+ * router and on every expert projection, softmax over the chosen experts
+ * only, sigmoid weights applied to the input; the rest as moe_ffn.
+ */
+static gs_t moe_ffn_opts(lb *b, gs_t x, const moe_opts *o)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t X = m->n_experts, k = m->n_experts_used ? m->n_experts_used : 1, T = gs_ne(g, x, 1);
+	int64_t fe = m->expert_ffn ? m->expert_ffn : m->ffn, E = b->E;
+	gs_t logits = gs_mul_mat(g, gs_external(g, GS_F32, E, X, 1, 1), x);
+	if (o->router_bias)
+		logits = gs_binop(g, GS_ADD, logits, gs_external(g, GS_F32, X, 1, 1, 1));
+	gs_t probs = o->gating == MOE_SOFTMAX	? gs_binop(g, GS_SOFT_MAX, logits, -1)
+		     : o->gating == MOE_SIGMOID ? gs_unop(g, GS_UNARY, logits)
+						: logits;
+	gs_t order = gs_argsort(g, o->select_logits ? logits : probs);
+	gs_t topk = gs_view(g, order, k, T, 1, 1, gs_nb(g, order, 1), gs_nb(g, order, 1) * T, gs_nb(g, order, 1) * T, 0);
+	gs_t w = gs_get_rows(g, gs_reshape(g, probs, 1, X, T, 1), topk);
+	if (o->gating == MOE_SOFTMAX_CHOSEN) {
+		gs_t w2 = gs_binop(g, GS_SOFT_MAX, gs_reshape(g, w, k, T, 1, 1), -1);
+		w = gs_reshape(g, w2, 1, k, T, 1);
+	}
+	if (o->norm_w) {
+		gs_t w2 = gs_reshape(g, w, k, T, 1, 1);
+		gs_t sum = gs_unop(g, GS_CLAMP, gs_sum_rows(g, w2));
+		w2 = gs_binop(g, GS_DIV, w2, sum);
+		w = gs_reshape(g, w2, 1, k, T, 1);
+	}
+	gs_expand(g, w);
+	gs_t x3 = gs_reshape(g, x, E, 1, T, 1);
+	if (o->weight_first) {
+		gs_t rep = gs_op4(g, GS_OTHER, GS_F32, (int64_t[4]){E, k, T, 1}, x3, -1, -1, -1); /* ggml_repeat_4d */
+		x3 = gs_binop(g, GS_MUL, rep, w);
+	}
+	gs_t up = gs_mul_mat_id(g, gs_external(g, GS_F16, E, fe, X, 1), x3, topk);
+	if (o->expert_bias)
+		up = gs_op4(g, GS_ADD_ID, GS_F32, (int64_t[4]){fe, k, T, 1}, up, gs_external(g, GS_F32, fe, X, 1, 1), topk, -1);
+	gs_t gate = gs_mul_mat_id(g, gs_external(g, GS_F16, E, fe, X, 1), x3, topk);
+	if (o->expert_bias)
+		gate = gs_op4(g, GS_ADD_ID, GS_F32, (int64_t[4]){fe, k, T, 1}, gate, gs_external(g, GS_F32, fe, X, 1, 1),
+			      topk, -1);
+	gs_t act = gs_op4(g, GS_GLU, GS_F32, (int64_t[4]){fe, k, T, 1}, gate, up, -1, -1);
+	gs_t ex = gs_mul_mat_id(g, gs_external(g, GS_F16, fe, E, X, 1), act, topk);
+	if (o->expert_bias)
+		ex = gs_op4(g, GS_ADD_ID, GS_F32, (int64_t[4]){E, k, T, 1}, ex, gs_external(g, GS_F32, E, X, 1, 1), topk, -1);
+	if (!o->weight_first)
+		ex = gs_binop(g, GS_MUL, ex, w);
+	gs_expand(g, ex);
+	gs_t v[64];
+	int64_t kk = k < 64 ? k : 64;
+	for (int64_t i = 0; i < kk; i++) {
+		v[i] = gs_view(g, ex, E, T, 1, 1, gs_nb(g, ex, 2), gs_nb(g, ex, 2) * T, gs_nb(g, ex, 2) * T,
+			       (size_t)i * gs_nb(g, ex, 1));
+		gs_expand(g, v[i]);
+	}
+	gs_t out = v[0];
+	for (int64_t i = 1; i < kk; i++) {
+		out = gs_binop(g, GS_ADD, out, v[i]);
+		gs_expand(g, out);
+	}
+	if (kk == 1)
+		out = gs_unop(g, GS_CONT, out);
+	return out;
+}
+
+/* gpt-oss (openai-moe.cpp): biased Q/K/V and output projections,
+ * attention sinks (no memory of their own), a post-attention norm feeding
+ * the MoE with biased experts and the OAI SwiGLU; the output rows are
+ * selected after the last layer, whose output stays allocated (the
+ * hidden state llama.cpp offers to a NextN head, ggml_set_output). */
+static gs_t build_gptoss(lb *b)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E, H = m->n_heads;
+	int64_t hd = m->head_dim_k ? m->head_dim_k : E / (H ? H : 1);
+	const moe_opts o = {.gating = MOE_SOFTMAX_CHOSEN, .router_bias = true, .expert_bias = true};
+
+	gs_t inpL = inp_embd(b);
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		int64_t nkv = kv_heads(m, il);
+		gs_t cur = norm(b, inpL, weight(b, E, 1));
+		gs_t q = rope(b, gs_reshape(g, mm_b(b, H * hd, cur, true), hd, H, T, 1));
+		gs_t k = rope(b, gs_reshape(g, mm_b(b, nkv * hd, cur, true), hd, nkv, T, 1));
+		gs_t v = gs_reshape(g, mm_b(b, nkv * hd, cur, true), hd, nkv, T, 1);
+		cur = attention(b, il, q, k, v, false);
+		cur = mm_b(b, E, cur, true);
+		gs_t ffn_inp = gs_binop(g, GS_ADD, cur, inpL);
+		cur = norm(b, ffn_inp, weight(b, E, 1));
+		cur = moe_ffn_opts(b, cur, &o);
+		inpL = gs_binop(g, GS_ADD, cur, ffn_inp);
+	}
+	gs_set_output(g, inpL); /* t_h_nextn: the last layer's output is kept */
+	return lm_head(b, out_rows(b, inpL));
+}
+
+/* Is Llama 4 block il a MoE block?  (interleave_moe_layer_step) */
+static bool llama4_moe_layer(const model_desc *m, uint32_t il)
+{
+	if (m->layer_expert_bytes && m->has_tensors)
+		return m->layer_expert_bytes[il] != 0;
+	uint32_t step = m->moe_every ? m->moe_every : 1;
+	return (il + 1) % step == 0;
+}
+
+/* Llama 4 (llama4.cpp): chunked attention on three layers of four and
+ * NoPE on the fourth, whose queries are scaled by the attention
+ * temperature input; an L2 (RMS) norm of Q and K after RoPE unless the
+ * model has 128 experts; the router's sigmoid weight scales the input of
+ * the experts; a shared expert beside them; MoE every moe_every blocks,
+ * dense feed-forwards between. */
+static gs_t build_llama4(lb *b)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E, H = m->n_heads;
+	int64_t hd = m->head_dim_k ? m->head_dim_k : E / (H ? H : 1);
+	uint32_t nope_every = b->iswa ? 4 : m->n_layers; /* n_no_rope_layer_step */
+	bool kq_norm = m->n_experts != 128;
+	const moe_opts o = {.gating = MOE_SIGMOID, .select_logits = true, .weight_first = true};
+	gs_t attn_scale = -1;
+
+	gs_t inpL = inp_embd(b);
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		int64_t nkv = kv_heads(m, il);
+		bool use_rope = (il + 1) % nope_every != 0, last = il == m->n_layers - 1;
+		gs_t inpSA = inpL;
+		gs_t cur = norm(b, inpL, weight(b, E, 1));
+		gs_t q = gs_reshape(g, mm(b, H * hd, cur), hd, H, T, 1);
+		gs_t k = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
+		gs_t v = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
+		if (use_rope) {
+			q = rope(b, q);
+			k = rope(b, k);
+			if (kq_norm) {
+				q = gs_unop(g, GS_RMS_NORM, q);
+				k = gs_unop(g, GS_RMS_NORM, k);
+			}
+		} else {
+			if (attn_scale < 0)
+				attn_scale = gs_input(g, GS_F32, 1, 1, T, 1);
+			q = gs_binop(g, GS_MUL, q, attn_scale);
+		}
+		cur = attention(b, il, q, k, v, false);
+		cur = mm(b, E, cur);
+		if (last) {
+			cur = out_rows(b, cur);
+			inpSA = out_rows(b, inpSA);
+		}
+		gs_t ffn_inp = gs_binop(g, GS_ADD, cur, inpSA);
+		cur = norm(b, ffn_inp, weight(b, E, 1));
+		if (m->n_experts && llama4_moe_layer(m, il)) {
+			gs_t moe = moe_ffn_opts(b, cur, &o);
+			gs_t sh = ffn_glu(b, cur, m->expert_ffn ? m->expert_ffn : m->ffn);
+			cur = gs_binop(g, GS_ADD, moe, sh);
+		} else {
+			cur = ffn_glu(b, cur, m->ffn);
+		}
+		inpL = gs_binop(g, GS_ADD, cur, ffn_inp);
+	}
+	return lm_head(b, inpL);
+}
+
+/* Phi-3 / Phi-4 (phi3.cpp): one fused QKV projection whose Q, K and V are
+ * views, Q scaled after RoPE, one fused gate/up projection split by the
+ * SwiGLU; the residual added first. */
+static gs_t build_phi3(lb *b)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E, H = m->n_heads;
+	int64_t hd = m->head_dim_k ? m->head_dim_k : E / (H ? H : 1);
+
+	gs_t inpL = inp_embd(b);
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		int64_t nkv = kv_heads(m, il);
+		bool last = il == m->n_layers - 1;
+		gs_t residual = inpL;
+		gs_t cur = norm(b, inpL, weight(b, E, 1));
+		gs_t qkv = mm(b, hd * (H + 2 * nkv), cur);
+		size_t es = gs_row_size(GS_F32, hd), nb1 = gs_nb(g, qkv, 1);
+		gs_t q = gs_view(g, qkv, hd, H, T, 1, es, nb1, nb1 * T, 0);
+		gs_t k = gs_view(g, qkv, hd, nkv, T, 1, es, nb1, nb1 * T, gs_row_size(GS_F32, hd * H));
+		gs_t v = gs_view(g, qkv, hd, nkv, T, 1, es, nb1, nb1 * T, gs_row_size(GS_F32, hd * (H + nkv)));
+		q = rope(b, q);
+		k = rope(b, k);
+		q = gs_unop(g, GS_SCALE, q);
+		cur = attention(b, il, q, k, v, false);
+		cur = mm(b, E, cur);
+		if (last) {
+			cur = out_rows(b, cur);
+			residual = out_rows(b, residual);
+		}
+		cur = gs_binop(g, GS_ADD, cur, residual);
+		residual = cur;
+		cur = norm(b, cur, weight(b, E, 1));
+		gs_t up = mm(b, 2 * (int64_t)m->ffn, cur);
+		gs_t act = gs_op4(g, GS_GLU, GS_F32, (int64_t[4]){m->ffn, T, 1, 1}, up, -1, -1, -1);
+		cur = mm(b, E, act);
+		inpL = gs_binop(g, GS_ADD, residual, cur);
+	}
+	return lm_head(b, inpL);
+}
+
 bool plan_lgraph_supported(const model_desc *m)
 {
 	if (!m)
@@ -487,7 +760,10 @@ bool plan_lgraph_supported(const model_desc *m)
 		return false;
 	if (m->mla && k != A_DEEPSEEK2)
 		return false;
-	if (m->n_experts && k != A_QWEN3MOE && k != A_SMALLTHINKER && k != A_DEEPSEEK2)
+	if (m->n_experts && k != A_QWEN3MOE && k != A_SMALLTHINKER && k != A_DEEPSEEK2 && k != A_GPTOSS &&
+	    k != A_LLAMA4)
+		return false;
+	if (k == A_GPTOSS && !m->n_experts)
 		return false;
 	return true;
 }
@@ -506,7 +782,14 @@ uint64_t plan_lgraph_build(gsim *g, const model_desc *m, const lgraph_params *p)
 	b.T = (int64_t)T;
 	b.iswa = m->swa_window && m->layer_swa;
 	gs_reset(g);
-	build_decoder(&b, k);
+	if (k == A_GPTOSS)
+		build_gptoss(&b);
+	else if (k == A_LLAMA4)
+		build_llama4(&b);
+	else if (k == A_PHI3)
+		build_phi3(&b);
+	else
+		build_decoder(&b, k);
 	return 1;
 }
 
@@ -530,7 +813,7 @@ static void fingerprint(const model_desc *m, uint64_t f[8])
 	f[6] = (uintptr_t)m->arch ^ (uintptr_t)m->layer_swa ^ (uintptr_t)m->layer_kv_heads;
 	f[7] = m->q_lora_rank ^ (uint64_t)m->n_dense_lead << 24 ^ (uint64_t)m->n_expert_shared << 40 ^
 	       (uint64_t)m->expert_gating << 56 ^ (uint64_t)m->mla << 60 ^ (uint64_t)m->has_tensors << 61 ^
-	       (uint64_t)m->expert_weights_norm << 62;
+	       (uint64_t)m->expert_weights_norm << 62 ^ (uint64_t)m->moe_every << 32;
 }
 
 static bool same_params(const lgraph_params *a, const lgraph_params *b)

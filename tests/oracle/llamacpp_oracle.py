@@ -72,6 +72,15 @@ def arch_spec(name):
     if name == "deepseek2":  # MLA (K-only latent cache), MoE with a shared expert, one NextN block
         return dict(base, arch="deepseek2", tied=False, layers=5, heads=16, kv=1, head_dim=576, head_dim_v=512,
                     experts=16, used=4, ffn_exp=512, mla=True, nextn=1)
+    if name == "gpt-oss":  # attention sinks, QKV and expert biases, OAI swiglu, SWA 1:1 (window 128)
+        return dict(base, arch="gpt-oss", tied=False, swa=128, experts=8, used=4, ffn_exp=768, ffn=768, oai=True)
+    if name == "llama4":  # Scout: MoE + shared expert every layer, chunked attention 3:1, NoPE on the full layers
+        return dict(base, arch="llama4", tied=False, experts=16, used=1, ffn_exp=768, moe_step=1)
+    if name == "llama4-interleaved":  # Maverick-like: 128 experts (no QK norm), MoE every 2nd layer
+        return dict(base, arch="llama4", tied=False, experts=128, used=1, ffn_exp=256, moe_step=2)
+    if name == "phi3":  # Phi-3 / Phi-4: fused QKV and gate/up; the file's window is ignored by llama.cpp
+        return dict(base, arch="phi3", tied=False, swa=2047, fused=True,
+                    name="oracle-phi-three")  # a "phi3" name makes llama.cpp look up Phi-3's special tokens
     if name == "mamba2":  # pure Mamba-2: attention-free, no KV heads
         return dict(base, arch="mamba2", tied=False, heads=0, kv=0, ssm=True, ffn=0)
     if name == "mamba":  # Mamba-1: attention-free, recurrent state without groups
@@ -178,7 +187,7 @@ def write_gguf2(path, s):
     L, E, H, KV, HD, FF, V = s["layers"], s["hidden"], s["heads"], s["kv"], s["head_dim"], s["ffn"], s["vocab"]
     HV = s.get("head_dim_v", HD)
     nx = s.get("nextn", 0)
-    w.add_name(f"oracle-{arch}")
+    w.add_name(s.get("name", f"oracle-{arch}"))
     w.add_file_type(1)
     w.add_block_count(L + nx)
     w.add_context_length(s["ctx_train"])
@@ -203,6 +212,8 @@ def write_gguf2(path, s):
         w.add_expert_feed_forward_length(s["ffn_exp"])
         if arch in ("smallthinker", "deepseek2"):
             w.add_expert_gating_func(gguf.ExpertGatingFuncType.SOFTMAX)
+        if "moe_step" in s:
+            w.add_interleave_moe_layer_step(s["moe_step"])
     R = 64  # MLA rope part; kv_lora_rank = HD - R
     if s.get("mla"):
         w.add_kv_lora_rank(HD - R)
@@ -265,6 +276,9 @@ def write_gguf2(path, s):
             t(p + "ssm_d", 1, NH, typ=F32)
             t(p + "ssm_norm.weight", DI // NG, NG, typ=F32)
             t(p + "ssm_out.weight", DI, E)
+        elif s.get("fused"):
+            t(p + "attn_qkv.weight", E, H * HD + 2 * KV * HD)
+            t(p + "attn_output.weight", H * HD, E)
         elif s.get("mla"):
             t(p + "attn_q_a_norm.weight", 256)
             t(p + "attn_kv_a_norm.weight", HD - R)
@@ -283,15 +297,31 @@ def write_gguf2(path, s):
             if s.get("qknorm"):
                 t(p + "attn_q_norm.weight", HD)
                 t(p + "attn_k_norm.weight", HD)
+            if s.get("oai"):  # gpt-oss: QKV and output biases, sinks, a post-attention norm
+                t(p + "attn_q.bias", H * HD)
+                t(p + "attn_k.bias", KV * HD)
+                t(p + "attn_v.bias", KV * HD)
+                t(p + "attn_output.bias", E)
+                t(p + "attn_sinks.weight", H)
+                t(p + "post_attention_norm.weight", E)
             if s.get("olmo"):
                 t(p + "attn_q_norm.weight", H * HD)
                 t(p + "attn_k_norm.weight", KV * HD)
                 t(p + "post_attention_norm.weight", E)
         if s.get("olmo"):
             t(p + "post_ffw_norm.weight", E)
+        elif s.get("oai"):
+            pass
         elif FF or "experts" in s:
             t(p + "ffn_norm.weight", E)
         if s.get("mla") and i == 0:
+            t(p + "ffn_gate.weight", E, FF)
+            t(p + "ffn_up.weight", E, FF)
+            t(p + "ffn_down.weight", FF, E)
+        elif s.get("fused"):
+            t(p + "ffn_up.weight", E, 2 * FF)
+            t(p + "ffn_down.weight", FF, E)
+        elif "moe_step" in s and (i + 1) % s["moe_step"]:
             t(p + "ffn_gate.weight", E, FF)
             t(p + "ffn_up.weight", E, FF)
             t(p + "ffn_down.weight", FF, E)
@@ -301,6 +331,15 @@ def write_gguf2(path, s):
             t(p + "ffn_gate_exps.weight", E, FE, X)
             t(p + "ffn_up_exps.weight", E, FE, X)
             t(p + "ffn_down_exps.weight", FE, E, X)
+            if s.get("oai"):
+                t(p + "ffn_gate_inp.bias", X)
+                t(p + "ffn_gate_exps.bias", FE, X)
+                t(p + "ffn_up_exps.bias", FE, X)
+                t(p + "ffn_down_exps.bias", E, X)
+            if "moe_step" in s:  # llama4's shared expert
+                t(p + "ffn_gate_shexp.weight", E, FE)
+                t(p + "ffn_up_shexp.weight", E, FE)
+                t(p + "ffn_down_shexp.weight", FE, E)
             if s.get("mla"):
                 t(p + "exp_probs_b.bias", X)
                 t(p + "ffn_gate_shexp.weight", E, FE)
