@@ -17,12 +17,13 @@ status=$?
 printf '%s\n' "$report" | sed 's/^/# /'
 is "$status" 0 "model and KV (+ recurrent state) buffers equal to llama.cpp's on every load"
 like "$report" '# [1-9][0-9]* loads of 12 architectures, 0 out of tolerance' "llama.cpp loaded every file of 12 architectures"
-# The compute buffer: the phase model takes the live set; where ggml-alloc's
-# placement of the logits decides the peak it is off by up to 18%.  No
-# regression beyond the 12 rows known (docs/plan-model.md); the goal of every
-# row within 5% is printed until it is met (tests/run.sh counts a TODO as a
-# failure).
+# The compute buffer: llama.cpp's graph rebuilt node for node and ggml's
+# allocator replayed on it (src/plan/lgraph.c, gsim.c).  Every row within
+# 5%, and all but one equal to llama.cpp's printed MiB (the one: the Granite
+# hybrid without flash attention, +1.3%; docs/plan-model.md).
 nout=$(printf '%s\n' "$report" | sed -n 's/^# compute outside 5%: \([0-9]*\) of.*/\1/p')
-ok "$([ -n "$nout" ] && [ "$nout" -le 12 ]; echo $?)" "compute within 5% of llama.cpp's on all but at most 12 of 84 loads (outside: ${nout:-?})"
-[ "${nout:-1}" -eq 0 ] || diag "goal not met yet: $nout compute rows outside 5% (phase model vs ggml-alloc placement)"
+is "${nout:-?}" 0 "compute within 5% of llama.cpp's on every load"
+neq=$(printf '%s\n' "$report" | sed -n 's/^# compute equal to llama.cpp.s printed MiB: \([0-9]*\) of \([0-9]*\).*/\1 \2/p')
+set -- $neq
+ok "$([ -n "${1:-}" ] && [ "$1" -ge $(($2 - 1)) ]; echo $?)" "compute equal to llama.cpp's printed MiB on all but at most one load (${1:-?} of ${2:-?})"
 done_testing

@@ -23,7 +23,8 @@ wrote (read back with gguf-py) with the plan's estimate from the shape.
 Prints a table (TSV) and exits 1 if a model or KV figure differs from
 llama.cpp's printed one (beyond its two decimals) or a quantization recipe
 from llama.cpp's quantizer; the compute figures outside 5% are listed and
-counted ("# compute outside 5%: N of M loads").  The plan follows the newest llama.cpp profile (0c1e570, the
+counted ("# compute outside 5%: N of M loads"), and so are those equal to
+llama.cpp's to its two printed decimals ("# compute equal ...: N of M").  The plan follows the newest llama.cpp profile (0c1e570, the
 build llama-cpp-python 0.3.36 bundles) with --flash-attn on/off as loaded.
 Exit 77 when llama_cpp or gguf is missing.
 """
@@ -539,6 +540,10 @@ def run(tmp):
     if errs:
         print(f"# compute: median |error| {100 * errs[len(errs) // 2]:.1f}%, max {100 * errs[-1]:.1f}% over {len(errs)} loads")
     print(f"# compute outside 5%: {len(cbad)} of {len(rows)} loads" + (": " + ", ".join(cbad) if cbad else ""))
+    # equal: the plan's figure printed as llama.cpp prints it (two decimals)
+    neq = [r for r in rows if r[8] and abs(r[9] - r[8]) <= 0.0051]
+    ne = [f"{r[0]} {r[1]} {r[2]} fa={r[3]} {r[9]:.2f} vs {r[8]:.2f}" for r in rows if r[8] and r not in neq]
+    print(f"# compute equal to llama.cpp's printed MiB: {len(neq)} of {len(rows)} loads" + (" (not: " + ", ".join(ne) + ")" if ne else ""))
     print(f"# {len(rows)} loads of {len(ARCHS)} architectures, {bad} out of tolerance (model, KV, recipes)")
     return 1 if bad else 0
 
