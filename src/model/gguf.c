@@ -254,8 +254,7 @@ enum {
 	K_BLOCKS, K_EMBD, K_FFN, K_CTX, K_HEADS, K_KV_HEADS, K_KEY_LEN, K_VAL_LEN,
 	K_EXPERTS, K_EXPERTS_USED, K_EXPERT_FFN, K_SWA, K_SWA_PATTERN, K_VOCAB,
 	K_KEY_LEN_MLA, K_VAL_LEN_MLA, K_SSM_CONV, K_SSM_INNER, K_SSM_STATE, K_SSM_DT, K_SSM_GROUPS,
-	K_NEXTN, K_Q_LORA, K_ROPE_DIMS, K_EXPERT_SHARED, K_DENSE_LEAD, K_GATING, K_WEIGHTS_NORM,
-	K_MOE_STEP, K_NARCH
+	K_NEXTN, K_Q_LORA, K_ROPE_DIMS, K_EXPERT_SHARED, K_DENSE_LEAD, K_GATING, K_WEIGHTS_NORM, K_NARCH
 };
 static const char *const arch_keys[K_NARCH] = {
 	"block_count", "embedding_length", "feed_forward_length", "context_length",
@@ -266,7 +265,7 @@ static const char *const arch_keys[K_NARCH] = {
 	"attention.key_length_mla", "attention.value_length_mla", "ssm.conv_kernel", "ssm.inner_size",
 	"ssm.state_size", "ssm.time_step_rank", "ssm.group_count", "nextn_predict_layers",
 	"attention.q_lora_rank", "rope.dimension_count", "expert_shared_count", "leading_dense_block_count",
-	"expert_gating_func", "expert_weights_norm", "interleave_moe_layer_step",
+	"expert_gating_func", "expert_weights_norm",
 };
 
 typedef struct gg_slot {
@@ -654,7 +653,6 @@ static int fill_shape(gg_reader *r, const gg_meta *g, model_desc *m)
 	m->n_dense_lead = slot_u32(r, g, K_DENSE_LEAD, &rc);
 	m->expert_gating = slot_u32(r, g, K_GATING, &rc);
 	m->expert_weights_norm = slot_u32(r, g, K_WEIGHTS_NORM, &rc) != 0;
-	m->moe_every = slot_u32(r, g, K_MOE_STEP, &rc);
 	if (rc)
 		return rc;
 	/* MLA: both MLA head sizes given (llama.cpp hparams.is_mla()) */

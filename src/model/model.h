@@ -54,9 +54,6 @@ typedef struct model_desc {
 	 * and whether the chosen experts' weights are renormalised. */
 	uint32_t q_lora_rank, n_rot, n_expert_shared, n_dense_lead, expert_gating;
 	bool expert_weights_norm;
-	/* Llama 4 (interleave_moe_layer_step): block il is a MoE block when
-	 * (il + 1) % moe_every == 0, else a dense feed-forward (0: not given). */
-	uint32_t moe_every;
 	/* Recurrent state (Mamba, Mamba-2, hybrids): the layers with no KV
 	 * heads hold a conv state and an SSM state per sequence instead of a
 	 * KV cache (GGUF ssm.* keys). */

@@ -805,21 +805,23 @@ static gs_t build_gptoss(lb *b)
 	return lm_head(b, out_rows(b, inpL));
 }
 
-/* Is Llama 4 block il a MoE block?  (interleave_moe_layer_step) */
+/* Is Llama 4 block il a MoE block?  From a file, where its expert tensors
+ * are; without tensors every block (Scout).  (The catalog's
+ * interleave_moe_layer_step for Maverick: model_layer_moe on branch
+ * catalog9.) */
 static bool llama4_moe_layer(const model_desc *m, uint32_t il)
 {
 	if (m->layer_expert_bytes && m->has_tensors)
 		return m->layer_expert_bytes[il] != 0;
-	uint32_t step = m->moe_every ? m->moe_every : 1;
-	return (il + 1) % step == 0;
+	return true;
 }
 
 /* Llama 4 (llama4.cpp): chunked attention on three layers of four and
  * NoPE on the fourth, whose queries are scaled by the attention
  * temperature input; an L2 (RMS) norm of Q and K after RoPE unless the
  * model has 128 experts; the router's sigmoid weight scales the input of
- * the experts; a shared expert beside them; MoE every moe_every blocks,
- * dense feed-forwards between. */
+ * the experts; a shared expert beside them; MoE blocks every
+ * interleave_moe_layer_step blocks, dense feed-forwards between. */
 static gs_t build_llama4(lb *b)
 {
 	gsim *g = b->g;
@@ -979,7 +981,7 @@ static void fingerprint(const model_desc *m, uint64_t f[8])
 	f[6] = (uintptr_t)m->arch ^ (uintptr_t)m->layer_swa ^ (uintptr_t)m->layer_kv_heads;
 	f[7] = m->q_lora_rank ^ (uint64_t)m->n_dense_lead << 24 ^ (uint64_t)m->n_expert_shared << 40 ^
 	       (uint64_t)m->expert_gating << 56 ^ (uint64_t)m->mla << 60 ^ (uint64_t)m->has_tensors << 61 ^
-	       (uint64_t)m->expert_weights_norm << 62 ^ (uint64_t)m->moe_every << 32;
+	       (uint64_t)m->expert_weights_norm << 62;
 }
 
 static bool same_params(const lgraph_params *a, const lgraph_params *b)

@@ -475,12 +475,14 @@ def main():
 
 
 ARCHS = ["llama", "qwen2", "gemma2", "gemma3", "qwen3", "qwen3moe", "olmo2", "smallthinker", "deepseek2",
-         "mamba", "mamba2", "granitehybrid"]
+         "mamba", "mamba2", "granitehybrid", "gpt-oss", "llama4", "llama4-interleaved", "phi3"]
 WHAT = {"llama": "dense", "qwen2": "dense, QKV bias", "gemma2": "SWA 1:1", "gemma3": "SWA 5:1",
         "qwen3": "dense, wide heads", "qwen3moe": "MoE", "olmo2": "SWA 3:1 (OLMo 3)",
         "smallthinker": "SWA, full layer first; MoE", "deepseek2": "MLA K-only; MoE; NextN skipped",
         "mamba": "Mamba-1, attention-free", "mamba2": "Mamba-2, attention-free",
-        "granitehybrid": "Mamba-2 hybrid (Granite 4)"}
+        "granitehybrid": "Mamba-2 hybrid (Granite 4)",
+        "gpt-oss": "SWA 1:1; sinks; MoE, biased experts", "llama4": "chunked 3:1, NoPE; MoE + shared",
+        "llama4-interleaved": "chunked 3:1; MoE every 2nd block", "phi3": "fused QKV and gate/up"}
 
 
 def run(tmp):
