@@ -227,6 +227,74 @@ static void test_moe_mla_graph(void **state)
 	assert_true(fabs(lg(&m, 4096, false, PLAN_KV_F16) - 186.1035) < 0.0005);
 }
 
+/* gpt-oss, Llama 4 and Phi-3 on the oracle's shapes: the figures llama.cpp
+ * 0c1e570 printed loading those files (tests/oracle/llamacpp_oracle.py);
+ * vocabulary 2048 leaves the attention and expert phases as the peak */
+static void test_gptoss_graph(void **state)
+{
+	(void)state;
+	model_desc m;
+	small(&m, "gpt-oss");
+	m.n_experts = 8;
+	m.n_experts_used = 4;
+	m.expert_ffn = m.ffn = 768;
+	model_set_swa_pattern(&m, 128, 2, false);
+	assert_true(plan_lgraph_supported(&m));
+	assert_true(fabs(lg(&m, 4096, false, PLAN_KV_F16) - 151.5137) < 0.0005);
+	assert_true(fabs(lg(&m, 512, true, PLAN_KV_Q8_0) - 69.5840) < 0.0005);
+	m.vocab = 2048;
+	assert_true(fabs(lg(&m, 16384, true, PLAN_KV_F16) - 42.7715) < 0.0005);
+	assert_true(fabs(lg(&m, 4096, true, PLAN_KV_Q8_0) - 28.8652) < 0.0005);
+	free(m.layer_swa);
+}
+
+static void test_llama4_graph(void **state)
+{
+	(void)state;
+	model_desc m;
+	small(&m, "llama4");
+	m.n_experts = 16;
+	m.n_experts_used = 1;
+	m.expert_ffn = 768;
+	model_set_swa_pattern(&m, 8192, 4, false);
+	assert_true(plan_lgraph_supported(&m));
+	assert_true(fabs(lg(&m, 16384, false, PLAN_KV_F16) - 565.0156) < 0.0005);
+	m.vocab = 2048;
+	assert_true(fabs(lg(&m, 16384, true, PLAN_KV_F16) - 36.1172) < 0.0005);
+	assert_true(fabs(lg(&m, 4096, true, PLAN_KV_Q8_0) - 19.6797) < 0.0005);
+	/* sliding_window 0: no chunks, the last layer without RoPE */
+	free(m.layer_swa);
+	m.layer_swa = NULL;
+	m.swa_window = 0;
+	assert_true(fabs(lg(&m, 16384, true, PLAN_KV_F16) - 27.6094) < 0.0005);
+
+	/* Maverick-like: 128 experts (no QK norm), MoE in blocks 1 and 3 */
+	small(&m, "llama4");
+	m.n_experts = 128;
+	m.n_experts_used = 1;
+	m.expert_ffn = 256;
+	model_set_swa_pattern(&m, 8192, 4, false);
+	uint64_t exp_bytes[4] = {0, 1, 0, 1};
+	m.layer_expert_bytes = exp_bytes;
+	m.has_tensors = true;
+	assert_true(fabs(lg(&m, 16384, true, PLAN_KV_F16) - 71.7520) < 0.0005);
+	assert_true(fabs(lg(&m, 4096, true, PLAN_KV_Q8_0) - 73.7520) < 0.0005);
+	free(m.layer_swa);
+}
+
+static void test_phi3_graph(void **state)
+{
+	(void)state;
+	model_desc m;
+	small(&m, "phi3");
+	assert_true(plan_lgraph_supported(&m));
+	assert_true(fabs(lg(&m, 4096, false, PLAN_KV_F16) - 143.0098) < 0.0005);
+	assert_true(fabs(lg(&m, 512, true, PLAN_KV_Q8_0) - 71.0449) < 0.0005);
+	m.vocab = 2048;
+	assert_true(fabs(lg(&m, 16384, true, PLAN_KV_F16) - 38.5137) < 0.0005);
+	assert_true(fabs(lg(&m, 512, false, PLAN_KV_F16) - 24.5098) < 0.0005);
+}
+
 static void test_unsupported(void **state)
 {
 	(void)state;
@@ -244,7 +312,8 @@ int main(void)
 		cmocka_unit_test(test_output_kept),     cmocka_unit_test(test_best_fit),
 		cmocka_unit_test(test_zero_size),       cmocka_unit_test(test_llama_graph),
 		cmocka_unit_test(test_gemma2_graph),    cmocka_unit_test(test_moe_mla_graph),
-		cmocka_unit_test(test_unsupported),
+		cmocka_unit_test(test_unsupported),     cmocka_unit_test(test_gptoss_graph),
+		cmocka_unit_test(test_llama4_graph),    cmocka_unit_test(test_phi3_graph),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
