@@ -23,8 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *op_name(gs_op op);
-
 enum { F_INPUT = 1, F_OUTPUT = 2, F_EXTERNAL = 4 };
 
 typedef struct gs_tensor {
@@ -426,19 +424,12 @@ static uint64_t dyn_alloc(dyn *d, uint64_t size)
 		blk_remove(d, best);
 	if (off + size > d->max_size)
 		d->max_size = off + size;
-#ifdef GSIM_TRACE
-	fprintf(stderr, "alloc %llu at %llu max %llu\n", (unsigned long long)size, (unsigned long long)off,
-		(unsigned long long)d->max_size);
-#endif
 	return off;
 }
 
 static void dyn_free(dyn *d, uint64_t off, uint64_t size)
 {
 	size = align_up(size, d->align);
-#ifdef GSIM_TRACE
-	fprintf(stderr, "free %llu at %llu\n", (unsigned long long)size, (unsigned long long)off);
-#endif
 	for (size_t i = 0; i < d->n; i++) {
 		fblock *b = &d->b[i];
 		if (b->offset + b->size == off) {
@@ -555,9 +546,6 @@ uint64_t gs_alloc_peak(gsim *g, size_t alignment)
 			if (t->src[j] >= 0)
 				allocate_node(g, &d, t->src[j]);
 		allocate_node(g, &d, a);
-#ifdef GSIM_TRACE
-		fprintf(stderr, "node %zu op %s size %zu%s\n", i, op_name(t->op), nbytes(t), is_view(t) ? " view" : "");
-#endif
 		for (int j = 0; j < GS_MAX_SRC; j++) {
 			gs_t p = t->src[j];
 			if (p < 0)
