@@ -145,13 +145,19 @@ static gs_t attention(lb *b, uint32_t il, gs_t q, gs_t k, gs_t v, bool softcap)
 	int64_t cells = (int64_t)cache_cells(b, s);
 	bool v_trans = !p->flash_attn;
 
-	if (quantized(p->kv_k)) {
+	/* llama.cpp rotates only head sizes that are multiples of 64 (attn_rot_k/_v),
+	 * K by the largest power of two dividing the head size, V by 64 */
+	bool rot_k = quantized(p->kv_k) && hk % 64 == 0, rot_v = quantized(p->kv_v) && hv % 64 == 0;
+	if (rot_k) {
+		int64_t nrot = 64;
+		while (hk % (2 * nrot) == 0)
+			nrot *= 2;
 		if (b->k_rot[s] < 0)
-			b->k_rot[s] = gs_input(g, GS_F32, hk, hk, 1, 1);
+			b->k_rot[s] = gs_input(g, GS_F32, nrot, nrot, 1, 1);
 		q = hadamard(b, q, b->k_rot[s]);
 		k = hadamard(b, k, b->k_rot[s]);
 	}
-	if (quantized(p->kv_v)) {
+	if (rot_v) {
 		if (b->v_rot[s] < 0)
 			b->v_rot[s] = gs_input(g, GS_F32, 64, 64, 1, 1);
 		v = hadamard(b, v, b->v_rot[s]);
@@ -215,7 +221,7 @@ static gs_t attention(lb *b, uint32_t il, gs_t q, gs_t k, gs_t v, bool softcap)
 		cur = gs_op4(g, GS_CONT, GS_F32, (int64_t[4]){hv * H, b->T, 1, 1}, cur, -1, -1, -1);
 	}
 	gs_expand(g, cur);
-	if (quantized(p->kv_v))
+	if (rot_v)
 		cur = hadamard(b, cur, b->v_rot[s]);
 	(void)H;
 	return cur;

@@ -293,6 +293,16 @@ static void test_phi3_graph(void **state)
 	m.vocab = 2048;
 	assert_true(fabs(lg(&m, 16384, true, PLAN_KV_F16) - 38.5137) < 0.0005);
 	assert_true(fabs(lg(&m, 512, false, PLAN_KV_F16) - 24.5098) < 0.0005);
+	/* Phi-3 mini's widths (head size 96): llama.cpp rotates no quantized
+	 * cache whose head size is not a multiple of 64 */
+	small(&m, "phi3");
+	m.hidden = 3072;
+	m.n_heads = m.n_kv_heads = 32;
+	m.head_dim_k = m.head_dim_v = 96;
+	m.ffn = 8192;
+	m.vocab = 32064;
+	assert_true(fabs(lg(&m, 4096, true, PLAN_KV_Q8_0) - 90.6387) < 0.0005);
+	assert_true(fabs(lg(&m, 16384, true, PLAN_KV_Q8_0) - 82.0137) < 0.0005);
 }
 
 static void test_unsupported(void **state)
