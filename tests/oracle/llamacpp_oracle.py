@@ -481,7 +481,7 @@ WHAT = {"llama": "dense", "qwen2": "dense, QKV bias", "gemma2": "SWA 1:1", "gemm
         "smallthinker": "SWA, full layer first; MoE", "deepseek2": "MLA K-only; MoE; NextN skipped",
         "mamba": "Mamba-1, attention-free", "mamba2": "Mamba-2, attention-free",
         "granitehybrid": "Mamba-2 hybrid (Granite 4)",
-        "gpt-oss": "SWA 1:1; sinks; MoE, biased experts", "llama4": "chunked 3:1, NoPE; MoE + shared",
+        "gpt-oss": "SWA 1:1, sinks; MoE, expert bias", "llama4": "chunked 3:1, NoPE; MoE + shared",
         "llama4-interleaved": "chunked 3:1; MoE every 2nd block", "phi3": "fused QKV and gate/up"}
 
 
