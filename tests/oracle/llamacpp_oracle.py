@@ -341,13 +341,13 @@ def write_gguf2(path, s):
 BUF_RE = re.compile(r"(\S+) (model|KV|RS|compute|output) buffer size =\s*([0-9.]+) MiB")
 
 
-def llama_buffers(path, ctx, kv_type, fa):
+def llama_buffers(path, ctx, kv_type, fa, ubatch=512):
     """Load with llama.cpp on the CPU; return MiB by buffer kind from its log."""
     fd_log = tempfile.TemporaryFile(mode="w+b")
     saved = os.dup(2)
     os.dup2(fd_log.fileno(), 2)
     try:
-        llm = llama_cpp.Llama(model_path=path, n_gpu_layers=0, n_ctx=ctx, n_batch=512, n_ubatch=512,
+        llm = llama_cpp.Llama(model_path=path, n_gpu_layers=0, n_ctx=ctx, n_batch=ubatch, n_ubatch=ubatch,
                               type_k=kv_type, type_v=kv_type, flash_attn=fa, verbose=True, swa_full=False,
                               use_mmap=True, n_threads=1)
         del llm
@@ -366,8 +366,9 @@ def llama_buffers(path, ctx, kv_type, fa):
     return out, log
 
 
-def plan(path, ctx, kv_name, fa, extra=()):
-    cmd = [GW, "plan", path, "--vram", "1T", "--ctx", str(ctx), "--kv-type", kv_name, "--json"] + list(extra)
+def plan(path, ctx, kv_name, fa, extra=(), ubatch=512):
+    cmd = [GW, "plan", path, "--vram", "1T", "--ctx", str(ctx), "--kv-type", kv_name, "--batch", str(ubatch), "--json"]
+    cmd += list(extra)
     cmd += ["--flash-attn", "on" if fa else "off"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode not in (0, 3, 4):
@@ -451,39 +452,45 @@ def run(tmp):
     rows = []
     bad = 0
     cbad = []
-    print("arch\tctx\tkv\tfa\tllama_model_mib\tplan_model_mib\tllama_kv_mib\tplan_kv_mib\tllama_compute_mib\tplan_compute_mib\tcompute_err\tcells")
+    print("arch\tctx\tkv\tfa\tllama_model_mib\tplan_model_mib\tllama_kv_mib\tplan_kv_mib\tllama_compute_mib\tplan_compute_mib\tcompute_err\tcells\tubatch")
+    # (arch, ctx, kv, kv id, fa, ubatch): the grid at the default ubatch of
+    # 512, and a ubatch of 2048 (llama-server's -ub 2048) at 4096 cells
+    grid = []
+    for ctx in ctxs:
+        for kv_name, kv_id in kvs:
+            for fa in (False, True):
+                if kv_name != "f16" and not fa:
+                    continue  # llama.cpp needs flash attention for a quantized V cache
+                if QUICK and kv_name == "q4_0":
+                    continue
+                if QUICK and ctx == 16384 and (kv_name != "f16" or not fa):
+                    continue
+                grid.append((ctx, kv_name, kv_id, fa, 512))
+    grid += [(4096, "f16", 1, False, 2048), (4096, "f16", 1, True, 2048)]
     for a in ARCHS:
         s = arch_spec(a)
         path = os.path.join(tmp, f"{a}.gguf")
         write_gguf(path, s)
-        for ctx in ctxs:
-            for kv_name, kv_id in kvs:
-                for fa in (False, True):
-                    if kv_name != "f16" and not fa:
-                        continue  # llama.cpp needs flash attention for a quantized V cache
-                    if QUICK and kv_name == "q4_0":
-                        continue
-                    if QUICK and ctx == 16384 and (kv_name != "f16" or not fa):
-                        continue
-                    try:
-                        got, log = llama_buffers(path, ctx, kv_id, fa)
-                    except Exception as e:  # noqa: BLE001
-                        print(f"{a}\t{ctx}\t{kv_name}\t{int(fa)}\tllama.cpp failed: {e}")
-                        bad += 1
-                        continue
-                    exp = plan(path, ctx, kv_name, fa)
-                    cerr = (exp["compute"] / got["compute"] - 1) if got["compute"] else float("nan")
-                    row = (a, ctx, kv_name, int(fa), got["model"], exp["model"], got["KV"], exp["KV"], got["compute"], exp["compute"], cerr, got["cells"])
-                    rows.append(row)
-                    print("%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%+.1f%%\t%s" % (row[:10] + (cerr * 100, row[11])))
-                    # model and KV (+ recurrent state): equal to llama.cpp's
-                    # printed figure (two decimals of MiB)
-                    for k in ("model", "KV"):
-                        if abs(exp[k] - got[k]) > 0.01 + 0.0005 * got[k]:
-                            bad += 1
-                            print(f"# OUT: {a} {ctx} {kv_name} fa={int(fa)} {k} {exp[k]:.2f} vs {got[k]:.2f}")
-                    if got["compute"] and abs(cerr) > 0.05:
-                        cbad.append(f"{a} {ctx} {kv_name} fa={int(fa)} {100 * cerr:+.1f}%")
+        for ctx, kv_name, kv_id, fa, ub in grid:
+            try:
+                got, log = llama_buffers(path, ctx, kv_id, fa, ub)
+            except Exception as e:  # noqa: BLE001
+                print(f"{a}\t{ctx}\t{kv_name}\t{int(fa)}\tllama.cpp failed: {e}")
+                bad += 1
+                continue
+            exp = plan(path, ctx, kv_name, fa, ubatch=ub)
+            cerr = (exp["compute"] / got["compute"] - 1) if got["compute"] else float("nan")
+            row = (a, ctx, kv_name, int(fa), got["model"], exp["model"], got["KV"], exp["KV"], got["compute"], exp["compute"], cerr, got["cells"], ub)
+            rows.append(row)
+            print("%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%+.1f%%\t%s\t%d" % (row[:10] + (cerr * 100, row[11], ub)))
+            # model and KV (+ recurrent state): equal to llama.cpp's
+            # printed figure (two decimals of MiB)
+            for k in ("model", "KV"):
+                if abs(exp[k] - got[k]) > 0.01 + 0.0005 * got[k]:
+                    bad += 1
+                    print(f"# OUT: {a} {ctx} {kv_name} fa={int(fa)} ub={ub} {k} {exp[k]:.2f} vs {got[k]:.2f}")
+            if got["compute"] and abs(cerr) > 0.05:
+                cbad.append(f"{a} {ctx} {kv_name} fa={int(fa)} ub={ub} {100 * cerr:+.1f}%")
     # one line per architecture: the worst row of each figure
     print("# per architecture (worst row): model / KV MiB ours vs llama.cpp, compute error range")
     for a in ARCHS:
@@ -503,7 +510,7 @@ def run(tmp):
     print(f"# compute outside 5%: {len(cbad)} of {len(rows)} loads" + (": " + ", ".join(cbad) if cbad else ""))
     # equal: the plan's figure printed as llama.cpp prints it (two decimals)
     neq = [r for r in rows if r[8] and abs(r[9] - r[8]) <= 0.0051]
-    ne = [f"{r[0]} {r[1]} {r[2]} fa={r[3]} {r[9]:.2f} vs {r[8]:.2f}" for r in rows if r[8] and r not in neq]
+    ne = [f"{r[0]} {r[1]} {r[2]} fa={r[3]} ub={r[12]} {r[9]:.2f} vs {r[8]:.2f}" for r in rows if r[8] and r not in neq]
     print(f"# compute equal to llama.cpp's printed MiB: {len(neq)} of {len(rows)} loads" + (" (not: " + ", ".join(ne) + ")" if ne else ""))
     print(f"# {len(rows)} loads of {len(ARCHS)} architectures, {bad} out of tolerance (model, KV, recipes)")
     return 1 if bad else 0
