@@ -79,6 +79,8 @@ def arch_spec(name):
         return dict(base, arch="mamba", tied=False, heads=0, kv=0, ssm=True, ssm1=True, ffn=0)
     if name == "granitehybrid":  # Mamba-2 hybrid (Granite 4): layers 1 and 3 attention, the rest recurrent
         return dict(base, arch="granitehybrid", tied=False, layers=6, ssm=True, kv_layers=[0, 4, 0, 4, 0, 0])
+    if name == "lfm2":  # LFM2: short-convolution layers (conv state only) and attention layers
+        return dict(base, arch="lfm2", tied=True, layers=6, shortconv=3, kv_layers=[0, 0, 4, 0, 4, 0], qknorm=True)
     raise ValueError(name)
 
 
@@ -214,6 +216,8 @@ def write_gguf2(path, s):
         w.add_expert_shared_count(1)
         w.add_leading_dense_block_count(1)
         w.add_uint32(f"{arch}.nextn_predict_layers", nx)
+    if s.get("shortconv"):
+        w.add_uint32(f"{arch}.shortconv.l_cache", s["shortconv"])
     if s.get("ssm"):
         DI, DS, NG, DC, NH = 2 * E, 64, 1, 4, 32
         w.add_ssm_conv_kernel(DC)
@@ -239,6 +243,9 @@ def write_gguf2(path, s):
     t("token_embd.weight", E, V)
     for i in list(range(L)) + ["out"] + list(range(L, L + nx)):
         if i == "out":
+            if s.get("shortconv"):
+                t("token_embd_norm.weight", E)  # LFM2's output norm; the output is tied
+                continue
             t("output_norm.weight", E)
             t("output.weight", E, V)
             continue
@@ -256,6 +263,10 @@ def write_gguf2(path, s):
             t(p + "ssm_a", DS, DI, typ=F32)
             t(p + "ssm_d", DI)
             t(p + "ssm_out.weight", DI, E)
+        elif s.get("shortconv") and s["kv_layers"][i] == 0:
+            t(p + "shortconv.conv.weight", s["shortconv"], E, typ=F32)
+            t(p + "shortconv.in_proj.weight", E, 3 * E)
+            t(p + "shortconv.out_proj.weight", E, E)
         elif s.get("ssm") and ("kv_layers" not in s or s["kv_layers"][i] == 0):
             DI, DS, NG, DC, NH = 2 * E, 64, 1, 4, 32
             t(p + "ssm_in.weight", E, 2 * DI + 2 * NG * DS + NH)
@@ -437,12 +448,12 @@ def main():
 
 
 ARCHS = ["llama", "qwen2", "gemma2", "gemma3", "qwen3", "qwen3moe", "olmo2", "smallthinker", "deepseek2",
-         "mamba", "mamba2", "granitehybrid"]
+         "mamba", "mamba2", "granitehybrid", "lfm2"]
 WHAT = {"llama": "dense", "qwen2": "dense, QKV bias", "gemma2": "SWA 1:1", "gemma3": "SWA 5:1",
         "qwen3": "dense, wide heads", "qwen3moe": "MoE", "olmo2": "SWA 3:1 (OLMo 3)",
         "smallthinker": "SWA, full layer first; MoE", "deepseek2": "MLA K-only; MoE; NextN skipped",
         "mamba": "Mamba-1, attention-free", "mamba2": "Mamba-2, attention-free",
-        "granitehybrid": "Mamba-2 hybrid (Granite 4)"}
+        "granitehybrid": "Mamba-2 hybrid (Granite 4)", "lfm2": "short-conv hybrid (LFM2)"}
 
 
 def run(tmp):
