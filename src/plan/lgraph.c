@@ -31,7 +31,7 @@ typedef struct lb {
 } lb;
 
 enum arch_kind { A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
-		 A_DEEPSEEK2, A_MAMBA, A_MAMBA2, A_GRANITEHYBRID, A_GPTOSS, A_LLAMA4, A_PHI3, A_UNKNOWN };
+		 A_DEEPSEEK2, A_MAMBA, A_MAMBA2, A_GRANITEHYBRID, A_LFM2, A_GPTOSS, A_LLAMA4, A_PHI3, A_UNKNOWN };
 
 static enum arch_kind kind_of(const char *a)
 {
@@ -44,6 +44,7 @@ static enum arch_kind kind_of(const char *a)
 		{"olmo2", A_OLMO2},	  {"olmo3", A_OLMO2},	     {"qwen3moe", A_QWEN3MOE},
 		{"smallthinker", A_SMALLTHINKER}, {"deepseek2", A_DEEPSEEK2},
 		{"mamba", A_MAMBA},	  {"mamba2", A_MAMBA2},	     {"granitehybrid", A_GRANITEHYBRID},
+		{"lfm2", A_LFM2},
 		{"gpt-oss", A_GPTOSS},	  {"llama4", A_LLAMA4},	     {"phi3", A_PHI3},
 	};
 	for (size_t i = 0; a && i < sizeof t / sizeof t[0]; i++)
@@ -499,8 +500,35 @@ static gs_t mamba_layer(lb *b, gs_t cur, bool v2)
 	return gs_reshape(g, cur, E, T, 1, 1);
 }
 
+/* LFM2's gated short convolution: B, C and x from one projection, B*x
+ * convolved over the carried (l_cache - 1) columns, gated by C. */
+static gs_t shortconv(lb *b, gs_t cur)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E, lc = m->ssm_conv ? m->ssm_conv : 3;
+	int64_t rs = b->p->n_seq ? b->p->n_seq : 1;
+	gs_t s = gs_external(g, GS_F32, (lc - 1) * E * rs, 1, 1, 1);
+	gs_t conv = rs_states(b, s, (lc - 1) * E, -1, -1, -1, -1, false, NULL);
+	conv = gs_reshape(g, conv, lc - 1, E, 1, 1);
+	gs_t bcx = mm(b, 3 * E, cur);
+	size_t nb1 = gs_nb(g, bcx, 1);
+	gs_t bv = gs_view(g, bcx, E, T, 1, 1, nb1, nb1 * T, nb1 * T, 0);
+	gs_t cv = gs_view(g, bcx, E, T, 1, 1, nb1, nb1 * T, nb1 * T, 4 * (size_t)E);
+	gs_t xv = gs_view(g, bcx, E, T, 1, 1, nb1, nb1 * T, nb1 * T, 8 * (size_t)E);
+	gs_t bx = gs_transpose(g, gs_binop(g, GS_MUL, bv, xv));
+	bx = gs_concat(g, conv, bx, 0);
+	gs_t last = gs_view(g, bx, lc - 1, E, 1, 1, gs_nb(g, bx, 1), gs_nb(g, bx, 2), gs_nb(g, bx, 2), (size_t)T * 4);
+	gs_expand(g, gs_cpy_into(g, last, gs_view(g, s, (lc - 1) * E, 1, 1, 1, 0, 0, 0, 0)));
+	gs_t out = gs_op4(g, GS_SSM_CONV, GS_F32, (int64_t[4]){E, T, 1, 1}, bx, gs_external(g, GS_F32, lc, E, 1, 1), -1,
+			  -1);
+	gs_t y = gs_binop(g, GS_MUL, cv, out);
+	return gs_reshape(g, mm(b, E, y), E, T, 1, 1);
+}
+
 /* Mamba, Mamba-2 and Granite 4 hybrids (Mamba-2 and attention layers,
- * each followed by a feed-forward). */
+ * each followed by a feed-forward), LFM2 (short convolutions and
+ * attention, each followed by a feed-forward). */
 static void build_recurrent(lb *b, enum arch_kind k)
 {
 	gsim *g = b->g;
@@ -516,12 +544,20 @@ static void build_recurrent(lb *b, enum arch_kind k)
 		bool last = il == m->n_layers - 1;
 		gs_t inpSA = inpL;
 		gs_t cur = norm(b, inpL, weight(b, E, 1));
-		if (model_layer_recurrent(m, il) || k != A_GRANITEHYBRID) {
+		if (k == A_LFM2 && model_layer_recurrent(m, il)) {
+			cur = shortconv(b, cur);
+		} else if (model_layer_recurrent(m, il) || (k != A_GRANITEHYBRID && k != A_LFM2)) {
 			cur = mamba_layer(b, cur, k != A_MAMBA);
 		} else {
 			int64_t nkv = kv_heads(m, il);
-			gs_t q = rope(b, gs_reshape(g, mm(b, H * hd, cur), hd, H, T, 1));
-			gs_t kk = rope(b, gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1));
+			gs_t q = gs_reshape(g, mm(b, H * hd, cur), hd, H, T, 1);
+			if (k == A_LFM2)
+				q = norm(b, q, weight(b, hd, 1));
+			q = rope(b, q);
+			gs_t kk = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
+			if (k == A_LFM2)
+				kk = norm(b, kk, weight(b, hd, 1));
+			kk = rope(b, kk);
 			gs_t v = gs_reshape(g, mm(b, nkv * hv, cur), hv, nkv, T, 1);
 			cur = mm(b, E, attention(b, il, q, kk, v, false));
 		}
@@ -531,8 +567,12 @@ static void build_recurrent(lb *b, enum arch_kind k)
 			cur = gs_get_rows(g, cur, b->out_ids);
 			inpSA = gs_get_rows(g, inpSA, b->out_ids);
 		}
-		cur = gs_binop(g, GS_ADD, cur, inpSA);
-		if (k == A_GRANITEHYBRID && (m->ffn || m->n_experts)) {
+		/* LFM2 adds the residual first, the others the layer output */
+		cur = k == A_LFM2 ? gs_binop(g, GS_ADD, inpSA, cur) : gs_binop(g, GS_ADD, cur, inpSA);
+		if (k == A_LFM2) {
+			gs_t ffn = ffn_glu(b, norm(b, cur, weight(b, E, 1)), m->ffn);
+			cur = gs_binop(g, GS_ADD, cur, ffn);
+		} else if (k == A_GRANITEHYBRID && (m->ffn || m->n_experts)) {
 			gs_t res = cur;
 			cur = norm(b, cur, weight(b, E, 1));
 			cur = m->n_experts ? moe_ffn(b, cur, -1, false, true) : ffn_glu(b, cur, m->ffn);
@@ -928,7 +968,7 @@ bool plan_lgraph_supported(const model_desc *m)
 	enum arch_kind k = kind_of(m->arch);
 	if (k == A_UNKNOWN)
 		return false;
-	if (m->recurrent != (k == A_MAMBA || k == A_MAMBA2 || k == A_GRANITEHYBRID))
+	if (m->recurrent != (k == A_MAMBA || k == A_MAMBA2 || k == A_GRANITEHYBRID || k == A_LFM2))
 		return false;
 	if (m->mla && k != A_DEEPSEEK2)
 		return false;
