@@ -311,8 +311,10 @@ static uint64_t block_bytes(est *e, const model_desc *m, uint32_t il, uint64_t *
 	uint64_t nh = m->n_heads, nkv = layer_kv_heads(m, il);
 	uint64_t b = 0;
 	bool gemma = m->arch && !strncmp(m->arch, "gemma", 5);
-	bool qknorm = m->arch && (!strncmp(m->arch, "qwen3", 5) || !strcmp(m->arch, "gemma3") ||
-				  !strncmp(m->arch, "olmo2", 5));
+	bool qknorm = m->arch && (!strncmp(m->arch, "qwen3", 5) || !strcmp(m->arch, "gemma3"));
+	/* OLMo 2/3: q_norm over all heads, k_norm over the KV heads
+	 * (llama.cpp src/models/olmo2.cpp) */
+	bool olmo = m->arch && (!strcmp(m->arch, "olmo2") || !strcmp(m->arch, "olmo3"));
 	bool qkv_bias = m->arch && (!strcmp(m->arch, "qwen2") || !strcmp(m->arch, "qwen2moe"));
 
 	b += tensor_bytes(e, T_NORM, il, m, emb, 1); /* attn_norm */
@@ -338,10 +340,12 @@ static uint64_t block_bytes(est *e, const model_desc *m, uint32_t il, uint64_t *
 			b += tensor_bytes(e, T_NORM, il, m, nh * hk + 2 * nkv * hk, 1);
 		if (qknorm)
 			b += tensor_bytes(e, T_NORM, il, m, hk, 2);
+		if (olmo)
+			b += tensor_bytes(e, T_NORM, il, m, nh * hk + nkv * hk, 1);
 	}
 	b += tensor_bytes(e, T_NORM, il, m, emb, gemma ? 3 : 1); /* ffn_norm (+ gemma post norms) */
-	if (m->n_experts > 0) {
-		uint64_t eff = m->expert_ffn ? m->expert_ffn : m->ffn;
+	if (model_layer_moe(m, il)) {
+		uint64_t eff = m->expert_ffn ? m->expert_ffn : m->ffn, sh = m->shared_expert_ffn;
 		uint64_t x = 0;
 		b += tensor_bytes(e, T_GATE_INP, il, m, emb, m->n_experts);
 		x += tensor_bytes(e, T_EXPS_GATE, il, m, emb, eff * m->n_experts);
@@ -349,7 +353,16 @@ static uint64_t block_bytes(est *e, const model_desc *m, uint32_t il, uint64_t *
 		x += tensor_bytes(e, T_EXPS_DOWN, il, m, eff, emb * m->n_experts);
 		*expert_bytes = x;
 		b += x;
+		if (sh) {
+			/* the shared expert (ffn_*_shexp): a dense FFN that stays
+			 * with its layer under --n-cpu-moe */
+			b += tensor_bytes(e, T_FFN_GATE, il, m, emb, sh);
+			b += tensor_bytes(e, T_FFN_UP, il, m, emb, sh);
+			b += tensor_bytes(e, T_FFN_DOWN, il, m, sh, emb);
+		}
 	} else {
+		/* a dense block, also a dense block of a MoE model (Llama 4
+		 * Maverick's every other block, DeepSeek-V3's first three) */
 		b += tensor_bytes(e, T_FFN_GATE, il, m, emb, m->ffn);
 		b += tensor_bytes(e, T_FFN_UP, il, m, emb, m->ffn);
 		b += tensor_bytes(e, T_FFN_DOWN, il, m, m->ffn, emb);
