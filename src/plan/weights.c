@@ -67,7 +67,7 @@ static const struct {
 };
 
 typedef enum {
-	T_NORM, T_EMBD, T_OUTPUT, T_ATTN_Q, T_ATTN_K, T_ATTN_V, T_ATTN_OUT,
+	T_NORM, T_EMBD, T_OUTPUT, T_ATTN_Q, T_ATTN_K, T_ATTN_V, T_ATTN_QKV, T_ATTN_OUT,
 	T_FFN_GATE, T_FFN_UP, T_FFN_DOWN, T_GATE_INP, T_EXPS_GATE, T_EXPS_UP, T_EXPS_DOWN,
 } tkind;
 
@@ -138,6 +138,14 @@ static const char *tensor_type(recipe r, const char *base, tkind k, uint32_t il,
 	}
 	case T_ATTN_K:
 		return moe8 ? "q8_0" : base;
+	case T_ATTN_QKV: /* a fused attn_qkv (Phi-3, Phi-4) */
+		if (r == R_Q3_K_M || r == R_Q3_K_L || r == R_IQ3_M)
+			return "q4_k";
+		if (r == R_Q4_K_M)
+			return "q5_k";
+		if (r == R_Q5_K_M)
+			return "q6_k";
+		return base;
 	case T_ATTN_OUT:
 		if (moe8) {
 			if (r == R_Q2_K || r == R_IQ3_XXS || r == R_Q3_K_S || r == R_Q3_K_M ||
@@ -316,6 +324,10 @@ static uint64_t block_bytes(est *e, const model_desc *m, uint32_t il, uint64_t *
 	 * (llama.cpp src/models/olmo2.cpp) */
 	bool olmo = m->arch && (!strcmp(m->arch, "olmo2") || !strcmp(m->arch, "olmo3"));
 	bool qkv_bias = m->arch && (!strcmp(m->arch, "qwen2") || !strcmp(m->arch, "qwen2moe"));
+	/* Phi-3/Phi-4 GGUFs keep q, k and v in one attn_qkv tensor, which
+	 * llama.cpp quantizes by its own rule (convert_hf_to_gguf.py keeps
+	 * qkv_proj fused; llama-quant.cpp attn_qkv.weight) */
+	bool fused_qkv = m->arch && !strcmp(m->arch, "phi3");
 
 	b += tensor_bytes(e, T_NORM, il, m, emb, 1); /* attn_norm */
 	if (nkv > 0 && m->mla) {
@@ -331,6 +343,9 @@ static uint64_t block_bytes(est *e, const model_desc *m, uint32_t il, uint64_t *
 		b += tensor_bytes(e, T_ATTN_V, il, m, rank, vk * nh);
 		b += tensor_bytes(e, T_ATTN_OUT, il, m, nh * vk, emb);
 		b += tensor_bytes(e, T_NORM, il, m, qr + rank, 1);
+	} else if (nkv > 0 && fused_qkv) {
+		b += tensor_bytes(e, T_ATTN_QKV, il, m, emb, nh * hk + nkv * hk + nkv * hv);
+		b += tensor_bytes(e, T_ATTN_OUT, il, m, nh * hv, emb);
 	} else if (nkv > 0) {
 		b += tensor_bytes(e, T_ATTN_Q, il, m, emb, nh * hk);
 		b += tensor_bytes(e, T_ATTN_K, il, m, emb, nkv * hk);
