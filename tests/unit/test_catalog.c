@@ -128,6 +128,34 @@ static void test_scout_shape(void **state)
 	model_release(&m);
 }
 
+/* Scout's shared experts are part of its files: bartowski's (older)
+ * Scout GGUFs (meta-llama_Llama-4-Scout-17B-16E-Instruct-old-GGUF, sizes
+ * as listed by graysoft.dev): IQ1_M 24.51, IQ2_XXS 28.09, IQ3_XXS 41.87 GB.
+ * Without the shared experts the estimate was 5% short. */
+static void test_scout_weights(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *q;
+		double gb;
+	} sizes[] = {{"iq1_m", 24.51}, {"iq2_xxs", 28.09}, {"iq3_xxs", 41.87}};
+	model_desc m;
+	load("llama4:scout", NULL, &m);
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		plan_weights w;
+		gw_error err = {0};
+		assert_int_equal(plan_weights_get(&m, sizes[i].q, &w, &err), 0);
+		double e = rel((double)w.total_bytes / 1e9, sizes[i].gb);
+		print_message("# Llama 4 Scout %-7s %.2f GB (%+.2f%% vs %.2f GB)\n", sizes[i].q,
+			      (double)w.total_bytes / 1e9, 100 * e, sizes[i].gb);
+		assert_true(fabs(e) < 0.02);
+		for (uint32_t l = 0; l < w.n_layers; l++)
+			assert_true(w.layer_expert_bytes[l] > 0);
+		plan_weights_release(&w);
+	}
+	model_release(&m);
+}
+
 /* Maverick's Q4_K_M weights by block: experts only in the MoE blocks, the
  * shared expert with its layer (not moved by --n-cpu-moe), ~243 GB in all
  * (the common Q4_K_M GGUF; unsloth's Q4_K_XL is 243 GB as well). */
@@ -287,6 +315,23 @@ static void test_hfconfig_llama4(void **state)
 	plan_weights_release(&w);
 	model_release(&m);
 
+	/* Scout's: the same keys, every block MoE (step 1) of 16 experts */
+	static const char scout[] =
+		"{\"model_type\": \"llama4\", \"text_config\": {\"model_type\": \"llama4_text\","
+		" \"attention_chunk_size\": 8192, \"head_dim\": 128, \"hidden_size\": 5120,"
+		" \"interleave_moe_layer_step\": 1, \"intermediate_size\": 8192, \"intermediate_size_mlp\": 16384,"
+		" \"max_position_embeddings\": 10485760, \"num_attention_heads\": 40, \"num_experts_per_tok\": 1,"
+		" \"num_hidden_layers\": 48, \"num_key_value_heads\": 8, \"num_local_experts\": 16,"
+		" \"tie_word_embeddings\": false, \"vocab_size\": 202048}}";
+	assert_int_equal(hfconfig_read_mem(scout, strlen(scout), &m, &err), 0);
+	for (uint32_t i = 0; i < m.n_layers; i++)
+		assert_true(model_layer_moe(&m, i));
+	s = kb_model_find("llama-4-scout");
+	assert_non_null(s);
+	assert_true(fabs(rel(m.params_total, s->params_total)) < 1e-3);
+	assert_true(fabs(rel(m.params_active, s->params_active)) < 1e-3);
+	model_release(&m);
+
 	/* a step longer than the model is refused with the key's name */
 	static const char bad[] = "{\"model_type\": \"llama4_text\", \"num_hidden_layers\": 4, \"hidden_size\": 64,"
 				  " \"num_attention_heads\": 4, \"num_local_experts\": 4, \"num_experts_per_tok\": 1,"
@@ -426,7 +471,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),           cmocka_unit_test(test_maverick_shape),
-		cmocka_unit_test(test_scout_shape),     cmocka_unit_test(test_maverick_weights),
+		cmocka_unit_test(test_scout_shape),     cmocka_unit_test(test_scout_weights),
+		cmocka_unit_test(test_maverick_weights),
 		cmocka_unit_test(test_olmo3_kv),        cmocka_unit_test(test_phi4),
 		cmocka_unit_test(test_hfconfig_llama4), cmocka_unit_test(test_hfconfig_olmo3),
 		cmocka_unit_test(test_gguf_llama4),
