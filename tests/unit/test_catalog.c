@@ -59,6 +59,9 @@ static void test_names(void **state)
 		{"allenai/Olmo-3-1125-32B", "olmo-3-32b"},
 		{"allenai/Olmo-3.1-32B-Think", "olmo-3-32b"},
 		{"bartowski/allenai_Olmo-3-32B-Think-GGUF", "olmo-3-32b"},
+		{"eaddario/Olmo-3-7B-Instruct-GGUF", "olmo-3-7b"},
+		{"unsloth/Olmo-3-32B-Think-GGUF", "olmo-3-32b"},
+		{"unsloth/Olmo-3.1-32B-Instruct-GGUF", "olmo-3-32b"},
 		{"microsoft/phi-4", "phi-4"},
 		{"bartowski/phi-4-GGUF", "phi-4"},
 	};
