@@ -53,7 +53,7 @@ static int from_json(json_t *root, const char *name, model_desc *m, gw_error *er
 	int rc = 0;
 	const uint32_t big = 1u << 30;
 	uint32_t heads = 0, kv = 0, head_dim = 0, experts = 0, used = 0, swa = 0, pattern = 0, ctx = 0;
-	uint32_t shared_ffn = 0, moe_ffn = 0, mlp_ffn = 0, moe_step = 0, n_shared = 0, chunk = 0;
+	uint32_t shared_ffn = 0, moe_ffn = 0, mlp_ffn = 0, moe_step = 0, n_shared = 0, chunk = 0, dense_lead = 0;
 
 	const char *mt = json_string_value(json_object_get(cfg, "model_type"));
 	if (!mt)
@@ -79,10 +79,11 @@ static int from_json(json_t *root, const char *name, model_desc *m, gw_error *er
 	    /* Llama 4: intermediate_size is the expert (and shared expert)
 	     * width, intermediate_size_mlp the dense blocks' width, every
 	     * interleave_moe_layer_step-th block is MoE; DeepSeek-V2/V3:
-	     * n_shared_experts */
+	     * first_k_dense_replace dense blocks, n_shared_experts */
 	    (rc = get_u32(cfg, "intermediate_size_mlp", big, &mlp_ffn, name, err)) ||
 	    (rc = get_u32(cfg, "interleave_moe_layer_step", MODEL_MAX_LAYERS, &moe_step, name, err)) ||
 	    (rc = get_u32(cfg, "n_shared_experts", 1u << 10, &n_shared, name, err)) ||
+	    (rc = get_u32(cfg, "first_k_dense_replace", MODEL_MAX_LAYERS, &dense_lead, name, err)) ||
 	    (rc = get_u32(cfg, "attention_chunk_size", UINT32_MAX, &chunk, name, err)))
 		return rc;
 	m->n_heads = heads;
@@ -109,9 +110,12 @@ static int from_json(json_t *root, const char *name, model_desc *m, gw_error *er
 		 * MoE block (llama.cpp llama4: ffn_*_shexp of n_ff_exp) */
 		m->shared_expert_ffn = shared_ffn ? shared_ffn : n_shared ? n_shared * m->expert_ffn
 							    : llama4 ? m->expert_ffn : 0;
-		if (m->n_layers && moe_step > m->n_layers)
-			return gw_fail(err, GW_EFORMAT, "cannot read '%s': interleave_moe_layer_step %u leaves no MoE layer of %u",
-				       name, moe_step, m->n_layers);
+		m->n_expert_shared = n_shared ? n_shared : m->shared_expert_ffn ? 1 : 0;
+		m->n_dense_lead = dense_lead;
+		if (m->n_layers && (moe_step > m->n_layers || dense_lead >= m->n_layers))
+			return gw_fail(err, GW_EFORMAT,
+				       "cannot read '%s': interleave_moe_layer_step %u and first_k_dense_replace %u leave no MoE layer of %u",
+				       name, moe_step, dense_lead, m->n_layers);
 	}
 
 	json_t *tie = json_object_get(root, "tie_word_embeddings");

@@ -67,7 +67,7 @@ void model_set_swa(model_desc *m, uint32_t window, uint32_t period)
 
 bool model_layer_moe(const model_desc *m, uint32_t il)
 {
-	if (!m->n_experts || il >= m->n_layers)
+	if (!m->n_experts || il >= m->n_layers || il < m->n_dense_lead)
 		return false;
 	return m->moe_step <= 1 || (il + 1) % m->moe_step == 0;
 }
@@ -244,6 +244,7 @@ static void from_catalog(const model_spec *s, model_desc *m)
 		model_set_swa(m, (uint32_t)s->swa_window, (uint32_t)s->swa_period);
 	m->moe_step = s->moe_step > 0 ? (uint32_t)s->moe_step : 0;
 	m->shared_expert_ffn = s->shared_ffn > 0 ? (uint32_t)s->shared_ffn : 0;
+	m->n_expert_shared = m->shared_expert_ffn ? 1 : 0;
 	if (s->default_quant && *s->default_quant)
 		m->default_quant = xstrdup(s->default_quant);
 	if (s->kv_latent > 0) {

@@ -48,6 +48,12 @@ typedef struct model_desc {
 	 * the attention computes with mla_head_dim_k/_v per head. */
 	bool mla;
 	uint32_t mla_head_dim_k, mla_head_dim_v;
+	/* Graph details llama.cpp reads from GGUF (0: not given): the query
+	 * LoRA rank (MLA), rotary dimensions, shared experts, leading dense
+	 * blocks of a MoE, the router's gating function (1 softmax, 2 sigmoid)
+	 * and whether the chosen experts' weights are renormalised. */
+	uint32_t q_lora_rank, n_rot, n_expert_shared, n_dense_lead, expert_gating;
+	bool expert_weights_norm;
 	/* Recurrent state (Mamba, Mamba-2, hybrids): the layers with no KV
 	 * heads hold a conv state and an SSM state per sequence instead of a
 	 * KV cache (GGUF ssm.* keys). */
@@ -78,12 +84,12 @@ typedef struct model_desc {
 	size_t n_dtypes;
 
 	/* Which repeating blocks are MoE (llama.cpp n_moe_layer_step): with
-	 * n_experts, block il is MoE when (il + 1) % moe_step == 0 (moe_step
-	 * 0 or 1: every block); the others have a dense FFN of width ffn
-	 * (Llama 4 Maverick: every other block).  Every MoE block also holds
-	 * an always-active shared expert shared_expert_ffn wide (ffn_*_shexp;
-	 * 0 none), which stays with its layer under --n-cpu-moe.  See
-	 * model_layer_moe(). */
+	 * n_experts, block il is MoE when il >= n_dense_lead and (il + 1) %
+	 * moe_step == 0 (moe_step 0 or 1: every block); the others have a
+	 * dense FFN of width ffn (Llama 4 Maverick: every other block).
+	 * Every MoE block also holds always-active shared experts,
+	 * shared_expert_ffn wide in all (ffn_*_shexp; 0 none), which stay
+	 * with their layer under --n-cpu-moe.  See model_layer_moe(). */
 	uint32_t moe_step;
 	uint32_t shared_expert_ffn;
 } model_desc;

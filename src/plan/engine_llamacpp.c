@@ -25,7 +25,7 @@ static uint64_t item_bytes(const work *wk, uint32_t il)
 static uint64_t compute_bytes(const work *wk, bool multi)
 {
 	if (wk->build && wk->build->graph_phases)
-		return plan_compute_graph_bytes(wk->m, wk->cells, wk->nseq, wk->batch, wk->fa, multi);
+		return plan_compute_graph_bytes(wk->m, wk->cells, wk->nseq, wk->batch, wk->fa, wk->kv, multi);
 	return plan_compute_bytes(wk->m, wk->cells, wk->batch, wk->fa, multi);
 }
 

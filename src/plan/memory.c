@@ -3,6 +3,7 @@
  * reproducing llama.cpp's own buffer arithmetic.
  */
 #include "plan/plan.h"
+#include "plan/lgraph.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -220,8 +221,34 @@ uint64_t plan_overhead_bytes(plan_engine e, const plan_gpu *g, size_t n_gpus)
  * Split over several GPUs, pipeline parallelism keeps 3 more copies of
  * the masks and 4 of the hidden-state input per GPU.
  */
-uint64_t plan_compute_graph_bytes(const model_desc *m, uint64_t cells, uint32_t n_seq, uint32_t batch,
-				  bool flash_attn, bool multi)
+/* The KQ mask inputs: f16 with flash attention (f32 without), [cells, b],
+ * one per cache (full, sliding window). */
+static uint64_t mask_bytes(const model_desc *m, uint64_t c, uint32_t n_seq, uint32_t batch, bool flash_attn)
+{
+	uint64_t b = batch, el = flash_attn ? 2 : 4;
+	bool any_full = false, any_swa = false;
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		if (model_layer_recurrent(m, il))
+			continue;
+		uint64_t nkv = m->layer_kv_heads ? m->layer_kv_heads[il] : m->n_kv_heads;
+		if (!nkv && !m->mla)
+			continue;
+		if (m->swa_window && m->layer_swa && m->layer_swa[il])
+			any_swa = true;
+		else
+			any_full = true;
+	}
+	uint64_t swa_c = c;
+	if (any_swa) {
+		swa_c = pad_to((uint64_t)m->swa_window * (n_seq ? n_seq : 1) + b, 256);
+		if (swa_c > c)
+			swa_c = c;
+	}
+	return (any_full ? el * c * b : 0) + (any_swa ? el * swa_c * b : 0);
+}
+
+static uint64_t phase_bytes(const model_desc *m, uint64_t cells, uint32_t n_seq, uint32_t batch, bool flash_attn,
+			    bool multi)
 {
 	uint64_t b = batch ? batch : 512, c = cells, e = m->hidden, h = m->n_heads;
 	if (c && b > c)
@@ -303,4 +330,27 @@ uint64_t plan_compute_graph_bytes(const model_desc *m, uint64_t cells, uint32_t 
 	if (multi)
 		peak += 3 * masks + 4 * 4 * b * e;
 	return peak;
+}
+
+uint64_t plan_compute_graph_bytes(const model_desc *m, uint64_t cells, uint32_t n_seq, uint32_t batch,
+				  bool flash_attn, plan_kv_type kv, bool multi)
+{
+	if (plan_lgraph_supported(m)) {
+		/* CUDA buffers align tensors to 128 bytes */
+		lgraph_params p = {.cells = cells, .n_ubatch = batch, .n_seq = n_seq, .flash_attn = flash_attn,
+				   .kv_k = kv, .kv_v = kv, .alignment = 128};
+		uint64_t bytes = plan_lgraph_compute_bytes(m, &p);
+		if (bytes) {
+			if (multi) {
+				/* pipeline parallelism: 3 more copies of the masks and
+				 * 4 of the hidden-state input (see plan_compute_bytes) */
+				uint64_t b = batch ? batch : 512;
+				if (cells && b > cells)
+					b = cells;
+				bytes += 3 * mask_bytes(m, cells, n_seq, (uint32_t)b, flash_attn) + 4 * 4 * b * m->hidden;
+			}
+			return bytes;
+		}
+	}
+	return phase_bytes(m, cells, n_seq, batch, flash_attn, multi);
 }

@@ -220,7 +220,7 @@ uint64_t plan_compute_bytes(const model_desc *m, uint64_t cells, uint32_t batch,
  * the output logits.
  */
 uint64_t plan_compute_graph_bytes(const model_desc *m, uint64_t cells, uint32_t n_seq, uint32_t batch,
-				  bool flash_attn, bool multi);
+				  bool flash_attn, plan_kv_type kv, bool multi);
 /* Per-GPU runtime overhead an engine adds to its own buffers. */
 uint64_t plan_overhead_bytes(plan_engine e, const plan_gpu *g, size_t n_gpus);
 

@@ -1,0 +1,576 @@
+/*
+ * gsim.c: ggml's graph recording and graph allocator, simulated on shapes
+ * (see gsim.h).  The allocator rules reproduced:
+ *   - graph order: depth-first from each expanded tensor, sources left to
+ *     right, a tensor recorded after its sources and once;
+ *   - graph inputs are placed before any node, in the order they are
+ *     first met; tensors of other buffers (weights, KV cache) and views are
+ *     never placed;
+ *   - a node whose operator may run in place takes the memory of a source
+ *     with the same type and layout that has no other consumer and no view
+ *     left (through a view at offset 0 of such a tensor too); graph
+ *     outputs are never taken or freed;
+ *   - a tensor's memory returns to the free list when its last consumer
+ *     (and its last view's last consumer) has been placed;
+ *   - placement: the smallest free block that fits among all but the
+ *     last; else the last block, which grows the buffer; freed blocks merge
+ *     with their neighbours.
+ */
+#include "plan/gsim.h"
+#include "util/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { F_INPUT = 1, F_OUTPUT = 2, F_EXTERNAL = 4 };
+
+typedef struct gs_tensor {
+	gs_type type;
+	gs_op op;
+	uint8_t flags;
+	bool visited;
+	int64_t ne[4];
+	size_t nb[4];
+	gs_t src[4];
+	gs_t view_src;
+	size_t view_offs;
+	/* allocator state */
+	int n_children, n_views;
+	bool allocated;
+	uint64_t offset;
+} gs_tensor;
+
+struct gsim {
+	gs_tensor *t;
+	size_t n, cap;
+	gs_t *nodes, *leafs;
+	size_t n_nodes, n_leafs, cap_nodes, cap_leafs;
+};
+
+static const struct {
+	uint32_t block, bytes;
+} type_size[] = {
+	[GS_F32] = {1, 4},   [GS_F16] = {1, 2},   [GS_BF16] = {1, 2},  [GS_I32] = {1, 4},
+	[GS_I64] = {1, 8},   [GS_Q8_0] = {32, 34}, [GS_Q5_1] = {32, 24}, [GS_Q5_0] = {32, 22},
+	[GS_Q4_1] = {32, 20}, [GS_Q4_0] = {32, 18}, [GS_IQ4_NL] = {32, 18},
+};
+
+size_t gs_row_size(gs_type t, int64_t ne0)
+{
+	return (size_t)ne0 / type_size[t].block * type_size[t].bytes;
+}
+
+size_t gs_elsize(gs_type t)
+{
+	return type_size[t].bytes;
+}
+
+gsim *gs_new(void)
+{
+	return xcalloc(1, sizeof(gsim));
+}
+
+void gs_free(gsim *g)
+{
+	if (!g)
+		return;
+	free(g->t);
+	free(g->nodes);
+	free(g->leafs);
+	free(g);
+}
+
+void gs_reset(gsim *g)
+{
+	g->n = g->n_nodes = g->n_leafs = 0;
+}
+
+static gs_t add(gsim *g, gs_type type, gs_op op, const int64_t ne_in[4])
+{
+	int64_t ne[4]; /* ne_in may point into g->t, which may move */
+	memcpy(ne, ne_in, sizeof ne);
+	if (g->n == g->cap) {
+		g->cap = g->cap ? 2 * g->cap : 1024;
+		g->t = xrealloc(g->t, g->cap * sizeof *g->t);
+	}
+	gs_tensor *t = &g->t[g->n];
+	memset(t, 0, sizeof *t);
+	t->type = type;
+	t->op = op;
+	t->view_src = -1;
+	for (int i = 0; i < 4; i++) {
+		t->ne[i] = ne[i] > 0 ? ne[i] : 0;
+		t->src[i] = -1;
+	}
+	t->nb[0] = type_size[type].bytes;
+	t->nb[1] = gs_row_size(type, t->ne[0]);
+	t->nb[2] = t->nb[1] * (size_t)t->ne[1];
+	t->nb[3] = t->nb[2] * (size_t)t->ne[2];
+	return (gs_t)g->n++;
+}
+
+static size_t nbytes(const gs_tensor *t)
+{
+	/* contiguous tensors only are placed */
+	return t->nb[3] * (size_t)t->ne[3];
+}
+
+int64_t gs_ne(const gsim *g, gs_t a, int dim)
+{
+	return g->t[a].ne[dim];
+}
+
+size_t gs_nb(const gsim *g, gs_t a, int dim)
+{
+	return g->t[a].nb[dim];
+}
+
+gs_t gs_input(gsim *g, gs_type t, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3)
+{
+	gs_t r = add(g, t, GS_NONE, (int64_t[4]){ne0, ne1, ne2, ne3});
+	g->t[r].flags = F_INPUT;
+	return r;
+}
+
+gs_t gs_external(gsim *g, gs_type t, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3)
+{
+	gs_t r = add(g, t, GS_NONE, (int64_t[4]){ne0, ne1, ne2, ne3});
+	g->t[r].flags = F_EXTERNAL;
+	return r;
+}
+
+void gs_set_output(gsim *g, gs_t a)
+{
+	g->t[a].flags |= F_OUTPUT;
+}
+
+gs_t gs_op4(gsim *g, gs_op op, gs_type type, const int64_t ne[4], gs_t s0, gs_t s1, gs_t s2, gs_t s3)
+{
+	gs_t r = add(g, type, op, ne);
+	g->t[r].src[0] = s0;
+	g->t[r].src[1] = s1;
+	g->t[r].src[2] = s2;
+	g->t[r].src[3] = s3;
+	return r;
+}
+
+gs_t gs_unop(gsim *g, gs_op op, gs_t a)
+{
+	return gs_op4(g, op, g->t[a].type, g->t[a].ne, a, -1, -1, -1);
+}
+
+gs_t gs_binop(gsim *g, gs_op op, gs_t a, gs_t b)
+{
+	return gs_op4(g, op, g->t[a].type, g->t[a].ne, a, b, -1, -1);
+}
+
+gs_t gs_mul_mat(gsim *g, gs_t a, gs_t b)
+{
+	const gs_tensor *A = &g->t[a], *B = &g->t[b];
+	return gs_op4(g, GS_MUL_MAT, GS_F32, (int64_t[4]){A->ne[1], B->ne[1], B->ne[2], B->ne[3]}, a, b, -1, -1);
+}
+
+gs_t gs_mul_mat_id(gsim *g, gs_t as, gs_t b, gs_t ids)
+{
+	const gs_tensor *A = &g->t[as], *B = &g->t[b], *I = &g->t[ids];
+	return gs_op4(g, GS_MUL_MAT_ID, GS_F32, (int64_t[4]){A->ne[1], I->ne[0], B->ne[2], 1}, as, b, ids, -1);
+}
+
+gs_t gs_get_rows(gsim *g, gs_t a, gs_t rows)
+{
+	const gs_tensor *A = &g->t[a], *R = &g->t[rows];
+	gs_type t = A->type == GS_I32 ? GS_I32 : GS_F32;
+	return gs_op4(g, GS_GET_ROWS, t, (int64_t[4]){A->ne[0], R->ne[0], R->ne[1], R->ne[2]}, a, rows, -1, -1);
+}
+
+static gs_t view_of(gsim *g, gs_t a, const int64_t ne[4], const size_t nb_in[4], size_t offs)
+{
+	size_t nb[4]; /* may point into g->t, which add() may move */
+	memcpy(nb, nb_in, sizeof nb);
+	gs_t r = add(g, g->t[a].type, GS_VIEW, ne);
+	gs_tensor *t = &g->t[r], *A = &g->t[a];
+	memcpy(t->nb, nb, sizeof t->nb);
+	t->src[0] = a;
+	/* a view of a view points at the tensor that owns the memory */
+	t->view_src = A->view_src >= 0 ? A->view_src : a;
+	t->view_offs = (A->view_src >= 0 ? A->view_offs : 0) + offs;
+	return r;
+}
+
+gs_t gs_set_rows(gsim *g, gs_t dst, gs_t src, gs_t rows)
+{
+	/* ggml_set_rows returns a view of dst (its memory is dst's) */
+	gs_t r = view_of(g, dst, g->t[dst].ne, g->t[dst].nb, 0);
+	/* ggml's source order: the rows, their indices, the destination */
+	g->t[r].op = GS_SET_ROWS;
+	g->t[r].src[0] = src;
+	g->t[r].src[1] = rows;
+	g->t[r].src[2] = dst;
+	return r;
+}
+
+gs_t gs_flash_attn(gsim *g, gs_t q, gs_t k, gs_t v, gs_t mask)
+{
+	const gs_tensor *Q = &g->t[q], *V = &g->t[v];
+	return gs_op4(g, GS_FLASH_ATTN, GS_F32, (int64_t[4]){V->ne[0], Q->ne[2], Q->ne[1], Q->ne[3]}, q, k, v, mask);
+}
+
+gs_t gs_cast(gsim *g, gs_t a, gs_type t)
+{
+	return gs_op4(g, GS_CPY, t, g->t[a].ne, a, -1, -1, -1);
+}
+
+gs_t gs_concat(gsim *g, gs_t a, gs_t b, int dim)
+{
+	int64_t ne[4];
+	memcpy(ne, g->t[a].ne, sizeof ne);
+	ne[dim] += g->t[b].ne[dim];
+	return gs_op4(g, GS_CONCAT, g->t[a].type, ne, a, b, -1, -1);
+}
+
+gs_t gs_sum_rows(gsim *g, gs_t a)
+{
+	const gs_tensor *A = &g->t[a];
+	return gs_op4(g, GS_SUM_ROWS, A->type, (int64_t[4]){1, A->ne[1], A->ne[2], A->ne[3]}, a, -1, -1, -1);
+}
+
+gs_t gs_argsort(gsim *g, gs_t a)
+{
+	return gs_op4(g, GS_ARGSORT, GS_I32, g->t[a].ne, a, -1, -1, -1);
+}
+
+gs_t gs_reshape(gsim *g, gs_t a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3)
+{
+	int64_t ne[4] = {ne0 > 0 ? ne0 : 0, ne1 > 0 ? ne1 : 0, ne2 > 0 ? ne2 : 0, ne3 > 0 ? ne3 : 0};
+	gs_type ty = g->t[a].type;
+	size_t nb[4] = {type_size[ty].bytes, gs_row_size(ty, ne[0]), 0, 0};
+	nb[2] = nb[1] * (size_t)ne[1];
+	nb[3] = nb[2] * (size_t)ne[2];
+	return view_of(g, a, ne, nb, 0);
+}
+
+gs_t gs_view(gsim *g, gs_t a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3, size_t nb1, size_t nb2, size_t nb3,
+	     size_t offs)
+{
+	int64_t ne[4] = {ne0 > 0 ? ne0 : 0, ne1 > 0 ? ne1 : 0, ne2 > 0 ? ne2 : 0, ne3 > 0 ? ne3 : 0};
+	size_t nb[4] = {type_size[g->t[a].type].bytes, nb1, nb2, nb3};
+	return view_of(g, a, ne, nb, offs);
+}
+
+gs_t gs_permute(gsim *g, gs_t a, int p0, int p1, int p2, int p3)
+{
+	const gs_tensor *A = &g->t[a];
+	int p[4] = {p0, p1, p2, p3};
+	int64_t ne[4];
+	size_t nb[4];
+	for (int i = 0; i < 4; i++) {
+		ne[p[i]] = A->ne[i];
+		nb[p[i]] = A->nb[i];
+	}
+	return view_of(g, a, ne, nb, 0);
+}
+
+gs_t gs_transpose(gsim *g, gs_t a)
+{
+	return gs_permute(g, a, 1, 0, 2, 3);
+}
+
+/* ggml_visit_parents, without recursion (graphs of thousands of nodes) */
+static void push_node(gsim *g, gs_t a)
+{
+	gs_tensor *t = &g->t[a];
+	if (t->op == GS_NONE) {
+		if (g->n_leafs == g->cap_leafs) {
+			g->cap_leafs = g->cap_leafs ? 2 * g->cap_leafs : 256;
+			g->leafs = xrealloc(g->leafs, g->cap_leafs * sizeof *g->leafs);
+		}
+		g->leafs[g->n_leafs++] = a;
+	} else {
+		if (g->n_nodes == g->cap_nodes) {
+			g->cap_nodes = g->cap_nodes ? 2 * g->cap_nodes : 1024;
+			g->nodes = xrealloc(g->nodes, g->cap_nodes * sizeof *g->nodes);
+		}
+		g->nodes[g->n_nodes++] = a;
+	}
+}
+
+void gs_expand(gsim *g, gs_t root)
+{
+	if (root < 0 || g->t[root].visited)
+		return;
+	/* explicit stack of (tensor, next source to visit) */
+	size_t cap = 64, sp = 0;
+	struct frame {
+		gs_t t;
+		int next;
+	} *st = xmalloc(cap * sizeof *st);
+	g->t[root].visited = true;
+	st[sp++] = (struct frame){root, 0};
+	while (sp) {
+		struct frame *f = &st[sp - 1];
+		gs_tensor *t = &g->t[f->t];
+		if (f->next < 4) {
+			gs_t s = t->src[f->next++];
+			if (s >= 0 && !g->t[s].visited) {
+				g->t[s].visited = true;
+				if (sp == cap) {
+					cap *= 2;
+					st = xrealloc(st, cap * sizeof *st);
+				}
+				st[sp++] = (struct frame){s, 0};
+			}
+			continue;
+		}
+		push_node(g, f->t);
+		sp--;
+	}
+	free(st);
+}
+
+size_t gs_n_nodes(const gsim *g)
+{
+	return g->n_nodes;
+}
+
+/* ggml: a tensor with a view source has no memory of its own */
+static bool is_view(const gs_tensor *t)
+{
+	return t->view_src >= 0;
+}
+
+static bool can_inplace(gs_op op)
+{
+	return op >= GS_ADD && op <= GS_FILL;
+}
+
+/* ---- the dynamic allocator (one chunk: compute buffers have no size cap) ---- */
+
+typedef struct {
+	uint64_t offset, size;
+} fblock;
+
+typedef struct {
+	fblock *b;
+	size_t n, cap;
+	uint64_t align, max_size;
+} dyn;
+
+static uint64_t align_up(uint64_t x, uint64_t a)
+{
+	return (x + a - 1) / a * a;
+}
+
+static void blk_insert(dyn *d, size_t at, uint64_t off, uint64_t size)
+{
+	if (d->n == d->cap) {
+		d->cap = d->cap ? 2 * d->cap : 64;
+		d->b = xrealloc(d->b, d->cap * sizeof *d->b);
+	}
+	memmove(&d->b[at + 1], &d->b[at], (d->n - at) * sizeof *d->b);
+	d->b[at] = (fblock){off, size};
+	d->n++;
+}
+
+static void blk_remove(dyn *d, size_t at)
+{
+	memmove(&d->b[at], &d->b[at + 1], (d->n - at - 1) * sizeof *d->b);
+	d->n--;
+}
+
+static uint64_t dyn_alloc(dyn *d, uint64_t size)
+{
+	size = align_up(size, d->align);
+	size_t best = SIZE_MAX;
+	uint64_t best_size = UINT64_MAX;
+	for (size_t i = 0; i + 1 < d->n; i++) {
+		if (d->b[i].size >= size && d->b[i].size <= best_size) {
+			best = i;
+			best_size = d->b[i].size;
+		}
+	}
+	if (best == SIZE_MAX)
+		best = d->n - 1; /* the last block: unbounded */
+	uint64_t off = d->b[best].offset;
+	d->b[best].offset += size;
+	d->b[best].size -= size;
+	if (d->b[best].size == 0)
+		blk_remove(d, best);
+	if (off + size > d->max_size)
+		d->max_size = off + size;
+	return off;
+}
+
+static void dyn_free(dyn *d, uint64_t off, uint64_t size)
+{
+	size = align_up(size, d->align);
+	for (size_t i = 0; i < d->n; i++) {
+		fblock *b = &d->b[i];
+		if (b->offset + b->size == off) {
+			b->size += size;
+			if (i + 1 < d->n && b->offset + b->size == d->b[i + 1].offset) {
+				b->size += d->b[i + 1].size;
+				blk_remove(d, i + 1);
+			}
+			return;
+		}
+		if (off + size == b->offset) {
+			b->offset = off;
+			b->size += size;
+			if (i > 0 && d->b[i - 1].offset + d->b[i - 1].size == b->offset) {
+				d->b[i - 1].size += b->size;
+				blk_remove(d, i);
+			}
+			return;
+		}
+	}
+	size_t at = 0;
+	while (at < d->n && d->b[at].offset < off)
+		at++;
+	blk_insert(d, at, off, size);
+}
+
+static bool same_layout(const gs_tensor *a, const gs_tensor *b)
+{
+	if (a->type != b->type)
+		return false;
+	for (int i = 0; i < 4; i++)
+		if (a->ne[i] != b->ne[i] || a->nb[i] != b->nb[i])
+			return false;
+	return true;
+}
+
+static bool placed(const gs_tensor *t)
+{
+	return (t->flags & F_EXTERNAL) || t->allocated;
+}
+
+static void free_node(gsim *g, dyn *d, gs_t a)
+{
+	gs_tensor *t = &g->t[a];
+	if (t->flags & F_OUTPUT)
+		return;
+	dyn_free(d, t->offset, nbytes(t));
+	t->allocated = false;
+}
+
+static void allocate_node(gsim *g, dyn *d, gs_t a)
+{
+	gs_tensor *t = &g->t[a];
+	if (placed(t) || is_view(t))
+		return;
+	t->allocated = true;
+	if (can_inplace(t->op)) {
+		for (int i = 0; i < 4; i++) {
+			gs_t p = t->src[i];
+			if (p < 0)
+				continue;
+			gs_tensor *P = &g->t[p];
+			/* only memory this allocator placed; views never count as
+			 * placed (ggml_gallocr_is_own), so reuse never goes through one */
+			if (!P->allocated)
+				continue;
+			if ((P->flags & F_OUTPUT) || (P->view_src >= 0 && (g->t[P->view_src].flags & F_OUTPUT)))
+				continue;
+			if (!same_layout(t, P))
+				continue;
+			if (P->n_children != 1 || P->n_views != 0)
+				continue;
+			t->offset = P->offset;
+			P->allocated = false;
+			return;
+		}
+	}
+	t->offset = dyn_alloc(d, nbytes(t));
+}
+
+uint64_t gs_alloc_peak(gsim *g, size_t alignment)
+{
+	if (!g->n_nodes)
+		return 0;
+	dyn d = {.align = alignment ? alignment : 32};
+	blk_insert(&d, 0, 0, UINT64_MAX / 2);
+	for (size_t i = 0; i < g->n; i++) {
+		g->t[i].n_children = g->t[i].n_views = 0;
+		g->t[i].allocated = false;
+		g->t[i].offset = 0;
+	}
+	/* leaves first, in the order they were met (weights and the cache
+	 * live in other buffers) */
+	for (size_t i = 0; i < g->n_leafs; i++)
+		allocate_node(g, &d, g->leafs[i]);
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		gs_tensor *t = &g->t[g->nodes[i]];
+		if (is_view(t))
+			g->t[t->view_src].n_views++;
+		if (t->flags & F_INPUT)
+			allocate_node(g, &d, g->nodes[i]);
+		for (int j = 0; j < 4; j++) {
+			if (t->src[j] < 0)
+				continue;
+			g->t[t->src[j]].n_children++;
+			if (g->t[t->src[j]].flags & F_INPUT)
+				allocate_node(g, &d, t->src[j]);
+		}
+	}
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		gs_t a = g->nodes[i];
+		gs_tensor *t = &g->t[a];
+		for (int j = 0; j < 4; j++)
+			if (t->src[j] >= 0)
+				allocate_node(g, &d, t->src[j]);
+		allocate_node(g, &d, a);
+		for (int j = 0; j < 4; j++) {
+			gs_t p = t->src[j];
+			if (p < 0)
+				continue;
+			gs_tensor *P = &g->t[p];
+			P->n_children--;
+			if (P->n_children || P->n_views)
+				continue;
+			if (is_view(P)) {
+				gs_tensor *V = &g->t[P->view_src];
+				V->n_views--;
+				if (!V->n_views && !V->n_children && V->allocated)
+					free_node(g, &d, P->view_src);
+			} else if (P->allocated) {
+				free_node(g, &d, p);
+			}
+		}
+	}
+	uint64_t peak = d.max_size;
+	free(d.b);
+	return peak;
+}
+
+static const char *op_name(gs_op op)
+{
+	static const char *const names[] = {
+		[GS_NONE] = "NONE",	      [GS_VIEW] = "VIEW",	  [GS_ADD] = "ADD",
+		[GS_ADD_ID] = "ADD_ID",	      [GS_SUB] = "SUB",		  [GS_MUL] = "MUL",
+		[GS_DIV] = "DIV",	      [GS_SCALE] = "SCALE",	  [GS_SQR] = "SQR",
+		[GS_SQRT] = "SQRT",	      [GS_UNARY] = "UNARY",	  [GS_ROPE] = "ROPE",
+		[GS_RMS_NORM] = "RMS_NORM",   [GS_CLAMP] = "CLAMP",	  [GS_SOFT_MAX] = "SOFT_MAX",
+		[GS_FILL] = "FILL",	      [GS_OTHER] = "OTHER",	  [GS_GET_ROWS] = "GET_ROWS",
+		[GS_SET_ROWS] = "SET_ROWS",   [GS_MUL_MAT] = "MUL_MAT",	  [GS_MUL_MAT_ID] = "MUL_MAT_ID",
+		[GS_NORM] = "NORM",	      [GS_GLU] = "GLU",		  [GS_CONT] = "CONT",
+		[GS_CPY] = "CPY",	      [GS_FLASH_ATTN] = "FLASH_ATTN", [GS_ARGSORT] = "ARGSORT",
+		[GS_SUM_ROWS] = "SUM_ROWS",   [GS_CONCAT] = "CONCAT",	  [GS_SSM_CONV] = "SSM_CONV",
+		[GS_SSM_SCAN] = "SSM_SCAN",   [GS_GROUP_NORM] = "GROUP_NORM",
+	};
+	return names[op];
+}
+
+void gs_each_node(const gsim *g, gs_line_fn fn, void *ctx)
+{
+	char line[160];
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		const gs_tensor *t = &g->t[g->nodes[i]];
+		if (is_view(t))
+			continue;
+		size_t sz = nbytes(t);
+		snprintf(line, sizeof line, "%s %zu%s", op_name(t->op), sz >= 1024 * 1024 ? sz / 1024 / 1024 : sz / 1024,
+			 sz >= 1024 * 1024 ? "M" : "K");
+		fn(ctx, line);
+	}
+}

@@ -1,0 +1,562 @@
+/*
+ * lgraph.c: llama.cpp's worst-case compute graph for a model, built node
+ * for node on shapes (gsim.h), and the compute buffer ggml's allocator
+ * reserves for it.
+ *
+ * The graph is the one llama.cpp reserves at context creation: a ubatch of
+ * T = min(n_ubatch, cells) tokens, all of them outputs, attending over the
+ * whole cache (cells; the sliding-window cache for SWA layers).  Node order
+ * follows llama.cpp 0c1e570's graph builders (src/models/ARCH.cpp and
+ * src/llama-graph.cpp: build_inp_embd, build_attn, build_attn_mha,
+ * build_ffn, build_moe_ffn, build_rs / the SSM layers): which tensors each
+ * creates, from which sources, in which order it expands them.  Checked
+ * node for node against the graph llama.cpp prints with GGML_SCHED_DEBUG=2
+ * and by buffer size against its log (tests/oracle/llamacpp_oracle.py).
+ */
+#include "plan/lgraph.h"
+#include "plan/gsim.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct lb {
+	gsim *g;
+	const model_desc *m;
+	const lgraph_params *p;
+	int64_t T, E;
+	/* inputs, created when first needed */
+	gs_t pos, out_ids;
+	gs_t k_idxs[2], v_idxs[2], mask[2], k_rot[2], v_rot[2]; /* [0] full cache, [1] sliding window */
+	bool iswa;
+} lb;
+
+enum arch_kind { A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
+		 A_DEEPSEEK2, A_UNKNOWN };
+
+static enum arch_kind kind_of(const char *a)
+{
+	static const struct {
+		const char *name;
+		enum arch_kind k;
+	} t[] = {
+		{"llama", A_LLAMA},	  {"mistral3", A_LLAMA},     {"qwen2", A_QWEN2},
+		{"qwen3", A_QWEN3},	  {"gemma2", A_GEMMA2},	     {"gemma3", A_GEMMA3},
+		{"olmo2", A_OLMO2},	  {"olmo3", A_OLMO2},	     {"qwen3moe", A_QWEN3MOE},
+		{"smallthinker", A_SMALLTHINKER}, {"deepseek2", A_DEEPSEEK2},
+	};
+	for (size_t i = 0; a && i < sizeof t / sizeof t[0]; i++)
+		if (!strcmp(a, t[i].name))
+			return t[i].k;
+	return A_UNKNOWN;
+}
+
+static gs_type kv_gs_type(plan_kv_type t)
+{
+	switch (t) {
+	case PLAN_KV_F32: return GS_F32;
+	case PLAN_KV_BF16: return GS_BF16;
+	case PLAN_KV_Q8_0: return GS_Q8_0;
+	case PLAN_KV_Q5_1: return GS_Q5_1;
+	case PLAN_KV_Q5_0: return GS_Q5_0;
+	case PLAN_KV_Q4_1: return GS_Q4_1;
+	case PLAN_KV_Q4_0: return GS_Q4_0;
+	case PLAN_KV_IQ4_NL: return GS_IQ4_NL;
+	default: return GS_F16;
+	}
+}
+
+static bool quantized(plan_kv_type t)
+{
+	return t != PLAN_KV_F16 && t != PLAN_KV_BF16 && t != PLAN_KV_F32;
+}
+
+static uint32_t kv_heads(const model_desc *m, uint32_t il)
+{
+	return m->layer_kv_heads ? m->layer_kv_heads[il] : m->n_kv_heads;
+}
+
+static bool is_swa(const model_desc *m, uint32_t il)
+{
+	return m->swa_window && m->layer_swa && m->layer_swa[il];
+}
+
+/* x rotated by a Hadamard matrix (llama_mul_mat_hadamard): the rows
+ * regrouped by the matrix width, multiplied, reshaped back. */
+static gs_t hadamard(lb *b, gs_t x, gs_t rot)
+{
+	gsim *g = b->g;
+	int64_t n = gs_ne(g, rot, 0);
+	int64_t all = gs_ne(g, x, 0) * gs_ne(g, x, 1) * gs_ne(g, x, 2) * gs_ne(g, x, 3);
+	gs_t r = gs_reshape(g, x, n, all / n, 1, 1);
+	r = gs_mul_mat(g, rot, r);
+	return gs_reshape(g, r, gs_ne(g, x, 0), gs_ne(g, x, 1), gs_ne(g, x, 2), gs_ne(g, x, 3));
+}
+
+static gs_t norm(lb *b, gs_t x, gs_t w)
+{
+	gs_t r = gs_unop(b->g, GS_RMS_NORM, x);
+	return w >= 0 ? gs_binop(b->g, GS_MUL, r, w) : r;
+}
+
+static gs_t weight(lb *b, int64_t ne0, int64_t ne1)
+{
+	return gs_external(b->g, GS_F16, ne0, ne1, 1, 1);
+}
+
+static gs_t mm(lb *b, int64_t out, gs_t x)
+{
+	return gs_mul_mat(b->g, weight(b, gs_ne(b->g, x, 0), out), x);
+}
+
+/* The attention inputs of cache s (0 full, 1 sliding window), made when
+ * first used so that leaf order follows llama.cpp's. */
+static uint64_t cache_cells(const lb *b, int s)
+{
+	if (s == 0)
+		return b->p->cells;
+	uint64_t c = (uint64_t)b->m->swa_window * (b->p->n_seq ? b->p->n_seq : 1) + (uint64_t)b->T;
+	c = (c + 255) / 256 * 256;
+	return c < b->p->cells ? c : b->p->cells;
+}
+
+/*
+ * Attention with the KV cache (build_attn): q [hd, H, T], k and v
+ * [hd, Hkv, T] after RoPE; returns the output projection's input
+ * [hv*H, T] ready for wo.
+ */
+static gs_t attention(lb *b, uint32_t il, gs_t q, gs_t k, gs_t v, bool softcap)
+{
+	gsim *g = b->g;
+	const lgraph_params *p = b->p;
+	int s = is_swa(b->m, il) ? 1 : 0;
+	int64_t hk = gs_ne(g, k, 0), hv = gs_ne(g, v, 0), nkv = gs_ne(g, k, 1), H = gs_ne(g, q, 1);
+	int64_t cells = (int64_t)cache_cells(b, s);
+	bool v_trans = !p->flash_attn;
+
+	if (quantized(p->kv_k)) {
+		if (b->k_rot[s] < 0)
+			b->k_rot[s] = gs_input(g, GS_F32, hk, hk, 1, 1);
+		q = hadamard(b, q, b->k_rot[s]);
+		k = hadamard(b, k, b->k_rot[s]);
+	}
+	if (quantized(p->kv_v)) {
+		if (b->v_rot[s] < 0)
+			b->v_rot[s] = gs_input(g, GS_F32, 64, 64, 1, 1);
+		v = hadamard(b, v, b->v_rot[s]);
+	}
+	gs_expand(g, q);
+	if (b->iswa) {
+		gs_expand(g, k);
+		gs_expand(g, v);
+	} else {
+		gs_expand(g, v);
+		gs_expand(g, k);
+	}
+	/* store to the cache */
+	gs_t kc = gs_external(g, kv_gs_type(p->kv_k), hk * nkv, cells, 1, 1);
+	gs_t vc = gs_external(g, kv_gs_type(p->kv_v), hv * nkv, cells, 1, 1);
+	if (b->k_idxs[s] < 0)
+		b->k_idxs[s] = gs_input(g, GS_I64, b->T, 1, 1, 1);
+	gs_expand(g, gs_set_rows(g, kc, gs_reshape(g, k, hk * nkv, b->T, 1, 1), b->k_idxs[s]));
+	if (b->v_idxs[s] < 0)
+		b->v_idxs[s] = gs_input(g, GS_I64, v_trans ? b->T * hv * nkv : b->T, 1, 1, 1);
+	if (v_trans) {
+		gs_t vv = gs_reshape(g, v, 1, hv * nkv * b->T, 1, 1);
+		gs_expand(g, gs_set_rows(g, gs_reshape(g, vc, 1, hv * nkv * cells, 1, 1), vv, b->v_idxs[s]));
+	} else {
+		gs_expand(g, gs_set_rows(g, vc, gs_reshape(g, v, hv * nkv, b->T, 1, 1), b->v_idxs[s]));
+	}
+	if (b->mask[s] < 0)
+		b->mask[s] = gs_input(g, p->flash_attn ? GS_F16 : GS_F32, cells, b->T, 1, 1);
+	gs_t mask = b->mask[s];
+
+	/* build_attn_mha */
+	gs_t kview = gs_view(g, kc, hk, nkv, cells, 1, gs_row_size(kv_gs_type(p->kv_k), hk),
+			     gs_row_size(kv_gs_type(p->kv_k), hk * nkv), gs_row_size(kv_gs_type(p->kv_k), hk * nkv) * cells, 0);
+	/* transposed V: [cells, Hkv, hv], which the permute turns to [cells, hv, Hkv] */
+	gs_t vview = v_trans ? gs_view(g, vc, cells, nkv, hv, 1, gs_nb(g, vc, 0) * cells * hv, gs_nb(g, vc, 0) * cells,
+				       gs_nb(g, vc, 0) * cells * hv * nkv, 0)
+			     : gs_view(g, vc, hv, nkv, cells, 1, gs_row_size(kv_gs_type(p->kv_v), hv),
+				       gs_row_size(kv_gs_type(p->kv_v), hv * nkv),
+				       gs_row_size(kv_gs_type(p->kv_v), hv * nkv) * cells, 0);
+	gs_t qv = gs_view(g, q, gs_ne(g, q, 0), H, b->T, 1, gs_nb(g, q, 1), gs_nb(g, q, 2), gs_nb(g, q, 3), 0);
+	qv = gs_permute(g, qv, 0, 2, 1, 3);
+	kview = gs_permute(g, kview, 0, 2, 1, 3);
+	vview = gs_permute(g, vview, 0, 2, 1, 3);
+	gs_t cur;
+	if (p->flash_attn) {
+		cur = gs_flash_attn(g, qv, kview, vview, mask);
+		cur = gs_reshape(g, cur, gs_ne(g, cur, 0) * gs_ne(g, cur, 1), gs_ne(g, cur, 2) * gs_ne(g, cur, 3), 1, 1);
+	} else {
+		gs_t kq = gs_mul_mat(g, kview, qv);
+		if (softcap) {
+			kq = gs_unop(g, GS_SCALE, kq);
+			kq = gs_unop(g, GS_UNARY, kq);
+			kq = gs_unop(g, GS_SCALE, kq);
+		}
+		kq = gs_binop(g, GS_SOFT_MAX, kq, mask);
+		gs_t kqv = gs_mul_mat(g, vview, kq);
+		cur = gs_permute(g, kqv, 0, 2, 1, 3);
+		cur = gs_op4(g, GS_CONT, GS_F32, (int64_t[4]){hv * H, b->T, 1, 1}, cur, -1, -1, -1);
+	}
+	gs_expand(g, cur);
+	if (quantized(p->kv_v))
+		cur = hadamard(b, cur, b->v_rot[s]);
+	(void)H;
+	return cur;
+}
+
+static gs_t rope(lb *b, gs_t x)
+{
+	if (b->pos < 0)
+		b->pos = gs_input(b->g, GS_I32, b->T, 1, 1, 1);
+	return gs_binop(b->g, GS_ROPE, x, b->pos);
+}
+
+static gs_t ffn_glu(lb *b, gs_t x, int64_t ff)
+{
+	gsim *g = b->g;
+	gs_t gate = mm(b, ff, x), up = mm(b, ff, x);
+	gs_t act = gs_op4(g, GS_GLU, GS_F32, (int64_t[4]){ff, gs_ne(g, x, 1), 1, 1}, gate, up, -1, -1);
+	return mm(b, b->E, act);
+}
+
+/* Is block il a MoE block (else a dense feed-forward)? */
+static bool moe_layer(const model_desc *m, uint32_t il)
+{
+	if (!m->n_experts)
+		return false;
+	if (m->layer_expert_bytes && m->has_tensors)
+		return m->layer_expert_bytes[il] != 0;
+	return il >= m->n_dense_lead;
+}
+
+/*
+ * build_moe_ffn: the router (logits given, or computed from x), top-k
+ * experts by argsort, their weights (renormalised when the model says
+ * so), the chosen experts' gate/up/down as MUL_MAT_ID, weighted, and
+ * summed one view at a time.
+ */
+static gs_t moe_ffn(lb *b, gs_t x, gs_t logits, bool bias, bool norm_w)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t X = m->n_experts, k = m->n_experts_used ? m->n_experts_used : 1, T = gs_ne(g, x, 1);
+	int64_t fe = m->expert_ffn ? m->expert_ffn : m->ffn, E = b->E;
+	if (logits < 0)
+		logits = gs_mul_mat(g, gs_external(g, GS_F32, E, X, 1, 1), x);
+	gs_t probs = m->expert_gating == 2 ? gs_unop(g, GS_UNARY, logits) : gs_binop(g, GS_SOFT_MAX, logits, -1);
+	gs_t sel = probs;
+	if (bias)
+		sel = gs_binop(g, GS_ADD, probs, gs_external(g, GS_F32, X, 1, 1, 1));
+	gs_t order = gs_argsort(g, sel);
+	gs_t topk = gs_view(g, order, k, T, 1, 1, gs_nb(g, order, 1), gs_nb(g, order, 1) * T, gs_nb(g, order, 1) * T, 0);
+	gs_t w = gs_get_rows(g, gs_reshape(g, probs, 1, X, T, 1), topk);
+	if (norm_w) {
+		gs_t w2 = gs_reshape(g, w, k, T, 1, 1);
+		gs_t sum = gs_unop(g, GS_CLAMP, gs_sum_rows(g, w2));
+		w2 = gs_binop(g, GS_DIV, w2, sum);
+		w = gs_reshape(g, w2, 1, k, T, 1);
+	}
+	gs_expand(g, w);
+	gs_t x3 = gs_reshape(g, x, E, 1, T, 1);
+	gs_t gate = gs_mul_mat_id(g, gs_external(g, GS_F16, E, fe, X, 1), x3, topk);
+	gs_t up = gs_mul_mat_id(g, gs_external(g, GS_F16, E, fe, X, 1), x3, topk);
+	gs_t act = gs_op4(g, GS_GLU, GS_F32, (int64_t[4]){fe, k, T, 1}, gate, up, -1, -1);
+	gs_t ex = gs_mul_mat_id(g, gs_external(g, GS_F16, fe, E, X, 1), act, topk);
+	ex = gs_binop(g, GS_MUL, ex, w);
+	gs_expand(g, ex);
+	gs_t v[64];
+	int64_t kk = k < 64 ? k : 64;
+	for (int64_t i = 0; i < kk; i++) {
+		v[i] = gs_view(g, ex, E, T, 1, 1, gs_nb(g, ex, 2), gs_nb(g, ex, 2) * T, gs_nb(g, ex, 2) * T,
+			       (size_t)i * gs_nb(g, ex, 1));
+		gs_expand(g, v[i]);
+	}
+	gs_t out = v[0];
+	for (int64_t i = 1; i < kk; i++) {
+		out = gs_binop(g, GS_ADD, out, v[i]);
+		gs_expand(g, out);
+	}
+	if (kk == 1)
+		out = gs_unop(g, GS_CONT, out);
+	return out;
+}
+
+/* Multi-head latent attention (DeepSeek-V2/V3, Kimi K2) with the
+ * absorbed K projection: the cache holds the compressed latent and the
+ * rotary part, K only; returns the input of wo. */
+static gs_t mla_attention(lb *b, uint32_t il, gs_t cur)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	const lgraph_params *p = b->p;
+	int64_t T = b->T, H = m->n_heads;
+	int64_t rope_d = m->n_rot ? m->n_rot : 64;
+	int64_t kv_lora = (int64_t)m->head_dim_k - rope_d;       /* 512 */
+	int64_t qk_head = m->mla_head_dim_k ? m->mla_head_dim_k : 192;
+	int64_t nope = qk_head - rope_d, vh = m->mla_head_dim_v ? m->mla_head_dim_v : 128;
+	int64_t cells = (int64_t)p->cells;
+	(void)il;
+
+	gs_t q;
+	if (m->q_lora_rank) {
+		q = mm(b, m->q_lora_rank, cur);
+		q = norm(b, q, weight(b, m->q_lora_rank, 1));
+		q = mm(b, H * qk_head, q);
+	} else {
+		q = mm(b, H * qk_head, cur);
+	}
+	size_t qnb1 = gs_row_size(GS_F32, qk_head), qnb2 = qnb1 * H;
+	gs_t q_nope = gs_view(g, q, nope, H, T, 1, qnb1, qnb2, qnb2 * T, 0);
+	gs_t q_pe = gs_view(g, q, rope_d, H, T, 1, qnb1, qnb2, qnb2 * T, gs_row_size(GS_F32, nope));
+	gs_t qn = gs_permute(g, q_nope, 0, 2, 1, 3);
+	gs_t absorbed = gs_mul_mat(g, gs_external(g, GS_F16, nope, kv_lora, H, 1), qn);
+	absorbed = gs_permute(g, absorbed, 0, 2, 1, 3);
+	q_pe = rope(b, q_pe);
+	gs_t Q = gs_concat(g, absorbed, q_pe, 0);
+
+	gs_t kvp = mm(b, kv_lora + rope_d, cur);
+	size_t knb1 = gs_nb(g, kvp, 1);
+	gs_t kv_cmpr = gs_view(g, kvp, kv_lora, T, 1, 1, knb1, knb1 * T, knb1 * T, 0);
+	gs_t k_pe = gs_view(g, kvp, rope_d, 1, T, 1, knb1, knb1, knb1 * T, gs_row_size(GS_F32, kv_lora));
+	kv_cmpr = norm(b, kv_cmpr, weight(b, kv_lora, 1));
+	k_pe = rope(b, k_pe);
+	gs_t Vc = gs_reshape(g, kv_cmpr, kv_lora, 1, T, 1);
+	gs_t K = gs_concat(g, Vc, k_pe, 0);
+
+	gs_expand(g, Q);
+	gs_expand(g, Vc);
+	gs_expand(g, K);
+	gs_type kt = kv_gs_type(p->kv_k);
+	int64_t hk = kv_lora + rope_d;
+	gs_t kc = gs_external(g, kt, hk, cells, 1, 1);
+	if (b->k_idxs[0] < 0)
+		b->k_idxs[0] = gs_input(g, GS_I64, T, 1, 1, 1);
+	gs_expand(g, gs_set_rows(g, kc, gs_reshape(g, K, hk, T, 1, 1), b->k_idxs[0]));
+	if (b->mask[0] < 0)
+		b->mask[0] = gs_input(g, p->flash_attn ? GS_F16 : GS_F32, cells, T, 1, 1);
+	size_t rk = gs_row_size(kt, hk);
+	gs_t kview = gs_view(g, kc, hk, 1, cells, 1, rk, rk, rk * cells, 0);
+	gs_t vview = gs_view(g, kview, kv_lora, 1, cells, 1, rk, rk, rk * cells, 0);
+	gs_t qv = gs_view(g, Q, hk, H, T, 1, gs_nb(g, Q, 1), gs_nb(g, Q, 2), gs_nb(g, Q, 3), 0);
+	qv = gs_permute(g, qv, 0, 2, 1, 3);
+	kview = gs_permute(g, kview, 0, 2, 1, 3);
+	vview = gs_permute(g, vview, 0, 2, 1, 3);
+	gs_t v_b = gs_external(g, GS_F16, kv_lora, vh, H, 1);
+	gs_t out;
+	if (p->flash_attn) {
+		out = gs_flash_attn(g, qv, kview, vview, b->mask[0]);
+		out = gs_permute(g, out, 0, 2, 1, 3);
+		out = gs_mul_mat(g, v_b, out);
+		out = gs_permute(g, out, 0, 2, 1, 3);
+		out = gs_unop(g, GS_CONT, out);
+		out = gs_reshape(g, out, gs_ne(g, out, 0) * gs_ne(g, out, 1), gs_ne(g, out, 2) * gs_ne(g, out, 3), 1, 1);
+	} else {
+		gs_t kq = gs_mul_mat(g, kview, qv);
+		kq = gs_binop(g, GS_SOFT_MAX, kq, b->mask[0]);
+		gs_t vt = gs_transpose(g, vview);
+		gs_t vcont = gs_op4(g, GS_CONT, kt == GS_F32 ? GS_F32 : GS_F16, (int64_t[4]){cells, kv_lora, 1, 1}, vt, -1,
+				    -1, -1);
+		gs_t kqv = gs_mul_mat(g, vcont, kq);
+		kqv = gs_mul_mat(g, v_b, kqv);
+		out = gs_permute(g, kqv, 0, 2, 1, 3);
+		out = gs_op4(g, GS_CONT, GS_F32, (int64_t[4]){vh * H, T, 1, 1}, out, -1, -1, -1);
+	}
+	gs_expand(g, out);
+	return out;
+}
+
+/* Decoder layers of the transformer families. */
+static gs_t build_decoder(lb *b, enum arch_kind k)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E, H = m->n_heads;
+	int64_t hd = m->head_dim_k ? m->head_dim_k : E / (H ? H : 1);
+	int64_t hv = m->head_dim_v ? m->head_dim_v : hd;
+	bool gemma = k == A_GEMMA2 || k == A_GEMMA3, olmo = k == A_OLMO2;
+	bool qknorm_head = k == A_QWEN3 || k == A_GEMMA3 || k == A_QWEN3MOE;
+
+	gs_t tokens = gs_input(g, GS_I32, T, 1, 1, 1);
+	gs_t inpL = gs_get_rows(g, gs_external(g, GS_F16, E, m->vocab, 1, 1), tokens);
+	gs_t embd_in = gs_input(g, GS_F32, E, T, 1, 1); /* the embeddings input llama.cpp selects against */
+	gs_expand(g, inpL);
+	gs_expand(g, embd_in);
+	if (gemma)
+		inpL = gs_unop(g, GS_SCALE, inpL);
+
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		int64_t nkv = kv_heads(m, il);
+		bool last = il == m->n_layers - 1;
+		gs_t inpSA = inpL, router = -1;
+		/* SmallThinker routes on the layer input; the logits enter the
+		 * graph with the expert weights, before the attention output */
+		if (k == A_SMALLTHINKER && moe_layer(m, il))
+			router = gs_mul_mat(g, gs_external(g, GS_F32, E, m->n_experts, 1, 1), inpL);
+		gs_t cur = olmo ? inpL : norm(b, inpL, weight(b, E, 1));
+		if (k == A_DEEPSEEK2 && m->mla) {
+			cur = mla_attention(b, il, cur);
+		} else {
+			gs_t q = mm(b, H * hd, cur), kk, v;
+			bool nope = k == A_SMALLTHINKER && !is_swa(m, il);
+			if (k == A_QWEN2)
+				q = gs_binop(g, GS_ADD, q, weight(b, H * hd, 1));
+			if (olmo) {
+				q = norm(b, q, weight(b, H * hd, 1));
+				q = gs_reshape(g, q, hd, H, T, 1);
+			} else {
+				q = gs_reshape(g, q, hd, H, T, 1);
+				if (qknorm_head)
+					q = norm(b, q, weight(b, hd, 1));
+			}
+			if (!nope)
+				q = rope(b, q);
+			if (gemma)
+				q = gs_unop(g, GS_SCALE, q);
+			kk = mm(b, nkv * hd, cur);
+			if (k == A_QWEN2)
+				kk = gs_binop(g, GS_ADD, kk, weight(b, nkv * hd, 1));
+			if (olmo) {
+				kk = norm(b, kk, weight(b, nkv * hd, 1));
+				kk = gs_reshape(g, kk, hd, nkv, T, 1);
+			} else {
+				kk = gs_reshape(g, kk, hd, nkv, T, 1);
+				if (qknorm_head)
+					kk = norm(b, kk, weight(b, hd, 1));
+			}
+			if (!nope)
+				kk = rope(b, kk);
+			v = mm(b, nkv * hv, cur);
+			if (k == A_QWEN2)
+				v = gs_binop(g, GS_ADD, v, weight(b, nkv * hv, 1));
+			v = gs_reshape(g, v, hv, nkv, T, 1);
+			cur = attention(b, il, q, kk, v, k == A_GEMMA2);
+		}
+		if (router >= 0 && last) {
+			if (b->out_ids < 0)
+				b->out_ids = gs_input(g, GS_I32, T, 1, 1, 1);
+			router = gs_get_rows(g, router, b->out_ids);
+		}
+		cur = mm(b, E, cur);
+		if (last) {
+			if (b->out_ids < 0)
+				b->out_ids = gs_input(g, GS_I32, T, 1, 1, 1);
+			cur = gs_get_rows(g, cur, b->out_ids);
+			inpSA = gs_get_rows(g, inpSA, b->out_ids);
+		}
+		if (gemma || olmo)
+			cur = norm(b, cur, weight(b, E, 1));
+		gs_t ffn_inp = gs_binop(g, GS_ADD, cur, inpSA);
+		cur = olmo ? ffn_inp : norm(b, ffn_inp, weight(b, E, 1));
+		if (moe_layer(m, il)) {
+			gs_t x = cur;
+			cur = moe_ffn(b, x, router, k == A_DEEPSEEK2, k == A_DEEPSEEK2 ? m->expert_weights_norm : true);
+			if (m->n_expert_shared || (k == A_DEEPSEEK2 && !m->has_tensors)) {
+				uint32_t ns = m->n_expert_shared ? m->n_expert_shared : 1;
+				gs_t sh = ffn_glu(b, x, (int64_t)ns * (m->expert_ffn ? m->expert_ffn : m->ffn));
+				cur = gs_binop(g, GS_ADD, cur, sh);
+			}
+		} else {
+			cur = ffn_glu(b, cur, m->ffn);
+		}
+		if (gemma || olmo)
+			cur = norm(b, cur, weight(b, E, 1));
+		cur = gs_binop(g, GS_ADD, cur, ffn_inp);
+		inpL = cur;
+	}
+	gs_t cur = norm(b, inpL, weight(b, E, 1));
+	gs_set_output(g, cur);
+	cur = gs_mul_mat(g, gs_external(g, GS_F16, E, m->vocab, 1, 1), cur);
+	if (k == A_GEMMA2) {
+		cur = gs_unop(g, GS_SCALE, cur);
+		cur = gs_unop(g, GS_UNARY, cur);
+		cur = gs_unop(g, GS_SCALE, cur);
+	}
+	gs_set_output(g, cur);
+	gs_expand(g, cur);
+	return cur;
+}
+
+bool plan_lgraph_supported(const model_desc *m)
+{
+	if (!m)
+		return false;
+	enum arch_kind k = kind_of(m->arch);
+	if (k == A_UNKNOWN || m->recurrent)
+		return false;
+	if (m->mla && k != A_DEEPSEEK2)
+		return false;
+	if (m->n_experts && k != A_QWEN3MOE && k != A_SMALLTHINKER && k != A_DEEPSEEK2)
+		return false;
+	return true;
+}
+
+uint64_t plan_lgraph_build(gsim *g, const model_desc *m, const lgraph_params *p)
+{
+	enum arch_kind k = kind_of(m->arch);
+	if (k == A_UNKNOWN || !m->n_layers)
+		return 0;
+	lb b = {.g = g, .m = m, .p = p, .E = m->hidden, .pos = -1, .out_ids = -1};
+	for (int s = 0; s < 2; s++)
+		b.k_idxs[s] = b.v_idxs[s] = b.mask[s] = b.k_rot[s] = b.v_rot[s] = -1;
+	uint64_t T = p->n_ubatch ? p->n_ubatch : 512;
+	if (p->cells && T > p->cells)
+		T = p->cells;
+	b.T = (int64_t)T;
+	b.iswa = m->swa_window && m->layer_swa;
+	gs_reset(g);
+	build_decoder(&b, k);
+	return 1;
+}
+
+/* A plan asks for the same graph many times (every layer split it tries,
+ * every piece of advice): the last few answers are kept per thread. */
+typedef struct memo {
+	const model_desc *m;
+	uint64_t shape[8];
+	lgraph_params p;
+	uint64_t bytes;
+} memo;
+
+static void fingerprint(const model_desc *m, uint64_t f[8])
+{
+	f[0] = m->n_layers | (uint64_t)m->hidden << 32;
+	f[1] = m->n_heads | (uint64_t)m->n_kv_heads << 32;
+	f[2] = m->head_dim_k | (uint64_t)m->head_dim_v << 32;
+	f[3] = m->ffn | (uint64_t)m->vocab << 32;
+	f[4] = m->n_experts | (uint64_t)m->n_experts_used << 32;
+	f[5] = m->expert_ffn | (uint64_t)m->swa_window << 32;
+	f[6] = (uintptr_t)m->arch ^ (uintptr_t)m->layer_swa ^ (uintptr_t)m->layer_kv_heads;
+	f[7] = m->q_lora_rank ^ (uint64_t)m->n_dense_lead << 24 ^ (uint64_t)m->n_expert_shared << 40 ^
+	       (uint64_t)m->expert_gating << 56 ^ (uint64_t)m->mla << 60 ^ (uint64_t)m->has_tensors << 61 ^
+	       (uint64_t)m->expert_weights_norm << 62;
+}
+
+static bool same_params(const lgraph_params *a, const lgraph_params *b)
+{
+	return a->cells == b->cells && a->n_ubatch == b->n_ubatch && a->n_seq == b->n_seq &&
+	       a->flash_attn == b->flash_attn && a->kv_k == b->kv_k && a->kv_v == b->kv_v && a->alignment == b->alignment;
+}
+
+uint64_t plan_lgraph_compute_bytes(const model_desc *m, const lgraph_params *p)
+{
+	static _Thread_local memo cache[8];
+	static _Thread_local unsigned next;
+	if (!plan_lgraph_supported(m))
+		return 0;
+	uint64_t f[8];
+	fingerprint(m, f);
+	for (unsigned i = 0; i < 8; i++)
+		if (cache[i].m == m && !memcmp(cache[i].shape, f, sizeof f) && same_params(&cache[i].p, p))
+			return cache[i].bytes;
+	gsim *g = gs_new();
+	uint64_t r = plan_lgraph_build(g, m, p) ? gs_alloc_peak(g, p->alignment ? p->alignment : 32) : 0;
+	gs_free(g);
+	memo *e = &cache[next++ % 8];
+	e->m = m;
+	memcpy(e->shape, f, sizeof f);
+	e->p = *p;
+	e->bytes = r;
+	return r;
+}

@@ -1,0 +1,29 @@
+/*
+ * lgraph.h (internal to plan/): llama.cpp's compute graph for a model and
+ * the compute buffer its allocator reserves (lgraph.c on gsim.c).
+ */
+#ifndef GW_PLAN_LGRAPH_H
+#define GW_PLAN_LGRAPH_H
+
+#include "plan/plan.h"
+
+typedef struct gsim gsim;
+
+typedef struct lgraph_params {
+	uint64_t cells;     /* KV cells (padded) */
+	uint32_t n_ubatch;  /* physical batch (llama.cpp -ub), 0: 512 */
+	uint32_t n_seq;     /* parallel sequences */
+	bool flash_attn;
+	plan_kv_type kv_k, kv_v;
+	size_t alignment;   /* buffer alignment: 32 CPU, 128 CUDA; 0: 32 */
+} lgraph_params;
+
+/* Does the graph builder know this architecture? */
+bool plan_lgraph_supported(const model_desc *m);
+/* Build the graph into g (reset first); 0 when not supported. */
+uint64_t plan_lgraph_build(gsim *g, const model_desc *m, const lgraph_params *p);
+/* The compute buffer for the whole graph on one device; 0 when the
+ * architecture is not supported. */
+uint64_t plan_lgraph_compute_bytes(const model_desc *m, const lgraph_params *p);
+
+#endif
