@@ -27,9 +27,12 @@ def params(r):
         attn += H * d + K * d
     # MoE blocks: every moe_step-th block (Llama 4 Maverick), each with a
     # shared_ffn wide shared expert
+    # (DeepSeek-V3: after dense_lead dense blocks; MLA attention is not
+    # modelled here, see model_shape_params in src/model/model.c)
     step = int(r.get("moe_step", "0") or 0)
     sh = int(r.get("shared_ffn", "0") or 0)
-    n_moe = sum(1 for i in range(L) if E and (step <= 1 or (i + 1) % step == 0))
+    lead = int(r.get("dense_lead", "0") or 0)
+    n_moe = sum(1 for i in range(L) if E and i >= lead and (step <= 1 or (i + 1) % step == 0))
     dense = 3 * h * f
     if E:
         per_exp = 3 * h * ef

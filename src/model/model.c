@@ -245,6 +245,7 @@ static void from_catalog(const model_spec *s, model_desc *m)
 	m->moe_step = s->moe_step > 0 ? (uint32_t)s->moe_step : 0;
 	m->shared_expert_ffn = s->shared_ffn > 0 ? (uint32_t)s->shared_ffn : 0;
 	m->n_expert_shared = m->shared_expert_ffn ? 1 : 0;
+	m->n_dense_lead = s->dense_lead > 0 ? (uint32_t)s->dense_lead : 0;
 	if (s->default_quant && *s->default_quant)
 		m->default_quant = xstrdup(s->default_quant);
 	if (s->kv_latent > 0) {

@@ -131,6 +131,47 @@ static void test_scout_shape(void **state)
 	model_release(&m);
 }
 
+/* DeepSeek-V3/R1 and Kimi K2: leading dense blocks (first_k_dense_replace
+ * 3 and 1, intermediate_size 18432) and one shared expert of 2048 per MoE
+ * block; 671 B / 37 B and 1 T / 32 B per their model cards. */
+static void test_deepseek_shape(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		uint32_t lead;
+		double total, active, tol;
+	} rows[] = {
+		{"deepseek-v3", 3, 671e9, 37e9, 0.02},
+		{"deepseek-ai/DeepSeek-R1", 3, 671e9, 37e9, 0.02},
+		{"kimi-k2", 1, 1e12, 32e9, 0.03},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		model_desc m;
+		load(rows[i].name, NULL, &m);
+		assert_int_equal(m.n_dense_lead, rows[i].lead);
+		assert_int_equal(m.ffn, 18432);
+		assert_int_equal(m.shared_expert_ffn, 2048);
+		for (uint32_t l = 0; l < m.n_layers; l++)
+			assert_int_equal(model_layer_moe(&m, l), l >= rows[i].lead);
+		double act, tot = model_shape_params(&m, &act);
+		assert_true(fabs(rel(tot, m.params_total)) < 1e-3);
+		assert_true(fabs(rel(act, m.params_active)) < 1e-3);
+		double et = rel(m.params_total, rows[i].total), ea = rel(m.params_active, rows[i].active);
+		print_message("# %s: %.2f B total (%+.2f%%), %.2f B active (%+.2f%%)\n", m.name, m.params_total / 1e9,
+			      100 * et, m.params_active / 1e9, 100 * ea);
+		assert_true(fabs(et) < rows[i].tol);
+		assert_true(fabs(ea) < rows[i].tol);
+		plan_weights w;
+		gw_error err = {0};
+		assert_int_equal(plan_weights_get(&m, NULL, &w, &err), 0);
+		for (uint32_t l = 0; l < w.n_layers; l++)
+			assert_int_equal(w.layer_expert_bytes[l] > 0, l >= rows[i].lead);
+		plan_weights_release(&w);
+		model_release(&m);
+	}
+}
+
 /* Scout's shared experts are part of its files: bartowski's (older)
  * Scout GGUFs (meta-llama_Llama-4-Scout-17B-16E-Instruct-old-GGUF, sizes
  * as listed by graysoft.dev): IQ1_M 24.51, IQ2_XXS 28.09, IQ3_XXS 41.87 GB.
@@ -475,7 +516,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),           cmocka_unit_test(test_maverick_shape),
 		cmocka_unit_test(test_scout_shape),     cmocka_unit_test(test_scout_weights),
-		cmocka_unit_test(test_maverick_weights),
+		cmocka_unit_test(test_maverick_weights), cmocka_unit_test(test_deepseek_shape),
 		cmocka_unit_test(test_olmo3_kv),        cmocka_unit_test(test_phi4),
 		cmocka_unit_test(test_hfconfig_llama4), cmocka_unit_test(test_hfconfig_olmo3),
 		cmocka_unit_test(test_gguf_llama4),
