@@ -31,7 +31,7 @@ typedef struct lb {
 } lb;
 
 enum arch_kind { A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
-		 A_DEEPSEEK2, A_MAMBA, A_MAMBA2, A_GRANITEHYBRID, A_LFM2, A_UNKNOWN };
+		 A_DEEPSEEK2, A_MAMBA, A_MAMBA2, A_GRANITEHYBRID, A_LFM2, A_JAMBA, A_UNKNOWN };
 
 static enum arch_kind kind_of(const char *a)
 {
@@ -44,7 +44,7 @@ static enum arch_kind kind_of(const char *a)
 		{"olmo2", A_OLMO2},	  {"olmo3", A_OLMO2},	     {"qwen3moe", A_QWEN3MOE},
 		{"smallthinker", A_SMALLTHINKER}, {"deepseek2", A_DEEPSEEK2},
 		{"mamba", A_MAMBA},	  {"mamba2", A_MAMBA2},	     {"granitehybrid", A_GRANITEHYBRID},
-		{"lfm2", A_LFM2},
+		{"lfm2", A_LFM2},	  {"jamba", A_JAMBA},
 	};
 	for (size_t i = 0; a && i < sizeof t / sizeof t[0]; i++)
 		if (!strcmp(a, t[i].name))
@@ -405,7 +405,7 @@ static gs_t rs_states(lb *b, gs_t s, int64_t size, gs_t x, gs_t dt, gs_t bm, gs_
 
 /* One Mamba (v1 or v2) mixer: in projection, causal conv with the
  * carried conv state, the selective scan, gating, out projection. */
-static gs_t mamba_layer(lb *b, gs_t cur, bool v2)
+static gs_t mamba_layer(lb *b, gs_t cur, bool v2, bool dbc_norm)
 {
 	gsim *g = b->g;
 	const model_desc *m = b->m;
@@ -453,7 +453,14 @@ static gs_t mamba_layer(lb *b, gs_t cur, bool v2)
 		bm = gs_view(g, x_db, d_state, 1, T, 1, 4 * (size_t)d_state, dnb1, dnb1 * T, 4 * (size_t)dt_rank);
 		cm = gs_view(g, x_db, d_state, 1, T, 1, 4 * (size_t)d_state, dnb1, dnb1 * T,
 			     4 * (size_t)(dt_rank + d_state));
-		dt = mm(b, d_inner, gs_unop(g, GS_CONT, dtv1));
+		if (dbc_norm) { /* Jamba, FalconMamba: RMS norms on dt, B and C */
+			dtv1 = norm(b, dtv1, weight(b, dt_rank, 1));
+			bm = norm(b, bm, weight(b, d_state, 1));
+			cm = norm(b, cm, weight(b, d_state, 1));
+		} else {
+			dtv1 = gs_unop(g, GS_CONT, dtv1);
+		}
+		dt = mm(b, d_inner, dtv1);
 		dt = gs_binop(g, GS_ADD, dt, weight(b, d_inner, 1));
 		skip_src = x;
 		xs = gs_reshape(g, x, 1, d_inner, T, 1);
@@ -526,18 +533,20 @@ static void build_recurrent(lb *b, enum arch_kind k)
 		gs_t cur = norm(b, inpL, weight(b, E, 1));
 		if (k == A_LFM2 && model_layer_recurrent(m, il)) {
 			cur = shortconv(b, cur);
-		} else if (model_layer_recurrent(m, il) || (k != A_GRANITEHYBRID && k != A_LFM2)) {
-			cur = mamba_layer(b, cur, k != A_MAMBA);
+		} else if (model_layer_recurrent(m, il) || k == A_MAMBA || k == A_MAMBA2) {
+			cur = mamba_layer(b, cur, k != A_MAMBA && k != A_JAMBA, k == A_JAMBA);
 		} else {
 			int64_t nkv = kv_heads(m, il);
 			gs_t q = gs_reshape(g, mm(b, H * hd, cur), hd, H, T, 1);
 			if (k == A_LFM2)
 				q = norm(b, q, weight(b, hd, 1));
-			q = rope(b, q);
+			if (k != A_JAMBA) /* Jamba's attention has no RoPE */
+				q = rope(b, q);
 			gs_t kk = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
 			if (k == A_LFM2)
 				kk = norm(b, kk, weight(b, hd, 1));
-			kk = rope(b, kk);
+			if (k != A_JAMBA)
+				kk = rope(b, kk);
 			gs_t v = gs_reshape(g, mm(b, nkv * hv, cur), hv, nkv, T, 1);
 			cur = mm(b, E, attention(b, il, q, kk, v, false));
 		}
@@ -547,10 +556,12 @@ static void build_recurrent(lb *b, enum arch_kind k)
 			cur = gs_get_rows(g, cur, b->out_ids);
 			inpSA = gs_get_rows(g, inpSA, b->out_ids);
 		}
-		/* LFM2 adds the residual first, the others the layer output */
-		cur = k == A_LFM2 ? gs_binop(g, GS_ADD, inpSA, cur) : gs_binop(g, GS_ADD, cur, inpSA);
-		if (k == A_LFM2) {
-			gs_t ffn = ffn_glu(b, norm(b, cur, weight(b, E, 1)), m->ffn);
+		/* LFM2 and Jamba add the residual first, the others the layer output */
+		bool res_first = k == A_LFM2 || k == A_JAMBA;
+		cur = res_first ? gs_binop(g, GS_ADD, inpSA, cur) : gs_binop(g, GS_ADD, cur, inpSA);
+		if (res_first) {
+			gs_t x = norm(b, cur, weight(b, E, 1));
+			gs_t ffn = moe_layer(m, il) ? moe_ffn(b, x, -1, false, false) : ffn_glu(b, x, m->ffn);
 			cur = gs_binop(g, GS_ADD, cur, ffn);
 		} else if (k == A_GRANITEHYBRID && (m->ffn || m->n_experts)) {
 			gs_t res = cur;
@@ -687,11 +698,12 @@ bool plan_lgraph_supported(const model_desc *m)
 	enum arch_kind k = kind_of(m->arch);
 	if (k == A_UNKNOWN)
 		return false;
-	if (m->recurrent != (k == A_MAMBA || k == A_MAMBA2 || k == A_GRANITEHYBRID || k == A_LFM2))
+	if (m->recurrent != (k == A_MAMBA || k == A_MAMBA2 || k == A_GRANITEHYBRID || k == A_LFM2 || k == A_JAMBA))
 		return false;
 	if (m->mla && k != A_DEEPSEEK2)
 		return false;
-	if (m->n_experts && k != A_QWEN3MOE && k != A_SMALLTHINKER && k != A_DEEPSEEK2)
+	if (m->n_experts && k != A_QWEN3MOE && k != A_SMALLTHINKER && k != A_DEEPSEEK2 && k != A_JAMBA &&
+	    k != A_GRANITEHYBRID)
 		return false;
 	return true;
 }
