@@ -155,6 +155,14 @@ static bool each_key(const char *id, const char *name, const char *aliases,
 		kb_name_key(part, key, sizeof key);
 		if (*key && fn(key, arg))
 			return true;
+		/* a Hugging Face id also answers to its repository name alone,
+		 * the part other orgs' GGUF repositories copy */
+		const char *slash = strrchr(part, '/');
+		if (slash && slash[1]) {
+			kb_name_key(slash + 1, key, sizeof key);
+			if (*key && fn(key, arg))
+				return true;
+		}
 		a = c ? c + 1 : a + l;
 	}
 	return false;

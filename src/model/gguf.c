@@ -254,7 +254,7 @@ enum {
 	K_BLOCKS, K_EMBD, K_FFN, K_CTX, K_HEADS, K_KV_HEADS, K_KEY_LEN, K_VAL_LEN,
 	K_EXPERTS, K_EXPERTS_USED, K_EXPERT_FFN, K_SWA, K_SWA_PATTERN, K_VOCAB,
 	K_KEY_LEN_MLA, K_VAL_LEN_MLA, K_SSM_CONV, K_SSM_INNER, K_SSM_STATE, K_SSM_DT, K_SSM_GROUPS,
-	K_NEXTN, K_Q_LORA, K_ROPE_DIMS, K_EXPERT_SHARED, K_DENSE_LEAD, K_GATING, K_WEIGHTS_NORM,
+	K_NEXTN, K_Q_LORA, K_ROPE_DIMS, K_EXPERT_SHARED, K_DENSE_LEAD, K_GATING, K_WEIGHTS_NORM, K_SHORTCONV,
 	K_MOE_STEP, K_SHEXP_FFN, K_NARCH
 };
 static const char *const arch_keys[K_NARCH] = {
@@ -266,7 +266,7 @@ static const char *const arch_keys[K_NARCH] = {
 	"attention.key_length_mla", "attention.value_length_mla", "ssm.conv_kernel", "ssm.inner_size",
 	"ssm.state_size", "ssm.time_step_rank", "ssm.group_count", "nextn_predict_layers",
 	"attention.q_lora_rank", "rope.dimension_count", "expert_shared_count", "leading_dense_block_count",
-	"expert_gating_func", "expert_weights_norm",
+	"expert_gating_func", "expert_weights_norm", "shortconv.l_cache",
 	"interleave_moe_layer_step", "expert_shared_feed_forward_length",
 };
 
@@ -686,6 +686,17 @@ static int fill_shape(gg_reader *r, const gg_meta *g, model_desc *m)
 	/* recurrent layers: an SSM state size (Mamba, Mamba-2, Jamba, Granite
 	 * 4 hybrids, Nemotron-H, Falcon-H1); the layers without KV heads */
 	m->recurrent = m->ssm_state > 0 && m->ssm_inner > 0;
+	/* LFM2's short-convolution layers: a conv state of (l_cache - 1) x
+	 * n_embd per sequence and no SSM state (llama-hparams.cpp n_embd_r) */
+	uint32_t l_cache = slot_u32(r, g, K_SHORTCONV, &rc);
+	if (rc)
+		return rc;
+	if (l_cache > 1 && !m->recurrent) {
+		m->recurrent = true;
+		m->ssm_conv = l_cache;
+		m->ssm_inner = m->hidden;
+		m->ssm_state = m->ssm_groups = 0;
+	}
 	if (m->n_nextn >= m->n_layers && m->n_nextn)
 		return rd_fail(r, GW_EFORMAT, "%s.nextn_predict_layers = %u leaves no layers of %u", g->arch,
 			       m->n_nextn, m->n_layers);

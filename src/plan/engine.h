@@ -21,7 +21,8 @@ typedef struct plan_llamacpp_build {
 	const char *date;   /* year-month of the build */
 	bool fa_auto;       /* -fa defaults to auto (else off) */
 	bool fit_margin;    /* the automatic fit leaves 1 GiB free per GPU */
-	bool graph_phases;  /* compute buffer = peak over the graph's phases
+	bool graph_phases;  /* compute buffer from today's graph (lgraph.c; the
+			     * phase model for architectures it lacks)
 			     * (else Ollama's closed form, as b2824 printed) */
 	bool arch_memory;   /* MLA K-only latent cache, recurrent state,
 			     * NextN/MTP blocks skipped */

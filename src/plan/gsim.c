@@ -32,7 +32,7 @@ typedef struct gs_tensor {
 	bool visited;
 	int64_t ne[4];
 	size_t nb[4];
-	gs_t src[4];
+	gs_t src[GS_MAX_SRC];
 	gs_t view_src;
 	size_t view_offs;
 	/* allocator state */
@@ -99,10 +99,10 @@ static gs_t add(gsim *g, gs_type type, gs_op op, const int64_t ne_in[4])
 	t->type = type;
 	t->op = op;
 	t->view_src = -1;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 4; i++)
 		t->ne[i] = ne[i] > 0 ? ne[i] : 0;
+	for (int i = 0; i < GS_MAX_SRC; i++)
 		t->src[i] = -1;
-	}
 	t->nb[0] = type_size[type].bytes;
 	t->nb[1] = gs_row_size(type, t->ne[0]);
 	t->nb[2] = t->nb[1] * (size_t)t->ne[1];
@@ -210,6 +210,32 @@ gs_t gs_set_rows(gsim *g, gs_t dst, gs_t src, gs_t rows)
 	return r;
 }
 
+void gs_add_src(gsim *g, gs_t a, gs_t src)
+{
+	for (int i = 0; i < GS_MAX_SRC; i++) {
+		if (g->t[a].src[i] < 0) {
+			g->t[a].src[i] = src;
+			return;
+		}
+	}
+}
+
+gs_t gs_inplace(gsim *g, gs_op op, gs_t a)
+{
+	gs_t r = view_of(g, a, g->t[a].ne, g->t[a].nb, 0);
+	g->t[r].op = op;
+	return r;
+}
+
+gs_t gs_cpy_into(gsim *g, gs_t a, gs_t dst)
+{
+	gs_t r = view_of(g, dst, g->t[dst].ne, g->t[dst].nb, 0);
+	g->t[r].op = GS_CPY;
+	g->t[r].src[0] = a;
+	g->t[r].src[1] = dst;
+	return r;
+}
+
 gs_t gs_flash_attn(gsim *g, gs_t q, gs_t k, gs_t v, gs_t mask)
 {
 	const gs_tensor *Q = &g->t[q], *V = &g->t[v];
@@ -310,7 +336,7 @@ void gs_expand(gsim *g, gs_t root)
 	while (sp) {
 		struct frame *f = &st[sp - 1];
 		gs_tensor *t = &g->t[f->t];
-		if (f->next < 4) {
+		if (f->next < GS_MAX_SRC) {
 			gs_t s = t->src[f->next++];
 			if (s >= 0 && !g->t[s].visited) {
 				g->t[s].visited = true;
@@ -461,7 +487,7 @@ static void allocate_node(gsim *g, dyn *d, gs_t a)
 		return;
 	t->allocated = true;
 	if (can_inplace(t->op)) {
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < GS_MAX_SRC; i++) {
 			gs_t p = t->src[i];
 			if (p < 0)
 				continue;
@@ -505,7 +531,7 @@ uint64_t gs_alloc_peak(gsim *g, size_t alignment)
 			g->t[t->view_src].n_views++;
 		if (t->flags & F_INPUT)
 			allocate_node(g, &d, g->nodes[i]);
-		for (int j = 0; j < 4; j++) {
+		for (int j = 0; j < GS_MAX_SRC; j++) {
 			if (t->src[j] < 0)
 				continue;
 			g->t[t->src[j]].n_children++;
@@ -516,11 +542,11 @@ uint64_t gs_alloc_peak(gsim *g, size_t alignment)
 	for (size_t i = 0; i < g->n_nodes; i++) {
 		gs_t a = g->nodes[i];
 		gs_tensor *t = &g->t[a];
-		for (int j = 0; j < 4; j++)
+		for (int j = 0; j < GS_MAX_SRC; j++)
 			if (t->src[j] >= 0)
 				allocate_node(g, &d, t->src[j]);
 		allocate_node(g, &d, a);
-		for (int j = 0; j < 4; j++) {
+		for (int j = 0; j < GS_MAX_SRC; j++) {
 			gs_t p = t->src[j];
 			if (p < 0)
 				continue;

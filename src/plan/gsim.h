@@ -41,6 +41,8 @@ typedef enum gs_op {
 
 typedef int32_t gs_t; /* a tensor of the graph; -1 none */
 
+#define GS_MAX_SRC 10 /* GGML_MAX_SRC */
+
 typedef struct gsim gsim;
 
 gsim *gs_new(void);
@@ -57,6 +59,9 @@ void gs_set_output(gsim *g, gs_t a);
 
 /* A new tensor of the given shape computed from up to four sources. */
 gs_t gs_op4(gsim *g, gs_op op, gs_type t, const int64_t ne[4], gs_t s0, gs_t s1, gs_t s2, gs_t s3);
+
+/* One more source for a (operators with more than four: SSM_SCAN). */
+void gs_add_src(gsim *g, gs_t a, gs_t src);
 
 /* ggml's operators, with ggml's result shapes. */
 gs_t gs_unop(gsim *g, gs_op op, gs_t a);           /* same shape, f32-like: SCALE, UNARY, CLAMP, RMS_NORM, NORM, SQR, SQRT, CONT */
@@ -77,6 +82,11 @@ gs_t gs_view(gsim *g, gs_t a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3
 	     size_t offs);
 gs_t gs_permute(gsim *g, gs_t a, int p0, int p1, int p2, int p3);
 gs_t gs_transpose(gsim *g, gs_t a);
+
+/* ggml's *_inplace operators and ggml_cpy into an existing tensor: the
+ * result is a view of a (of dst for the copy), no memory of its own. */
+gs_t gs_inplace(gsim *g, gs_op op, gs_t a);
+gs_t gs_cpy_into(gsim *g, gs_t a, gs_t dst);
 
 /* ggml_build_forward_expand */
 void gs_expand(gsim *g, gs_t a);

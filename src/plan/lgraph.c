@@ -25,13 +25,13 @@ typedef struct lb {
 	const lgraph_params *p;
 	int64_t T, E;
 	/* inputs, created when first needed */
-	gs_t pos, out_ids;
+	gs_t pos, out_ids, s_copy;
 	gs_t k_idxs[2], v_idxs[2], mask[2], k_rot[2], v_rot[2]; /* [0] full cache, [1] sliding window */
 	bool iswa;
 } lb;
 
 enum arch_kind { A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
-		 A_DEEPSEEK2, A_UNKNOWN };
+		 A_DEEPSEEK2, A_MAMBA, A_MAMBA2, A_GRANITEHYBRID, A_LFM2, A_JAMBA, A_UNKNOWN };
 
 static enum arch_kind kind_of(const char *a)
 {
@@ -43,6 +43,8 @@ static enum arch_kind kind_of(const char *a)
 		{"qwen3", A_QWEN3},	  {"gemma2", A_GEMMA2},	     {"gemma3", A_GEMMA3},
 		{"olmo2", A_OLMO2},	  {"olmo3", A_OLMO2},	     {"qwen3moe", A_QWEN3MOE},
 		{"smallthinker", A_SMALLTHINKER}, {"deepseek2", A_DEEPSEEK2},
+		{"mamba", A_MAMBA},	  {"mamba2", A_MAMBA2},	     {"granitehybrid", A_GRANITEHYBRID},
+		{"lfm2", A_LFM2},	  {"jamba", A_JAMBA},
 	};
 	for (size_t i = 0; a && i < sizeof t / sizeof t[0]; i++)
 		if (!strcmp(a, t[i].name))
@@ -367,6 +369,214 @@ static gs_t mla_attention(lb *b, uint32_t il, gs_t cur)
 	return out;
 }
 
+/* Recurrent state of one layer (build_rs): the states of this ubatch's
+ * sequences gathered (by rows, or by the scan when scan >= 0 is given),
+ * the others copied back; returns what the layer reads. */
+static gs_t rs_states(lb *b, gs_t s, int64_t size, gs_t x, gs_t dt, gs_t bm, gs_t cm, bool scan, int64_t ssm_shape[4])
+{
+	gsim *g = b->g;
+	int64_t rs = b->p->n_seq ? b->p->n_seq : 1, n_seqs = 1;
+	if (b->s_copy < 0)
+		b->s_copy = gs_input(g, GS_I32, rs, 1, 1, 1);
+	gs_t main_ids = gs_view(g, b->s_copy, n_seqs, 1, 1, 1, 4 * n_seqs, 4 * n_seqs, 4 * n_seqs, 0);
+	gs_t extra_ids = gs_view(g, b->s_copy, rs - n_seqs, 1, 1, 1, 4 * (rs - n_seqs), 4 * (rs - n_seqs),
+				 4 * (rs - n_seqs), 4 * (size_t)n_seqs);
+	gs_t states = gs_reshape(g, s, size, rs, 1, 1);
+	gs_t zero = gs_view(g, states, size, 1, 1, 1, 4 * size, 4 * size, 4 * size, 0);
+	gs_expand(g, gs_inplace(g, GS_SCALE, zero));
+	gs_t out;
+	if (scan) {
+		gs_t ssm = gs_reshape(g, states, ssm_shape[0], ssm_shape[1], ssm_shape[2], ssm_shape[3]);
+		int64_t n = gs_ne(g, x, 0) * gs_ne(g, x, 1) * gs_ne(g, x, 2) * gs_ne(g, x, 3) +
+			    ssm_shape[0] * ssm_shape[1] * ssm_shape[2] * n_seqs;
+		gs_t a = gs_external(g, GS_F32, 1, ssm_shape[2], 1, 1);
+		out = gs_op4(g, GS_SSM_SCAN, GS_F32, (int64_t[4]){n, 1, 1, 1}, ssm, x, dt, a);
+		gs_add_src(g, out, bm);
+		gs_add_src(g, out, cm);
+		gs_add_src(g, out, main_ids);
+	} else {
+		out = gs_get_rows(g, states, main_ids);
+	}
+	gs_expand(g, out);
+	gs_t extra = gs_get_rows(g, states, extra_ids);
+	gs_expand(g, gs_cpy_into(g, extra, gs_view(g, s, size * (rs - n_seqs), 1, 1, 1, 0, 0, 0, 0)));
+	return out;
+}
+
+/* One Mamba (v1 or v2) mixer: in projection, causal conv with the
+ * carried conv state, the selective scan, gating, out projection. */
+static gs_t mamba_layer(lb *b, gs_t cur, bool v2, bool dbc_norm)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E;
+	int64_t d_conv = m->ssm_conv ? m->ssm_conv : 4, d_inner = m->ssm_inner, d_state = m->ssm_state;
+	int64_t ng = v2 ? (m->ssm_groups ? m->ssm_groups : 1) : 0;
+	int64_t n_head = v2 ? m->ssm_dt_rank : d_inner, head_dim = v2 ? d_inner / (n_head ? n_head : 1) : 1;
+	int64_t dt_rank = m->ssm_dt_rank, ch = d_inner + 2 * ng * d_state;
+	int64_t rs = b->p->n_seq ? b->p->n_seq : 1;
+
+	gs_t conv_all = gs_external(g, GS_F32, (d_conv - 1) * ch * rs, 1, 1, 1);
+	gs_t ssm_all = gs_external(g, GS_F32, d_state * d_inner * rs, 1, 1, 1);
+	gs_t conv = rs_states(b, conv_all, (d_conv - 1) * ch, -1, -1, -1, -1, false, NULL);
+	conv = gs_reshape(g, conv, d_conv - 1, ch, 1, 1);
+	cur = gs_reshape(g, cur, E, T, 1, 1);
+	int64_t proj = v2 ? 2 * d_inner + 2 * ng * d_state + n_head : 2 * d_inner;
+	gs_t zx = mm(b, proj, cur);
+	size_t nb1 = gs_nb(g, zx, 1);
+	gs_t z = gs_view(g, zx, d_inner, T, 1, 1, nb1, nb1 * T, nb1 * T, v2 ? 0 : 4 * (size_t)d_inner);
+	gs_t xbc = gs_view(g, zx, ch, T, 1, 1, nb1, nb1 * T, nb1 * T, v2 ? 4 * (size_t)d_inner : 0);
+	gs_t dtv = v2 ? gs_view(g, zx, n_head, T, 1, 1, nb1, nb1 * T, nb1 * T, 4 * (size_t)(2 * d_inner + 2 * ng * d_state))
+		      : -1;
+	gs_t conv_x = gs_concat(g, conv, gs_transpose(g, xbc), 0);
+	gs_t last = gs_view(g, conv_x, d_conv - 1, ch, 1, 1, gs_nb(g, conv_x, 1), gs_nb(g, conv_x, 2), gs_nb(g, conv_x, 2),
+			    (size_t)T * 4);
+	gs_expand(g, gs_cpy_into(g, last, gs_view(g, conv_all, (d_conv - 1) * ch, 1, 1, 1, 0, 0, 0, 0)));
+	gs_t x = gs_op4(g, GS_SSM_CONV, GS_F32, (int64_t[4]){ch, gs_ne(g, conv_x, 0) - d_conv + 1, 1, 1}, conv_x,
+			gs_external(g, GS_F32, d_conv, ch, 1, 1), -1, -1);
+	x = gs_binop(g, GS_ADD, x, weight(b, ch, 1));
+	x = gs_unop(g, GS_UNARY, x);
+	gs_t xs, dt, bm, cm, skip_src;
+	if (v2) {
+		size_t xnb1 = gs_nb(g, x, 1);
+		xs = gs_view(g, x, head_dim, n_head, T, 1, 4 * (size_t)head_dim, xnb1, xnb1 * T, 0);
+		bm = gs_view(g, x, d_state, ng, T, 1, 4 * (size_t)d_state, xnb1, xnb1 * T, 4 * (size_t)d_inner);
+		cm = gs_view(g, x, d_state, ng, T, 1, 4 * (size_t)d_state, xnb1, xnb1 * T,
+			     4 * (size_t)(d_inner + ng * d_state));
+		dt = gs_unop(g, GS_CONT, dtv);
+		dt = gs_binop(g, GS_ADD, dt, weight(b, n_head, 1));
+		skip_src = xs;
+	} else {
+		gs_t x_db = mm(b, dt_rank + 2 * d_state, x);
+		size_t dnb1 = gs_nb(g, x_db, 1);
+		gs_t dtv1 = gs_view(g, x_db, dt_rank, T, 1, 1, dnb1, dnb1 * T, dnb1 * T, 0);
+		bm = gs_view(g, x_db, d_state, 1, T, 1, 4 * (size_t)d_state, dnb1, dnb1 * T, 4 * (size_t)dt_rank);
+		cm = gs_view(g, x_db, d_state, 1, T, 1, 4 * (size_t)d_state, dnb1, dnb1 * T,
+			     4 * (size_t)(dt_rank + d_state));
+		if (dbc_norm) { /* Jamba, FalconMamba: RMS norms on dt, B and C */
+			dtv1 = norm(b, dtv1, weight(b, dt_rank, 1));
+			bm = norm(b, bm, weight(b, d_state, 1));
+			cm = norm(b, cm, weight(b, d_state, 1));
+		} else {
+			dtv1 = gs_unop(g, GS_CONT, dtv1);
+		}
+		dt = mm(b, d_inner, dtv1);
+		dt = gs_binop(g, GS_ADD, dt, weight(b, d_inner, 1));
+		skip_src = x;
+		xs = gs_reshape(g, x, 1, d_inner, T, 1);
+	}
+	int64_t shape[4] = {d_state, head_dim, n_head, rs};
+	gs_t y_ssm = rs_states(b, ssm_all, d_state * d_inner, xs, dt, bm, cm, true, shape);
+	gs_expand(g, gs_cpy_into(g, gs_view(g, y_ssm, d_state * d_inner, 1, 1, 1, 0, 0, 0, 4 * (size_t)(d_inner * T)),
+				 gs_view(g, ssm_all, d_state * d_inner, 1, 1, 1, 0, 0, 0, 0)));
+	gs_t y = v2 ? gs_view(g, y_ssm, head_dim, n_head, T, 1, 4 * (size_t)head_dim, 4 * (size_t)d_inner,
+			      4 * (size_t)(d_inner * T), 0)
+		    : gs_view(g, y_ssm, d_inner, T, 1, 1, 4 * (size_t)d_inner, 4 * (size_t)(d_inner * T),
+			      4 * (size_t)(d_inner * T), 0);
+	gs_t d = v2 ? gs_reshape(g, weight(b, 1, n_head), 1, n_head, 1, 1) : weight(b, d_inner, 1);
+	gs_t xd = gs_binop(g, GS_MUL, skip_src, d);
+	y = gs_binop(g, GS_ADD, y, xd);
+	gs_t zc = v2 ? gs_unop(g, GS_CONT, gs_reshape(g, z, head_dim, n_head, T, 1)) : gs_unop(g, GS_CONT, z);
+	y = gs_op4(g, GS_GLU, GS_F32, (int64_t[4]){gs_ne(g, zc, 0), gs_ne(g, zc, 1), gs_ne(g, zc, 2), 1}, zc, y, -1, -1);
+	if (v2) {
+		y = gs_reshape(g, y, d_inner / ng, ng, T, 1);
+		y = norm(b, y, weight(b, d_inner / ng, ng));
+		y = gs_reshape(g, y, d_inner, T, 1, 1);
+	}
+	cur = mm(b, E, y);
+	return gs_reshape(g, cur, E, T, 1, 1);
+}
+
+/* LFM2's gated short convolution: B, C and x from one projection, B*x
+ * convolved over the carried (l_cache - 1) columns, gated by C. */
+static gs_t shortconv(lb *b, gs_t cur)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E, lc = m->ssm_conv ? m->ssm_conv : 3;
+	int64_t rs = b->p->n_seq ? b->p->n_seq : 1;
+	gs_t s = gs_external(g, GS_F32, (lc - 1) * E * rs, 1, 1, 1);
+	gs_t conv = rs_states(b, s, (lc - 1) * E, -1, -1, -1, -1, false, NULL);
+	conv = gs_reshape(g, conv, lc - 1, E, 1, 1);
+	gs_t bcx = mm(b, 3 * E, cur);
+	size_t nb1 = gs_nb(g, bcx, 1);
+	gs_t bv = gs_view(g, bcx, E, T, 1, 1, nb1, nb1 * T, nb1 * T, 0);
+	gs_t cv = gs_view(g, bcx, E, T, 1, 1, nb1, nb1 * T, nb1 * T, 4 * (size_t)E);
+	gs_t xv = gs_view(g, bcx, E, T, 1, 1, nb1, nb1 * T, nb1 * T, 8 * (size_t)E);
+	gs_t bx = gs_transpose(g, gs_binop(g, GS_MUL, bv, xv));
+	bx = gs_concat(g, conv, bx, 0);
+	gs_t last = gs_view(g, bx, lc - 1, E, 1, 1, gs_nb(g, bx, 1), gs_nb(g, bx, 2), gs_nb(g, bx, 2), (size_t)T * 4);
+	gs_expand(g, gs_cpy_into(g, last, gs_view(g, s, (lc - 1) * E, 1, 1, 1, 0, 0, 0, 0)));
+	gs_t out = gs_op4(g, GS_SSM_CONV, GS_F32, (int64_t[4]){E, T, 1, 1}, bx, gs_external(g, GS_F32, lc, E, 1, 1), -1,
+			  -1);
+	gs_t y = gs_binop(g, GS_MUL, cv, out);
+	return gs_reshape(g, mm(b, E, y), E, T, 1, 1);
+}
+
+/* Mamba, Mamba-2 and Granite 4 hybrids (Mamba-2 and attention layers,
+ * each followed by a feed-forward), LFM2 (short convolutions and
+ * attention, each followed by a feed-forward). */
+static void build_recurrent(lb *b, enum arch_kind k)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E, H = m->n_heads;
+	int64_t hd = m->head_dim_k ? m->head_dim_k : (H ? E / H : 0), hv = m->head_dim_v ? m->head_dim_v : hd;
+	gs_t tokens = gs_input(g, GS_I32, T, 1, 1, 1);
+	gs_t inpL = gs_get_rows(g, gs_external(g, GS_F16, E, m->vocab, 1, 1), tokens);
+	gs_t embd_in = gs_input(g, GS_F32, E, T, 1, 1);
+	gs_expand(g, inpL);
+	gs_expand(g, embd_in);
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		bool last = il == m->n_layers - 1;
+		gs_t inpSA = inpL;
+		gs_t cur = norm(b, inpL, weight(b, E, 1));
+		if (k == A_LFM2 && model_layer_recurrent(m, il)) {
+			cur = shortconv(b, cur);
+		} else if (model_layer_recurrent(m, il) || k == A_MAMBA || k == A_MAMBA2) {
+			cur = mamba_layer(b, cur, k != A_MAMBA && k != A_JAMBA, k == A_JAMBA);
+		} else {
+			int64_t nkv = kv_heads(m, il);
+			gs_t q = gs_reshape(g, mm(b, H * hd, cur), hd, H, T, 1);
+			if (k == A_LFM2)
+				q = norm(b, q, weight(b, hd, 1));
+			if (k != A_JAMBA) /* Jamba's attention has no RoPE */
+				q = rope(b, q);
+			gs_t kk = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
+			if (k == A_LFM2)
+				kk = norm(b, kk, weight(b, hd, 1));
+			if (k != A_JAMBA)
+				kk = rope(b, kk);
+			gs_t v = gs_reshape(g, mm(b, nkv * hv, cur), hv, nkv, T, 1);
+			cur = mm(b, E, attention(b, il, q, kk, v, false));
+		}
+		if (last) {
+			if (b->out_ids < 0)
+				b->out_ids = gs_input(g, GS_I32, T, 1, 1, 1);
+			cur = gs_get_rows(g, cur, b->out_ids);
+			inpSA = gs_get_rows(g, inpSA, b->out_ids);
+		}
+		/* LFM2 and Jamba add the residual first, the others the layer output */
+		bool res_first = k == A_LFM2 || k == A_JAMBA;
+		cur = res_first ? gs_binop(g, GS_ADD, inpSA, cur) : gs_binop(g, GS_ADD, cur, inpSA);
+		if (res_first) {
+			gs_t x = norm(b, cur, weight(b, E, 1));
+			gs_t ffn = moe_layer(m, il) ? moe_ffn(b, x, -1, false, false) : ffn_glu(b, x, m->ffn);
+			cur = gs_binop(g, GS_ADD, cur, ffn);
+		} else if (k == A_GRANITEHYBRID && m->ffn) {
+			gs_t res = cur;
+			cur = ffn_glu(b, norm(b, cur, weight(b, E, 1)), m->ffn);
+			cur = gs_binop(g, GS_ADD, cur, res);
+		}
+		inpL = cur;
+	}
+	gs_t cur = norm(b, inpL, weight(b, E, 1));
+	gs_set_output(g, cur);
+	cur = gs_mul_mat(g, gs_external(g, GS_F16, E, m->vocab, 1, 1), cur);
+	gs_set_output(g, cur);
+	gs_expand(g, cur);
+}
+
 /* Decoder layers of the transformer families. */
 static gs_t build_decoder(lb *b, enum arch_kind k)
 {
@@ -483,11 +693,14 @@ bool plan_lgraph_supported(const model_desc *m)
 	if (!m)
 		return false;
 	enum arch_kind k = kind_of(m->arch);
-	if (k == A_UNKNOWN || m->recurrent)
+	if (k == A_UNKNOWN)
+		return false;
+	if (m->recurrent != (k == A_MAMBA || k == A_MAMBA2 || k == A_GRANITEHYBRID || k == A_LFM2 || k == A_JAMBA))
 		return false;
 	if (m->mla && k != A_DEEPSEEK2)
 		return false;
-	if (m->n_experts && k != A_QWEN3MOE && k != A_SMALLTHINKER && k != A_DEEPSEEK2)
+	/* (Granite 4's MoE hybrids are not built yet: they keep the phase model) */
+	if (m->n_experts && k != A_QWEN3MOE && k != A_SMALLTHINKER && k != A_DEEPSEEK2 && k != A_JAMBA)
 		return false;
 	return true;
 }
@@ -497,7 +710,7 @@ uint64_t plan_lgraph_build(gsim *g, const model_desc *m, const lgraph_params *p)
 	enum arch_kind k = kind_of(m->arch);
 	if (k == A_UNKNOWN || !m->n_layers)
 		return 0;
-	lb b = {.g = g, .m = m, .p = p, .E = m->hidden, .pos = -1, .out_ids = -1};
+	lb b = {.g = g, .m = m, .p = p, .E = m->hidden, .pos = -1, .out_ids = -1, .s_copy = -1};
 	for (int s = 0; s < 2; s++)
 		b.k_idxs[s] = b.v_idxs[s] = b.mask[s] = b.k_rot[s] = b.v_rot[s] = -1;
 	uint64_t T = p->n_ubatch ? p->n_ubatch : 512;
@@ -506,7 +719,10 @@ uint64_t plan_lgraph_build(gsim *g, const model_desc *m, const lgraph_params *p)
 	b.T = (int64_t)T;
 	b.iswa = m->swa_window && m->layer_swa;
 	gs_reset(g);
-	build_decoder(&b, k);
+	if (m->recurrent)
+		build_recurrent(&b, k);
+	else
+		build_decoder(&b, k);
 	return 1;
 }
 

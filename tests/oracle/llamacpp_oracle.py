@@ -23,7 +23,8 @@ wrote (read back with gguf-py) with the plan's estimate from the shape.
 Prints a table (TSV) and exits 1 if a model or KV figure differs from
 llama.cpp's printed one (beyond its two decimals) or a quantization recipe
 from llama.cpp's quantizer; the compute figures outside 5% are listed and
-counted ("# compute outside 5%: N of M loads").  The plan follows the newest llama.cpp profile (0c1e570, the
+counted ("# compute outside 5%: N of M loads"), and so are those equal to
+llama.cpp's to its two printed decimals ("# compute equal ...: N of M").  The plan follows the newest llama.cpp profile (0c1e570, the
 build llama-cpp-python 0.3.36 bundles) with --flash-attn on/off as loaded.
 Exit 77 when llama_cpp or gguf is missing.
 """
@@ -78,6 +79,11 @@ def arch_spec(name):
         return dict(base, arch="mamba", tied=False, heads=0, kv=0, ssm=True, ssm1=True, ffn=0)
     if name == "granitehybrid":  # Mamba-2 hybrid (Granite 4): layers 1 and 3 attention, the rest recurrent
         return dict(base, arch="granitehybrid", tied=False, layers=6, ssm=True, kv_layers=[0, 4, 0, 4, 0, 0])
+    if name == "jamba":  # Jamba: Mamba-1 layers (dt/B/C norms) and an attention layer without RoPE; MoE every other layer
+        return dict(base, arch="jamba", tied=False, layers=4, ssm=True, ssm1=True, jamba=True, kv_layers=[0, 4, 0, 0],
+                    experts=8, used=2, moe_layers=[1, 3])
+    if name == "lfm2":  # LFM2: short-convolution layers (conv state only) and attention layers
+        return dict(base, arch="lfm2", tied=True, layers=6, shortconv=3, kv_layers=[0, 0, 4, 0, 4, 0], qknorm=True)
     raise ValueError(name)
 
 
@@ -200,7 +206,8 @@ def write_gguf2(path, s):
     if "experts" in s:
         w.add_expert_count(s["experts"])
         w.add_expert_used_count(s["used"])
-        w.add_expert_feed_forward_length(s["ffn_exp"])
+        if "ffn_exp" in s:
+            w.add_expert_feed_forward_length(s["ffn_exp"])
         if arch in ("smallthinker", "deepseek2"):
             w.add_expert_gating_func(gguf.ExpertGatingFuncType.SOFTMAX)
     R = 64  # MLA rope part; kv_lora_rank = HD - R
@@ -213,6 +220,8 @@ def write_gguf2(path, s):
         w.add_expert_shared_count(1)
         w.add_leading_dense_block_count(1)
         w.add_uint32(f"{arch}.nextn_predict_layers", nx)
+    if s.get("shortconv"):
+        w.add_uint32(f"{arch}.shortconv.l_cache", s["shortconv"])
     if s.get("ssm"):
         DI, DS, NG, DC, NH = 2 * E, 64, 1, 4, 32
         w.add_ssm_conv_kernel(DC)
@@ -238,14 +247,21 @@ def write_gguf2(path, s):
     t("token_embd.weight", E, V)
     for i in list(range(L)) + ["out"] + list(range(L, L + nx)):
         if i == "out":
+            if s.get("shortconv"):
+                t("token_embd_norm.weight", E)  # LFM2's output norm; the output is tied
+                continue
             t("output_norm.weight", E)
             t("output.weight", E, V)
             continue
         p = f"blk.{i}."
         if not s.get("olmo"):
             t(p + "attn_norm.weight", E)
-        if s.get("ssm1"):
+        if s.get("ssm1") and ("kv_layers" not in s or s["kv_layers"][i] == 0):
             DI, DS, DC, DT = 2 * E, 16, 4, 64
+            if s.get("jamba"):
+                t(p + "ssm_dt_norm.weight", DT)
+                t(p + "ssm_b_norm.weight", DS)
+                t(p + "ssm_c_norm.weight", DS)
             t(p + "ssm_in.weight", E, 2 * DI)
             t(p + "ssm_conv1d.weight", DC, DI, typ=F32)
             t(p + "ssm_conv1d.bias", DI)
@@ -255,6 +271,10 @@ def write_gguf2(path, s):
             t(p + "ssm_a", DS, DI, typ=F32)
             t(p + "ssm_d", DI)
             t(p + "ssm_out.weight", DI, E)
+        elif s.get("shortconv") and s["kv_layers"][i] == 0:
+            t(p + "shortconv.conv.weight", s["shortconv"], E, typ=F32)
+            t(p + "shortconv.in_proj.weight", E, 3 * E)
+            t(p + "shortconv.out_proj.weight", E, E)
         elif s.get("ssm") and ("kv_layers" not in s or s["kv_layers"][i] == 0):
             DI, DS, NG, DC, NH = 2 * E, 64, 1, 4, 32
             t(p + "ssm_in.weight", E, 2 * DI + 2 * NG * DS + NH)
@@ -295,8 +315,8 @@ def write_gguf2(path, s):
             t(p + "ffn_gate.weight", E, FF)
             t(p + "ffn_up.weight", E, FF)
             t(p + "ffn_down.weight", FF, E)
-        elif "experts" in s:
-            X, FE = s["experts"], s["ffn_exp"]
+        elif "experts" in s and ("moe_layers" not in s or i in s["moe_layers"]):
+            X, FE = s["experts"], s.get("ffn_exp", FF)
             t(p + "ffn_gate_inp.weight", E, X, typ=F32)
             t(p + "ffn_gate_exps.weight", E, FE, X)
             t(p + "ffn_up_exps.weight", E, FE, X)
@@ -306,7 +326,7 @@ def write_gguf2(path, s):
                 t(p + "ffn_gate_shexp.weight", E, FE)
                 t(p + "ffn_up_shexp.weight", E, FE)
                 t(p + "ffn_down_shexp.weight", FE, E)
-        elif FF:
+        elif FF and (s.get("arch") != "mamba" and s.get("arch") != "mamba2"):
             t(p + "ffn_gate.weight", E, FF)
             t(p + "ffn_up.weight", E, FF)
             t(p + "ffn_down.weight", FF, E)
@@ -340,13 +360,13 @@ def write_gguf2(path, s):
 BUF_RE = re.compile(r"(\S+) (model|KV|RS|compute|output) buffer size =\s*([0-9.]+) MiB")
 
 
-def llama_buffers(path, ctx, kv_type, fa):
+def llama_buffers(path, ctx, kv_type, fa, ubatch=512):
     """Load with llama.cpp on the CPU; return MiB by buffer kind from its log."""
     fd_log = tempfile.TemporaryFile(mode="w+b")
     saved = os.dup(2)
     os.dup2(fd_log.fileno(), 2)
     try:
-        llm = llama_cpp.Llama(model_path=path, n_gpu_layers=0, n_ctx=ctx, n_batch=512, n_ubatch=512,
+        llm = llama_cpp.Llama(model_path=path, n_gpu_layers=0, n_ctx=ctx, n_batch=ubatch, n_ubatch=ubatch,
                               type_k=kv_type, type_v=kv_type, flash_attn=fa, verbose=True, swa_full=False,
                               use_mmap=True, n_threads=1)
         del llm
@@ -365,8 +385,9 @@ def llama_buffers(path, ctx, kv_type, fa):
     return out, log
 
 
-def plan(path, ctx, kv_name, fa, extra=()):
-    cmd = [GW, "plan", path, "--vram", "1T", "--ctx", str(ctx), "--kv-type", kv_name, "--json"] + list(extra)
+def plan(path, ctx, kv_name, fa, extra=(), ubatch=512):
+    cmd = [GW, "plan", path, "--vram", "1T", "--ctx", str(ctx), "--kv-type", kv_name, "--batch", str(ubatch), "--json"]
+    cmd += list(extra)
     cmd += ["--flash-attn", "on" if fa else "off"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode not in (0, 3, 4):
@@ -435,12 +456,13 @@ def main():
 
 
 ARCHS = ["llama", "qwen2", "gemma2", "gemma3", "qwen3", "qwen3moe", "olmo2", "smallthinker", "deepseek2",
-         "mamba", "mamba2", "granitehybrid"]
+         "mamba", "mamba2", "granitehybrid", "lfm2", "jamba"]
 WHAT = {"llama": "dense", "qwen2": "dense, QKV bias", "gemma2": "SWA 1:1", "gemma3": "SWA 5:1",
         "qwen3": "dense, wide heads", "qwen3moe": "MoE", "olmo2": "SWA 3:1 (OLMo 3)",
         "smallthinker": "SWA, full layer first; MoE", "deepseek2": "MLA K-only; MoE; NextN skipped",
         "mamba": "Mamba-1, attention-free", "mamba2": "Mamba-2, attention-free",
-        "granitehybrid": "Mamba-2 hybrid (Granite 4)"}
+        "granitehybrid": "Mamba-2 hybrid (Granite 4)", "lfm2": "short-conv hybrid (LFM2)",
+        "jamba": "Mamba-1 + attention, MoE (Jamba)"}
 
 
 def run(tmp):
@@ -450,39 +472,45 @@ def run(tmp):
     rows = []
     bad = 0
     cbad = []
-    print("arch\tctx\tkv\tfa\tllama_model_mib\tplan_model_mib\tllama_kv_mib\tplan_kv_mib\tllama_compute_mib\tplan_compute_mib\tcompute_err\tcells")
+    print("arch\tctx\tkv\tfa\tllama_model_mib\tplan_model_mib\tllama_kv_mib\tplan_kv_mib\tllama_compute_mib\tplan_compute_mib\tcompute_err\tcells\tubatch")
+    # (arch, ctx, kv, kv id, fa, ubatch): the grid at the default ubatch of
+    # 512, and a ubatch of 2048 (llama-server's -ub 2048) at 4096 cells
+    grid = []
+    for ctx in ctxs:
+        for kv_name, kv_id in kvs:
+            for fa in (False, True):
+                if kv_name != "f16" and not fa:
+                    continue  # llama.cpp needs flash attention for a quantized V cache
+                if QUICK and kv_name == "q4_0":
+                    continue
+                if QUICK and ctx == 16384 and (kv_name != "f16" or not fa):
+                    continue
+                grid.append((ctx, kv_name, kv_id, fa, 512))
+    grid += [(4096, "f16", 1, False, 2048), (4096, "f16", 1, True, 2048)]
     for a in ARCHS:
         s = arch_spec(a)
         path = os.path.join(tmp, f"{a}.gguf")
         write_gguf(path, s)
-        for ctx in ctxs:
-            for kv_name, kv_id in kvs:
-                for fa in (False, True):
-                    if kv_name != "f16" and not fa:
-                        continue  # llama.cpp needs flash attention for a quantized V cache
-                    if QUICK and kv_name == "q4_0":
-                        continue
-                    if QUICK and ctx == 16384 and (kv_name != "f16" or not fa):
-                        continue
-                    try:
-                        got, log = llama_buffers(path, ctx, kv_id, fa)
-                    except Exception as e:  # noqa: BLE001
-                        print(f"{a}\t{ctx}\t{kv_name}\t{int(fa)}\tllama.cpp failed: {e}")
-                        bad += 1
-                        continue
-                    exp = plan(path, ctx, kv_name, fa)
-                    cerr = (exp["compute"] / got["compute"] - 1) if got["compute"] else float("nan")
-                    row = (a, ctx, kv_name, int(fa), got["model"], exp["model"], got["KV"], exp["KV"], got["compute"], exp["compute"], cerr, got["cells"])
-                    rows.append(row)
-                    print("%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%+.1f%%\t%s" % (row[:10] + (cerr * 100, row[11])))
-                    # model and KV (+ recurrent state): equal to llama.cpp's
-                    # printed figure (two decimals of MiB)
-                    for k in ("model", "KV"):
-                        if abs(exp[k] - got[k]) > 0.01 + 0.0005 * got[k]:
-                            bad += 1
-                            print(f"# OUT: {a} {ctx} {kv_name} fa={int(fa)} {k} {exp[k]:.2f} vs {got[k]:.2f}")
-                    if got["compute"] and abs(cerr) > 0.05:
-                        cbad.append(f"{a} {ctx} {kv_name} fa={int(fa)} {100 * cerr:+.1f}%")
+        for ctx, kv_name, kv_id, fa, ub in grid:
+            try:
+                got, log = llama_buffers(path, ctx, kv_id, fa, ub)
+            except Exception as e:  # noqa: BLE001
+                print(f"{a}\t{ctx}\t{kv_name}\t{int(fa)}\tllama.cpp failed: {e}")
+                bad += 1
+                continue
+            exp = plan(path, ctx, kv_name, fa, ubatch=ub)
+            cerr = (exp["compute"] / got["compute"] - 1) if got["compute"] else float("nan")
+            row = (a, ctx, kv_name, int(fa), got["model"], exp["model"], got["KV"], exp["KV"], got["compute"], exp["compute"], cerr, got["cells"], ub)
+            rows.append(row)
+            print("%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%+.1f%%\t%s\t%d" % (row[:10] + (cerr * 100, row[11], ub)))
+            # model and KV (+ recurrent state): equal to llama.cpp's
+            # printed figure (two decimals of MiB)
+            for k in ("model", "KV"):
+                if abs(exp[k] - got[k]) > 0.01 + 0.0005 * got[k]:
+                    bad += 1
+                    print(f"# OUT: {a} {ctx} {kv_name} fa={int(fa)} ub={ub} {k} {exp[k]:.2f} vs {got[k]:.2f}")
+            if got["compute"] and abs(cerr) > 0.05:
+                cbad.append(f"{a} {ctx} {kv_name} fa={int(fa)} ub={ub} {100 * cerr:+.1f}%")
     # one line per architecture: the worst row of each figure
     print("# per architecture (worst row): model / KV MiB ours vs llama.cpp, compute error range")
     for a in ARCHS:
@@ -500,6 +528,10 @@ def run(tmp):
     if errs:
         print(f"# compute: median |error| {100 * errs[len(errs) // 2]:.1f}%, max {100 * errs[-1]:.1f}% over {len(errs)} loads")
     print(f"# compute outside 5%: {len(cbad)} of {len(rows)} loads" + (": " + ", ".join(cbad) if cbad else ""))
+    # equal: the plan's figure printed as llama.cpp prints it (two decimals)
+    neq = [r for r in rows if r[8] and abs(r[9] - r[8]) <= 0.0051]
+    ne = [f"{r[0]} {r[1]} {r[2]} fa={r[3]} ub={r[12]} {r[9]:.2f} vs {r[8]:.2f}" for r in rows if r[8] and r not in neq]
+    print(f"# compute equal to llama.cpp's printed MiB: {len(neq)} of {len(rows)} loads" + (" (not: " + ", ".join(ne) + ")" if ne else ""))
     print(f"# {len(rows)} loads of {len(ARCHS)} architectures, {bad} out of tolerance (model, KV, recipes)")
     return 1 if bad else 0
 

@@ -212,6 +212,13 @@ static void test_model_find(void **state)
 		{"deepseek-ai/DeepSeek-R1-Distill-Llama-70B", "deepseek-r1-distill-llama-70b"},
 		{"gpt-oss:20b", "gpt-oss-20b"},
 		{"openai/gpt-oss-120b", "gpt-oss-120b"},
+		/* GGUF repositories of any org resolve to the model they quantize */
+		{"bartowski/Meta-Llama-3.1-8B-Instruct-GGUF", "llama-3.1-8b"},
+		{"bartowski/openai_gpt-oss-20b-GGUF", "gpt-oss-20b"},
+		{"unsloth/Qwen3-30B-A3B-GGUF", "qwen3-30b-a3b"},
+		{"lmstudio-community/Mistral-Small-3.2-24B-Instruct-2506-GGUF", "mistral-small-3.1-24b"},
+		{"unsloth/Llama-4-Scout-17B-16E-Instruct-GGUF", "llama-4-scout"},
+		{"Mistral-Small-3.2-24B-Instruct-2506", "mistral-small-3.1-24b"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const model_spec *m = kb_model_find(cases[i][0]);

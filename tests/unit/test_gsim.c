@@ -1,0 +1,326 @@
+/*
+ * Unit tests for plan/gsim.c (ggml's graph allocator replayed on shapes)
+ * and plan/lgraph.c (llama.cpp's graphs).  The allocator cases are small
+ * graphs whose buffer can be worked out by hand from ggml-alloc's rules;
+ * the graph cases pin the compute buffers llama.cpp 0c1e570 printed
+ * ("CPU compute buffer size is X MiB") for the oracle's small models
+ * (tests/oracle/llamacpp_oracle.py, llama-cpp-python 0.3.36).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "plan/gsim.h"
+#include "plan/lgraph.h"
+
+#define MIB_D(x) ((double)(x) / 1048576.0)
+enum { K = 1024 };
+
+/* an input of n f32 elements */
+static gs_t in(gsim *g, int64_t n)
+{
+	return gs_input(g, GS_F32, n, 1, 1, 1);
+}
+
+static void test_inplace_chain(void **state)
+{
+	(void)state;
+	gsim *g = gs_new();
+	/* x -> scale -> unary -> scale: every step may reuse its parent */
+	gs_t x = gs_mul_mat(g, gs_external(g, GS_F16, 64, 256 * K, 1, 1), in(g, 64));
+	gs_t y = gs_unop(g, GS_SCALE, x);
+	y = gs_unop(g, GS_UNARY, y);
+	y = gs_unop(g, GS_SCALE, y);
+	gs_expand(g, y);
+	/* input 256 B + one 1 MiB buffer */
+	assert_int_equal(gs_alloc_peak(g, 32), 256 + MiB);
+	gs_free(g);
+}
+
+static void test_no_inplace(void **state)
+{
+	(void)state;
+	gsim *g = gs_new();
+	/* mul_mat never runs in place: two 1 MiB tensors live at once */
+	gs_t w = gs_external(g, GS_F16, 256 * K, 256 * K, 1, 1);
+	gs_t x = gs_mul_mat(g, gs_external(g, GS_F16, 64, 256 * K, 1, 1), in(g, 64));
+	gs_t y = gs_mul_mat(g, w, x);
+	gs_expand(g, y);
+	assert_int_equal(gs_alloc_peak(g, 32), 256 + 2 * MiB);
+	gs_free(g);
+}
+
+static void test_view_blocks_inplace(void **state)
+{
+	(void)state;
+	gsim *g = gs_new();
+	/* rope of a reshape: the parent is a view, which ggml never reuses */
+	gs_t pos = gs_input(g, GS_I32, 8, 1, 1, 1);
+	gs_t x = gs_mul_mat(g, gs_external(g, GS_F16, 64, 256 * K, 1, 1), in(g, 64));
+	gs_t v = gs_reshape(g, x, 1024, 256, 1, 1);
+	gs_t r = gs_binop(g, GS_ROPE, v, pos);
+	gs_expand(g, r);
+	assert_int_equal(gs_alloc_peak(g, 32), 256 + 32 + 2 * MiB);
+	gs_free(g);
+}
+
+static void test_second_consumer_blocks_inplace(void **state)
+{
+	(void)state;
+	gsim *g = gs_new();
+	/* x feeds the scale and the add: the scale cannot take its memory */
+	gs_t x = gs_mul_mat(g, gs_external(g, GS_F16, 64, 256 * K, 1, 1), in(g, 64));
+	gs_t y = gs_unop(g, GS_SCALE, x);
+	gs_t z = gs_binop(g, GS_ADD, y, x);
+	gs_expand(g, z);
+	assert_int_equal(gs_alloc_peak(g, 32), 256 + 2 * MiB);
+	gs_free(g);
+}
+
+static void test_output_kept(void **state)
+{
+	(void)state;
+	gsim *g = gs_new();
+	/* a graph output is neither freed nor taken over */
+	gs_t a = gs_mul_mat(g, gs_external(g, GS_F16, 64, 256 * K, 1, 1), in(g, 64));
+	gs_set_output(g, a);
+	gs_t b = gs_unop(g, GS_SCALE, a);
+	gs_t c = gs_mul_mat(g, gs_external(g, GS_F16, 256 * K, 256 * K, 1, 1), b);
+	gs_t d = gs_mul_mat(g, gs_external(g, GS_F16, 256 * K, 256 * K, 1, 1), c);
+	gs_expand(g, d);
+	/* a (kept) + b, c, d where b is freed before d: a + b + c at most */
+	assert_int_equal(gs_alloc_peak(g, 32), 256 + 3 * MiB);
+	gs_free(g);
+}
+
+static void test_best_fit(void **state)
+{
+	(void)state;
+	gsim *g = gs_new();
+	gs_t x = in(g, 64);                                  /* [0, 256) */
+	gs_t w1 = gs_external(g, GS_F16, 64, 512 * K, 1, 1); /* 2 MiB results */
+	gs_t w2 = gs_external(g, GS_F16, 64, 256 * K, 1, 1); /* 1 MiB results */
+	gs_t ws = gs_external(g, GS_F16, 64, 16, 1, 1);      /* 64 B results */
+	gs_t none = gs_input(g, GS_I32, 0, 1, 1, 1);         /* no rows */
+	gs_t a = gs_mul_mat(g, w1, x);
+	gs_expand(g, a);
+	gs_expand(g, gs_mul_mat(g, ws, x)); /* keeps the two holes apart */
+	gs_t b = gs_mul_mat(g, w2, x);
+	gs_expand(g, b);
+	gs_expand(g, gs_mul_mat(g, ws, x));
+	/* consumers with no memory free a (2 MiB hole) and b (1 MiB hole) */
+	gs_expand(g, gs_get_rows(g, a, none));
+	gs_expand(g, gs_get_rows(g, b, none));
+	/* best fit puts 1 MiB in the 1 MiB hole and 2 MiB in the 2 MiB one;
+	 * first fit would have split the 2 MiB hole and grown the buffer */
+	gs_expand(g, gs_mul_mat(g, w2, x));
+	gs_expand(g, gs_mul_mat(g, w1, x));
+	assert_int_equal(gs_alloc_peak(g, 32), 256 + 2 * MiB + 64 + MiB + 64);
+	gs_free(g);
+}
+
+static void test_zero_size(void **state)
+{
+	(void)state;
+	gsim *g = gs_new();
+	/* zero-sized tensors (llama.cpp's extra recurrent states for one
+	 * sequence) take no memory and do not upset the free list */
+	gs_t ids = gs_input(g, GS_I32, 0, 1, 1, 1);
+	gs_t s = gs_external(g, GS_F32, 16, 4, 1, 1);
+	gs_t r = gs_get_rows(g, s, ids);
+	gs_expand(g, r);
+	assert_int_equal(gs_ne(g, r, 1), 0);
+	assert_int_equal(gs_alloc_peak(g, 32), 0);
+	gs_free(g);
+}
+
+/* ---- llama.cpp graphs vs its printed buffers ---------------------------- */
+
+static void small(model_desc *m, const char *arch)
+{
+	memset(m, 0, sizeof *m);
+	m->arch = (char *)arch;
+	m->n_layers = 4;
+	m->hidden = 1024;
+	m->n_heads = 16;
+	m->n_kv_heads = 4;
+	m->head_dim_k = m->head_dim_v = 64;
+	m->ffn = 2816;
+	m->vocab = 32000;
+	m->ctx_train = 32768;
+}
+
+static double lg(const model_desc *m, uint64_t cells, bool fa, plan_kv_type kv)
+{
+	lgraph_params p = {.cells = cells, .n_ubatch = 512, .n_seq = 1, .flash_attn = fa, .kv_k = kv, .kv_v = kv,
+			   .alignment = 32};
+	return MIB_D(plan_lgraph_compute_bytes(m, &p));
+}
+
+static void test_llama_graph(void **state)
+{
+	(void)state;
+	model_desc m;
+	small(&m, "llama");
+	assert_true(plan_lgraph_supported(&m));
+	/* llama.cpp 0c1e570: 66.5020 (FA), 147.0098 (no FA), 68.5020 (q8_0 KV) */
+	assert_true(fabs(lg(&m, 4096, true, PLAN_KV_F16) - 66.5020) < 0.0005);
+	assert_true(fabs(lg(&m, 4096, false, PLAN_KV_F16) - 147.0098) < 0.0005);
+	assert_true(fabs(lg(&m, 4096, true, PLAN_KV_Q8_0) - 68.5020) < 0.0005);
+}
+
+static void test_gemma2_graph(void **state)
+{
+	(void)state;
+	model_desc m;
+	small(&m, "gemma2");
+	m.head_dim_k = m.head_dim_v = 128;
+	m.tied_embeddings = true;
+	model_set_swa_pattern(&m, 512, 2, false);
+	/* sliding-window cache of 1024 cells beside the full one:
+	 * 79.5215 (FA), 156.0137 (no FA), 68.5020 (q8_0: the rotation moves
+	 * the logits to a lower offset), 75.5215 at 512 */
+	assert_true(fabs(lg(&m, 4096, true, PLAN_KV_F16) - 79.5215) < 0.0005);
+	assert_true(fabs(lg(&m, 4096, false, PLAN_KV_F16) - 156.0137) < 0.0005);
+	assert_true(fabs(lg(&m, 4096, true, PLAN_KV_Q8_0) - 68.5020) < 0.0005);
+	assert_true(fabs(lg(&m, 512, true, PLAN_KV_F16) - 75.5215) < 0.0005);
+	free(m.layer_swa);
+}
+
+static void test_moe_mla_graph(void **state)
+{
+	(void)state;
+	model_desc m;
+	small(&m, "qwen3moe");
+	m.head_dim_k = m.head_dim_v = 128;
+	m.n_experts = 16;
+	m.n_experts_used = 4;
+	m.expert_ffn = 768;
+	assert_true(fabs(lg(&m, 4096, false, PLAN_KV_F16) - 152.0098) < 0.0005);
+	assert_true(fabs(lg(&m, 16384, true, PLAN_KV_F16) - 66.5020) < 0.0005);
+
+	/* DeepSeek-2 style: MLA (kv_lora 512 + rope 64), q_lora 256, one
+	 * leading dense block, 16 experts (4 used) + 1 shared */
+	small(&m, "deepseek2");
+	m.n_layers = 5;
+	m.n_kv_heads = 1;
+	m.head_dim_k = 576;
+	m.head_dim_v = 512;
+	m.mla = true;
+	m.mla_head_dim_k = 192;
+	m.mla_head_dim_v = 128;
+	m.q_lora_rank = 256;
+	m.n_rot = 64;
+	m.n_experts = 16;
+	m.n_experts_used = 4;
+	m.expert_ffn = 512;
+	m.n_expert_shared = 1;
+	m.n_dense_lead = 1;
+	m.expert_gating = 1;
+	assert_true(fabs(lg(&m, 4096, true, PLAN_KV_F16) - 78.5957) < 0.0005);
+	assert_true(fabs(lg(&m, 4096, false, PLAN_KV_F16) - 186.1035) < 0.0005);
+}
+
+/* Random shapes of every architecture the builder knows: no crash, no
+ * sanitizer report, and the buffer at least holds the f32 logits, which
+ * are a graph output and never share memory. */
+static void test_random_shapes(void **state)
+{
+	(void)state;
+	static const char *const archs[] = {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "olmo2", "qwen3moe",
+					    "smallthinker", "deepseek2", "mamba", "mamba2", "granitehybrid", "lfm2",
+					    "jamba"};
+	uint64_t r = 0x9e3779b97f4a7c15ULL;
+#define RND(n) ((r = r * 6364136223846793005ULL + 1442695040888963407ULL), (uint32_t)((r >> 33) % (n)))
+	for (int it = 0; it < 400; it++) {
+		model_desc m;
+		const char *a = archs[it % (sizeof archs / sizeof archs[0])];
+		small(&m, a);
+		m.n_layers = 1 + RND(6);
+		m.hidden = 64 * (1 + RND(8));
+		m.n_heads = 1 + RND(8);
+		m.n_kv_heads = 1 + RND(m.n_heads);
+		m.head_dim_k = m.head_dim_v = 32 * (1 + RND(4));
+		m.ffn = RND(3) ? 128 * (1 + RND(8)) : 0;
+		m.vocab = 1 + RND(5000);
+		uint32_t kv[8] = {0};
+		bool swa[8] = {0};
+		if (!strcmp(a, "qwen3moe") || !strcmp(a, "smallthinker") || !strcmp(a, "deepseek2") ||
+		    !strcmp(a, "jamba")) {
+			m.n_experts = 2 + RND(16);
+			m.n_experts_used = 1 + RND(m.n_experts);
+			m.expert_ffn = RND(2) ? 64 * (1 + RND(4)) : 0;
+			m.n_dense_lead = RND(2);
+			m.n_expert_shared = RND(2);
+		}
+		if (!strcmp(a, "deepseek2")) {
+			m.mla = true;
+			m.n_kv_heads = 1;
+			m.n_rot = 64;
+			m.head_dim_k = 64 + 128 * (1 + RND(3));
+			m.head_dim_v = m.head_dim_k - 64;
+			m.mla_head_dim_k = 64 + 64 * (1 + RND(2));
+			m.mla_head_dim_v = 64 * (1 + RND(2));
+			m.q_lora_rank = RND(2) ? 128 : 0;
+		}
+		if (!strcmp(a, "mamba") || !strcmp(a, "mamba2") || !strcmp(a, "granitehybrid") || !strcmp(a, "lfm2") ||
+		    !strcmp(a, "jamba")) {
+			m.recurrent = true;
+			m.ssm_conv = 2 + RND(4);
+			m.ssm_inner = strcmp(a, "lfm2") ? 2 * m.hidden : m.hidden;
+			m.ssm_state = strcmp(a, "lfm2") ? 16 * (1 + RND(4)) : 0;
+			m.ssm_dt_rank = 8 * (1 + RND(4));
+			m.ssm_groups = strcmp(a, "mamba2") && strcmp(a, "granitehybrid") ? 0 : 1;
+			for (uint32_t il = 0; il < m.n_layers; il++)
+				kv[il] = (!strcmp(a, "mamba") || !strcmp(a, "mamba2") || RND(2)) ? 0 : m.n_kv_heads;
+			m.layer_kv_heads = kv;
+		}
+		if (!strcmp(a, "gemma2") || !strcmp(a, "gemma3") || !strcmp(a, "olmo2") || !strcmp(a, "smallthinker")) {
+			m.swa_window = 64 * (1 + RND(16));
+			for (uint32_t il = 0; il < m.n_layers; il++)
+				swa[il] = RND(2);
+			m.layer_swa = swa;
+		}
+		plan_kv_type kvt = RND(3) == 0 ? PLAN_KV_Q8_0 : PLAN_KV_F16;
+		bool fa = RND(2) || kvt != PLAN_KV_F16;
+		uint64_t cells = 256 * (1 + RND(64));
+		uint32_t ub = 1 + RND(1024);
+		lgraph_params p = {.cells = cells, .n_ubatch = ub, .n_seq = 1 + RND(2), .flash_attn = fa, .kv_k = kvt,
+				   .kv_v = kvt, .alignment = 128};
+		if (!plan_lgraph_supported(&m))
+			fail_msg("%s not supported", a);
+		uint64_t bytes = plan_lgraph_compute_bytes(&m, &p);
+		uint64_t t = ub < cells ? ub : cells;
+		if (bytes < 4ULL * m.vocab * t)
+			fail_msg("%s: %llu bytes, less than the logits", a, (unsigned long long)bytes);
+	}
+#undef RND
+}
+
+static void test_unsupported(void **state)
+{
+	(void)state;
+	model_desc m;
+	small(&m, "starcoder2");
+	assert_false(plan_lgraph_supported(&m));
+	assert_int_equal(lg(&m, 4096, true, PLAN_KV_F16), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_inplace_chain),   cmocka_unit_test(test_no_inplace),
+		cmocka_unit_test(test_view_blocks_inplace), cmocka_unit_test(test_second_consumer_blocks_inplace),
+		cmocka_unit_test(test_output_kept),     cmocka_unit_test(test_best_fit),
+		cmocka_unit_test(test_zero_size),       cmocka_unit_test(test_llama_graph),
+		cmocka_unit_test(test_gemma2_graph),    cmocka_unit_test(test_moe_mla_graph),
+		cmocka_unit_test(test_random_shapes),   cmocka_unit_test(test_unsupported),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
