@@ -23,18 +23,29 @@ def params(r):
         norms = 4 * h; attn += 2 * d
     if a == "gpt-oss":
         attn += H * d + 2 * K * d + h + H
+    if a == "olmo2":
+        attn += H * d + K * d
+    # MoE blocks: every moe_step-th block (Llama 4 Maverick), each with a
+    # shared_ffn wide shared expert
+    # (DeepSeek-V3: after dense_lead dense blocks; MLA attention is not
+    # modelled here, see model_shape_params in src/model/model.c)
+    step = int(r.get("moe_step", "0") or 0)
+    sh = int(r.get("shared_ffn", "0") or 0)
+    lead = int(r.get("dense_lead", "0") or 0)
+    n_moe = sum(1 for i in range(L) if E and i >= lead and (step <= 1 or (i + 1) % step == 0))
+    dense = 3 * h * f
     if E:
         per_exp = 3 * h * ef
         if a == "gpt-oss":
             per_exp += 2 * ef + h
         router = h * E + (E if a == "gpt-oss" else 0)
-        ffn_tot = E * per_exp + router
-        ffn_act = U * per_exp + router
+        ffn_tot = E * per_exp + router + 3 * h * sh
+        ffn_act = U * per_exp + router + 3 * h * sh
     else:
-        ffn_tot = ffn_act = 3 * h * f
+        ffn_tot = ffn_act = dense
     emb = V * h * (1 if tied else 2)
-    tot = emb + L * (attn + ffn_tot + norms) + h
-    act = emb + L * (attn + ffn_act + norms) + h
+    tot = emb + L * (attn + norms) + n_moe * ffn_tot + (L - n_moe) * dense + h
+    act = emb + L * (attn + norms) + n_moe * ffn_act + (L - n_moe) * dense + h
     return tot, act
 
 rows = []

@@ -112,6 +112,9 @@ typedef struct model_spec {
 	bool tied_embeddings;
 	const char *default_quant; /* "" = q4_k_m; "mxfp4_moe" for gpt-oss */
 	int kv_latent;         /* MLA: K-only cache width per token (kv_lora_rank + rope); 0 none */
+	int moe_step;          /* MoE every moe_step-th block (Llama 4 Maverick: 2); 0 or 1 every block */
+	int shared_ffn;        /* shared-expert width in each MoE block; 0 none */
+	int dense_lead;        /* leading dense blocks before the MoE ones (DeepSeek-V3: 3) */
 	const char *source;
 } model_spec;
 

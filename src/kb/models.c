@@ -13,12 +13,14 @@ static size_t nmodels;
 enum {
 	C_ID, C_NAME, C_ALIASES, C_ARCH, C_LAYERS, C_HIDDEN, C_HEADS, C_KV_HEADS, C_HEAD_DIM,
 	C_FFN, C_VOCAB, C_EXPERTS, C_EXPERTS_USED, C_EXPERT_FFN, C_PTOTAL, C_PACTIVE, C_SWA,
-	C_SWA_PERIOD, C_CTX, C_TIED, C_DEFQ, C_LATENT, C_SOURCE, C_COUNT
+	C_SWA_PERIOD, C_CTX, C_TIED, C_DEFQ, C_LATENT, C_MOE_STEP, C_SHARED_FFN, C_DENSE_LEAD, C_SOURCE,
+	C_COUNT
 };
 static const char *const cols[C_COUNT] = {
 	"id", "name", "aliases", "arch", "layers", "hidden", "heads", "kv_heads", "head_dim",
 	"ffn", "vocab", "experts", "experts_used", "expert_ffn", "params_total", "params_active",
-	"swa_window", "swa_period", "ctx_train", "tied_embeddings", "default_quant", "kv_latent", "source",
+	"swa_window", "swa_period", "ctx_train", "tied_embeddings", "default_quant", "kv_latent",
+	"moe_step", "shared_ffn", "dense_lead", "source",
 };
 
 static int read_row(const kb_table *t, size_t r, const long *c, model_spec *m, gw_error *err)
@@ -48,7 +50,10 @@ static int read_row(const kb_table *t, size_t r, const long *c, model_spec *m, g
 	    (rc = kb_cell_int(t, r, c[C_SWA_PERIOD], 0, 10000, false, &m->swa_period, err)) ||
 	    (rc = kb_cell_int(t, r, c[C_CTX], 1, 1 << 28, false, &m->ctx_train, err)) ||
 	    (rc = kb_cell_bool(t, r, c[C_TIED], &m->tied_embeddings, err)) ||
-	    (rc = kb_cell_int(t, r, c[C_LATENT], 0, 1 << 16, false, &m->kv_latent, err)))
+	    (rc = kb_cell_int(t, r, c[C_LATENT], 0, 1 << 16, false, &m->kv_latent, err)) ||
+	    (rc = kb_cell_int(t, r, c[C_MOE_STEP], 0, 10000, false, &m->moe_step, err)) ||
+	    (rc = kb_cell_int(t, r, c[C_SHARED_FFN], 0, 1 << 24, false, &m->shared_ffn, err)) ||
+	    (rc = kb_cell_int(t, r, c[C_DENSE_LEAD], 0, 10000, false, &m->dense_lead, err)))
 		return rc;
 	m->default_quant = kb_cell(t, r, c[C_DEFQ]);
 	/* cross-column sanity: a row that breaks these would mislead the planner */
@@ -60,6 +65,12 @@ static int read_row(const kb_table *t, size_t r, const long *c, model_spec *m, g
 		return gw_fail(err, GW_EFORMAT,
 			       "table '%s' line %zu: experts %d, experts_used %d, expert_ffn %d do not agree",
 			       t->name, t->lines[r], m->experts, m->experts_used, m->expert_ffn);
+	if (!m->experts && (m->moe_step || m->shared_ffn || m->dense_lead))
+		return gw_fail(err, GW_EFORMAT, "table '%s' line %zu: moe_step, shared_ffn and dense_lead need experts",
+			       t->name, t->lines[r]);
+	if (m->moe_step > m->layers || m->dense_lead >= m->layers)
+		return gw_fail(err, GW_EFORMAT, "table '%s' line %zu: moe_step %d and dense_lead %d leave no MoE block of %d",
+			       t->name, t->lines[r], m->moe_step, m->dense_lead, m->layers);
 	if (m->params_active > m->params_total)
 		return gw_fail(err, GW_EFORMAT, "table '%s' line %zu: params_active above params_total",
 			       t->name, t->lines[r]);

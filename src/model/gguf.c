@@ -254,7 +254,8 @@ enum {
 	K_BLOCKS, K_EMBD, K_FFN, K_CTX, K_HEADS, K_KV_HEADS, K_KEY_LEN, K_VAL_LEN,
 	K_EXPERTS, K_EXPERTS_USED, K_EXPERT_FFN, K_SWA, K_SWA_PATTERN, K_VOCAB,
 	K_KEY_LEN_MLA, K_VAL_LEN_MLA, K_SSM_CONV, K_SSM_INNER, K_SSM_STATE, K_SSM_DT, K_SSM_GROUPS,
-	K_NEXTN, K_Q_LORA, K_ROPE_DIMS, K_EXPERT_SHARED, K_DENSE_LEAD, K_GATING, K_WEIGHTS_NORM, K_SHORTCONV, K_NARCH
+	K_NEXTN, K_Q_LORA, K_ROPE_DIMS, K_EXPERT_SHARED, K_DENSE_LEAD, K_GATING, K_WEIGHTS_NORM, K_SHORTCONV,
+	K_MOE_STEP, K_SHEXP_FFN, K_NARCH
 };
 static const char *const arch_keys[K_NARCH] = {
 	"block_count", "embedding_length", "feed_forward_length", "context_length",
@@ -266,6 +267,7 @@ static const char *const arch_keys[K_NARCH] = {
 	"ssm.state_size", "ssm.time_step_rank", "ssm.group_count", "nextn_predict_layers",
 	"attention.q_lora_rank", "rope.dimension_count", "expert_shared_count", "leading_dense_block_count",
 	"expert_gating_func", "expert_weights_norm", "shortconv.l_cache",
+	"interleave_moe_layer_step", "expert_shared_feed_forward_length",
 };
 
 typedef struct gg_slot {
@@ -608,6 +610,7 @@ static const struct {
 	{"gemma2", 2, false},      {"gpt-oss", 2, false},     {"gemma3", 6, false},
 	{"gemma-embedding", 6, false}, {"gemma3n", 5, false}, {"cohere2", 4, false},
 	{"olmo2", 4, false},       {"llama4", 4, false},      {"exaone4", 4, false},
+	{"olmo3", 4, false}, /* Ollama's own converter names OLMo 3 so */
 	{"exaone-moe", 4, false},  {"afmoe", 4, false},       {"mellum", 4, false},
 	{"muse-glimmer", 4, false}, {"plamo3", 8, false},     {"cohere2moe", 4, true},
 	{"smallthinker", 4, true}, {"laguna", 4, true},       {"modern-bert", 3, true},
@@ -653,8 +656,27 @@ static int fill_shape(gg_reader *r, const gg_meta *g, model_desc *m)
 	m->n_dense_lead = slot_u32(r, g, K_DENSE_LEAD, &rc);
 	m->expert_gating = slot_u32(r, g, K_GATING, &rc);
 	m->expert_weights_norm = slot_u32(r, g, K_WEIGHTS_NORM, &rc) != 0;
+	/* Which blocks are MoE (llama.cpp n_moe_layer_step; convert_hf_to_gguf.py
+	 * writes llama4.interleave_moe_layer_step from the HF config) and the
+	 * shared experts' width (n_expert_shared x n_ff_shexp, n_ff_shexp
+	 * defaulting to n_ff_exp; Llama 4 has one n_ff_exp wide and no key
+	 * for it).  The tensors give the bytes; these say the shape. */
+	uint32_t moe_step = slot_u32(r, g, K_MOE_STEP, &rc), shexp_ffn = slot_u32(r, g, K_SHEXP_FFN, &rc);
 	if (rc)
 		return rc;
+	if (m->n_experts) {
+		if (moe_step > MODEL_MAX_LAYERS || (m->n_layers && moe_step > m->n_layers))
+			return rd_fail(r, GW_EFORMAT, "%s.interleave_moe_layer_step = %u leaves no MoE block of %u", g->arch,
+				       moe_step, m->n_layers);
+		m->moe_step = moe_step;
+		if (!m->n_expert_shared && (shexp_ffn || !strcmp(g->arch, "llama4")))
+			m->n_expert_shared = 1;
+		uint64_t sh = (uint64_t)m->n_expert_shared * (shexp_ffn ? shexp_ffn : m->expert_ffn);
+		if (sh > (1u << 30))
+			return rd_fail(r, GW_EFORMAT, "%s: %u shared experts of %u is impossible", g->arch,
+				       m->n_expert_shared, shexp_ffn ? shexp_ffn : m->expert_ffn);
+		m->shared_expert_ffn = (uint32_t)sh;
+	}
 	/* MLA: both MLA head sizes given (llama.cpp hparams.is_mla()) */
 	if (k_mla && v_mla) {
 		m->mla = true;

@@ -19,6 +19,8 @@ static const char *const arch_map[][2] = {
 	{"gemma3", "gemma3"},       {"gemma3_text", "gemma3"}, {"phi3", "phi3"},
 	{"phi", "phi2"},            {"gpt_oss", "gpt-oss"},    {"deepseek_v2", "deepseek2"},
 	{"deepseek_v3", "deepseek2"}, {"cohere2", "cohere2"},  {"starcoder2", "starcoder2"},
+	{"llama4", "llama4"},       {"llama4_text", "llama4"}, {"olmo2", "olmo2"},
+	{"olmo3", "olmo2"}, /* convert_hf_to_gguf.py: Olmo3ForCausalLM -> MODEL_ARCH.OLMO2 */
 };
 
 static const char *map_arch(const char *model_type)
@@ -51,7 +53,7 @@ static int from_json(json_t *root, const char *name, model_desc *m, gw_error *er
 	int rc = 0;
 	const uint32_t big = 1u << 30;
 	uint32_t heads = 0, kv = 0, head_dim = 0, experts = 0, used = 0, swa = 0, pattern = 0, ctx = 0;
-	uint32_t shared_ffn = 0, moe_ffn = 0;
+	uint32_t shared_ffn = 0, moe_ffn = 0, mlp_ffn = 0, moe_step = 0, n_shared = 0, chunk = 0, dense_lead = 0;
 
 	const char *mt = json_string_value(json_object_get(cfg, "model_type"));
 	if (!mt)
@@ -73,7 +75,16 @@ static int from_json(json_t *root, const char *name, model_desc *m, gw_error *er
 	    (rc = get_u32(cfg, "moe_intermediate_size", big, &moe_ffn, name, err)) ||
 	    (rc = get_u32(cfg, "shared_expert_intermediate_size", big, &shared_ffn, name, err)) ||
 	    (rc = get_u32(cfg, "sliding_window", UINT32_MAX, &swa, name, err)) ||
-	    (rc = get_u32(cfg, "sliding_window_pattern", MODEL_MAX_LAYERS, &pattern, name, err)))
+	    (rc = get_u32(cfg, "sliding_window_pattern", MODEL_MAX_LAYERS, &pattern, name, err)) ||
+	    /* Llama 4: intermediate_size is the expert (and shared expert)
+	     * width, intermediate_size_mlp the dense blocks' width, every
+	     * interleave_moe_layer_step-th block is MoE; DeepSeek-V2/V3:
+	     * first_k_dense_replace dense blocks, n_shared_experts */
+	    (rc = get_u32(cfg, "intermediate_size_mlp", big, &mlp_ffn, name, err)) ||
+	    (rc = get_u32(cfg, "interleave_moe_layer_step", MODEL_MAX_LAYERS, &moe_step, name, err)) ||
+	    (rc = get_u32(cfg, "n_shared_experts", 1u << 10, &n_shared, name, err)) ||
+	    (rc = get_u32(cfg, "first_k_dense_replace", MODEL_MAX_LAYERS, &dense_lead, name, err)) ||
+	    (rc = get_u32(cfg, "attention_chunk_size", UINT32_MAX, &chunk, name, err)))
 		return rc;
 	m->n_heads = heads;
 	m->n_kv_heads = kv;
@@ -90,6 +101,22 @@ static int from_json(json_t *root, const char *name, model_desc *m, gw_error *er
 	m->ctx_train = ctx;
 	m->n_experts_used = experts ? used : 0;
 	m->expert_ffn = experts ? (moe_ffn ? moe_ffn : m->ffn) : 0;
+	if (experts) {
+		bool llama4 = !strcmp(m->arch, "llama4");
+		if (mlp_ffn)
+			m->ffn = mlp_ffn; /* the dense blocks; expert_ffn stays intermediate_size */
+		m->moe_step = moe_step;
+		/* Llama 4: one shared expert as wide as a routed one in every
+		 * MoE block (llama.cpp llama4: ffn_*_shexp of n_ff_exp) */
+		m->shared_expert_ffn = shared_ffn ? shared_ffn : n_shared ? n_shared * m->expert_ffn
+							    : llama4 ? m->expert_ffn : 0;
+		m->n_expert_shared = n_shared ? n_shared : m->shared_expert_ffn ? 1 : 0;
+		m->n_dense_lead = dense_lead;
+		if (m->n_layers && (moe_step > m->n_layers || dense_lead >= m->n_layers))
+			return gw_fail(err, GW_EFORMAT,
+				       "cannot read '%s': interleave_moe_layer_step %u and first_k_dense_replace %u leave no MoE layer of %u",
+				       name, moe_step, dense_lead, m->n_layers);
+	}
 
 	json_t *tie = json_object_get(root, "tie_word_embeddings");
 	if (!json_is_boolean(tie))
@@ -124,7 +151,13 @@ static int from_json(json_t *root, const char *name, model_desc *m, gw_error *er
 			period = pattern ? pattern : 6;
 		else if (!strcmp(m->arch, "cohere2"))
 			period = pattern ? pattern : 4;
+		else if (!strcmp(m->arch, "olmo2")) /* OLMo 3: 3 sliding, the 4th full */
+			period = pattern ? pattern : 4;
 		model_set_swa(m, swa, period);
+	} else if (chunk && !strcmp(m->arch, "llama4")) {
+		/* chunked attention on 3 of 4 blocks, which llama.cpp keeps in
+		 * its SWA cache (src/models/llama4.cpp: n_swa 8192, pattern 4) */
+		model_set_swa(m, chunk, 4);
 	}
 
 	/* Parameters from the shape, plus the pieces the generic count omits. */
@@ -134,8 +167,8 @@ static int from_json(json_t *root, const char *name, model_desc *m, gw_error *er
 	json_t *bias = json_object_get(cfg, "attention_bias");
 	if (!strcmp(m->arch, "qwen2") || !strcmp(m->arch, "qwen2moe") || json_is_true(bias))
 		extra += (double)m->n_layers * ((double)heads + 2.0 * m->n_kv_heads) * head_dim;
-	if (shared_ffn)
-		extra += (double)m->n_layers * (3.0 * m->hidden * shared_ffn + m->hidden);
+	if (shared_ffn) /* Qwen2-MoE: the shared expert's gate (the expert itself is in the shape count) */
+		extra += (double)m->n_layers * m->hidden;
 	m->params_total += extra;
 	m->params_active = active + extra;
 	m->source = MODEL_SRC_CONFIG;

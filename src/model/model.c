@@ -65,6 +65,13 @@ void model_set_swa(model_desc *m, uint32_t window, uint32_t period)
 	model_set_swa_pattern(m, window, period, false);
 }
 
+bool model_layer_moe(const model_desc *m, uint32_t il)
+{
+	if (!m->n_experts || il >= m->n_layers || il < m->n_dense_lead)
+		return false;
+	return m->moe_step <= 1 || (il + 1) % m->moe_step == 0;
+}
+
 bool model_layer_recurrent(const model_desc *m, uint32_t il)
 {
 	if (!m->recurrent || il >= m->n_layers)
@@ -101,11 +108,11 @@ double model_shape_params(const model_desc *m, double *active)
 		}
 		double norms = 2 * h;
 		double mlp, mlp_act;
-		if (m->n_experts) {
+		if (model_layer_moe(m, i)) {
 			double ef = m->expert_ffn ? m->expert_ffn : m->ffn;
-			double router = h * m->n_experts;
-			mlp = m->n_experts * 3 * h * ef + router;
-			mlp_act = (m->n_experts_used ? m->n_experts_used : m->n_experts) * 3 * h * ef + router;
+			double router = h * m->n_experts, shared = 3 * h * m->shared_expert_ffn;
+			mlp = m->n_experts * 3 * h * ef + router + shared;
+			mlp_act = (m->n_experts_used ? m->n_experts_used : m->n_experts) * 3 * h * ef + router + shared;
 		} else {
 			mlp = mlp_act = 3 * h * m->ffn;
 		}
@@ -235,6 +242,10 @@ static void from_catalog(const model_spec *s, model_desc *m)
 	m->params_active = s->params_active;
 	if (s->swa_window > 0 && s->swa_period > 0)
 		model_set_swa(m, (uint32_t)s->swa_window, (uint32_t)s->swa_period);
+	m->moe_step = s->moe_step > 0 ? (uint32_t)s->moe_step : 0;
+	m->shared_expert_ffn = s->shared_ffn > 0 ? (uint32_t)s->shared_ffn : 0;
+	m->n_expert_shared = m->shared_expert_ffn ? 1 : 0;
+	m->n_dense_lead = s->dense_lead > 0 ? (uint32_t)s->dense_lead : 0;
 	if (s->default_quant && *s->default_quant)
 		m->default_quant = xstrdup(s->default_quant);
 	if (s->kv_latent > 0) {

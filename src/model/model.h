@@ -82,6 +82,16 @@ typedef struct model_desc {
 	char **dtype_names;
 	uint64_t *dtype_bytes;
 	size_t n_dtypes;
+
+	/* Which repeating blocks are MoE (llama.cpp n_moe_layer_step): with
+	 * n_experts, block il is MoE when il >= n_dense_lead and (il + 1) %
+	 * moe_step == 0 (moe_step 0 or 1: every block); the others have a
+	 * dense FFN of width ffn (Llama 4 Maverick: every other block).
+	 * Every MoE block also holds always-active shared experts,
+	 * shared_expert_ffn wide in all (ffn_*_shexp; 0 none), which stay
+	 * with their layer under --n-cpu-moe.  See model_layer_moe(). */
+	uint32_t moe_step;
+	uint32_t shared_expert_ffn;
 } model_desc;
 
 /* Explicit numbers (--params 13b --layers 40 ...); 0 = not given. */
@@ -118,6 +128,8 @@ const char *gguf_file_type_name(uint32_t ftype);
 
 /* Fill derived fields (head dims, active params, parameter count estimate). */
 void model_finish(model_desc *m);
+/* Is block il a MoE block (routed experts), rather than a dense FFN? */
+bool model_layer_moe(const model_desc *m, uint32_t il);
 /* Is layer il recurrent (no KV cache, an RS state instead)? */
 bool model_layer_recurrent(const model_desc *m, uint32_t il);
 /* Sliding-window layers every `period` layers; dense_first: layer 0 of each

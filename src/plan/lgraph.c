@@ -31,7 +31,8 @@ typedef struct lb {
 } lb;
 
 enum arch_kind { A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
-		 A_DEEPSEEK2, A_MAMBA, A_MAMBA2, A_GRANITEHYBRID, A_LFM2, A_GPTOSS, A_LLAMA4, A_PHI3, A_UNKNOWN };
+		 A_DEEPSEEK2, A_MAMBA, A_MAMBA2, A_GRANITEHYBRID, A_LFM2, A_JAMBA, A_GPTOSS, A_LLAMA4, A_PHI3,
+		 A_UNKNOWN };
 
 static enum arch_kind kind_of(const char *a)
 {
@@ -44,7 +45,7 @@ static enum arch_kind kind_of(const char *a)
 		{"olmo2", A_OLMO2},	  {"olmo3", A_OLMO2},	     {"qwen3moe", A_QWEN3MOE},
 		{"smallthinker", A_SMALLTHINKER}, {"deepseek2", A_DEEPSEEK2},
 		{"mamba", A_MAMBA},	  {"mamba2", A_MAMBA2},	     {"granitehybrid", A_GRANITEHYBRID},
-		{"lfm2", A_LFM2},
+		{"lfm2", A_LFM2},	  {"jamba", A_JAMBA},
 		{"gpt-oss", A_GPTOSS},	  {"llama4", A_LLAMA4},	     {"phi3", A_PHI3},
 	};
 	for (size_t i = 0; a && i < sizeof t / sizeof t[0]; i++)
@@ -425,7 +426,7 @@ static gs_t rs_states(lb *b, gs_t s, int64_t size, gs_t x, gs_t dt, gs_t bm, gs_
 
 /* One Mamba (v1 or v2) mixer: in projection, causal conv with the
  * carried conv state, the selective scan, gating, out projection. */
-static gs_t mamba_layer(lb *b, gs_t cur, bool v2)
+static gs_t mamba_layer(lb *b, gs_t cur, bool v2, bool dbc_norm)
 {
 	gsim *g = b->g;
 	const model_desc *m = b->m;
@@ -473,7 +474,14 @@ static gs_t mamba_layer(lb *b, gs_t cur, bool v2)
 		bm = gs_view(g, x_db, d_state, 1, T, 1, 4 * (size_t)d_state, dnb1, dnb1 * T, 4 * (size_t)dt_rank);
 		cm = gs_view(g, x_db, d_state, 1, T, 1, 4 * (size_t)d_state, dnb1, dnb1 * T,
 			     4 * (size_t)(dt_rank + d_state));
-		dt = mm(b, d_inner, gs_unop(g, GS_CONT, dtv1));
+		if (dbc_norm) { /* Jamba, FalconMamba: RMS norms on dt, B and C */
+			dtv1 = norm(b, dtv1, weight(b, dt_rank, 1));
+			bm = norm(b, bm, weight(b, d_state, 1));
+			cm = norm(b, cm, weight(b, d_state, 1));
+		} else {
+			dtv1 = gs_unop(g, GS_CONT, dtv1);
+		}
+		dt = mm(b, d_inner, dtv1);
 		dt = gs_binop(g, GS_ADD, dt, weight(b, d_inner, 1));
 		skip_src = x;
 		xs = gs_reshape(g, x, 1, d_inner, T, 1);
@@ -546,18 +554,20 @@ static void build_recurrent(lb *b, enum arch_kind k)
 		gs_t cur = norm(b, inpL, weight(b, E, 1));
 		if (k == A_LFM2 && model_layer_recurrent(m, il)) {
 			cur = shortconv(b, cur);
-		} else if (model_layer_recurrent(m, il) || (k != A_GRANITEHYBRID && k != A_LFM2)) {
-			cur = mamba_layer(b, cur, k != A_MAMBA);
+		} else if (model_layer_recurrent(m, il) || k == A_MAMBA || k == A_MAMBA2) {
+			cur = mamba_layer(b, cur, k != A_MAMBA && k != A_JAMBA, k == A_JAMBA);
 		} else {
 			int64_t nkv = kv_heads(m, il);
 			gs_t q = gs_reshape(g, mm(b, H * hd, cur), hd, H, T, 1);
 			if (k == A_LFM2)
 				q = norm(b, q, weight(b, hd, 1));
-			q = rope(b, q);
+			if (k != A_JAMBA) /* Jamba's attention has no RoPE */
+				q = rope(b, q);
 			gs_t kk = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
 			if (k == A_LFM2)
 				kk = norm(b, kk, weight(b, hd, 1));
-			kk = rope(b, kk);
+			if (k != A_JAMBA)
+				kk = rope(b, kk);
 			gs_t v = gs_reshape(g, mm(b, nkv * hv, cur), hv, nkv, T, 1);
 			cur = mm(b, E, attention(b, il, q, kk, v, false));
 		}
@@ -567,17 +577,16 @@ static void build_recurrent(lb *b, enum arch_kind k)
 			cur = gs_get_rows(g, cur, b->out_ids);
 			inpSA = gs_get_rows(g, inpSA, b->out_ids);
 		}
-		/* LFM2 adds the residual first, the others the layer output */
-		cur = k == A_LFM2 ? gs_binop(g, GS_ADD, inpSA, cur) : gs_binop(g, GS_ADD, cur, inpSA);
-		if (k == A_LFM2) {
-			gs_t ffn = ffn_glu(b, norm(b, cur, weight(b, E, 1)), m->ffn);
+		/* LFM2 and Jamba add the residual first, the others the layer output */
+		bool res_first = k == A_LFM2 || k == A_JAMBA;
+		cur = res_first ? gs_binop(g, GS_ADD, inpSA, cur) : gs_binop(g, GS_ADD, cur, inpSA);
+		if (res_first) {
+			gs_t x = norm(b, cur, weight(b, E, 1));
+			gs_t ffn = moe_layer(m, il) ? moe_ffn(b, x, -1, false, false) : ffn_glu(b, x, m->ffn);
 			cur = gs_binop(g, GS_ADD, cur, ffn);
-		} else if (k == A_GRANITEHYBRID && (m->ffn || m->n_experts)) {
+		} else if (k == A_GRANITEHYBRID && m->ffn) {
 			gs_t res = cur;
-			cur = norm(b, cur, weight(b, E, 1));
-			cur = m->n_experts ? moe_ffn(b, cur, -1, false, true) : ffn_glu(b, cur, m->ffn);
-			if (m->n_experts && m->ffn) /* Granite 4 MoE: a shared dense FFN beside the experts */
-				cur = gs_binop(g, GS_ADD, cur, ffn_glu(b, norm(b, res, -1), m->ffn));
+			cur = ffn_glu(b, norm(b, cur, weight(b, E, 1)), m->ffn);
 			cur = gs_binop(g, GS_ADD, cur, res);
 		}
 		inpL = cur;
@@ -852,14 +861,13 @@ static gs_t build_gptoss(lb *b)
 }
 
 /* Is Llama 4 block il a MoE block?  From a file, where its expert tensors
- * are; without tensors every block (Scout).  (The catalog's
- * interleave_moe_layer_step for Maverick: model_layer_moe on branch
- * catalog9.) */
+ * are; else every moe_step-th block (interleave_moe_layer_step: Scout 1,
+ * Maverick 2). */
 static bool llama4_moe_layer(const model_desc *m, uint32_t il)
 {
 	if (m->layer_expert_bytes && m->has_tensors)
 		return m->layer_expert_bytes[il] != 0;
-	return true;
+	return model_layer_moe(m, il);
 }
 
 /* Llama 4 (llama4.cpp): chunked attention on three layers of four and
@@ -968,12 +976,13 @@ bool plan_lgraph_supported(const model_desc *m)
 	enum arch_kind k = kind_of(m->arch);
 	if (k == A_UNKNOWN)
 		return false;
-	if (m->recurrent != (k == A_MAMBA || k == A_MAMBA2 || k == A_GRANITEHYBRID || k == A_LFM2))
+	if (m->recurrent != (k == A_MAMBA || k == A_MAMBA2 || k == A_GRANITEHYBRID || k == A_LFM2 || k == A_JAMBA))
 		return false;
 	if (m->mla && k != A_DEEPSEEK2)
 		return false;
-	if (m->n_experts && k != A_QWEN3MOE && k != A_SMALLTHINKER && k != A_DEEPSEEK2 && k != A_GPTOSS &&
-	    k != A_LLAMA4)
+	/* (Granite 4's MoE hybrids are not built yet: they keep the phase model) */
+	if (m->n_experts && k != A_QWEN3MOE && k != A_SMALLTHINKER && k != A_DEEPSEEK2 && k != A_JAMBA &&
+	    k != A_GPTOSS && k != A_LLAMA4)
 		return false;
 	if (k == A_GPTOSS && !m->n_experts)
 		return false;
@@ -1027,7 +1036,7 @@ static void fingerprint(const model_desc *m, uint64_t f[8])
 	f[6] = (uintptr_t)m->arch ^ (uintptr_t)m->layer_swa ^ (uintptr_t)m->layer_kv_heads;
 	f[7] = m->q_lora_rank ^ (uint64_t)m->n_dense_lead << 24 ^ (uint64_t)m->n_expert_shared << 40 ^
 	       (uint64_t)m->expert_gating << 56 ^ (uint64_t)m->mla << 60 ^ (uint64_t)m->has_tensors << 61 ^
-	       (uint64_t)m->expert_weights_norm << 62;
+	       (uint64_t)m->expert_weights_norm << 62 ^ (uint64_t)m->moe_step << 32;
 }
 
 static bool same_params(const lgraph_params *a, const lgraph_params *b)

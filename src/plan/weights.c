@@ -67,7 +67,7 @@ static const struct {
 };
 
 typedef enum {
-	T_NORM, T_EMBD, T_OUTPUT, T_ATTN_Q, T_ATTN_K, T_ATTN_V, T_ATTN_OUT,
+	T_NORM, T_EMBD, T_OUTPUT, T_ATTN_Q, T_ATTN_K, T_ATTN_V, T_ATTN_QKV, T_ATTN_OUT,
 	T_FFN_GATE, T_FFN_UP, T_FFN_DOWN, T_GATE_INP, T_EXPS_GATE, T_EXPS_UP, T_EXPS_DOWN,
 } tkind;
 
@@ -138,6 +138,14 @@ static const char *tensor_type(recipe r, const char *base, tkind k, uint32_t il,
 	}
 	case T_ATTN_K:
 		return moe8 ? "q8_0" : base;
+	case T_ATTN_QKV: /* a fused attn_qkv (Phi-3, Phi-4) */
+		if (r == R_Q3_K_M || r == R_Q3_K_L || r == R_IQ3_M)
+			return "q4_k";
+		if (r == R_Q4_K_M)
+			return "q5_k";
+		if (r == R_Q5_K_M)
+			return "q6_k";
+		return base;
 	case T_ATTN_OUT:
 		if (moe8) {
 			if (r == R_Q2_K || r == R_IQ3_XXS || r == R_Q3_K_S || r == R_Q3_K_M ||
@@ -311,9 +319,15 @@ static uint64_t block_bytes(est *e, const model_desc *m, uint32_t il, uint64_t *
 	uint64_t nh = m->n_heads, nkv = layer_kv_heads(m, il);
 	uint64_t b = 0;
 	bool gemma = m->arch && !strncmp(m->arch, "gemma", 5);
-	bool qknorm = m->arch && (!strncmp(m->arch, "qwen3", 5) || !strcmp(m->arch, "gemma3") ||
-				  !strncmp(m->arch, "olmo2", 5));
+	bool qknorm = m->arch && (!strncmp(m->arch, "qwen3", 5) || !strcmp(m->arch, "gemma3"));
+	/* OLMo 2/3: q_norm over all heads, k_norm over the KV heads
+	 * (llama.cpp src/models/olmo2.cpp) */
+	bool olmo = m->arch && (!strcmp(m->arch, "olmo2") || !strcmp(m->arch, "olmo3"));
 	bool qkv_bias = m->arch && (!strcmp(m->arch, "qwen2") || !strcmp(m->arch, "qwen2moe"));
+	/* Phi-3/Phi-4 GGUFs keep q, k and v in one attn_qkv tensor, which
+	 * llama.cpp quantizes by its own rule (convert_hf_to_gguf.py keeps
+	 * qkv_proj fused; llama-quant.cpp attn_qkv.weight) */
+	bool fused_qkv = m->arch && !strcmp(m->arch, "phi3");
 
 	b += tensor_bytes(e, T_NORM, il, m, emb, 1); /* attn_norm */
 	if (nkv > 0 && m->mla) {
@@ -329,6 +343,9 @@ static uint64_t block_bytes(est *e, const model_desc *m, uint32_t il, uint64_t *
 		b += tensor_bytes(e, T_ATTN_V, il, m, rank, vk * nh);
 		b += tensor_bytes(e, T_ATTN_OUT, il, m, nh * vk, emb);
 		b += tensor_bytes(e, T_NORM, il, m, qr + rank, 1);
+	} else if (nkv > 0 && fused_qkv) {
+		b += tensor_bytes(e, T_ATTN_QKV, il, m, emb, nh * hk + nkv * hk + nkv * hv);
+		b += tensor_bytes(e, T_ATTN_OUT, il, m, nh * hv, emb);
 	} else if (nkv > 0) {
 		b += tensor_bytes(e, T_ATTN_Q, il, m, emb, nh * hk);
 		b += tensor_bytes(e, T_ATTN_K, il, m, emb, nkv * hk);
@@ -338,10 +355,12 @@ static uint64_t block_bytes(est *e, const model_desc *m, uint32_t il, uint64_t *
 			b += tensor_bytes(e, T_NORM, il, m, nh * hk + 2 * nkv * hk, 1);
 		if (qknorm)
 			b += tensor_bytes(e, T_NORM, il, m, hk, 2);
+		if (olmo)
+			b += tensor_bytes(e, T_NORM, il, m, nh * hk + nkv * hk, 1);
 	}
 	b += tensor_bytes(e, T_NORM, il, m, emb, gemma ? 3 : 1); /* ffn_norm (+ gemma post norms) */
-	if (m->n_experts > 0) {
-		uint64_t eff = m->expert_ffn ? m->expert_ffn : m->ffn;
+	if (model_layer_moe(m, il)) {
+		uint64_t eff = m->expert_ffn ? m->expert_ffn : m->ffn, sh = m->shared_expert_ffn;
 		uint64_t x = 0;
 		b += tensor_bytes(e, T_GATE_INP, il, m, emb, m->n_experts);
 		x += tensor_bytes(e, T_EXPS_GATE, il, m, emb, eff * m->n_experts);
@@ -349,7 +368,16 @@ static uint64_t block_bytes(est *e, const model_desc *m, uint32_t il, uint64_t *
 		x += tensor_bytes(e, T_EXPS_DOWN, il, m, eff, emb * m->n_experts);
 		*expert_bytes = x;
 		b += x;
+		if (sh) {
+			/* the shared expert (ffn_*_shexp): a dense FFN that stays
+			 * with its layer under --n-cpu-moe */
+			b += tensor_bytes(e, T_FFN_GATE, il, m, emb, sh);
+			b += tensor_bytes(e, T_FFN_UP, il, m, emb, sh);
+			b += tensor_bytes(e, T_FFN_DOWN, il, m, sh, emb);
+		}
 	} else {
+		/* a dense block, also a dense block of a MoE model (Llama 4
+		 * Maverick's every other block, DeepSeek-V3's first three) */
 		b += tensor_bytes(e, T_FFN_GATE, il, m, emb, m->ffn);
 		b += tensor_bytes(e, T_FFN_UP, il, m, emb, m->ffn);
 		b += tensor_bytes(e, T_FFN_DOWN, il, m, m->ffn, emb);

@@ -88,6 +88,9 @@ def arch_spec(name):
         return dict(base, arch="mamba", tied=False, heads=0, kv=0, ssm=True, ssm1=True, ffn=0)
     if name == "granitehybrid":  # Mamba-2 hybrid (Granite 4): layers 1 and 3 attention, the rest recurrent
         return dict(base, arch="granitehybrid", tied=False, layers=6, ssm=True, kv_layers=[0, 4, 0, 4, 0, 0])
+    if name == "jamba":  # Jamba: Mamba-1 layers (dt/B/C norms) and an attention layer without RoPE; MoE every other layer
+        return dict(base, arch="jamba", tied=False, layers=4, ssm=True, ssm1=True, jamba=True, kv_layers=[0, 4, 0, 0],
+                    experts=8, used=2, moe_layers=[1, 3])
     if name == "lfm2":  # LFM2: short-convolution layers (conv state only) and attention layers
         return dict(base, arch="lfm2", tied=True, layers=6, shortconv=3, kv_layers=[0, 0, 4, 0, 4, 0], qknorm=True)
     raise ValueError(name)
@@ -212,7 +215,8 @@ def write_gguf2(path, s):
     if "experts" in s:
         w.add_expert_count(s["experts"])
         w.add_expert_used_count(s["used"])
-        w.add_expert_feed_forward_length(s["ffn_exp"])
+        if "ffn_exp" in s:
+            w.add_expert_feed_forward_length(s["ffn_exp"])
         if arch in ("smallthinker", "deepseek2"):
             w.add_expert_gating_func(gguf.ExpertGatingFuncType.SOFTMAX)
         if "moe_step" in s:
@@ -263,8 +267,12 @@ def write_gguf2(path, s):
         p = f"blk.{i}."
         if not s.get("olmo"):
             t(p + "attn_norm.weight", E)
-        if s.get("ssm1"):
+        if s.get("ssm1") and ("kv_layers" not in s or s["kv_layers"][i] == 0):
             DI, DS, DC, DT = 2 * E, 16, 4, 64
+            if s.get("jamba"):
+                t(p + "ssm_dt_norm.weight", DT)
+                t(p + "ssm_b_norm.weight", DS)
+                t(p + "ssm_c_norm.weight", DS)
             t(p + "ssm_in.weight", E, 2 * DI)
             t(p + "ssm_conv1d.weight", DC, DI, typ=F32)
             t(p + "ssm_conv1d.bias", DI)
@@ -333,12 +341,9 @@ def write_gguf2(path, s):
         elif s.get("fused"):
             t(p + "ffn_up.weight", E, 2 * FF)
             t(p + "ffn_down.weight", FF, E)
-        elif "moe_step" in s and (i + 1) % s["moe_step"]:
-            t(p + "ffn_gate.weight", E, FF)
-            t(p + "ffn_up.weight", E, FF)
-            t(p + "ffn_down.weight", FF, E)
-        elif "experts" in s:
-            X, FE = s["experts"], s["ffn_exp"]
+        elif "experts" in s and ("moe_layers" not in s or i in s["moe_layers"]) and \
+                ("moe_step" not in s or (i + 1) % s["moe_step"] == 0):
+            X, FE = s["experts"], s.get("ffn_exp", FF)
             t(p + "ffn_gate_inp.weight", E, X, typ=F32)
             t(p + "ffn_gate_exps.weight", E, FE, X)
             t(p + "ffn_up_exps.weight", E, FE, X)
@@ -357,7 +362,7 @@ def write_gguf2(path, s):
                 t(p + "ffn_gate_shexp.weight", E, FE)
                 t(p + "ffn_up_shexp.weight", E, FE)
                 t(p + "ffn_down_shexp.weight", FE, E)
-        elif FF:
+        elif FF and (s.get("arch") != "mamba" and s.get("arch") != "mamba2"):
             t(p + "ffn_gate.weight", E, FF)
             t(p + "ffn_up.weight", E, FF)
             t(p + "ffn_down.weight", FF, E)
@@ -487,12 +492,13 @@ def main():
 
 
 ARCHS = ["llama", "qwen2", "gemma2", "gemma3", "qwen3", "qwen3moe", "olmo2", "smallthinker", "deepseek2",
-         "mamba", "mamba2", "granitehybrid", "lfm2", "gpt-oss", "llama4", "llama4-interleaved", "phi3"]
+         "mamba", "mamba2", "granitehybrid", "lfm2", "jamba", "gpt-oss", "llama4", "llama4-interleaved", "phi3"]
 WHAT = {"llama": "dense", "qwen2": "dense, QKV bias", "gemma2": "SWA 1:1", "gemma3": "SWA 5:1",
         "qwen3": "dense, wide heads", "qwen3moe": "MoE", "olmo2": "SWA 3:1 (OLMo 3)",
         "smallthinker": "SWA, full layer first; MoE", "deepseek2": "MLA K-only; MoE; NextN skipped",
         "mamba": "Mamba-1, attention-free", "mamba2": "Mamba-2, attention-free",
         "granitehybrid": "Mamba-2 hybrid (Granite 4)", "lfm2": "short-conv hybrid (LFM2)",
+        "jamba": "Mamba-1 + attention, MoE (Jamba)",
         "gpt-oss": "SWA 1:1, sinks; MoE, expert bias", "llama4": "chunked 3:1, NoPE; MoE + shared",
         "llama4-interleaved": "chunked 3:1; MoE every 2nd block", "phi3": "fused QKV and gate/up"}
 

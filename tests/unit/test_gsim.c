@@ -279,6 +279,13 @@ static void test_llama4_graph(void **state)
 	m.has_tensors = true;
 	assert_true(fabs(lg(&m, 16384, true, PLAN_KV_F16) - 71.7520) < 0.0005);
 	assert_true(fabs(lg(&m, 4096, true, PLAN_KV_Q8_0) - 73.7520) < 0.0005);
+	/* the same from interleave_moe_layer_step without tensors (a catalog row) */
+	m.layer_expert_bytes = NULL;
+	m.has_tensors = false;
+	m.moe_step = 2;
+	assert_true(fabs(lg(&m, 16384, true, PLAN_KV_F16) - 71.7520) < 0.0005);
+	m.moe_step = 1; /* every block: a different graph */
+	assert_true(fabs(lg(&m, 16384, true, PLAN_KV_F16) - 71.7520) > 0.01);
 	free(m.layer_swa);
 }
 
@@ -305,6 +312,83 @@ static void test_phi3_graph(void **state)
 	assert_true(fabs(lg(&m, 16384, true, PLAN_KV_Q8_0) - 82.0137) < 0.0005);
 }
 
+/* Random shapes of every architecture the builder knows: no crash, no
+ * sanitizer report, and the buffer at least holds the f32 logits, which
+ * are a graph output and never share memory. */
+static void test_random_shapes(void **state)
+{
+	(void)state;
+	static const char *const archs[] = {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "olmo2", "qwen3moe",
+					    "smallthinker", "deepseek2", "mamba", "mamba2", "granitehybrid", "lfm2",
+					    "jamba", "gpt-oss", "llama4", "phi3"};
+	uint64_t r = 0x9e3779b97f4a7c15ULL;
+#define RND(n) ((r = r * 6364136223846793005ULL + 1442695040888963407ULL), (uint32_t)((r >> 33) % (n)))
+	for (int it = 0; it < 400; it++) {
+		model_desc m;
+		const char *a = archs[it % (sizeof archs / sizeof archs[0])];
+		small(&m, a);
+		m.n_layers = 1 + RND(6);
+		m.hidden = 64 * (1 + RND(8));
+		m.n_heads = 1 + RND(8);
+		m.n_kv_heads = 1 + RND(m.n_heads);
+		m.head_dim_k = m.head_dim_v = 32 * (1 + RND(4));
+		m.ffn = RND(3) ? 128 * (1 + RND(8)) : 0;
+		m.vocab = 1 + RND(5000);
+		uint32_t kv[8] = {0};
+		bool swa[8] = {0};
+		if (!strcmp(a, "qwen3moe") || !strcmp(a, "smallthinker") || !strcmp(a, "deepseek2") ||
+		    !strcmp(a, "jamba") || !strcmp(a, "gpt-oss") || (!strcmp(a, "llama4") && RND(2))) {
+			m.n_experts = 2 + RND(16);
+			m.n_experts_used = 1 + RND(m.n_experts);
+			m.expert_ffn = RND(2) ? 64 * (1 + RND(4)) : 0;
+			m.n_dense_lead = RND(2);
+			m.n_expert_shared = RND(2);
+		}
+		if (!strcmp(a, "deepseek2")) {
+			m.mla = true;
+			m.n_kv_heads = 1;
+			m.n_rot = 64;
+			m.head_dim_k = 64 + 128 * (1 + RND(3));
+			m.head_dim_v = m.head_dim_k - 64;
+			m.mla_head_dim_k = 64 + 64 * (1 + RND(2));
+			m.mla_head_dim_v = 64 * (1 + RND(2));
+			m.q_lora_rank = RND(2) ? 128 : 0;
+		}
+		if (!strcmp(a, "mamba") || !strcmp(a, "mamba2") || !strcmp(a, "granitehybrid") || !strcmp(a, "lfm2") ||
+		    !strcmp(a, "jamba")) {
+			m.recurrent = true;
+			m.ssm_conv = 2 + RND(4);
+			m.ssm_inner = strcmp(a, "lfm2") ? 2 * m.hidden : m.hidden;
+			m.ssm_state = strcmp(a, "lfm2") ? 16 * (1 + RND(4)) : 0;
+			m.ssm_dt_rank = 8 * (1 + RND(4));
+			m.ssm_groups = strcmp(a, "mamba2") && strcmp(a, "granitehybrid") ? 0 : 1;
+			for (uint32_t il = 0; il < m.n_layers; il++)
+				kv[il] = (!strcmp(a, "mamba") || !strcmp(a, "mamba2") || RND(2)) ? 0 : m.n_kv_heads;
+			m.layer_kv_heads = kv;
+		}
+		if (!strcmp(a, "gemma2") || !strcmp(a, "gemma3") || !strcmp(a, "olmo2") || !strcmp(a, "smallthinker") ||
+		    !strcmp(a, "gpt-oss") || !strcmp(a, "llama4")) {
+			m.swa_window = 64 * (1 + RND(16));
+			for (uint32_t il = 0; il < m.n_layers; il++)
+				swa[il] = RND(2);
+			m.layer_swa = swa;
+		}
+		plan_kv_type kvt = RND(3) == 0 ? PLAN_KV_Q8_0 : PLAN_KV_F16;
+		bool fa = RND(2) || kvt != PLAN_KV_F16;
+		uint64_t cells = 256 * (1 + RND(64));
+		uint32_t ub = 1 + RND(1024);
+		lgraph_params p = {.cells = cells, .n_ubatch = ub, .n_seq = 1 + RND(2), .flash_attn = fa, .kv_k = kvt,
+				   .kv_v = kvt, .alignment = 128};
+		if (!plan_lgraph_supported(&m))
+			fail_msg("%s not supported", a);
+		uint64_t bytes = plan_lgraph_compute_bytes(&m, &p);
+		uint64_t t = ub < cells ? ub : cells;
+		if (bytes < 4ULL * m.vocab * t)
+			fail_msg("%s: %llu bytes, less than the logits", a, (unsigned long long)bytes);
+	}
+#undef RND
+}
+
 static void test_unsupported(void **state)
 {
 	(void)state;
@@ -322,8 +406,9 @@ int main(void)
 		cmocka_unit_test(test_output_kept),     cmocka_unit_test(test_best_fit),
 		cmocka_unit_test(test_zero_size),       cmocka_unit_test(test_llama_graph),
 		cmocka_unit_test(test_gemma2_graph),    cmocka_unit_test(test_moe_mla_graph),
-		cmocka_unit_test(test_unsupported),     cmocka_unit_test(test_gptoss_graph),
-		cmocka_unit_test(test_llama4_graph),    cmocka_unit_test(test_phi3_graph),
+		cmocka_unit_test(test_random_shapes),   cmocka_unit_test(test_unsupported),
+		cmocka_unit_test(test_gptoss_graph),    cmocka_unit_test(test_llama4_graph),
+		cmocka_unit_test(test_phi3_graph),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -422,11 +422,20 @@ static void test_malformed(void **state)
 	write_file("models.tsv",
 		   "id\tname\taliases\tarch\tlayers\thidden\theads\tkv_heads\thead_dim\tffn\tvocab\texperts\t"
 		   "experts_used\texpert_ffn\tparams_total\tparams_active\tswa_window\tswa_period\tctx_train\t"
-		   "tied_embeddings\tdefault_quant\tkv_latent\tsource\n"
-		   "m\tM\t\tllama\t32\t4096\t32\t6\t128\t11008\t32000\t0\t0\t0\t7e9\t7e9\t0\t0\t4096\t0\t\t0\tsrc\n");
+		   "tied_embeddings\tdefault_quant\tkv_latent\tmoe_step\tshared_ffn\tdense_lead\tsource\n"
+		   "m\tM\t\tllama\t32\t4096\t32\t6\t128\t11008\t32000\t0\t0\t0\t7e9\t7e9\t0\t0\t4096\t0\t\t0\t0\t0\t0\tsrc\n");
 	kb_set_data_dir(tmpdir);
 	assert_int_not_equal(kb_models_load(&err), 0);
 	assert_non_null(strstr(err.msg, "kv_heads"));
+	/* alternating MoE blocks on a dense row */
+	write_file("models.tsv",
+		   "id\tname\taliases\tarch\tlayers\thidden\theads\tkv_heads\thead_dim\tffn\tvocab\texperts\t"
+		   "experts_used\texpert_ffn\tparams_total\tparams_active\tswa_window\tswa_period\tctx_train\t"
+		   "tied_embeddings\tdefault_quant\tkv_latent\tmoe_step\tshared_ffn\tdense_lead\tsource\n"
+		   "m\tM\t\tllama\t32\t4096\t32\t8\t128\t11008\t32000\t0\t0\t0\t7e9\t7e9\t0\t0\t4096\t0\t\t0\t2\t0\t0\tsrc\n");
+	kb_set_data_dir(tmpdir);
+	assert_int_not_equal(kb_models_load(&err), 0);
+	assert_non_null(strstr(err.msg, "moe_step"));
 
 	/* quants: a recipe naming an unknown type, a bpw that contradicts the block */
 	write_file("quants.tsv",

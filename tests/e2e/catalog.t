@@ -1,0 +1,51 @@
+#!/bin/sh
+# gpuwise plan on the catalog rows that need more than one kind of block:
+# Llama 4 Maverick (MoE every other block), OLMo 3 (a sliding window on 3
+# of 4 layers), Phi-4 (fused attn_qkv), by the names people type.
+. "$(dirname "$0")/lib.sh"
+
+# Maverick on one H100: 400.71 B params, Q4_K_M ~243 GB as the common GGUF;
+# the experts live in the odd blocks only, so --n-cpu-moe is the advice.
+run_gw plan llama4:maverick --gpu h100 --json
+is "$rc" 3 "Maverick on one H100: exit 3 (offload)"
+is "$(printf '%s' "$out" | jget 'd["model"]')" llama-4-maverick "llama4:maverick is the Maverick row"
+is "$(printf '%s' "$out" | jget 'd["quant"]')" Q4_K_M "default quantization Q4_K_M"
+is "$(printf '%s' "$out" | jget 'abs(d["model_bytes"] / 243e9 - 1) < 0.03')" True "Q4_K_M weights within 3% of 243 GB"
+diag "Maverick Q4_K_M: $(printf '%s' "$out" | jget 'round(d["model_bytes"] / 1e9, 1)') GB estimated"
+is "$(printf '%s' "$out" | jget 'any(a.get("set", {}).get("n_cpu_moe", 0) > 0 for a in d["advice"])')" True \
+	"advises --n-cpu-moe"
+is "$(printf '%s' "$out" | jget '[a for a in d["advice"] if "n_cpu_moe" in a.get("set", {})][0]["gpu_layers"] == d["total_layers"]')" True \
+	"with --n-cpu-moe every layer is on the GPU"
+run_gw plan llama4:maverick --gpu h100
+like "$out" '^llama-4-maverick: 48 layers, 400\.71B params' "text names 48 layers and 400.71B params"
+
+# A GGUF repository id resolves to the base model.
+run_gw plan bartowski/meta-llama_Llama-4-Maverick-17B-128E-Instruct-GGUF --gpu h100 --json
+is "$(printf '%s' "$out" | jget 'd["model"]')" llama-4-maverick "bartowski repo id -> Maverick"
+
+# The same model from a config.json: the same shape and count.
+cat > "$TMP/config.json" <<'JSON'
+{"architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+ "text_config": {"model_type": "llama4_text", "attention_chunk_size": 8192, "head_dim": 128,
+  "hidden_size": 5120, "interleave_moe_layer_step": 2, "intermediate_size": 8192,
+  "intermediate_size_mlp": 16384, "max_position_embeddings": 1048576, "num_attention_heads": 40,
+  "num_experts_per_tok": 1, "num_hidden_layers": 48, "num_key_value_heads": 8,
+  "num_local_experts": 128, "tie_word_embeddings": false, "vocab_size": 202048}}
+JSON
+run_gw plan "$TMP/config.json" --gpu h100
+like "$out" '48 layers, 400\.71B params, Q4_K_M 226 GiB' "config.json: 400.71B params, the catalog's Q4_K_M size"
+
+# OLMo 3 7B at its 65536 context: 8 full layers x 65536 cells + 24 sliding
+# layers x (4096 + 512) cells, 256 KiB per cell and layer in f16.
+run_gw plan olmo-3:7b --ctx 65536 --gpu rtx-4090 --json
+is "$rc" 0 "OLMo 3 7B at 65536 fits a 4090"
+is "$(printf '%s' "$out" | jget 'd["breakdown"]["kv_cache_bytes"]')" 10401873920 "KV 9.6875 GiB with the SWA pattern"
+run_gw plan bartowski/allenai_Olmo-3-7B-Instruct-GGUF --ctx 65536 --gpu rtx-4090 --json
+is "$(printf '%s' "$out" | jget 'd["model"]')" olmo-3-7b "bartowski repo id -> OLMo 3 7B"
+run_gw plan allenai/Olmo-3-1125-32B --ctx 65536 --gpu h100 --json
+is "$(printf '%s' "$out" | jget 'd["kv_total_bytes"]')" 5200936960 "OLMo 3 32B KV 4.84 GiB at 65536"
+
+# Phi-4 Q4_K_M: bartowski/phi-4-GGUF ships 9.05 GB.
+run_gw plan microsoft/phi-4 --gpu rtx-4090 --json
+is "$(printf '%s' "$out" | jget 'abs(d["model_bytes"] / 9.05e9 - 1) < 0.01')" True "Phi-4 Q4_K_M within 1% of 9.05 GB"
+done_testing
