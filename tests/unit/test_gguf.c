@@ -349,6 +349,28 @@ static void test_swa_patterns(void **state)
 	model_release(&m);
 	ggw_free(&w);
 
+	/* Llama 4: chunks of 8192 on three layers of four without a window
+	 * key, or with any window but 0; none with 0 (llama.cpp llama4.cpp) */
+	for (int c = 0; c < 3; c++) {
+		ggw_init(&w, 3);
+		tiny_header(&w, "llama4", 8);
+		if (c)
+			ggw_kv_u32(&w, "llama4.attention.sliding_window", c == 1 ? 4096 : 0);
+		tiny_tensors(&w, 8);
+		read_tiny(&w, &m, 0, NULL);
+		if (c == 2) {
+			assert_int_equal(m.swa_window, 0);
+			assert_null(m.layer_swa);
+		} else {
+			assert_int_equal(m.swa_window, 8192);
+			assert_non_null(m.layer_swa);
+			for (uint32_t i = 0; i < 8; i++)
+				assert_int_equal(m.layer_swa[i], i % 4 != 3);
+		}
+		model_release(&m);
+		ggw_free(&w);
+	}
+
 	/* llama with no window: no flags */
 	ggw_init(&w, 3);
 	tiny_header(&w, "llama", 2);
