@@ -584,9 +584,17 @@ static void build_recurrent(lb *b, enum arch_kind k)
 			gs_t x = norm(b, cur, weight(b, E, 1));
 			gs_t ffn = moe_layer(m, il) ? moe_ffn(b, x, -1, false, false) : ffn_glu(b, x, m->ffn);
 			cur = gs_binop(g, GS_ADD, cur, ffn);
-		} else if (k == A_GRANITEHYBRID && m->ffn) {
-			gs_t res = cur;
-			cur = ffn_glu(b, norm(b, cur, weight(b, E, 1)), m->ffn);
+		} else if (k == A_GRANITEHYBRID && (m->ffn || m->n_experts)) {
+			gs_t res = cur, x = norm(b, cur, weight(b, E, 1));
+			if (m->n_experts) {
+				/* Granite 4.0-H MoE: routed experts (renormalised) plus a
+				 * shared expert on the same input */
+				cur = moe_ffn(b, x, -1, false, true);
+				if (m->shared_expert_ffn)
+					cur = gs_binop(g, GS_ADD, cur, ffn_glu(b, x, m->shared_expert_ffn));
+			} else {
+				cur = ffn_glu(b, x, m->ffn);
+			}
 			cur = gs_binop(g, GS_ADD, cur, res);
 		}
 		inpL = cur;
@@ -980,9 +988,8 @@ bool plan_lgraph_supported(const model_desc *m)
 		return false;
 	if (m->mla && k != A_DEEPSEEK2)
 		return false;
-	/* (Granite 4's MoE hybrids are not built yet: they keep the phase model) */
 	if (m->n_experts && k != A_QWEN3MOE && k != A_SMALLTHINKER && k != A_DEEPSEEK2 && k != A_JAMBA &&
-	    k != A_GPTOSS && k != A_LLAMA4)
+	    k != A_GPTOSS && k != A_LLAMA4 && k != A_GRANITEHYBRID)
 		return false;
 	if (k == A_GPTOSS && !m->n_experts)
 		return false;
@@ -1032,7 +1039,7 @@ static void fingerprint(const model_desc *m, uint64_t f[8])
 	f[2] = m->head_dim_k | (uint64_t)m->head_dim_v << 32;
 	f[3] = m->ffn | (uint64_t)m->vocab << 32;
 	f[4] = m->n_experts | (uint64_t)m->n_experts_used << 32;
-	f[5] = m->expert_ffn | (uint64_t)m->swa_window << 32;
+	f[5] = m->expert_ffn ^ (uint64_t)m->shared_expert_ffn << 16 ^ (uint64_t)m->swa_window << 32;
 	f[6] = (uintptr_t)m->arch ^ (uintptr_t)m->layer_swa ^ (uintptr_t)m->layer_kv_heads;
 	f[7] = m->q_lora_rank ^ (uint64_t)m->n_dense_lead << 24 ^ (uint64_t)m->n_expert_shared << 40 ^
 	       (uint64_t)m->expert_gating << 56 ^ (uint64_t)m->mla << 60 ^ (uint64_t)m->has_tensors << 61 ^

@@ -86,6 +86,9 @@ def arch_spec(name):
         return dict(base, arch="mamba2", tied=False, heads=0, kv=0, ssm=True, ffn=0)
     if name == "mamba":  # Mamba-1: attention-free, recurrent state without groups
         return dict(base, arch="mamba", tied=False, heads=0, kv=0, ssm=True, ssm1=True, ffn=0)
+    if name == "granitehybrid-moe":  # Granite 4 MoE hybrid (4.0-H Tiny/Small): routed experts + a shared expert
+        return dict(base, arch="granitehybrid", tied=False, layers=4, ssm=True, kv_layers=[0, 4, 0, 0],
+                    ffn=512, experts=8, used=2, shexp=1024)
     if name == "granitehybrid":  # Mamba-2 hybrid (Granite 4): layers 1 and 3 attention, the rest recurrent
         return dict(base, arch="granitehybrid", tied=False, layers=6, ssm=True, kv_layers=[0, 4, 0, 4, 0, 0])
     if name == "jamba":  # Jamba: Mamba-1 layers (dt/B/C norms) and an attention layer without RoPE; MoE every other layer
@@ -221,6 +224,8 @@ def write_gguf2(path, s):
             w.add_expert_gating_func(gguf.ExpertGatingFuncType.SOFTMAX)
         if "moe_step" in s:
             w.add_interleave_moe_layer_step(s["moe_step"])
+        if "shexp" in s:
+            w.add_expert_shared_feed_forward_length(s["shexp"])
     R = 64  # MLA rope part; kv_lora_rank = HD - R
     if s.get("mla"):
         w.add_kv_lora_rank(HD - R)
@@ -353,6 +358,10 @@ def write_gguf2(path, s):
                 t(p + "ffn_gate_exps.bias", FE, X)
                 t(p + "ffn_up_exps.bias", FE, X)
                 t(p + "ffn_down_exps.bias", E, X)
+            if "shexp" in s:  # Granite 4's shared expert
+                t(p + "ffn_gate_shexp.weight", E, s["shexp"])
+                t(p + "ffn_up_shexp.weight", E, s["shexp"])
+                t(p + "ffn_down_shexp.weight", s["shexp"], E)
             if "moe_step" in s:  # llama4's shared expert
                 t(p + "ffn_gate_shexp.weight", E, FE)
                 t(p + "ffn_up_shexp.weight", E, FE)
@@ -492,12 +501,13 @@ def main():
 
 
 ARCHS = ["llama", "qwen2", "gemma2", "gemma3", "qwen3", "qwen3moe", "olmo2", "smallthinker", "deepseek2",
-         "mamba", "mamba2", "granitehybrid", "lfm2", "jamba", "gpt-oss", "llama4", "llama4-interleaved", "phi3"]
+         "mamba", "mamba2", "granitehybrid", "granitehybrid-moe", "lfm2", "jamba", "gpt-oss", "llama4", "llama4-interleaved", "phi3"]
 WHAT = {"llama": "dense", "qwen2": "dense, QKV bias", "gemma2": "SWA 1:1", "gemma3": "SWA 5:1",
         "qwen3": "dense, wide heads", "qwen3moe": "MoE", "olmo2": "SWA 3:1 (OLMo 3)",
         "smallthinker": "SWA, full layer first; MoE", "deepseek2": "MLA K-only; MoE; NextN skipped",
         "mamba": "Mamba-1, attention-free", "mamba2": "Mamba-2, attention-free",
-        "granitehybrid": "Mamba-2 hybrid (Granite 4)", "lfm2": "short-conv hybrid (LFM2)",
+        "granitehybrid": "Mamba-2 hybrid (Granite 4)",
+        "granitehybrid-moe": "Granite 4.0-H MoE + shared expert", "lfm2": "short-conv hybrid (LFM2)",
         "jamba": "Mamba-1 + attention, MoE (Jamba)",
         "gpt-oss": "SWA 1:1, sinks; MoE, expert bias", "llama4": "chunked 3:1, NoPE; MoE + shared",
         "llama4-interleaved": "chunked 3:1; MoE every 2nd block", "phi3": "fused QKV and gate/up"}
