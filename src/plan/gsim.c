@@ -41,9 +41,16 @@ typedef struct gs_tensor {
 	uint64_t offset;
 } gs_tensor;
 
+struct gs_frame {
+	gs_t t;
+	int next;
+};
+
 struct gsim {
 	gs_tensor *t;
 	size_t n, cap;
+	struct gs_frame *stack; /* gs_expand's, kept between calls */
+	size_t cap_stack;
 	gs_t *nodes, *leafs;
 	size_t n_nodes, n_leafs, cap_nodes, cap_leafs;
 };
@@ -76,6 +83,7 @@ void gs_free(gsim *g)
 	if (!g)
 		return;
 	free(g->t);
+	free(g->stack);
 	free(g->nodes);
 	free(g->leafs);
 	free(g);
@@ -326,32 +334,31 @@ void gs_expand(gsim *g, gs_t root)
 	if (root < 0 || g->t[root].visited)
 		return;
 	/* explicit stack of (tensor, next source to visit) */
-	size_t cap = 64, sp = 0;
-	struct frame {
-		gs_t t;
-		int next;
-	} *st = xmalloc(cap * sizeof *st);
+	if (!g->cap_stack) {
+		g->cap_stack = 64;
+		g->stack = xmalloc(g->cap_stack * sizeof *g->stack);
+	}
+	size_t sp = 0;
 	g->t[root].visited = true;
-	st[sp++] = (struct frame){root, 0};
+	g->stack[sp++] = (struct gs_frame){root, 0};
 	while (sp) {
-		struct frame *f = &st[sp - 1];
+		struct gs_frame *f = &g->stack[sp - 1];
 		gs_tensor *t = &g->t[f->t];
 		if (f->next < GS_MAX_SRC) {
 			gs_t s = t->src[f->next++];
 			if (s >= 0 && !g->t[s].visited) {
 				g->t[s].visited = true;
-				if (sp == cap) {
-					cap *= 2;
-					st = xrealloc(st, cap * sizeof *st);
+				if (sp == g->cap_stack) {
+					g->cap_stack *= 2;
+					g->stack = xrealloc(g->stack, g->cap_stack * sizeof *g->stack);
 				}
-				st[sp++] = (struct frame){s, 0};
+				g->stack[sp++] = (struct gs_frame){s, 0};
 			}
 			continue;
 		}
 		push_node(g, f->t);
 		sp--;
 	}
-	free(st);
 }
 
 size_t gs_n_nodes(const gsim *g)

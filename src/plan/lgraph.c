@@ -1054,19 +1054,19 @@ static bool same_params(const lgraph_params *a, const lgraph_params *b)
 
 uint64_t plan_lgraph_compute_bytes(const model_desc *m, const lgraph_params *p)
 {
-	static _Thread_local memo cache[8];
+	static _Thread_local memo cache[32];
 	static _Thread_local unsigned next;
 	if (!plan_lgraph_supported(m))
 		return 0;
 	uint64_t f[8];
 	fingerprint(m, f);
-	for (unsigned i = 0; i < 8; i++)
+	for (unsigned i = 0; i < sizeof cache / sizeof cache[0]; i++)
 		if (cache[i].m == m && !memcmp(cache[i].shape, f, sizeof f) && same_params(&cache[i].p, p))
 			return cache[i].bytes;
 	gsim *g = gs_new();
 	uint64_t r = plan_lgraph_build(g, m, p) ? gs_alloc_peak(g, p->alignment ? p->alignment : 32) : 0;
 	gs_free(g);
-	memo *e = &cache[next++ % 8];
+	memo *e = &cache[next++ % (sizeof cache / sizeof cache[0])];
 	e->m = m;
 	memcpy(e->shape, f, sizeof f);
 	e->p = *p;

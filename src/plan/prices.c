@@ -56,6 +56,32 @@ static bool estimate_used(const gpu_spec *g, int year, price_quote *q)
 	return true;
 }
 
+/* The GPU each row of a price table names, resolved once per table (the
+ * advice quotes dozens of cards, each over every row: resolving names
+ * each time was most of a plan's run time). */
+static const gpu_spec *const *row_gpus(const kb_table *t, long cg)
+{
+	static struct {
+		const kb_table *t;
+		const gpu_spec *base;
+		size_t nrows;
+		const gpu_spec **g;
+	} cache[2];
+	const gpu_spec *base = kb_gpu_at(0);
+	for (size_t k = 0; k < 2; k++)
+		if (cache[k].t == t && cache[k].nrows == t->nrows && cache[k].base == base && cache[k].g)
+			return cache[k].g;
+	size_t k = cache[0].t && cache[0].t != t ? 1 : 0;
+	free(cache[k].g);
+	cache[k].g = xcalloc(t->nrows ? t->nrows : 1, sizeof *cache[k].g);
+	for (size_t i = 0; i < t->nrows; i++)
+		cache[k].g[i] = kb_gpu_find(kb_cell(t, i, cg));
+	cache[k].t = t;
+	cache[k].base = base;
+	cache[k].nrows = t->nrows;
+	return cache[k].g;
+}
+
 int price_quote_get(const gpu_spec *g, bool used, bool estimate, int year, price_quote *q, gw_error *err)
 {
 	memset(q, 0, sizeof *q);
@@ -68,6 +94,7 @@ int price_quote_get(const gpu_spec *g, bool used, bool estimate, int year, price
 	if (cg < 0 || cu < 0 || cd < 0)
 		return gw_fail(err, GW_EFORMAT, "table '%s': needs columns gpu, usd, date, source", name);
 	prow *rows = xcalloc(t->nrows ? t->nrows : 1, sizeof *rows);
+	const gpu_spec *const *rg = row_gpus(t, cg);
 	size_t n = 0;
 	for (size_t i = 0; i < t->nrows; i++) {
 		double v;
@@ -77,7 +104,7 @@ int price_quote_get(const gpu_spec *g, bool used, bool estimate, int year, price
 			free(rows);
 			return rc;
 		}
-		if (kb_gpu_find(kb_cell(t, i, cg)) != g)
+		if (rg[i] != g)
 			continue;
 		rows[n++] = (prow){v, kb_cell(t, i, cd), kb_cell(t, i, cs), kb_cell(t, i, ck)};
 	}
