@@ -254,13 +254,27 @@ static bool moe_layer(const model_desc *m, uint32_t il)
 	return il >= m->n_dense_lead;
 }
 
+enum moe_gating { MOE_SOFTMAX, MOE_SIGMOID, MOE_SOFTMAX_CHOSEN };
+
+typedef struct moe_opts {
+	enum moe_gating gating;
+	bool router_bias;   /* a bias on the router logits (gpt-oss) */
+	bool select_logits; /* top-k on the raw logits (Llama 4) */
+	bool expert_bias;   /* ADD_ID of a per-expert bias after each projection (gpt-oss) */
+	bool weight_first;  /* the input scaled by the router weight before the experts (Llama 4) */
+	bool select_bias;   /* a bias added to the probabilities top-k picks from (DeepSeek's exp_probs_b) */
+	bool norm_w;        /* the chosen experts' weights renormalised to sum to 1 */
+} moe_opts;
+
 /*
  * build_moe_ffn: the router (logits given, or computed from x), top-k
  * experts by argsort, their weights (renormalised when the model says
  * so), the chosen experts' gate/up/down as MUL_MAT_ID, weighted, and
- * summed one view at a time.
+ * summed one view at a time; with the options gpt-oss and Llama 4 use:
+ * biases on the router and on every expert projection, softmax over the
+ * chosen experts only, sigmoid weights applied to the input.
  */
-static gs_t moe_ffn(lb *b, gs_t x, gs_t logits, bool bias, bool norm_w)
+static gs_t moe_ffn_opts(lb *b, gs_t x, gs_t logits, const moe_opts *o)
 {
 	gsim *g = b->g;
 	const model_desc *m = b->m;
@@ -268,14 +282,22 @@ static gs_t moe_ffn(lb *b, gs_t x, gs_t logits, bool bias, bool norm_w)
 	int64_t fe = m->expert_ffn ? m->expert_ffn : m->ffn, E = b->E;
 	if (logits < 0)
 		logits = gs_mul_mat(g, gs_external(g, GS_F32, E, X, 1, 1), x);
-	gs_t probs = m->expert_gating == 2 ? gs_unop(g, GS_UNARY, logits) : gs_binop(g, GS_SOFT_MAX, logits, -1);
-	gs_t sel = probs;
-	if (bias)
-		sel = gs_binop(g, GS_ADD, probs, gs_external(g, GS_F32, X, 1, 1, 1));
+	if (o->router_bias)
+		logits = gs_binop(g, GS_ADD, logits, gs_external(g, GS_F32, X, 1, 1, 1));
+	gs_t probs = o->gating == MOE_SOFTMAX	? gs_binop(g, GS_SOFT_MAX, logits, -1)
+		     : o->gating == MOE_SIGMOID ? gs_unop(g, GS_UNARY, logits)
+						: logits;
+	gs_t sel = o->select_logits ? logits : probs;
+	if (o->select_bias)
+		sel = gs_binop(g, GS_ADD, sel, gs_external(g, GS_F32, X, 1, 1, 1));
 	gs_t order = gs_argsort(g, sel);
 	gs_t topk = gs_view(g, order, k, T, 1, 1, gs_nb(g, order, 1), gs_nb(g, order, 1) * T, gs_nb(g, order, 1) * T, 0);
 	gs_t w = gs_get_rows(g, gs_reshape(g, probs, 1, X, T, 1), topk);
-	if (norm_w) {
+	if (o->gating == MOE_SOFTMAX_CHOSEN) {
+		gs_t w2 = gs_binop(g, GS_SOFT_MAX, gs_reshape(g, w, k, T, 1, 1), -1);
+		w = gs_reshape(g, w2, 1, k, T, 1);
+	}
+	if (o->norm_w) {
 		gs_t w2 = gs_reshape(g, w, k, T, 1, 1);
 		gs_t sum = gs_unop(g, GS_CLAMP, gs_sum_rows(g, w2));
 		w2 = gs_binop(g, GS_DIV, w2, sum);
@@ -283,11 +305,23 @@ static gs_t moe_ffn(lb *b, gs_t x, gs_t logits, bool bias, bool norm_w)
 	}
 	gs_expand(g, w);
 	gs_t x3 = gs_reshape(g, x, E, 1, T, 1);
-	gs_t gate = gs_mul_mat_id(g, gs_external(g, GS_F16, E, fe, X, 1), x3, topk);
+	if (o->weight_first) {
+		gs_t rep = gs_op4(g, GS_OTHER, GS_F32, (int64_t[4]){E, k, T, 1}, x3, -1, -1, -1); /* ggml_repeat_4d */
+		x3 = gs_binop(g, GS_MUL, rep, w);
+	}
 	gs_t up = gs_mul_mat_id(g, gs_external(g, GS_F16, E, fe, X, 1), x3, topk);
+	if (o->expert_bias)
+		up = gs_op4(g, GS_ADD_ID, GS_F32, (int64_t[4]){fe, k, T, 1}, up, gs_external(g, GS_F32, fe, X, 1, 1), topk, -1);
+	gs_t gate = gs_mul_mat_id(g, gs_external(g, GS_F16, E, fe, X, 1), x3, topk);
+	if (o->expert_bias)
+		gate = gs_op4(g, GS_ADD_ID, GS_F32, (int64_t[4]){fe, k, T, 1}, gate, gs_external(g, GS_F32, fe, X, 1, 1),
+			      topk, -1);
 	gs_t act = gs_op4(g, GS_GLU, GS_F32, (int64_t[4]){fe, k, T, 1}, gate, up, -1, -1);
 	gs_t ex = gs_mul_mat_id(g, gs_external(g, GS_F16, fe, E, X, 1), act, topk);
-	ex = gs_binop(g, GS_MUL, ex, w);
+	if (o->expert_bias)
+		ex = gs_op4(g, GS_ADD_ID, GS_F32, (int64_t[4]){E, k, T, 1}, ex, gs_external(g, GS_F32, E, X, 1, 1), topk, -1);
+	if (!o->weight_first)
+		ex = gs_binop(g, GS_MUL, ex, w);
 	gs_expand(g, ex);
 	gs_t v[64];
 	int64_t kk = k < 64 ? k : 64;
@@ -304,6 +338,15 @@ static gs_t moe_ffn(lb *b, gs_t x, gs_t logits, bool bias, bool norm_w)
 	if (kk == 1)
 		out = gs_unop(g, GS_CONT, out);
 	return out;
+}
+
+/* The common case: softmax (or the model's sigmoid) gating, an optional
+ * selection bias, weights renormalised or not. */
+static gs_t moe_ffn(lb *b, gs_t x, gs_t logits, bool bias, bool norm_w)
+{
+	moe_opts o = {.gating = b->m->expert_gating == 2 ? MOE_SIGMOID : MOE_SOFTMAX, .select_bias = bias,
+		      .norm_w = norm_w};
+	return moe_ffn_opts(b, x, logits, &o);
 }
 
 /* Multi-head latent attention (DeepSeek-V2/V3, Kimi K2) with the
@@ -759,84 +802,6 @@ static gs_t mm_b(lb *b, int64_t out, gs_t x, bool bias)
 	return bias ? gs_binop(b->g, GS_ADD, r, weight(b, out, 1)) : r;
 }
 
-enum moe_gating { MOE_SOFTMAX, MOE_SIGMOID, MOE_SOFTMAX_CHOSEN };
-
-typedef struct moe_opts {
-	enum moe_gating gating;
-	bool router_bias;   /* a bias on the router logits (gpt-oss) */
-	bool select_logits; /* top-k on the raw logits (Llama 4) */
-	bool expert_bias;   /* ADD_ID of a per-expert bias after each projection (gpt-oss) */
-	bool weight_first;  /* the input scaled by the router weight before the experts (Llama 4) */
-	bool norm_w;
-} moe_opts;
-
-/*
- * build_moe_ffn with the options gpt-oss and Llama 4 use: biases on the
- * router and on every expert projection, softmax over the chosen experts
- * only, sigmoid weights applied to the input; the rest as moe_ffn.
- */
-static gs_t moe_ffn_opts(lb *b, gs_t x, const moe_opts *o)
-{
-	gsim *g = b->g;
-	const model_desc *m = b->m;
-	int64_t X = m->n_experts, k = m->n_experts_used ? m->n_experts_used : 1, T = gs_ne(g, x, 1);
-	int64_t fe = m->expert_ffn ? m->expert_ffn : m->ffn, E = b->E;
-	gs_t logits = gs_mul_mat(g, gs_external(g, GS_F32, E, X, 1, 1), x);
-	if (o->router_bias)
-		logits = gs_binop(g, GS_ADD, logits, gs_external(g, GS_F32, X, 1, 1, 1));
-	gs_t probs = o->gating == MOE_SOFTMAX	? gs_binop(g, GS_SOFT_MAX, logits, -1)
-		     : o->gating == MOE_SIGMOID ? gs_unop(g, GS_UNARY, logits)
-						: logits;
-	gs_t order = gs_argsort(g, o->select_logits ? logits : probs);
-	gs_t topk = gs_view(g, order, k, T, 1, 1, gs_nb(g, order, 1), gs_nb(g, order, 1) * T, gs_nb(g, order, 1) * T, 0);
-	gs_t w = gs_get_rows(g, gs_reshape(g, probs, 1, X, T, 1), topk);
-	if (o->gating == MOE_SOFTMAX_CHOSEN) {
-		gs_t w2 = gs_binop(g, GS_SOFT_MAX, gs_reshape(g, w, k, T, 1, 1), -1);
-		w = gs_reshape(g, w2, 1, k, T, 1);
-	}
-	if (o->norm_w) {
-		gs_t w2 = gs_reshape(g, w, k, T, 1, 1);
-		gs_t sum = gs_unop(g, GS_CLAMP, gs_sum_rows(g, w2));
-		w2 = gs_binop(g, GS_DIV, w2, sum);
-		w = gs_reshape(g, w2, 1, k, T, 1);
-	}
-	gs_expand(g, w);
-	gs_t x3 = gs_reshape(g, x, E, 1, T, 1);
-	if (o->weight_first) {
-		gs_t rep = gs_op4(g, GS_OTHER, GS_F32, (int64_t[4]){E, k, T, 1}, x3, -1, -1, -1); /* ggml_repeat_4d */
-		x3 = gs_binop(g, GS_MUL, rep, w);
-	}
-	gs_t up = gs_mul_mat_id(g, gs_external(g, GS_F16, E, fe, X, 1), x3, topk);
-	if (o->expert_bias)
-		up = gs_op4(g, GS_ADD_ID, GS_F32, (int64_t[4]){fe, k, T, 1}, up, gs_external(g, GS_F32, fe, X, 1, 1), topk, -1);
-	gs_t gate = gs_mul_mat_id(g, gs_external(g, GS_F16, E, fe, X, 1), x3, topk);
-	if (o->expert_bias)
-		gate = gs_op4(g, GS_ADD_ID, GS_F32, (int64_t[4]){fe, k, T, 1}, gate, gs_external(g, GS_F32, fe, X, 1, 1),
-			      topk, -1);
-	gs_t act = gs_op4(g, GS_GLU, GS_F32, (int64_t[4]){fe, k, T, 1}, gate, up, -1, -1);
-	gs_t ex = gs_mul_mat_id(g, gs_external(g, GS_F16, fe, E, X, 1), act, topk);
-	if (o->expert_bias)
-		ex = gs_op4(g, GS_ADD_ID, GS_F32, (int64_t[4]){E, k, T, 1}, ex, gs_external(g, GS_F32, E, X, 1, 1), topk, -1);
-	if (!o->weight_first)
-		ex = gs_binop(g, GS_MUL, ex, w);
-	gs_expand(g, ex);
-	gs_t v[64];
-	int64_t kk = k < 64 ? k : 64;
-	for (int64_t i = 0; i < kk; i++) {
-		v[i] = gs_view(g, ex, E, T, 1, 1, gs_nb(g, ex, 2), gs_nb(g, ex, 2) * T, gs_nb(g, ex, 2) * T,
-			       (size_t)i * gs_nb(g, ex, 1));
-		gs_expand(g, v[i]);
-	}
-	gs_t out = v[0];
-	for (int64_t i = 1; i < kk; i++) {
-		out = gs_binop(g, GS_ADD, out, v[i]);
-		gs_expand(g, out);
-	}
-	if (kk == 1)
-		out = gs_unop(g, GS_CONT, out);
-	return out;
-}
-
 /* gpt-oss (openai-moe.cpp): biased Q/K/V and output projections,
  * attention sinks (no memory of their own), a post-attention norm feeding
  * the MoE with biased experts and the OAI SwiGLU; the output rows are
@@ -861,7 +826,7 @@ static gs_t build_gptoss(lb *b)
 		cur = mm_b(b, E, cur, true);
 		gs_t ffn_inp = gs_binop(g, GS_ADD, cur, inpL);
 		cur = norm(b, ffn_inp, weight(b, E, 1));
-		cur = moe_ffn_opts(b, cur, &o);
+		cur = moe_ffn_opts(b, cur, -1, &o);
 		inpL = gs_binop(g, GS_ADD, cur, ffn_inp);
 	}
 	gs_set_output(g, inpL); /* t_h_nextn: the last layer's output is kept */
@@ -925,7 +890,7 @@ static gs_t build_llama4(lb *b)
 		gs_t ffn_inp = gs_binop(g, GS_ADD, cur, inpSA);
 		cur = norm(b, ffn_inp, weight(b, E, 1));
 		if (m->n_experts && llama4_moe_layer(m, il)) {
-			gs_t moe = moe_ffn_opts(b, cur, &o);
+			gs_t moe = moe_ffn_opts(b, cur, -1, &o);
 			gs_t sh = ffn_glu(b, cur, m->expert_ffn ? m->expert_ffn : m->ffn);
 			cur = gs_binop(g, GS_ADD, moe, sh);
 		} else {
