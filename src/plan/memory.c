@@ -231,7 +231,7 @@ static uint64_t mask_bytes(const model_desc *m, uint64_t c, uint32_t n_seq, uint
 		if (model_layer_recurrent(m, il))
 			continue;
 		uint64_t nkv = m->layer_kv_heads ? m->layer_kv_heads[il] : m->n_kv_heads;
-		if (!nkv && !m->mla)
+		if (!nkv)
 			continue;
 		if (m->swa_window && m->layer_swa && m->layer_swa[il])
 			any_swa = true;
@@ -256,8 +256,7 @@ static uint64_t phase_bytes(const model_desc *m, uint64_t cells, uint32_t n_seq,
 	uint64_t v = m->vocab;
 	uint64_t hk = m->mla ? m->head_dim_k : m->head_dim_k ? m->head_dim_k : (h ? e / h : 128);
 	uint64_t hv = m->mla ? m->head_dim_v : m->head_dim_v ? m->head_dim_v : hk;
-	uint64_t el = flash_attn ? 2 : 4;
-	bool any_full = false, any_swa = false, any_attn = false, any_rec = false;
+	bool any_attn = false, any_rec = false;
 	uint64_t nkv_max = 0;
 	for (uint32_t il = 0; il < m->n_layers; il++) {
 		if (model_layer_recurrent(m, il)) {
@@ -269,18 +268,8 @@ static uint64_t phase_bytes(const model_desc *m, uint64_t cells, uint32_t n_seq,
 			continue;
 		any_attn = true;
 		nkv_max = nkv > nkv_max ? nkv : nkv_max;
-		if (m->swa_window && m->layer_swa && m->layer_swa[il])
-			any_swa = true;
-		else
-			any_full = true;
 	}
-	uint64_t swa_c = c;
-	if (any_swa) {
-		swa_c = pad_to((uint64_t)m->swa_window * (n_seq ? n_seq : 1) + b, 256);
-		if (swa_c > c)
-			swa_c = c;
-	}
-	uint64_t masks = (any_full ? el * c * b : 0) + (any_swa ? el * swa_c * b : 0);
+	uint64_t masks = mask_bytes(m, c, n_seq, (uint32_t)b, flash_attn);
 
 	/* widths (f32 elements per token) live at each phase's peak; fitted
 	 * per tensor to the buffers llama.cpp 0c1e570 printed for llama-type
