@@ -19,7 +19,6 @@
 #include "plan/gsim.h"
 #include "util/util.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,11 +65,6 @@ static const struct {
 size_t gs_row_size(gs_type t, int64_t ne0)
 {
 	return (size_t)ne0 / type_size[t].block * type_size[t].bytes;
-}
-
-size_t gs_elsize(gs_type t)
-{
-	return type_size[t].bytes;
 }
 
 gsim *gs_new(void)
@@ -250,11 +244,6 @@ gs_t gs_flash_attn(gsim *g, gs_t q, gs_t k, gs_t v, gs_t mask)
 	return gs_op4(g, GS_FLASH_ATTN, GS_F32, (int64_t[4]){V->ne[0], Q->ne[2], Q->ne[1], Q->ne[3]}, q, k, v, mask);
 }
 
-gs_t gs_cast(gsim *g, gs_t a, gs_type t)
-{
-	return gs_op4(g, GS_CPY, t, g->t[a].ne, a, -1, -1, -1);
-}
-
 gs_t gs_concat(gsim *g, gs_t a, gs_t b, int dim)
 {
 	int64_t ne[4];
@@ -359,11 +348,6 @@ void gs_expand(gsim *g, gs_t root)
 		push_node(g, f->t);
 		sp--;
 	}
-}
-
-size_t gs_n_nodes(const gsim *g)
-{
-	return g->n_nodes;
 }
 
 /* ggml: a tensor with a view source has no memory of its own */
@@ -574,36 +558,4 @@ uint64_t gs_alloc_peak(gsim *g, size_t alignment)
 	uint64_t peak = d.max_size;
 	free(d.b);
 	return peak;
-}
-
-static const char *op_name(gs_op op)
-{
-	static const char *const names[] = {
-		[GS_NONE] = "NONE",	      [GS_VIEW] = "VIEW",	  [GS_ADD] = "ADD",
-		[GS_ADD_ID] = "ADD_ID",	      [GS_SUB] = "SUB",		  [GS_MUL] = "MUL",
-		[GS_DIV] = "DIV",	      [GS_SCALE] = "SCALE",	  [GS_SQR] = "SQR",
-		[GS_SQRT] = "SQRT",	      [GS_UNARY] = "UNARY",	  [GS_ROPE] = "ROPE",
-		[GS_RMS_NORM] = "RMS_NORM",   [GS_CLAMP] = "CLAMP",	  [GS_SOFT_MAX] = "SOFT_MAX",
-		[GS_FILL] = "FILL",	      [GS_OTHER] = "OTHER",	  [GS_GET_ROWS] = "GET_ROWS",
-		[GS_SET_ROWS] = "SET_ROWS",   [GS_MUL_MAT] = "MUL_MAT",	  [GS_MUL_MAT_ID] = "MUL_MAT_ID",
-		[GS_NORM] = "NORM",	      [GS_GLU] = "GLU",		  [GS_CONT] = "CONT",
-		[GS_CPY] = "CPY",	      [GS_FLASH_ATTN] = "FLASH_ATTN", [GS_ARGSORT] = "ARGSORT",
-		[GS_SUM_ROWS] = "SUM_ROWS",   [GS_CONCAT] = "CONCAT",	  [GS_SSM_CONV] = "SSM_CONV",
-		[GS_SSM_SCAN] = "SSM_SCAN",   [GS_GROUP_NORM] = "GROUP_NORM",
-	};
-	return names[op];
-}
-
-void gs_each_node(const gsim *g, gs_line_fn fn, void *ctx)
-{
-	char line[160];
-	for (size_t i = 0; i < g->n_nodes; i++) {
-		const gs_tensor *t = &g->t[g->nodes[i]];
-		if (is_view(t))
-			continue;
-		size_t sz = nbytes(t);
-		snprintf(line, sizeof line, "%s %zu%s", op_name(t->op), sz >= 1024 * 1024 ? sz / 1024 / 1024 : sz / 1024,
-			 sz >= 1024 * 1024 ? "M" : "K");
-		fn(ctx, line);
-	}
 }

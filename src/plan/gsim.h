@@ -71,7 +71,6 @@ gs_t gs_mul_mat_id(gsim *g, gs_t as, gs_t b, gs_t ids); /* [as1, ids0, b2] f32 *
 gs_t gs_get_rows(gsim *g, gs_t a, gs_t rows);      /* [a0, rows0, rows1, rows2] f32 (a's type if f16/f32... ggml: f32) */
 gs_t gs_set_rows(gsim *g, gs_t dst, gs_t src, gs_t rows); /* a view of dst */
 gs_t gs_flash_attn(gsim *g, gs_t q, gs_t k, gs_t v, gs_t mask); /* [v0, q2, q1, q3] f32 */
-gs_t gs_cast(gsim *g, gs_t a, gs_type t);          /* GS_CPY into a new tensor of type t */
 gs_t gs_concat(gsim *g, gs_t a, gs_t b, int dim);
 gs_t gs_sum_rows(gsim *g, gs_t a);
 gs_t gs_argsort(gsim *g, gs_t a);                  /* i32, shape of a */
@@ -94,17 +93,10 @@ void gs_expand(gsim *g, gs_t a);
 /* Shape queries for builders. */
 int64_t gs_ne(const gsim *g, gs_t a, int dim);
 size_t gs_nb(const gsim *g, gs_t a, int dim);
-size_t gs_elsize(gs_type t);  /* bytes per row of 1 element for f32/f16; row bytes via gs_row_size */
 size_t gs_row_size(gs_type t, int64_t ne0);
 
 /* The compute buffer ggml's allocator reserves for the expanded graph
  * (tensor sizes rounded up to `alignment`); 0 for an empty graph. */
 uint64_t gs_alloc_peak(gsim *g, size_t alignment);
-
-/* Nodes of the expanded graph (views included), for tests. */
-size_t gs_n_nodes(const gsim *g);
-/* One line per non-view node: "OP size_bytes". */
-typedef void (*gs_line_fn)(void *ctx, const char *line);
-void gs_each_node(const gsim *g, gs_line_fn fn, void *ctx);
 
 #endif
