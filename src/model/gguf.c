@@ -691,6 +691,8 @@ static int fill_shape(gg_reader *r, const gg_meta *g, model_desc *m)
 	uint32_t l_cache = slot_u32(r, g, K_SHORTCONV, &rc);
 	if (rc)
 		return rc;
+	if (l_cache > 4096) /* a convolution window; LFM2's is 3 */
+		return rd_fail(r, GW_EFORMAT, "%s.shortconv.l_cache = %u is impossible", g->arch, l_cache);
 	if (l_cache > 1 && !m->recurrent) {
 		m->recurrent = true;
 		m->ssm_conv = l_cache;

@@ -463,6 +463,19 @@ static void test_shape_rules(void **state)
 	shape_header(&w, 3, NULL, 0);
 	read_tiny(&w, &m, GW_EFORMAT, "hidden size 64 is not a multiple of 3 heads");
 	ggw_free(&w);
+	/* LFM2's short-convolution window: a conv state of (l_cache - 1) x
+	 * n_embd; an absurd window is refused, not planned as TiB of state */
+	shape_header(&w, 4, "llama.shortconv.l_cache", 3);
+	read_tiny(&w, &m, 0, NULL);
+	assert_true(m.recurrent);
+	assert_int_equal(m.ssm_conv, 3);
+	assert_int_equal(m.ssm_inner, 64);
+	assert_int_equal(m.ssm_state, 0);
+	model_release(&m);
+	ggw_free(&w);
+	shape_header(&w, 4, "llama.shortconv.l_cache", 4000000000u);
+	read_tiny(&w, &m, GW_EFORMAT, "llama.shortconv.l_cache = 4000000000 is impossible");
+	ggw_free(&w);
 	/* 0 heads and 0 KV heads: a model without attention (Mamba), not an error */
 	shape_header(&w, 0, "llama.attention.head_count_kv", 0);
 	read_tiny(&w, &m, 0, NULL);
