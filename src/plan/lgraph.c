@@ -433,6 +433,44 @@ static gs_t mla_attention(lb *b, uint32_t il, gs_t cur)
 	return out;
 }
 
+/* build_inp_embd: the token rows and the embeddings input llama.cpp
+ * selects between. */
+static gs_t inp_embd(lb *b)
+{
+	gsim *g = b->g;
+	gs_t tokens = gs_input(g, GS_I32, b->T, 1, 1, 1);
+	gs_t x = gs_get_rows(g, gs_external(g, GS_F16, b->E, b->m->vocab, 1, 1), tokens);
+	gs_t embd_in = gs_input(g, GS_F32, b->E, b->T, 1, 1);
+	gs_expand(g, x);
+	gs_expand(g, embd_in);
+	return x;
+}
+
+static gs_t out_rows(lb *b, gs_t x)
+{
+	if (b->out_ids < 0)
+		b->out_ids = gs_input(b->g, GS_I32, b->T, 1, 1, 1);
+	return gs_get_rows(b->g, x, b->out_ids);
+}
+
+/* The final norm and the output projection (all outputs); softcap:
+ * Gemma 2's final logit soft-capping (scale, tanh, scale in place). */
+static gs_t lm_head(lb *b, gs_t x, bool softcap)
+{
+	gsim *g = b->g;
+	gs_t cur = norm(b, x, weight(b, b->E, 1));
+	gs_set_output(g, cur);
+	cur = gs_mul_mat(g, gs_external(g, GS_F16, b->E, b->m->vocab, 1, 1), cur);
+	if (softcap) {
+		cur = gs_unop(g, GS_SCALE, cur);
+		cur = gs_unop(g, GS_UNARY, cur);
+		cur = gs_unop(g, GS_SCALE, cur);
+	}
+	gs_set_output(g, cur);
+	gs_expand(g, cur);
+	return cur;
+}
+
 /* Recurrent state of one layer (build_rs): the states of this ubatch's
  * sequences gathered (by rows, or by the scan when scan >= 0 is given),
  * the others copied back; returns what the layer reads. */
@@ -586,11 +624,7 @@ static void build_recurrent(lb *b, enum arch_kind k)
 	const model_desc *m = b->m;
 	int64_t T = b->T, E = b->E, H = m->n_heads;
 	int64_t hd = m->head_dim_k ? m->head_dim_k : (H ? E / H : 0), hv = m->head_dim_v ? m->head_dim_v : hd;
-	gs_t tokens = gs_input(g, GS_I32, T, 1, 1, 1);
-	gs_t inpL = gs_get_rows(g, gs_external(g, GS_F16, E, m->vocab, 1, 1), tokens);
-	gs_t embd_in = gs_input(g, GS_F32, E, T, 1, 1);
-	gs_expand(g, inpL);
-	gs_expand(g, embd_in);
+	gs_t inpL = inp_embd(b);
 	for (uint32_t il = 0; il < m->n_layers; il++) {
 		bool last = il == m->n_layers - 1;
 		gs_t inpSA = inpL;
@@ -615,10 +649,8 @@ static void build_recurrent(lb *b, enum arch_kind k)
 			cur = mm(b, E, attention(b, il, q, kk, v, false));
 		}
 		if (last) {
-			if (b->out_ids < 0)
-				b->out_ids = gs_input(g, GS_I32, T, 1, 1, 1);
-			cur = gs_get_rows(g, cur, b->out_ids);
-			inpSA = gs_get_rows(g, inpSA, b->out_ids);
+			cur = out_rows(b, cur);
+			inpSA = out_rows(b, inpSA);
 		}
 		/* LFM2 and Jamba add the residual first, the others the layer output */
 		bool res_first = k == A_LFM2 || k == A_JAMBA;
@@ -642,11 +674,7 @@ static void build_recurrent(lb *b, enum arch_kind k)
 		}
 		inpL = cur;
 	}
-	gs_t cur = norm(b, inpL, weight(b, E, 1));
-	gs_set_output(g, cur);
-	cur = gs_mul_mat(g, gs_external(g, GS_F16, E, m->vocab, 1, 1), cur);
-	gs_set_output(g, cur);
-	gs_expand(g, cur);
+	lm_head(b, inpL, false);
 }
 
 /* Decoder layers of the transformer families. */
@@ -660,11 +688,7 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 	bool gemma = k == A_GEMMA2 || k == A_GEMMA3, olmo = k == A_OLMO2;
 	bool qknorm_head = k == A_QWEN3 || k == A_GEMMA3 || k == A_QWEN3MOE;
 
-	gs_t tokens = gs_input(g, GS_I32, T, 1, 1, 1);
-	gs_t inpL = gs_get_rows(g, gs_external(g, GS_F16, E, m->vocab, 1, 1), tokens);
-	gs_t embd_in = gs_input(g, GS_F32, E, T, 1, 1); /* the embeddings input llama.cpp selects against */
-	gs_expand(g, inpL);
-	gs_expand(g, embd_in);
+	gs_t inpL = inp_embd(b);
 	if (gemma)
 		inpL = gs_unop(g, GS_SCALE, inpL);
 
@@ -715,17 +739,12 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 			v = gs_reshape(g, v, hv, nkv, T, 1);
 			cur = attention(b, il, q, kk, v, k == A_GEMMA2);
 		}
-		if (router >= 0 && last) {
-			if (b->out_ids < 0)
-				b->out_ids = gs_input(g, GS_I32, T, 1, 1, 1);
-			router = gs_get_rows(g, router, b->out_ids);
-		}
+		if (router >= 0 && last)
+			router = out_rows(b, router);
 		cur = mm(b, E, cur);
 		if (last) {
-			if (b->out_ids < 0)
-				b->out_ids = gs_input(g, GS_I32, T, 1, 1, 1);
-			cur = gs_get_rows(g, cur, b->out_ids);
-			inpSA = gs_get_rows(g, inpSA, b->out_ids);
+			cur = out_rows(b, cur);
+			inpSA = out_rows(b, inpSA);
 		}
 		if (gemma || olmo)
 			cur = norm(b, cur, weight(b, E, 1));
@@ -747,53 +766,11 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 		cur = gs_binop(g, GS_ADD, cur, ffn_inp);
 		inpL = cur;
 	}
-	gs_t cur = norm(b, inpL, weight(b, E, 1));
-	gs_set_output(g, cur);
-	cur = gs_mul_mat(g, gs_external(g, GS_F16, E, m->vocab, 1, 1), cur);
-	if (k == A_GEMMA2) {
-		cur = gs_unop(g, GS_SCALE, cur);
-		cur = gs_unop(g, GS_UNARY, cur);
-		cur = gs_unop(g, GS_SCALE, cur);
-	}
-	gs_set_output(g, cur);
-	gs_expand(g, cur);
-	return cur;
+	return lm_head(b, inpL, k == A_GEMMA2);
 }
 
 /* ---- gpt-oss, Llama 4, Phi-3: builders of their own (src/models/
  * openai-moe.cpp, llama4.cpp, phi3.cpp) on the shared pieces above ---- */
-
-/* build_inp_embd: the token rows and the embeddings input llama.cpp
- * selects between. */
-static gs_t inp_embd(lb *b)
-{
-	gsim *g = b->g;
-	gs_t tokens = gs_input(g, GS_I32, b->T, 1, 1, 1);
-	gs_t x = gs_get_rows(g, gs_external(g, GS_F16, b->E, b->m->vocab, 1, 1), tokens);
-	gs_t embd_in = gs_input(g, GS_F32, b->E, b->T, 1, 1);
-	gs_expand(g, x);
-	gs_expand(g, embd_in);
-	return x;
-}
-
-static gs_t out_rows(lb *b, gs_t x)
-{
-	if (b->out_ids < 0)
-		b->out_ids = gs_input(b->g, GS_I32, b->T, 1, 1, 1);
-	return gs_get_rows(b->g, x, b->out_ids);
-}
-
-/* The final norm and the output projection (all outputs). */
-static gs_t lm_head(lb *b, gs_t x)
-{
-	gsim *g = b->g;
-	gs_t cur = norm(b, x, weight(b, b->E, 1));
-	gs_set_output(g, cur);
-	cur = gs_mul_mat(g, gs_external(g, GS_F16, b->E, b->m->vocab, 1, 1), cur);
-	gs_set_output(g, cur);
-	gs_expand(g, cur);
-	return cur;
-}
 
 /* x @ W (+ bias) */
 static gs_t mm_b(lb *b, int64_t out, gs_t x, bool bias)
@@ -830,7 +807,7 @@ static gs_t build_gptoss(lb *b)
 		inpL = gs_binop(g, GS_ADD, cur, ffn_inp);
 	}
 	gs_set_output(g, inpL); /* t_h_nextn: the last layer's output is kept */
-	return lm_head(b, out_rows(b, inpL));
+	return lm_head(b, out_rows(b, inpL), false);
 }
 
 /* Is Llama 4 block il a MoE block?  From a file, where its expert tensors
@@ -898,7 +875,7 @@ static gs_t build_llama4(lb *b)
 		}
 		inpL = gs_binop(g, GS_ADD, cur, ffn_inp);
 	}
-	return lm_head(b, inpL);
+	return lm_head(b, inpL, false);
 }
 
 /* Phi-3 / Phi-4 (phi3.cpp): one fused QKV projection whose Q, K and V are
@@ -939,7 +916,7 @@ static gs_t build_phi3(lb *b)
 		cur = mm(b, E, act);
 		inpL = gs_binop(g, GS_ADD, residual, cur);
 	}
-	return lm_head(b, inpL);
+	return lm_head(b, inpL, false);
 }
 
 bool plan_lgraph_supported(const model_desc *m)
