@@ -347,10 +347,17 @@ static void check_linux_driver(const doctor_input *in, const pkg *pk, size_t npk
 		int v = (int)in->hw->cuda_driver_version.v;
 		snprintf(cv, sizeof cv, "%d-%d", v / 1000, v % 1000 / 10);
 	}
+	/* the toolkit to keep: the one installed, else the driver's CUDA */
+	char tk[96];
+	snprintf(tk, sizeof tk, "cuda-toolkit-%s", *cv ? cv : "12-8");
+	for (size_t i = 0; i < npk; i++) {
+		int a, b, used = 0;
+		if (sscanf(pk[i].name, "cuda-toolkit-%d-%d%n", &a, &b, &used) == 2 && !pk[i].name[used])
+			snprintf(tk, sizeof tk, "%s", pk[i].name);
+	}
 	char then[200] = "";
 	if (meta) /* autoremove takes the toolkit the metapackage pulled too */
-		snprintf(then, sizeof then, "then the toolkit alone: the package cuda-toolkit-%s from NVIDIA's wsl-ubuntu "
-			 "repository; ", *cv ? cv : "12-8");
+		snprintf(then, sizeof then, "then the toolkit alone: the package %s from NVIDIA's wsl-ubuntu repository; ", tk);
 	char *fix;
 	if (npkgs)
 		fix = xasprintf("sudo apt-get purge%s && sudo apt-get autoremove --purge; %sthen in PowerShell: wsl --shutdown",
