@@ -24,7 +24,7 @@ print(f[0][sys.argv[2]] if f else "absent")' "$1" "$2"
 }
 # Fixes that cannot work on WSL (or install a Linux driver): none may be printed there.
 # A purge of a wrongly installed driver is a fix and allowed; an install is not.
-NOWSL='apt(-get)? install|modprobe|rmmod|fuser|nvidia-smi( -i [0-9]+)? -(r|pl|pm|c)( |$)|mokutil|blacklist nouveau|update-initramfs|dkms|install the driver|lspci|/proc/driver/nvidia|sudo sysctl kernel.dmesg'
+NOWSL='apt(-get)? install|modprobe|rmmod|fuser|nvidia-smi( -i [0-9]+)? -(r|pl|pm|c)( |$)|mokutil|blacklist nouveau|update-initramfs|dkms|install the driver|lspci|/proc/driver/nvidia'
 no_bad_fix() { # no_bad_fix NAME: neither the text nor the JSON output has such a line
 	unlike "$out" "$NOWSL" "$1: no apt install / modprobe / driver-install / nvidia-smi -r/-pl/-pm/-c / fuser line"
 }
