@@ -250,7 +250,7 @@ static const char *libcuda_kind(const char *dir)
 	if (strstr(dir, "/stubs"))
 		return "the CUDA toolkit's stub libcuda (for linking only: at run time CUDA fails with error 34, "
 		       "'CUDA driver is a stub library')";
-	if (strstr(dir, "/compat"))
+	if (strstr(dir, "compat"))
 		return "a CUDA forward-compatibility libcuda (cuda-compat: it needs a Linux kernel driver, which WSL does "
 		       "not have)";
 	if (strstr(dir, "conda") || strstr(dir, "/envs/"))
@@ -521,8 +521,10 @@ static void check_toolkit_origin(const doctor_input *in, const pkg *pk, size_t n
 		doctor_finding *f;
 		if (system && ubuntu) {
 			f = doctor_add(rep, "wsl-toolkit-origin", DOC_WARN, DG_CUDA, -1);
-			say(f, xasprintf("CUDA toolkit %s is Ubuntu's nvidia-cuda-toolkit, not NVIDIA's WSL package",
-					 *t->version ? t->version : "?"),
+			/* without nvcc's answer, the package's upstream version ("12.0.140~12.0.1-4build4") */
+			int vl = (int)strcspn(ubuntu->version, "~-");
+			say(f, xasprintf("CUDA toolkit %.*s is Ubuntu's nvidia-cuda-toolkit, not NVIDIA's WSL package",
+					 *t->version ? (int)strlen(t->version) : vl, *t->version ? t->version : ubuntu->version),
 			    xasprintf("%s; package nvidia-cuda-toolkit %s from the Ubuntu archive: an older CUDA, and its "
 				      "dependencies can bring Linux driver libraries (libnvidia-compute-*)",
 				      t->root, ubuntu->version),

@@ -89,6 +89,32 @@ no_bad_fix "wsl2-stub-first"
 doc wsl2-stub-first
 like "$out" 'ok    libcuda.so.1 and libcuda.so resolve' "wsl2-stub-first without LD_LIBRARY_PATH: resolution ok"
 
+# ---- other libcuda copies, Ubuntu's toolkit, an old Windows driver ---------------------
+cp -a "$R/wsl2-laptop" "$TMP/more"
+mkdir -p "$TMP/more/home/u/miniconda3/envs/ml/cuda-compat" "$TMP/more/usr/local/cuda-12.8/compat"
+echo x > "$TMP/more/home/u/miniconda3/envs/ml/cuda-compat/libcuda.so.1"
+out=$(LD_LIBRARY_PATH=/home/u/miniconda3/envs/ml/cuda-compat:/opt/lib GPUWISE_ROOT=$TMP/more GPUWISE_FAKE_SCENARIO=$SC \
+	PATH=$WPATH:$PATH "$GW" doctor --no-exec 2>/dev/null); rc=$?
+is "$rc" 4 "a conda cuda-compat libcuda.so.1 first on LD_LIBRARY_PATH: exit 4"
+like "$out" 'libcuda.so.1 resolves to /home/u/miniconda3/envs/ml/cuda-compat/libcuda.so.1 \(via LD_LIBRARY_PATH\): a CUDA forward-compatibility libcuda' "cuda-compat named as such"
+like "$out" 'fix: export LD_LIBRARY_PATH=/usr/lib/wsl/lib:/opt/lib ' "the export line keeps the other entries"
+echo x > "$TMP/more/usr/local/cuda-12.8/compat/libcuda.so.1"
+echo /usr/local/cuda-12.8/compat > "$TMP/more/etc/ld.so.conf.d/000-cuda-compat.conf"
+out=$(GPUWISE_ROOT=$TMP/more GPUWISE_FAKE_SCENARIO=$SC PATH=$WPATH:$PATH "$GW" doctor --no-exec 2>/dev/null)
+like "$out" 'libcuda.so.1 resolves to /usr/local/cuda-12.8/compat/libcuda.so.1 \(via /etc/ld.so.conf.d/000-cuda-compat.conf\)' "an ld.so.conf.d file ahead of ld.wsl.conf is found"
+like "$out" "fix: remove that directory's line from its ld.so.conf file" "the ld.so.conf fix"
+rm "$TMP/more/etc/ld.so.conf.d/000-cuda-compat.conf"
+printf '#!/bin/sh\necho "Cuda compilation tools, release 12.0, V12.0.140"\n' > "$TMP/more/usr/bin/nvcc"
+chmod +x "$TMP/more/usr/bin/nvcc"
+printf '\nPackage: nvidia-cuda-toolkit\nStatus: install ok installed\nVersion: 12.0.140~12.0.1-4build4\n' >> "$TMP/more/var/lib/dpkg/status"
+sed 's/"576.02"/"551.61"/; s/"cuda_driver_version": 12090/"cuda_driver_version": 12040/' "$SC" > "$TMP/old.json"
+out=$(GPUWISE_ROOT=$TMP/more GPUWISE_FAKE_SCENARIO=$TMP/old.json PATH=/usr/bin:$PATH "$GW" doctor --no-exec 2>/dev/null); rc=$?
+like "$out" "warn  CUDA toolkit 12.0.140 is Ubuntu's nvidia-cuda-toolkit, not NVIDIA's WSL package" "Ubuntu's nvidia-cuda-toolkit is named"
+like "$out" "fix: sudo apt-get remove nvidia-cuda-toolkit; then the package cuda-toolkit-12-4 from NVIDIA's wsl-ubuntu repository" "the right package for the driver's CUDA"
+like "$out" 'fail  driver 551.61 is too old for torch 2.7.1\+cu128 \(built for CUDA 12.8, needs driver >= 570.65\)' "an old Windows driver is judged by the Windows minimum (570.65 for CUDA 12.8)"
+like "$out" 'fix: install the NVIDIA driver for Windows >= 570.65 .*then in PowerShell: wsl --shutdown' "an old driver is fixed on Windows"
+no_bad_fix "old Windows driver, Ubuntu toolkit"
+
 # ---- status and plan say WSL and the .wslconfig limit ---------------------------------
 st() { out=$(GPUWISE_ROOT=$R/$1 GPUWISE_FAKE_SCENARIO=$SC "$GW" status ${2:+"$2"} 2>/dev/null); rc=$?; }
 st wsl2-laptop
