@@ -307,7 +307,6 @@ static void check_platform(const doctor_input *in, const hw_platform_info *pl, d
 static void check_linux_driver(const doctor_input *in, const pkg *pk, size_t npk, const ldir *dirs, size_t nd,
 			       doctor_report *rep)
 {
-	(void)in;
 	strbuf files = STRBUF_INIT, pkgs = STRBUF_INIT, purge = STRBUF_INIT;
 	size_t nfiles = 0, npkgs = 0;
 	bool meta = false;
@@ -393,7 +392,16 @@ static void check_libcuda_order(const ldir *dirs, size_t nd, doctor_report *rep)
 			free(p);
 		}
 	bool bad = false, bad_llp = false;
-	strbuf ev = STRBUF_INIT;
+	strbuf ev = STRBUF_INIT, others = STRBUF_INIT;
+	/* other libcuda.so.1 files in the cache's directories (not LD_LIBRARY_PATH) */
+	for (size_t i = 0; i < nd; i++) {
+		if (is_wsl_dir(dirs[i].dir) || strcmp(dirs[i].how, "LD_LIBRARY_PATH") == 0)
+			continue;
+		char *p = xasprintf("%s/libcuda.so.1", dirs[i].dir);
+		if (gw_exists(p))
+			sb_printf(&others, "%s%s (via %s)", others.len ? ", " : "", p, dirs[i].how);
+		free(p);
+	}
 	for (size_t k = 0; k < 2; k++) {
 		if (!win[k] || is_wsl_dir(win[k]->dir))
 			continue;
@@ -438,12 +446,21 @@ static void check_libcuda_order(const ldir *dirs, size_t nd, doctor_report *rep)
 			      win[0]->dir),
 		    xstrdup("the Windows driver ships " WSL_LIB "/libcuda.so: update the driver for Windows, then in "
 			    "PowerShell: wsl --shutdown"));
+	} else if (win[0] && others.len) {
+		/* both in ld.so.cache: which one a lookup returns is ldconfig's order, not ours to guess */
+		doctor_finding *f = doctor_add(rep, "wsl-libcuda-order", DOC_WARN, DG_CUDA, -1);
+		say(f, xstrdup("another libcuda.so.1 is in the loader's cache next to the Windows driver's"),
+		    xasprintf("%s, next to %s/libcuda.so.1; ld.so.cache's order decides which one programs get",
+			      sb_str(&others), WSL_LIB),
+		    xstrdup("ldconfig -p | grep libcuda.so.1 shows the order; remove the other copy (the wsl-linux-driver "
+			    "finding says how), then sudo ldconfig"));
 	} else if (win[0]) {
 		doctor_finding *f = doctor_add(rep, "wsl-libcuda-order", DOC_OK, DG_CUDA, -1);
 		say(f, xstrdup("libcuda.so.1 and libcuda.so resolve to the Windows driver's " WSL_LIB),
 		    xasprintf("first match via %s", win[0]->how), NULL);
 	}
 	sb_release(&ev);
+	sb_release(&others);
 }
 
 static void check_ldconfig_warning(doctor_report *rep)
@@ -488,11 +505,10 @@ static void cuda_repos(bool *wsl_repo, bool *other_repo, char *other, size_t n)
 static void check_toolkit_origin(const doctor_input *in, const pkg *pk, size_t npk, doctor_report *rep)
 {
 	const stack_info *st = in->stack;
-	char cv[16] = "12-8", cdot[16] = "12.8";
+	char cv[16] = "12-8";
 	if (in->hw && HW_VALID(in->hw->cuda_driver_version)) {
 		int v = (int)in->hw->cuda_driver_version.v;
 		snprintf(cv, sizeof cv, "%d-%d", v / 1000, v % 1000 / 10);
-		snprintf(cdot, sizeof cdot, "%d.%d", v / 1000, v % 1000 / 10);
 	}
 	bool wsl_repo, other_repo;
 	char other[64];
@@ -553,7 +569,6 @@ static void check_toolkit_origin(const doctor_input *in, const pkg *pk, size_t n
 				      "(the runfile: deselect the driver)", pname));
 		}
 	}
-	(void)cdot;
 }
 
 /* dxgkrnl's errors in the kernel log (GPU-PV's own messages; Xid never reaches Linux here). */

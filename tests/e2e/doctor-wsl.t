@@ -70,6 +70,8 @@ like "$out" 'packages: cuda 12.8.1-1, cuda-drivers 570.124.06-1, nvidia-driver-5
 like "$out" 'fix: sudo apt-get purge cuda cuda-drivers nvidia-driver-550 libnvidia-compute-550 && sudo apt-get autoremove --purge' "the purge command names the packages"
 like "$out" "then the toolkit alone: the package cuda-toolkit-12-8 from NVIDIA's wsl-ubuntu repository; then in PowerShell: wsl --shutdown" "after the purge: the toolkit package and wsl --shutdown"
 like "$out" "warn  CUDA toolkit 12.8.93 comes from NVIDIA's ubuntu2404 repository, not the wsl-ubuntu one" "the toolkit's origin: the ubuntu2404 repository warns"
+like "$out" "warn  another libcuda.so.1 is in the loader's cache next to the Windows driver's" "the Linux libcuda.so.1 in the cache's directories warns"
+like "$out" 'fix: ldconfig -p \| grep libcuda.so.1 shows the order' "the command that shows the cache's order"
 like "$out" 'warn  dxgkrnl \(GPU paravirtualisation\) logged 2 errors' "dxgkrnl errors counted"
 like "$out" 'dxgkio_query_adapter_info: Ioctl failed: -22' "the dxgkrnl line quoted"
 no_bad_fix "wsl2-linux-driver text"
