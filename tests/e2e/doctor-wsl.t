@@ -61,6 +61,13 @@ is "$(fid platform severity)" info "JSON: the platform finding is info"
 is "$(printf '%s' "$out" | jget '",".join(sorted({f["id"] for f in d["findings"]} & {"no-driver","secure-boot","nouveau-conflict","xid","stale-process","persistence-mode","hybrid-graphics","desktop-gpu"}))')" "" "JSON: no bare-metal-only finding on WSL"
 no_bad_fix "wsl2-laptop JSON"
 
+# --deep on WSL: a failing GPU test points at Windows' log, not the Linux kernel log's Xid
+out=$(GPUWISE_FAKE_DEEP=corrupt GPUWISE_CUDA_LIB=$GW_FAKE/cudadeep.so GPUWISE_ROOT=$R/wsl2-laptop GPUWISE_FAKE_SCENARIO=$SC \
+	PATH=$WPATH:$PATH "$GW" doctor --deep --no-exec 2>/dev/null); rc=$?
+is "$rc" 4 "--deep checksum failure on WSL: exit 4"
+like "$out" 'fix: gpuwise explain the error text; on Windows: Event Viewer > Windows Logs > System, source nvlddmkm' "--deep on WSL: Windows' event log, not dmesg"
+unlike "$out" 'dmesg' "--deep on WSL: no dmesg | grep Xid"
+
 # ---- a Linux driver installed inside WSL ---------------------------------------------
 doc wsl2-linux-driver
 is "$rc" 4 "wsl2-linux-driver: exit 4"
