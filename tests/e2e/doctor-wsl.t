@@ -136,6 +136,12 @@ is "$(printf '%s' "$out" | jget 'd["platform"]')" wsl2 "status --json: platform=
 is "$(printf '%s' "$out" | jget 'd["wsl_memory"]["wslconfig_memory_bytes"]')" 12884901888 "status --json: memory=12GB is 12 GiB"
 is "$(printf '%s' "$out" | jget 'd["wsl_memory"]["vm_ram_total_bytes"]')" 12531159040 "status --json: the VM's MemTotal"
 is "$(printf '%s' "$out" | jget '[p["windows_side"] for p in d["gpus"][0]["processes"]]')" '[false, true]' "status --json: windows_side per process"
+for k in wsl_memory.vm_ram_total_bytes wsl_memory.wslconfig_memory_bytes wsl_memory.wslconfig \
+	wsl_memory.windows_ram_estimate_bytes wsl_memory.rule windows_side; do
+	grep -q "^| \`$k\`" "$GW_TOP/docs/json-status.md"
+	ok $? "docs/json-status.md documents $k"
+done
+is "$(printf '%s' "$out" | jget '",".join(sorted(d["wsl_memory"]))')" "rule,vm_ram_total_bytes,windows_ram_estimate_bytes,wslconfig,wslconfig_memory_bytes" "status --json: wsl_memory has exactly the documented keys"
 st wsl2-stub-first
 like "$out" "WSL 2 VM: 15.55 GiB RAM \(no memory= in .*WSL's default, 50% of the Windows RAM: Windows has about 31.10 GiB\)" "status: no .wslconfig limit: WSL's default rule"
 out=$(GPUWISE_ROOT=$R/wsl2-laptop GPUWISE_FAKE_SCENARIO=$SC "$GW" plan llama-3.1-8b 2>/dev/null); rc=$?
