@@ -210,12 +210,19 @@ void slurm_probe(const char *path, const char *partition)
 	if (st == 0 && strncmp(sb_str(&out), "gpuwise ", 8) == 0) {
 		probe_remember(key);
 	} else {
+		/* the line that says why (slurmstepd's execve error), else srun's first */
+		const char *o = sb_str(&out), *why = strstr(o, "execve");
+		while (why && why > o && why[-1] != '\n')
+			why--;
 		char first[420];
-		first_line(sb_str(&out), first, sizeof first);
+		first_line(why ? why : o, first, sizeof first);
+		const char *f = first;
+		if (strncmp(f, "srun: ", 6) == 0)
+			f += 6;
 		fprintf(stderr,
 			"gpuwise: warning: '%s' does not run on the cluster's nodes (srun: %s): the job will fail unless "
 			"gpuwise is installed there; give --gpuwise PATH (its path on the nodes)\n",
-			path, *first ? first : "no output");
+			path, *f ? f : st < 0 ? "could not be started" : "no output");
 	}
 	sb_release(&out);
 out:
