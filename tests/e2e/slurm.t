@@ -74,6 +74,8 @@ PartitionName=gw Nodes=$H Default=YES MaxTime=INFINITE State=UP
 CONF
 printf 'Name=gpu File=%s/dev/nvidia[0-1]\n' "$S" > "$S/gres.conf"
 export SLURM_CONF=$S/slurm.conf
+# where gpuwise remembers the nodes' answer to its srun probe: this test's own
+export XDG_CACHE_HOME=$S/cache
 slurmctld -f "$SLURM_CONF" 2>"$S/log/ctld.err" && sleep 1 && slurmd -f "$SLURM_CONF" 2>"$S/log/d.err"
 up=
 for i in $(seq 1 30); do
@@ -187,7 +189,6 @@ is "$(printf '%s\n' "$err" | wc -l)" 1 "... one line: $err"
 run_gw logs slurm:99999999
 is "$rc" 3 "logs of an unknown Slurm job: exit 3"
 # ---- which gpuwise the node runs: this binary by default, checked once with srun -------------
-export XDG_CACHE_HOME=$S/cache
 self=$(readlink -f "$GW")
 run_gw submit --backend slurm --mode exclusive -- sh -c 'echo "self ran"'
 is "$rc" 0 "submit --backend slurm without --gpuwise: exit 0 ($err)"
@@ -196,7 +197,7 @@ did=${out#slurm:}
 like "$(scontrol write batch_script "$did" - 2>/dev/null)" "^exec '?$self'? run " "the job script runs this very binary ($self), not 'gpuwise' from the nodes' PATH"
 wait_state "$did" COMPLETED 60; ok $? "... and the job ran to completion"
 like "$(cat "slurm-$did.out" 2>/dev/null)" "self ran" "its output came back"
-is "$(cut -f1 "$XDG_CACHE_HOME/gpuwise/slurm-probe")" "$self" "the probe that worked is remembered for this path"
+cut -f1 "$XDG_CACHE_HOME/gpuwise/slurm-probe" | grep -Fxq "$self"; ok $? "the probe that worked is remembered for this path"
 # a path the nodes do not have: warned at submit, in one line, and the job is still handed over
 run_gw submit --backend slurm --gpuwise /nonexistent/gpuwise --mode exclusive -- true
 is "$rc" 0 "--gpuwise /nonexistent/gpuwise: still submitted (exit 0)"
@@ -206,6 +207,7 @@ like "$err" "^gpuwise: warning: '/nonexistent/gpuwise' does not run on the clust
 	"... the warning names the path and says what to do"
 nid=${out#slurm:}
 wait_state "$nid" FAILED 60; ok $? "... and that job does fail on the node, as warned"
+! grep -Fq /nonexistent "$XDG_CACHE_HOME/gpuwise/slurm-probe"; ok $? "... and the failed probe is not remembered"
 # the configured path (GPUWISE_SLURM_GPUWISE) wins over this binary
 mkdir -p "$S/bin"
 cp "$GW" "$S/bin/gw-node"
@@ -222,7 +224,6 @@ is "$rc" 0 "without srun on PATH: still submitted"
 is "$(cat "$S/ns.err")" "gpuwise: warning: cannot check that '$S/bin/gw-elsewhere' runs on the cluster's nodes: srun is not installed" \
 	"... and the check that could not be made is said"
 scancel "$(sed 's/^slurm://' "$S/ns.out")" 2>/dev/null
-unset XDG_CACHE_HOME
 
 # ---- --vram auto: the planner's GPUs become --gres=gpu:N -------------------------------
 run_gw submit --backend slurm --gpuwise "$GW" --vram auto -- llama-3.1-8b --quant q4_k_m --ctx 4096 --gpu 2xrtx-4090 -- \
