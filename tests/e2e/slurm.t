@@ -198,6 +198,11 @@ like "$(scontrol write batch_script "$did" - 2>/dev/null)" "^exec '?$self'? run 
 wait_state "$did" COMPLETED 60; ok $? "... and the job ran to completion"
 like "$(cat "slurm-$did.out" 2>/dev/null)" "self ran" "its output came back"
 cut -f1 "$XDG_CACHE_HOME/gpuwise/slurm-probe" | grep -Fxq "$self"; ok $? "the probe that worked is remembered for this path"
+run_gw export slurm --submit --mode exclusive --output "$S/out/%j.txt" -- true
+eid=$out
+like "$(scontrol write batch_script "$eid" - 2>/dev/null)" "^exec '?$self'? run " "export slurm --submit without --gpuwise: this binary too"
+is "$err" "" "... no warning (the probe is remembered)"
+wait_state "$eid" COMPLETED 60; ok $? "... and the job completes"
 # a path the nodes do not have: warned at submit, in one line, and the job is still handed over
 run_gw submit --backend slurm --gpuwise /nonexistent/gpuwise --mode exclusive -- true
 is "$rc" 0 "--gpuwise /nonexistent/gpuwise: still submitted (exit 0)"
