@@ -49,9 +49,12 @@ int watch_run_args_check(char *const *args, size_t n, char *err, size_t errn)
 	for (size_t i = 0; i < n; i++) {
 		const char *a = args[i];
 		if (strcmp(a, "--") == 0)
-			return bad(err, errn, "'run_args' may not hold '--': the job's command goes after the daemon's options");
+			return bad(err, errn,
+				   "'run_args' may not hold '--': the job's command goes after the daemon's options");
 		if (strncmp(a, "--", 2) != 0)
-			return bad(err, errn, "'run_args' holds '%s', which is not a gpuwise run option (write --NAME VALUE or --NAME=VALUE)", a);
+			return bad(err, errn,
+				   "'run_args' holds '%s', which is not a gpuwise run option "
+				   "(write --NAME VALUE or --NAME=VALUE)", a);
 		const char *name = a + 2, *eq = strchr(name, '=');
 		size_t len = eq ? (size_t)(eq - name) : strlen(name);
 		const run_opt *o = NULL;
@@ -61,12 +64,13 @@ int watch_run_args_check(char *const *args, size_t n, char *err, size_t errn)
 		if (!o) {
 			for (size_t k = 0; k < sizeof opts / sizeof *opts; k++)
 				if (len && strncmp(opts[k].name, name, len) == 0)
-					return bad(err, errn, "'run_args' may not abbreviate options: '%s' (write it in full, e.g. '--%s')", a, opts[k].name);
+					return bad(err, errn,
+						   "'run_args' may not abbreviate options: '%s' (write it in full, e.g. '--%s')",
+						   a, opts[k].name);
 			return bad(err, errn, "'run_args' holds '%s', which is not a gpuwise run option", a);
 		}
-		if (!o->allowed) {
+		if (!o->allowed)
 			return bad(err, errn, "'run_args' may not set '--%s' (the daemon sets it)", o->name);
-		}
 		if (!o->has_arg && eq)
 			return bad(err, errn, "'run_args': option '--%s' takes no value, not '%s'", o->name, a);
 		if (o->has_arg && !eq && ++i >= n)
