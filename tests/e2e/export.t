@@ -82,6 +82,7 @@ is "$(yqs "$C[\"command\"]")" '["sleep", "1"]' "no --gpuwise: the Job runs the c
 is "$(printf '%s\n' "$err" | head -1)" "gpuwise: note: the Job runs 'sleep' directly, without gpuwise run: the image 'nvcr.io/nvidia/pytorch:24.05-py3' is not known to hold gpuwise (no restarts or GPU memory log inside the pod); build one with dist/Dockerfile and give --gpuwise /usr/local/bin/gpuwise to wrap the command" \
 	"... and says so on stderr"
 name1=$(yqs 'd[0]["metadata"]["name"]')
+validate "$TMP/x.yaml" "a Job that runs the command directly"
 run_gw export k8s -- sleep 1
 name2=$(yqs 'd[0]["metadata"]["name"]')
 like "$name1 $name2" "^sleep-[a-z0-9]{8} sleep-[a-z0-9]{8}\$" "two exports of the same command: sleep-XXXXXXXX each"
