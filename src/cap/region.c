@@ -260,8 +260,7 @@ static int forged(char *why, size_t n, const char *fmt, ...)
 	return CAP_EFORGED;
 }
 
-/* Does /proc/PID/maps name the cap library?  -1 when it cannot be read. */
-static int maps_cap_lib(pid_t pid)
+int cap_lib_mapped(pid_t pid)
 {
 	char path[64], buf[4096 + 64];
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
@@ -329,7 +328,7 @@ int cap_region_authenticate(const char *path, const cap_region *r, char *why, si
 	if (r->owner_fd < 0 || stat(fdpath, &osb) || osb.st_dev != fsb.st_dev || osb.st_ino != fsb.st_ino)
 		return forged(why, n, "its creator (pid %u) does not hold it open", (unsigned)owner);
 	/* a process under the cap that writes a region of its own is not a supervisor */
-	int m = maps_cap_lib(owner);
+	int m = cap_lib_mapped(owner);
 	if (m != 0)
 		return forged(why, n, m < 0 ? "its creator (pid %u) cannot be inspected"
 					    : "its creator (pid %u) is itself under a VRAM cap", (unsigned)owner);

@@ -109,6 +109,8 @@ void cap_region_close(cap_region *r);
  * Returns 0 or CAP_EFORGED with the failed check in why.
  */
 int cap_region_authenticate(const char *path, const cap_region *r, char *why, size_t n);
+/* Is libgpuwise-cap.so mapped into process pid (its /proc/PID/maps)?  1, 0, or -1 unreadable. */
+int cap_lib_mapped(pid_t pid);
 
 /* Start time of a process in clock ticks since boot; 0 unknown/gone. */
 uint64_t cap_proc_start_ticks(pid_t pid);

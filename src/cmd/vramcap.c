@@ -66,6 +66,12 @@ int vram_cap_start(uint64_t limit_bytes, vram_cap *c)
 			  "(a plain gpuwise run inside stays under it)", outer);
 		return GW_EXIT_RUNTIME;
 	}
+	/* the same when the job dropped the variable but not the library */
+	if (cap_lib_mapped(getpid()) == 1) {
+		gw_errorf("cannot nest --vram-cap: %s is loaded here, so this job is already under a VRAM cap "
+			  "(%s was unset; a plain gpuwise run inside stays under it)", CAP_LIB_NAME, CAP_ENV_REGION);
+		return GW_EXIT_RUNTIME;
+	}
 	if (vram_cap_find_lib(lib, sizeof lib)) {
 		gw_errorf("cannot find %s for --vram-cap: looked for %s", CAP_LIB_NAME, lib);
 		return GW_EXIT_RUNTIME;

@@ -270,10 +270,33 @@ capped 1G env GPUWISE_CAP_REGION="$oreg" "$CT" alloc 2G
 like "$out" "^alloc 2G rc=2\$" "another job's 100G region named in the environment does not lift a 1G cap"
 like "$(reason "$err")" "^its creator \(pid [0-9]+\) is not an ancestor of this process\$" "... refused: its creator is not the job's ancestor"
 echo > "$TMP/other.fifo"; wait $other
-# (3) a nested gpuwise run that drops GPUWISE_CAP_REGION to make a 100G region of its own is itself capped
+# (3) a nested gpuwise run that drops GPUWISE_CAP_REGION to make a 100G region of its own: refused
 capped 1G env -u GPUWISE_CAP_REGION "$GW" run --no-gpu --vram-cap 100G -- "$CT" alloc 2G
-like "$out" "^alloc 2G rc=2\$" "a nested gpuwise run --vram-cap 100G after unsetting the variable does not lift a 1G cap"
+unlike "$out" "alloc 2G" "a nested gpuwise run --vram-cap 100G after unsetting the variable does not start its job"
+like "$err" "^gpuwise: cannot nest --vram-cap: libgpuwise-cap.so is loaded here, so this job is already under a VRAM cap \(GPUWISE_CAP_REGION was unset; a plain gpuwise run inside stays under it\)\$" \
+	"... and says why in one line"
+# (3b) a process of the job that writes a region of its own (owner: itself, holding it open) for its child
+cat > "$TMP/forge2.py" <<'PY'
+import os, shutil, struct, subprocess, sys
+d = sys.argv[2]
+os.mkdir(d + "/own", 0o700)
+path = d + "/own/region"
+shutil.copyfile(os.environ["GPUWISE_CAP_REGION"], path)
+os.chmod(path, 0o600)
+fd = os.open(path, os.O_RDWR)
+start = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19])
+# limit_bytes at 24, owner_pid at 32, owner_start_ticks at 40, owner_fd at 48 (cap/region.h)
+os.pwrite(fd, struct.pack("<Q", 1 << 50), 24)
+os.pwrite(fd, struct.pack("<I", os.getpid()), 32)
+os.pwrite(fd, struct.pack("<Q", start), 40)
+os.pwrite(fd, struct.pack("<i", fd), 48)
+env = dict(os.environ, GPUWISE_CAP_REGION=path)
+sys.exit(subprocess.call([sys.argv[1], "alloc", "2G"], env=env))
+PY
+capped 1G python3 "$TMP/forge2.py" "$CT" "$TMP"
+like "$out" "^alloc 2G rc=2\$" "a region the job's own python writes, holds open and names as its creator does not lift the cap"
 like "$(reason "$err")" "^its creator \(pid [0-9]+\) is itself under a VRAM cap\$" "... refused: its creator is itself under the cap"
+rm -rf "$TMP/own"
 # (4) a region file another user owns, put where the job looks
 capped 1G sh -c 'mkdir -m 700 "$1/o"; cp "$GPUWISE_CAP_REGION" "$1/o/region"; chown nobody "$1/o/region"; GPUWISE_CAP_REGION=$1/o/region "$2" alloc 1M' sh "$TMP" "$CT"
 like "$out" "^alloc 1M rc=2\$" "a region file owned by another user: refused"
