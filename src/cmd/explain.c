@@ -123,6 +123,19 @@ static void print_json(const explain_match_t *m, size_t n, const char *text)
 		for (size_t k = 0; k < m[i].n_caps; k++)
 			json_object_set_new(caps, m[i].caps[k].name, json_string(m[i].caps[k].value));
 		json_object_set_new(o, "captures", caps);
+		json_t *cat = json_array();
+		for (size_t k = 0; k < m[i].n_catalog; k++) {
+			const explain_catalog_row *r = &m[i].catalog[k];
+			json_t *c = json_object();
+			json_object_set_new(c, "family", json_string(r->family));
+			json_object_set_new(c, "name", json_string(r->name));
+			json_object_set_new(c, "code", json_integer(r->code));
+			json_object_set_new(c, "message", json_string(r->message));
+			json_object_set_new(c, "meaning", json_string(r->meaning));
+			json_object_set_new(c, "source", json_string(r->source));
+			json_array_append_new(cat, c);
+		}
+		json_object_set_new(o, "catalog", cat);
 		if (strcmp(m[i].id, "cuda-oom") == 0) {
 			json_t *oj = oom_json(text);
 			if (oj)
@@ -148,6 +161,9 @@ static void print_text(const explain_match_t *m, size_t n)
 				fprintf(f, "%s %s=%s", k ? "," : "", m[i].caps[k].name, m[i].caps[k].value);
 			fputc('\n', f);
 		}
+		for (size_t k = 0; k < m[i].n_catalog; k++)
+			fprintf(f, "  %scatalog:%s %s = %ld (%s): %s\n", c_dim(f), c_reset(f), m[i].catalog[k].name,
+				m[i].catalog[k].code, m[i].catalog[k].family, m[i].catalog[k].meaning);
 		if (m[i].n_causes) {
 			fprintf(f, "  likely causes:\n");
 			for (size_t k = 0; k < m[i].n_causes; k++)

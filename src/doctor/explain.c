@@ -264,8 +264,117 @@ static bool extract_literals(const char *re, char ***lits, size_t *n)
 	return ok;
 }
 
+/* ---- vendor status-code catalogs (data/error-catalog.tsv, data/xid.tsv) ---- */
+
+typedef struct cat_row {
+	const char *family, *name, *diag, *msg, *meaning, *source; /* table cells */
+	char *own_name;  /* "Xid N" rows own their name */
+	long code;
+	int depth;       /* how deep in a software stack the code is raised: 3 innermost */
+} cat_row;
+
+static cat_row *cats;  /* error-catalog rows, sorted by name */
+static size_t ncats;
+static cat_row *xids;  /* xid rows */
+static size_t nxids;
+
+/*
+ * A wrapper reports the error of the layer below: NCCL around CUDA, a
+ * cuBLAS status around a CUDA error.  The innermost code is the cause.
+ */
+static int family_depth(const char *f)
+{
+	if (!strcmp(f, "nccl"))
+		return 1;
+	if (!strcmp(f, "cublas") || !strcmp(f, "cudnn") || !strcmp(f, "cufft") || !strcmp(f, "cusolver"))
+		return 2;
+	return 3; /* cuda-runtime, cuda-driver, hip, xid */
+}
+
+static int cat_cmp(const void *a, const void *b)
+{
+	return strcmp(((const cat_row *)a)->name, ((const cat_row *)b)->name);
+}
+
+/* The diagnosis whose advice fits an Xid, as the signatures of errors.tsv pick them. */
+static const char *xid_diag(long x)
+{
+	switch (x) {
+	case 79:
+		return "gpu-fell-off-bus";
+	case 48: case 63: case 64: case 92: case 94: case 95: case 140: case 171: case 172:
+		return "ecc-error";
+	case 119: case 120:
+		return "gsp-timeout";
+	default:
+		return "xid";
+	}
+}
+
+static int load_catalog(void)
+{
+	const kb_table *t = kb_get_table("error-catalog", &sigs_err);
+	if (!t)
+		return sigs_err.code ? sigs_err.code : GW_ENOENT;
+	long cf = kb_col(t, "family"), cn = kb_col(t, "name"), cc = kb_col(t, "code"), cd = kb_col(t, "diagnosis"),
+	     cm = kb_col(t, "message"), cw = kb_col(t, "meaning"), cs = kb_col(t, "source");
+	if (cf < 0 || cn < 0 || cc < 0 || cd < 0 || cm < 0 || cw < 0 || cs < 0)
+		return gw_fail(&sigs_err, GW_EFORMAT, "table 'error-catalog': needs columns family, name, code, "
+				"diagnosis, message, meaning, source");
+	cats = xcalloc(t->nrows + 1, sizeof *cats);
+	for (size_t r = 0; r < t->nrows; r++) {
+		char *end;
+		const char *code = kb_cell(t, r, cc);
+		long v = strtol(code, &end, 10);
+		if (!*code || *end || !*kb_cell(t, r, cn))
+			return gw_fail(&sigs_err, GW_EFORMAT, "table 'error-catalog' line %zu: code '%s' is not a number",
+				       t->lines[r], code);
+		cat_row *c = &cats[ncats++];
+		c->family = kb_cell(t, r, cf);
+		c->name = kb_cell(t, r, cn);
+		c->diag = kb_cell(t, r, cd);
+		c->msg = kb_cell(t, r, cm);
+		c->meaning = kb_cell(t, r, cw);
+		c->source = kb_cell(t, r, cs);
+		c->code = v;
+		c->depth = family_depth(c->family);
+	}
+	qsort(cats, ncats, sizeof *cats, cat_cmp);
+	const kb_table *x = kb_get_table("xid", &sigs_err);
+	if (!x)
+		return sigs_err.code ? sigs_err.code : GW_ENOENT;
+	long xx = kb_col(x, "xid"), xm = kb_col(x, "meaning"), xs = kb_col(x, "source");
+	xids = xcalloc(x->nrows + 1, sizeof *xids);
+	for (size_t r = 0; r < x->nrows; r++) {
+		cat_row *c = &xids[nxids++];
+		c->code = atol(kb_cell(x, r, xx));
+		c->own_name = xasprintf("Xid %ld", c->code);
+		c->name = c->own_name;
+		c->family = "xid";
+		c->diag = xid_diag(c->code);
+		c->msg = "";
+		c->meaning = kb_cell(x, r, xm);
+		c->source = kb_cell(x, r, xs);
+		c->depth = 3;
+	}
+	return 0;
+}
+
+static void release_catalog(void)
+{
+	for (size_t i = 0; i < nxids; i++)
+		free(xids[i].own_name);
+	free(xids);
+	free(cats);
+	xids = cats = NULL;
+	nxids = ncats = 0;
+}
+
 static void load_sigs(void)
 {
+	if ((sigs_rc = load_catalog()) != 0)
+		return;
+
 	const kb_table *t = kb_get_table("errors", &sigs_err);
 	if (!t) {
 		sigs_rc = sigs_err.code ? sigs_err.code : GW_ENOENT;
@@ -332,6 +441,7 @@ void explain_release(void)
 	free(sigs);
 	sigs = NULL;
 	nsigs = 0;
+	release_catalog();
 	sigs_rc = 0;
 	sigs_loaded = false;
 	pthread_mutex_unlock(&sigs_lock);
@@ -435,6 +545,15 @@ static void free_match(explain_match_t *m)
 		free(m->caps[i].value);
 	}
 	free(m->caps);
+	for (size_t i = 0; i < m->n_catalog; i++) {
+		explain_catalog_row *c = &m->catalog[i];
+		free(c->family);
+		free(c->name);
+		free(c->message);
+		free(c->meaning);
+		free(c->source);
+	}
+	free(m->catalog);
 }
 
 void explain_matches_free(explain_match_t *m, size_t n)
@@ -635,6 +754,312 @@ static void enrich(explain_match_t *m, const char *text)
 	}
 }
 
+/* Title, causes and fixes of signature s with the captures x holds. */
+static void render_sig(explain_match_t *x, const sig *s)
+{
+	derive_caps(x);
+	bool ok;
+	x->title = render(s->title, x, &ok);
+	if (!ok) {
+		/* drop the parenthesised detail that had no value */
+		char *paren = strstr(x->title, " (");
+		if (paren)
+			*paren = '\0';
+	}
+	render_list(s->causes, s->n_causes, x, &x->causes, &x->n_causes);
+	render_list(s->fixes, s->n_fixes, x, &x->fixes, &x->n_fixes);
+}
+
+static const sig *sig_by_id(const char *id)
+{
+	for (size_t i = 0; i < nsigs; i++)
+		if (strcmp(sigs[i].id, id) == 0)
+			return &sigs[i];
+	return NULL;
+}
+
+/* ---- catalog hits ------------------------------------------------------- */
+
+#define CAT_MAX_HITS 16
+
+typedef struct cat_hit {
+	const cat_row *row;
+	size_t off;
+} cat_hit;
+
+static bool ident_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+static const cat_row *cat_by_name(const char *s, size_t n)
+{
+	size_t lo = 0, hi = ncats;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strncmp(s, cats[mid].name, n);
+		if (c == 0 && cats[mid].name[n])
+			c = -1;
+		if (c == 0)
+			return &cats[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+static const cat_row *cat_by_code(const char *family, long code)
+{
+	if (!strcmp(family, "xid")) {
+		for (size_t i = 0; i < nxids; i++)
+			if (xids[i].code == code)
+				return &xids[i];
+		return NULL;
+	}
+	for (size_t i = 0; i < ncats; i++)
+		if (cats[i].code == code && !strcmp(cats[i].family, family))
+			return &cats[i];
+	/* a driver-API number the runtime does not list */
+	if (!strcmp(family, "cuda-runtime"))
+		return cat_by_code("cuda-driver", code);
+	return NULL;
+}
+
+static void hit_add(cat_hit *h, size_t *n, const cat_row *r, size_t off)
+{
+	if (!r || r->code == 0) /* success codes explain nothing */
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (h[i].row == r) {
+			if (off < h[i].off)
+				h[i].off = off;
+			return;
+		}
+	if (*n < CAT_MAX_HITS)
+		h[(*n)++] = (cat_hit){r, off};
+}
+
+/* A decimal number at p not followed by '.' or a digit; -1 when none. */
+static long number_at(const char *p)
+{
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	char *end;
+	long v = strtol(p, &end, 10);
+	if (*end == '.' && isdigit((unsigned char)end[1]))
+		return -1;
+	return end - p > 6 ? -1 : v;
+}
+
+/*
+ * The catalog rows a message names: status names as whole words
+ * (cudaErrorLaunchFailure, CUBLAS_STATUS_EXECUTION_FAILED, ncclSystemError),
+ * numbered forms ("CUDA error 2", "Cuda failure 999", "cusolver error: 7"),
+ * printed messages ("CUDA error: misaligned address", "HIP error: ...")
+ * and kernel-log Xids ("Xid (PCI:0000:01:00): 31,").  Linear in len.
+ */
+static size_t catalog_scan(const char *text, const char *lower, size_t len, cat_hit *h)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len;) {
+		if (!ident_char(text[i]) || (i && ident_char(text[i - 1]))) {
+			i++;
+			continue;
+		}
+		size_t j = i;
+		while (j < len && ident_char(text[j]))
+			j++;
+		char c = text[i];
+		if (j - i >= 6 && (c == 'c' || c == 'C' || c == 'n' || c == 'h'))
+			hit_add(h, &n, cat_by_name(text + i, j - i), i);
+		i = j;
+	}
+	static const struct {
+		const char *lit, *family;
+	} numbered[] = {
+		{"cuda error ", "cuda-runtime"}, {"cuda failure ", "cuda-runtime"}, {"cuda error code ", "cuda-runtime"},
+		{"cusolver error: ", "cusolver"}, {"cufft error(", "cufft"}, {"cublas failure ", "cublas"},
+		{"cublas error ", "cublas"}, {"cudnn error ", "cudnn"}, {"nccl error ", "nccl"}, {"hip error ", "hip"},
+	};
+	for (size_t k = 0; k < sizeof numbered / sizeof numbered[0]; k++) {
+		size_t ll = strlen(numbered[k].lit);
+		for (const char *p = lower; (p = memmem(p, len - (size_t)(p - lower), numbered[k].lit, ll)); p += ll) {
+			long v = number_at(p + ll);
+			if (v > 0)
+				hit_add(h, &n, cat_by_code(numbered[k].family, v), (size_t)(p - lower));
+		}
+	}
+	static const struct {
+		const char *lit, *family;
+	} printed[] = {
+		{"cuda error: ", "cuda-runtime"}, {"cuda failure '", "cuda-runtime"}, {"hip error: ", "hip"},
+	};
+	for (size_t k = 0; k < sizeof printed / sizeof printed[0]; k++) {
+		size_t ll = strlen(printed[k].lit);
+		for (const char *p = lower; (p = memmem(p, len - (size_t)(p - lower), printed[k].lit, ll)); p += ll) {
+			const char *q = text + (p - lower) + ll;
+			const cat_row *best = NULL;
+			size_t best_len = 0;
+			for (size_t i = 0; i < ncats; i++) {
+				size_t ml = strlen(cats[i].msg);
+				if (ml > best_len && !strcmp(cats[i].family, printed[k].family) &&
+				    strncasecmp(q, cats[i].msg, ml) == 0 && !ident_char(q[ml])) {
+					best = &cats[i];
+					best_len = ml;
+				}
+			}
+			hit_add(h, &n, best, (size_t)(p - lower));
+		}
+	}
+	/* Xid, Xid (PCI:0000:01:00): 31, Xid 79 */
+	for (const char *p = lower; (p = memmem(p, len - (size_t)(p - lower), "xid", 3)); p += 3) {
+		if (p > lower && ident_char(p[-1]))
+			continue;
+		const char *q = p + 3;
+		while (*q == ' ')
+			q++;
+		if (*q == '(') {
+			const char *e = memchr(q, ')', strnlen(q, 64));
+			if (!e)
+				continue;
+			q = e + 1;
+		}
+		if (*q == ':')
+			q++;
+		while (*q == ' ')
+			q++;
+		long v = number_at(q);
+		if (v > 0)
+			hit_add(h, &n, cat_by_code("xid", v), (size_t)(p - lower));
+	}
+	return n;
+}
+
+static const char *catalog_fallback_id(const char *family)
+{
+	if (!strcmp(family, "cuda-runtime") || !strcmp(family, "cuda-driver"))
+		return "cuda-error";
+	if (!strcmp(family, "hip"))
+		return "hip-error";
+	if (!strcmp(family, "nccl"))
+		return "nccl-status";
+	if (!strcmp(family, "cudnn"))
+		return "cudnn-status";
+	if (!strcmp(family, "xid"))
+		return "xid";
+	return "cublas-status";
+}
+
+static void catalog_attach(explain_match_t *x, const cat_row *r)
+{
+	for (size_t i = 0; i < x->n_catalog; i++)
+		if (!strcmp(x->catalog[i].name, r->name))
+			return;
+	x->catalog = xrealloc(x->catalog, (x->n_catalog + 1) * sizeof *x->catalog);
+	x->catalog[x->n_catalog++] = (explain_catalog_row){
+		.family = xstrdup(r->family), .name = xstrdup(r->name), .code = r->code,
+		.message = xstrdup(r->msg), .meaning = xstrdup(r->meaning), .source = xstrdup(r->source)};
+}
+
+/* A match for catalog row r when no signature of its diagnosis matched. */
+static void catalog_synthesize(explain_match_t *x, const char *id, const cat_row *r, size_t off)
+{
+	memset(x, 0, sizeof *x);
+	x->id = xstrdup(id);
+	x->offset = off;
+	x->length = strlen(r->name);
+	char code[24];
+	snprintf(code, sizeof code, "%ld", r->code);
+	if (!strcmp(r->family, "xid")) {
+		cap_set(x, "xid", code);
+	} else {
+		cap_set(x, "status", r->name);
+		cap_set(x, "code", code);
+	}
+	const sig *s = sig_by_id(id);
+	if (s) {
+		/* below any signature that matched the text itself */
+		x->priority = s->priority - 20;
+		render_sig(x, s);
+		return;
+	}
+	x->priority = 40;
+	x->title = xasprintf("%s (%s code %ld): %s", r->name, r->family, r->code, r->meaning);
+	if (*r->msg)
+		add_cause(x, xasprintf("the library reports it as '%s'", r->msg), false);
+	add_cause(x, xstrdup(r->meaning), false);
+	if (!strcmp(r->family, "hip")) {
+		add_fix(x, xstrdup("rerun with AMD_SERIALIZE_KERNEL=3 so the failing call is the one reported"), false);
+		add_fix(x, xstrdup("check the GPU's gfx target with rocminfo against the ROCm build"), false);
+	} else if (!strcmp(r->family, "nccl")) {
+		add_fix(x, xstrdup("rerun with NCCL_DEBUG=INFO: the lines before the error name the failing call"), false);
+	} else {
+		add_fix(x, xstrdup("rerun with CUDA_LAUNCH_BLOCKING=1 so the failing call is the one reported"), false);
+		add_fix(x, xstrdup("gpuwise doctor checks the driver, the CUDA runtime and the PyTorch build"), false);
+	}
+}
+
+/*
+ * Give every catalog row the text names to a match: the one of its
+ * diagnosis (made from that diagnosis's first signature when none
+ * matched), or a match of its own.  When codes of several layers appear
+ * (NCCL around a CUDA error, a cuBLAS status around one), the innermost
+ * one's diagnosis ranks first: the outer layers only report it.
+ */
+static void apply_catalog(explain_match_t **mp, size_t *nmp, const char *text, const char *lower, size_t len)
+{
+	cat_hit h[CAT_MAX_HITS];
+	size_t nh = catalog_scan(text, lower, len, h);
+	if (!nh)
+		return;
+	size_t inner = 0;
+	bool wrapped = false;
+	for (size_t i = 1; i < nh; i++)
+		if (h[i].row->depth > h[inner].row->depth ||
+		    (h[i].row->depth == h[inner].row->depth && h[i].off < h[inner].off))
+			inner = i;
+	for (size_t i = 0; i < nh; i++)
+		wrapped |= h[i].row->depth < h[inner].row->depth;
+	int top = 0;
+	for (size_t k = 0; k < *nmp; k++)
+		if ((*mp)[k].priority > top)
+			top = (*mp)[k].priority;
+	for (size_t i = 0; i < nh; i++) {
+		const cat_row *r = h[i].row;
+		const char *id = *r->diag ? r->diag : catalog_fallback_id(r->family);
+		size_t k;
+		for (k = 0; k < *nmp; k++)
+			if (!strcmp((*mp)[k].id, id))
+				break;
+		if (k == *nmp) {
+			*mp = xrealloc(*mp, (*nmp + 1) * sizeof **mp);
+			catalog_synthesize(&(*mp)[k], id, r, h[i].off);
+			(*nmp)++;
+		}
+		explain_match_t *x = &(*mp)[k];
+		catalog_attach(x, r);
+		if (i == inner && wrapped && x->priority <= top) {
+			x->priority = top + 1;
+			char *what = *r->msg ? xasprintf(" '%s'", r->msg) : xstrdup("");
+			add_cause(x, xasprintf("the innermost error is %s (%ld%s): the layers around it (NCCL, cuBLAS, "
+					       "cuDNN) only pass it on", r->name, r->code, what), true);
+			free(what);
+		}
+	}
+	/* the innermost row first in each list */
+	for (size_t k = 0; k < *nmp; k++) {
+		explain_match_t *x = &(*mp)[k];
+		for (size_t i = 1; i < x->n_catalog; i++)
+			if (!strcmp(x->catalog[i].name, h[inner].row->name)) {
+				explain_catalog_row t = x->catalog[0];
+				x->catalog[0] = x->catalog[i];
+				x->catalog[i] = t;
+			}
+	}
+}
+
 static int cmp_match(const void *a, const void *b)
 {
 	const explain_match_t *x = a, *y = b;
@@ -747,20 +1172,11 @@ int explain_match(const char *text, explain_match_t **out, size_t *n, gw_error *
 			cap_set(x, s->names[g], t);
 			free(v);
 		}
-		derive_caps(x);
-		bool ok;
-		x->title = render(s->title, x, &ok);
-		if (!ok) {
-			/* drop the parenthesised detail that had no value */
-			char *paren = strstr(x->title, " (");
-			if (paren)
-				*paren = '\0';
-		}
-		render_list(s->causes, s->n_causes, x, &x->causes, &x->n_causes);
-		render_list(s->fixes, s->n_fixes, x, &x->fixes, &x->n_fixes);
+		render_sig(x, s);
 	}
-	free(lower);
 	sb_release(&win);
+	apply_catalog(&m, &nm, text, lower, len);
+	free(lower);
 	for (size_t k = 0; k < nm; k++)
 		enrich(&m[k], text);
 	if (nm > 1)
