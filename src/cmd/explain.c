@@ -126,14 +126,14 @@ static void print_json(const explain_match_t *m, size_t n, const char *text)
 		json_t *cat = json_array();
 		for (size_t k = 0; k < m[i].n_catalog; k++) {
 			const explain_catalog_row *r = &m[i].catalog[k];
-			json_t *c = json_object();
-			json_object_set_new(c, "family", json_string(r->family));
-			json_object_set_new(c, "name", json_string(r->name));
-			json_object_set_new(c, "code", json_integer(r->code));
-			json_object_set_new(c, "message", json_string(r->message));
-			json_object_set_new(c, "meaning", json_string(r->meaning));
-			json_object_set_new(c, "source", json_string(r->source));
-			json_array_append_new(cat, c);
+			json_t *row = json_object();
+			json_object_set_new(row, "family", json_string(r->family));
+			json_object_set_new(row, "name", json_string(r->name));
+			json_object_set_new(row, "code", json_integer(r->code));
+			json_object_set_new(row, "message", json_string(r->message));
+			json_object_set_new(row, "meaning", json_string(r->meaning));
+			json_object_set_new(row, "source", json_string(r->source));
+			json_array_append_new(cat, row);
 		}
 		json_object_set_new(o, "catalog", cat);
 		if (strcmp(m[i].id, "cuda-oom") == 0) {
