@@ -37,6 +37,8 @@ typedef struct sig {
  */
 #define SIG_WINDOW_BYTES 1024
 #define SIG_MIN_LITERAL 3
+/* Free memory below this on an OOM is a full GPU, not a broken allocator. */
+#define OOM_TIGHT_FREE_BYTES ((int64_t)256 << 20)
 
 static sig *sigs;
 static size_t nsigs;
@@ -600,6 +602,83 @@ static void fmt_size_or(char *buf, size_t n, int64_t b)
 		fmt_bytes(buf, n, (uint64_t)b);
 }
 
+/* The pip package of a compiled module ("flash_attn_2_cuda" -> "flash-attn"). */
+static char *module_package(const char *mod)
+{
+	static const struct {
+		const char *prefix, *pkg;
+	} known[] = {
+		{"flash_attn", "flash-attn"}, {"transformer_engine", "transformer-engine"}, {"xformers", "xformers"},
+		{"vllm", "vllm"}, {"apex", "apex"}, {"deepspeed", "deepspeed"}, {"bitsandbytes", "bitsandbytes"},
+		{"torchvision", "torchvision"}, {"torchaudio", "torchaudio"}, {"mamba_ssm", "mamba-ssm"},
+		{"causal_conv1d", "causal-conv1d"}, {"sageattention", "sageattention"},
+	};
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+		if (strncmp(mod, known[i].prefix, strlen(known[i].prefix)) == 0)
+			return xstrdup(known[i].pkg);
+	char *p = xstrdup(mod);
+	for (char *q = p; *q; q++)
+		if (*q == '_')
+			*q = '-';
+	return p;
+}
+
+/* undefined symbol: _ZN3c10...: say which library's ABI is missing. */
+static void enrich_symbol(explain_match_t *m)
+{
+	const char *sym = explain_cap(m, "symbol");
+	const char *mod = explain_cap(m, "module");
+	if (mod) {
+		char *pkg = module_package(mod);
+		cap_set(m, "package", pkg);
+		add_fix(m, xasprintf("reinstall it for the installed torch: pip uninstall -y %s && pip install "
+				     "--no-build-isolation --no-cache-dir %s", pkg, pkg), true);
+		free(pkg);
+	}
+	char *d = sym ? explain_demangle(sym) : NULL;
+	if (!d)
+		return;
+	cap_set(m, "demangled", d);
+	const char *lib = explain_symbol_library(d);
+	free(m->title);
+	m->title = xasprintf("a compiled extension%s%s does not match the installed %s (undefined symbol %s)",
+			     mod ? " " : "", mod ? mod : "", lib ? lib : "libraries", d);
+	if (lib) {
+		cap_set(m, "library", lib);
+		add_cause(m, xasprintf("the extension calls %s from %s, which the installed version does not export: "
+				       "it was built against another version%s", d, lib,
+				       strncmp(lib, "PyTorch", 7) == 0 ? " of torch (rebuild it against the installed torch)" : ""),
+			  true);
+	}
+	if (strstr(sym, "__cxx11"))
+		add_cause(m, xstrdup("the symbol uses the C++11 string ABI (std::__cxx11): a cxx11abiTRUE build on a torch "
+				     "built with the old ABI, or the reverse"), false);
+	free(d);
+}
+
+/* pip: no torch==X(+cuYYY) for this Python and index. */
+static void enrich_pip(explain_match_t *m)
+{
+	const char *pkg = explain_cap(m, "pkg"), *ver = explain_cap(m, "ver");
+	const char *variant = explain_cap(m, "variant"), *versions = explain_cap(m, "versions");
+	if (!pkg || !ver)
+		return;
+	bool torch_index = versions && strchr(versions, '+');
+	if (variant && !torch_index) {
+		add_cause(m, xasprintf("pip searched PyPI only: the +%s build of %s %s lives on PyTorch's index "
+				       "(https://download.pytorch.org/whl/%s), never on PyPI", variant, pkg, ver, variant), true);
+		add_fix(m, xasprintf("pip install %s==%s --index-url https://download.pytorch.org/whl/%s", pkg, ver, variant),
+			true);
+	}
+	if (torch_index || (versions && !strcmp(versions, "none"))) {
+		add_cause(m, xasprintf("the index%s has no %s %s wheel for this Python or platform: the release has no "
+				       "wheel for this Python version (too new, or 32-bit)", torch_index ? " was searched but" : "",
+				       pkg, ver), !variant || torch_index);
+		add_fix(m, xasprintf("use a Python version %s %s has wheels for (a new venv: python3.10 -m venv .venv), "
+				     "or pick a version the list offers", pkg, ver), false);
+	}
+}
+
 /* Specific causes and fixes computed from what the text says. */
 static void enrich(explain_match_t *m, const char *text)
 {
@@ -660,6 +739,24 @@ static void enrich(explain_match_t *m, const char *text)
 					   "several GPUs or a larger one; gpuwise plan MODEL shows what fits"), true);
 			break;
 		case OOM_NOT_SHORTAGE:
+			if (o.total > 0 && o.free < OOM_TIGHT_FREE_BYTES) {
+				/* a nearly full GPU: the figures are the whole story */
+				char b4[32], b5[32];
+				int64_t mine = o.process >= 0 ? o.process : o.reserved >= 0 ? o.reserved : 0;
+				int64_t rest = o.total - o.free - mine;
+				fmt_bytes(b3, sizeof b3, (uint64_t)o.total);
+				fmt_bytes(b4, sizeof b4, (uint64_t)mine);
+				fmt_bytes(b5, sizeof b5, (uint64_t)(rest > 0 ? rest : 0));
+				add_cause(m, xasprintf("the GPU is full, not broken: only %s of its %s was free, and a request "
+						       "that leaves almost nothing fails (the driver allocates in 2 MiB pages and "
+						       "keeps a reserve); this job holds %s and %s is held outside it: on a Windows "
+						       "or WSL laptop that is the desktop (dwm.exe), the browser and other apps "
+						       "drawing on the GPU", b2, b3, b4, b5), true);
+				add_fix(m, xstrdup("free what other programs hold: close GPU-heavy apps (a browser with hardware "
+						   "acceleration, games, video); on a hybrid laptop run the desktop on the "
+						   "integrated GPU; gpuwise status (nvidia-smi on Windows) lists who holds it"), true);
+				break;
+			}
 			add_cause(m, xasprintf("not a plain shortage: %s was free for a %s request, so the memory "
 					       "belongs to something outside this allocator (another CUDA context, a "
 					       "driver problem) or the job used another GPU than intended", b2, b1), true);
@@ -721,7 +818,18 @@ static void enrich(explain_match_t *m, const char *text)
 	} else if (strcmp(m->id, "arch-unsupported") == 0) {
 		const char *cc = explain_cap(m, "cc");
 		int ma, mi;
-		if (cc && sscanf(cc, "%d.%d", &ma, &mi) == 2) {
+		if (cc && sscanf(cc, "%d.%d", &ma, &mi) == 2 && (ma < 3 || (ma == 3 && mi < 5))) {
+			/* no torch wheel ever covered it: pinning an older one cannot help */
+			for (size_t i = 0; i < m->n_fixes; i++)
+				free(m->fixes[i]);
+			m->n_fixes = 0;
+			add_cause(m, xasprintf("no PyTorch build supports CC %d.%d: CUDA itself dropped it (Fermi, CC 2.x, after "
+					       "CUDA 8; Kepler CC 3.0 after CUDA 10) and PyTorch wheels start at CC 3.5", ma, mi), true);
+			add_fix(m, xstrdup("run on the CPU: pip install --force-reinstall torch --index-url "
+					   "https://download.pytorch.org/whl/cpu (and use device='cpu')"), false);
+			add_fix(m, xstrdup("or use another GPU: current wheels run on CC 5.0 and newer (gpuwise cards MODEL "
+					   "lists cards for a model)"), false);
+		} else if (cc && sscanf(cc, "%d.%d", &ma, &mi) == 2) {
 			torch_pick p;
 			if (compat_pick_torch(ma, mi, NULL, &p, NULL) == 0 && (p.found || p.driver_too_old)) {
 				add_fix(m, xasprintf("then check the driver: this build (torch %s, CUDA %s) needs "
@@ -730,6 +838,10 @@ static void enrich(explain_match_t *m, const char *text)
 				cap_set(m, "pip_line", p.pip_line);
 			}
 		}
+	} else if (strcmp(m->id, "extension-abi-mismatch") == 0) {
+		enrich_symbol(m);
+	} else if (strcmp(m->id, "pip-torch-no-version") == 0) {
+		enrich_pip(m);
 	} else if (explain_cap(m, "xid")) {
 		const char *meaning, *sev, *action;
 		int xid = atoi(explain_cap(m, "xid"));
@@ -1212,6 +1324,8 @@ static int64_t size_at(const char *p)
 	size_t u = 0;
 	while (u < 4 && isalpha((unsigned char)p[j + u]))
 		u++;
+	if (u == 4 && strncasecmp(p + j, "byte", 4) == 0)
+		u = 1; /* "0 bytes is free": the unit is B */
 	if (i + 1 + u >= sizeof buf)
 		return -1;
 	memcpy(buf, p, i);
@@ -1381,10 +1495,117 @@ static void proc_user(uint32_t pid, char *buf, size_t n)
 	free(st);
 }
 
+bool explain_platform_is_wsl(void)
+{
+	char *rel = NULL;
+	if (gw_read_file("/proc/sys/kernel/osrelease", true, 4096, &rel, NULL, NULL))
+		return false;
+	bool wsl = strcasestr(rel, "microsoft") || strcasestr(rel, "wsl");
+	free(rel);
+	return wsl;
+}
+
+/*
+ * WSL2: the driver is the Windows one (seen through /usr/lib/wsl/lib) and
+ * the kernel is Microsoft's, so the steps of the diagnoses that touch the
+ * driver are Windows steps, and a Linux driver inside WSL is the mistake.
+ */
+static const struct {
+	const char *id, *fix;
+} wsl_fixes[] = {
+	{"driver-too-old", "WSL2: the driver is the Windows one: install the newest NVIDIA driver for Windows, then run "
+			   "wsl --shutdown in PowerShell (never install a Linux NVIDIA driver inside WSL)"},
+	{"no-driver", "WSL2: check the Windows driver (nvidia-smi.exe in PowerShell), /dev/dxg and /usr/lib/wsl/lib/libcuda.so.1; "
+		      "update it and WSL (wsl --update), then wsl --shutdown; remove any Linux driver installed inside WSL: "
+		      "sudo apt purge 'nvidia-driver-*' 'libnvidia-compute-*' 'nvidia-utils-*'"},
+	{"no-cuda-device", "WSL2: the GPU comes from Windows: update the NVIDIA driver for Windows and WSL (wsl --update), "
+			   "then wsl --shutdown; check that /dev/dxg exists and nvidia-smi works inside WSL"},
+	{"device-busy", "WSL2: the GPU is shared with Windows: close Windows apps holding it (Task Manager > Performance > GPU), "
+			"or a Windows-side compute mode; then wsl --shutdown"},
+	{"library-missing", "WSL2: libcuda and libnvidia-ml come from /usr/lib/wsl/lib: export "
+			    "LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH; do not install the cuda-drivers or cuda "
+			    "metapackages inside WSL (use cuda-toolkit-X-Y from the wsl-ubuntu repository)"},
+	{"container-toolkit", "WSL2 with Docker Desktop: the GPU comes from Windows; a 'file exists' mount error means the "
+			      "image carries its own libnvidia-ml/libcuda copies: remove them from the image, and update "
+			      "Docker Desktop and the Windows driver"},
+	{"cuda-unknown-error", "WSL2: update the NVIDIA driver for Windows and WSL (wsl --update), then wsl --shutdown; no "
+			       "module reload is possible inside WSL"},
+	{"cuda-init-oom", "WSL2: this is the Windows driver or the VM's memory limit: update the driver for Windows, "
+			  "wsl --update, raise memory= in %UserProfile%\\.wslconfig, then wsl --shutdown"},
+	{"driver-library-mismatch", "WSL2: a Linux NVIDIA user-space library shadows the Windows driver's: sudo apt purge "
+				    "'libnvidia-*' 'nvidia-utils-*', then wsl --shutdown"},
+	{"nvml-version-warning", "WSL2: use the nvidia-smi from /usr/lib/wsl/lib (remove Linux nvidia-utils packages "
+				 "installed inside WSL)"},
+};
+
+/* Fixes that cannot work inside WSL2: there is no Linux kernel driver to load, reset or rebuild. */
+static bool bare_metal_only(const char *fix)
+{
+	static const char *const words[] = {"modprobe", "rmmod", "nvidia-smi -r", "dkms", "nvidia-driver", "mokutil",
+					    "nouveau", "nvidia-persistenced", "update-initramfs", "/proc/driver/nvidia",
+					    "NVreg_", "fuser /dev/nvidia", "nvidia-suspend"};
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+		if (strstr(fix, words[i]) && !strstr(fix, "WSL"))
+			return true;
+	return false;
+}
+
+static void wsl_rewrite(explain_match_t *x)
+{
+	for (size_t i = 0; i < x->n_fixes; i++)
+		if (bare_metal_only(x->fixes[i])) {
+			free(x->fixes[i]);
+			memmove(x->fixes + i, x->fixes + i + 1, (x->n_fixes - i - 1) * sizeof *x->fixes);
+			x->n_fixes--;
+			i--;
+		}
+	const char *lib = explain_cap(x, "lib");
+	/* only the driver's libraries come from Windows */
+	if (strcmp(x->id, "library-missing") == 0 && lib && strncmp(lib, "libcuda.", 8) && strncmp(lib, "libnvidia-ml", 12))
+		return;
+	for (size_t i = 0; i < sizeof wsl_fixes / sizeof wsl_fixes[0]; i++)
+		if (strcmp(x->id, wsl_fixes[i].id) == 0)
+			add_fix(x, xstrdup(wsl_fixes[i].fix), true);
+}
+
+/* The desktop/browser findings of doctor that bear on a message, as causes and fixes. */
+static void add_desktop_findings(explain_match_t *x)
+{
+	doctor_report rep = {0};
+	doctor_check_desktop(&rep);
+	for (size_t i = 0; i < rep.n; i++) {
+		const doctor_finding *f = &rep.findings[i];
+		if (f->severity < DOC_INFO)
+			continue;
+		/* a warning doctor sees here is the likeliest cause; facts go after the guide's list */
+		bool confirmed = f->severity >= DOC_WARN;
+		add_cause(x, xasprintf("on this machine (gpuwise doctor, %s): %s%s%s", f->id, f->title,
+				       f->evidence && *f->evidence ? ": " : "", f->evidence ? f->evidence : ""), confirmed);
+		if (f->fix && *f->fix && confirmed)
+			add_fix(x, xasprintf("on this machine: %s", f->fix), true);
+	}
+	doctor_report_release(&rep);
+}
+
 void explain_contextualize(explain_match_t *m, size_t n, const char *text, const explain_context *ctx)
 {
+	bool wsl = explain_platform_is_wsl();
 	for (size_t i = 0; i < n; i++) {
 		explain_match_t *x = &m[i];
+		if (wsl)
+			wsl_rewrite(x);
+		if (strcmp(x->id, "browser-gpu-acceleration") == 0) {
+			add_desktop_findings(x);
+			continue;
+		}
+		if (strcmp(x->id, "gpu-crash-dump") == 0) {
+			if (ctx->driver_version)
+				add_fix(x, xasprintf("on this machine: %s runs driver %s; if the crashes began with it, that "
+						     "is the release to roll back from", ctx->gpu_name ? ctx->gpu_name : "the GPU",
+						     ctx->driver_version), false);
+			add_desktop_findings(x);
+			continue;
+		}
 		if (strcmp(x->id, "arch-unsupported") == 0 || strcmp(x->id, "torch-cpu-only") == 0 ||
 		    strcmp(x->id, "driver-too-old") == 0) {
 			int ma = ctx->cc_major, mi = ctx->cc_minor;
