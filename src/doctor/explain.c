@@ -1603,7 +1603,6 @@ void explain_contextualize(explain_match_t *m, size_t n, const char *text, const
 				add_fix(x, xasprintf("on this machine: %s runs driver %s; if the crashes began with it, that "
 						     "is the release to roll back from", ctx->gpu_name ? ctx->gpu_name : "the GPU",
 						     ctx->driver_version), false);
-			add_desktop_findings(x);
 			continue;
 		}
 		if (strcmp(x->id, "arch-unsupported") == 0 || strcmp(x->id, "torch-cpu-only") == 0 ||
