@@ -27,7 +27,7 @@ static void usage(FILE *f)
 		   "  TEXT        the message itself (several words are joined)\n"
 		   "  FILE        a file holding the message or a whole log\n"
 		   "  -           read standard input: python train.py 2>&1 | gpuwise explain -\n"
-		   "  --json      print {\"matches\":[{\"id\",\"title\",\"causes\",\"fixes\",\"captures\"}]}\n"
+		   "  --json      print {\"matches\":[{\"id\",\"title\",\"causes\",\"fixes\",\"captures\",\"catalog\"}]}\n"
 		   "  --no-probe  do not look at this machine's GPUs and Python environments\n"
 		   "  -h, --help  show this help\n\n"
 		   "Exit status: 0 a diagnosis was found, 1 runtime error (unreadable input),\n"
