@@ -169,7 +169,8 @@ like "$out" '\.wslconfig' "WSL: the .wslconfig limit"
 for m in "The NVIDIA driver on your system is too old (found version 11040)." \
 	"RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment" \
 	"RuntimeError: No CUDA GPUs are available" "RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable" \
-	"OSError: libcuda.so.1: cannot open shared object file: No such file or directory"; do
+	"OSError: libcuda.so.1: cannot open shared object file: No such file or directory" \
+	"nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/x/merged/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: file exists: unknown"; do
 	wsl "$m"
 	like "$(printf '%s\n' "$out" | grep -m1 '^    - ')" 'WSL2' "WSL: the first fix is a WSL fix: ${m%%:*}"
 	unlike "$out" 'modprobe|rmmod|nvidia-smi -r|dkms|apt install nvidia-driver' "WSL: no bare-metal driver step: ${m%%:*}"
