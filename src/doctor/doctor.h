@@ -127,6 +127,8 @@ typedef struct explain_context {
 	const char *torch_version;   /* "2.5.1+cu124" of the first Python found */
 	const char *torch_cuda;      /* "12.4", NULL for CPU-only or unknown */
 	const char *python;          /* that interpreter */
+	int temp_c;                  /* that GPU now, -1 unknown */
+	int power_w, power_limit_w;  /* its board power now and its limit, -1 unknown */
 } explain_context;
 
 /*

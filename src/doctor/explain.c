@@ -1599,6 +1599,16 @@ void explain_contextualize(explain_match_t *m, size_t n, const char *text, const
 			continue;
 		}
 		if (strcmp(x->id, "gpu-crash-dump") == 0) {
+			/* the guide's first two checks, with what the GPU says now */
+			if (ctx->temp_c >= 0)
+				add_cause(x, xasprintf("on this machine: the GPU is at %d C now%s", ctx->temp_c,
+						       ctx->temp_c >= 80 ? ", above ~80 C: cooling is the first suspect"
+									 : " (watch it under load: the crash comes at the peak)"),
+					  ctx->temp_c >= 80);
+			if (ctx->power_w >= 0 && ctx->power_limit_w > 0)
+				add_cause(x, xasprintf("on this machine: the GPU draws %d W of its %d W limit now; the power "
+						       "supply needs headroom above the limit for transient spikes",
+						       ctx->power_w, ctx->power_limit_w), false);
 			if (ctx->driver_version)
 				add_fix(x, xasprintf("on this machine: %s runs driver %s; if the crashes began with it, that "
 						     "is the release to roll back from", ctx->gpu_name ? ctx->gpu_name : "the GPU",

@@ -148,6 +148,8 @@ like "$(printf '%s\n' "$out" | grep -m1 '^    - ')" '^    - on this machine: tur
 like "$out" 'desktop is drawn by Intel GPU card0' "the desktop GPU is said"
 out=$(GPUWISE_ROOT=$FIX/roots/laptop-5070-awake GPUWISE_FAKE_SCENARIO=$FIX/scenarios/laptop-5070.json "$GW" explain "GPU crash dump triggered" 2>/dev/null)
 like "$out" 'on this machine: NVIDIA GeForce RTX 5070 Laptop GPU runs driver 570.124.06' "crash dump: this machine's driver is named for the roll-back"
+like "$out" 'on this machine: the GPU is at 48 C now \(watch it under load' "crash dump: this GPU's temperature now (the first check)"
+like "$out" 'draws 18 W of its 115 W limit now' "crash dump: its power draw against the limit (the second)"
 unset GPUWISE_NVML_LIB GPUWISE_CUDA_LIB
 
 # --- WSL2: a WSL-shaped root gets WSL fixes ----------------------------------
