@@ -279,6 +279,8 @@ static cat_row *cats;  /* error-catalog rows, sorted by name */
 static size_t ncats;
 static cat_row *xids;  /* xid rows */
 static size_t nxids;
+static const cat_row **printed_rows; /* the CUDA runtime and HIP rows with a printed message */
+static size_t nprinted;
 
 /*
  * A wrapper reports the error of the layer below: NCCL around CUDA, a
@@ -342,6 +344,10 @@ static int load_catalog(void)
 		c->depth = family_depth(c->family);
 	}
 	qsort(cats, ncats, sizeof *cats, cat_cmp);
+	printed_rows = xcalloc(ncats + 1, sizeof *printed_rows);
+	for (size_t i = 0; i < ncats; i++)
+		if (*cats[i].msg && (!strcmp(cats[i].family, "cuda-runtime") || !strcmp(cats[i].family, "hip")))
+			printed_rows[nprinted++] = &cats[i];
 	const kb_table *x = kb_get_table("xid", &sigs_err);
 	if (!x)
 		return sigs_err.code ? sigs_err.code : GW_ENOENT;
@@ -368,8 +374,10 @@ static void release_catalog(void)
 		free(xids[i].own_name);
 	free(xids);
 	free(cats);
+	free(printed_rows);
 	xids = cats = NULL;
-	nxids = ncats = 0;
+	printed_rows = NULL;
+	nxids = ncats = nprinted = 0;
 }
 
 static void load_sigs(void)
@@ -1014,11 +1022,14 @@ static size_t catalog_scan(const char *text, const char *lower, size_t len, cat_
 			const char *q = text + (p - lower) + ll;
 			const cat_row *best = NULL;
 			size_t best_len = 0;
-			for (size_t i = 0; i < ncats; i++) {
-				size_t ml = strlen(cats[i].msg);
-				if (ml > best_len && !strcmp(cats[i].family, printed[k].family) &&
-				    strncasecmp(q, cats[i].msg, ml) == 0 && !ident_char(q[ml])) {
-					best = &cats[i];
+			char c0 = (char)tolower((unsigned char)*q);
+			for (size_t i = 0; i < nprinted; i++) {
+				const cat_row *c = printed_rows[i];
+				if (tolower((unsigned char)c->msg[0]) != c0 || strcmp(c->family, printed[k].family))
+					continue;
+				size_t ml = strlen(c->msg);
+				if (ml > best_len && strncasecmp(q, c->msg, ml) == 0 && !ident_char(q[ml])) {
+					best = c;
 					best_len = ml;
 				}
 			}
