@@ -27,7 +27,7 @@ enum {
 	OPT_PARAMS = 1000, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM, OPT_FFN,
 	OPT_VOCAB, OPT_QUANT,
 	/* hardware */
-	OPT_GPU = 1100, OPT_VRAM, OPT_RAM, OPT_RAM_BW,
+	OPT_GPU = 1100, OPT_VRAM, OPT_RAM, OPT_RAM_BW, OPT_CPU, OPT_THREADS,
 	/* inference run */
 	OPT_CTX = 1200, OPT_BATCH, OPT_PARALLEL, OPT_KV_TYPE, OPT_FLASH_ATTN, OPT_ENGINE,
 	OPT_GPU_LAYERS, OPT_GPU_UTIL, OPT_N_CPU_MOE,
@@ -49,6 +49,9 @@ static const struct option long_opts[] = {
 	{"vram", required_argument, NULL, OPT_VRAM},
 	{"ram", required_argument, NULL, OPT_RAM},
 	{"ram-bw", required_argument, NULL, OPT_RAM_BW},
+	{"host-bw", required_argument, NULL, OPT_RAM_BW},
+	{"cpu", no_argument, NULL, OPT_CPU},
+	{"threads", required_argument, NULL, OPT_THREADS},
 	{"ctx", required_argument, NULL, OPT_CTX},
 	{"batch", required_argument, NULL, OPT_BATCH},
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
@@ -69,6 +72,8 @@ typedef struct plan_cli {
 	const char *model;
 	const char *gpu_arg;
 	uint64_t vram;
+	bool cpu;               /* --gpu none / --cpu: llama.cpp on the host CPU */
+	bool threads_from_machine; /* rq.host_threads counted in /proc/cpuinfo */
 	bool json;
 	bool help;
 	bool engine_set, fa_set;
@@ -98,7 +103,7 @@ static uint64_t ram_headroom(uint64_t total)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise plan MODEL [--gpu ID[,ID...] | --gpu 2x3090 | --vram 8G] [--ram 32G]\n"
+		"usage: gpuwise plan MODEL [--gpu ID[,ID...] | --gpu 2x3090 | --vram 8G | --gpu none] [--ram 32G]\n"
 		"                    [--quant Q] [--ctx N] [--batch N] [--kv-type T] [--flash-attn on|off|auto]\n"
 		"                    [--engine E] [--json]\n"
 		"       gpuwise plan --params 13b --layers 40 --hidden 5120 --heads 40 [...]\n\n"
@@ -117,7 +122,12 @@ static void usage(FILE *f)
 		"  --ram SIZE         host RAM for offloaded layers (default on this machine:\n"
 		"                     MemAvailable of /proc/meminfo less headroom for the OS\n"
 		"                     and the engine)\n"
-		"  --ram-bw GBS       host memory bandwidth in GB/s (default 51.2, DDR4-3200 x2)\n"
+		"  --ram-bw GBS       host memory bandwidth in GB/s (default 51.2, DDR4-3200 x2);\n"
+		"  --host-bw GBS      the same (DDR5-5600 x2: 89.6; 12-channel DDR5-4800: 460.8)\n"
+		"  --gpu none, --cpu  no GPU: llama.cpp on this host's CPU alone (--gpu cpu too);\n"
+		"                     the verdict is whether it all fits host RAM, the speed is\n"
+		"                     the host's memory bandwidth and threads\n"
+		"  --threads N        CPU threads (llama.cpp -t; default: this machine's cores)\n"
 		"Model:\n"
 		"  --quant Q          q4_k_m, q8_0, f16, q3_k_m ... (GGUF); bf16, fp8, awq-int4, nf4;\n"
 		"                     q4/int4/4bit, q8/int8/8bit, half are read as a named format\n"
@@ -195,10 +205,28 @@ static int opt_hw(plan_cli *c, int opt, const char *arg)
 	double d;
 	switch (opt) {
 	case OPT_GPU:
-		c->gpu_arg = arg;
+		if (str_ieq(arg, "none") || str_ieq(arg, "cpu"))
+			c->cpu = true;
+		else
+			c->gpu_arg = arg;
 		return 1;
-	case OPT_VRAM:
+	case OPT_CPU:
+		c->cpu = true;
+		return 1;
+	case OPT_THREADS: {
+		long long v;
+		if (parse_int(arg, 1, 4096, &v))
+			return usage_error("plan", "invalid --threads '%s' (a whole number from 1 to 4096)", arg);
+		c->rq.host_threads = (uint32_t)v;
+		return 1;
+	}
+	case OPT_VRAM: {
+		uint64_t b;
+		if (*arg && strspn(arg, "0123456789. ") != strlen(arg) && parse_size(arg, &b) == 0 && b == 0)
+			return usage_error("plan", "--vram %s is no GPU: to plan llama.cpp on the CPU, say --gpu none",
+					   arg);
 		return parse_size_opt("plan", "--vram", arg, &c->vram) ? 2 : 1;
+	}
 	case OPT_RAM:
 		return parse_size_opt("plan", "--ram", arg, &c->rq.ram_bytes) ? 2 : 1;
 	case OPT_RAM_BW:
@@ -524,7 +552,15 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 	fputc('\n', f);
 
 	const char *col = r->verdict == PLAN_FITS ? c_green(f) : r->verdict == PLAN_OFFLOAD ? c_yellow(f) : c_red(f);
-	if (r->verdict == PLAN_FITS)
+	if (rq->cpu_only && r->verdict == PLAN_FITS)
+		fprintf(f, "verdict: %sfits%s in host RAM: all %u layers on the CPU (%u threads), %s%s%s\n", col,
+			c_reset(f), r->total_layers, rq->host_threads ? rq->host_threads : 4,
+			gib(b1, sizeof b1, r->host_bytes), rq->ram_bytes > 1 ? " of " : "",
+			rq->ram_bytes > 1 ? gib(b2, sizeof b2, rq->ram_bytes) : "");
+	else if (rq->cpu_only)
+		fprintf(f, "verdict: %sdoes not fit%s: needs %s of host RAM (have %s)\n", col, c_reset(f),
+			gib(b1, sizeof b1, r->host_bytes), gib(b2, sizeof b2, rq->ram_bytes));
+	else if (r->verdict == PLAN_FITS)
 		fprintf(f, "verdict: %sfits%s: all %u layers on the GPU%s, %s of %s\n", col, c_reset(f),
 			r->total_layers, r->n_devices > 1 ? "s" : "", gib(b1, sizeof b1, r->vram_bytes),
 			gib(b2, sizeof b2, r->n_devices ? r->devices[0].usable_bytes * r->n_devices : 0));
@@ -554,7 +590,8 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 			gib(b1, sizeof b1, r->vram_bytes), r->n_devices > 1 ? "s" : "");
 	if (r->max_ctx)
 		fprintf(f, "max context: %llu%s\n", (unsigned long long)r->max_ctx,
-			r->verdict == PLAN_OFFLOAD ? " (keeping this many layers on the GPU)" : "");
+			r->verdict == PLAN_OFFLOAD ? " (keeping this many layers on the GPU)"
+			: rq->cpu_only ? " (in host RAM)" : "");
 	if (r->decode_tok_s > 0)
 		fprintf(f, "decode: ~%.1f tok/s", r->decode_tok_s);
 	else if (r->verdict == PLAN_NOFIT)
@@ -614,6 +651,21 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_object_set_new(o, "flash_attn_assumed", json_boolean(r->flash_attn_assumed));
 	json_object_set_new(o, "engine_build", r->engine_build[0] ? json_string(r->engine_build) : json_null());
 	json_object_set_new(o, "verdict", json_string(plan_verdict_name(r->verdict)));
+	json_object_set_new(o, "cpu_only", json_boolean(c->rq.cpu_only));
+	if (c->rq.cpu_only) {
+		json_t *cpu = json_object();
+		json_object_set_new(cpu, "threads", json_integer(c->rq.host_threads ? c->rq.host_threads : 4));
+		json_object_set_new(cpu, "threads_from", json_string(c->threads_from_machine ? "/proc/cpuinfo"
+								     : c->rq.host_threads ? "--threads" : "assumed"));
+		json_object_set_new(cpu, "host_bandwidth_gbs", jreal_round(plan_host_peak_gbs(&c->rq), 1));
+		json_object_set_new(cpu, "host_bandwidth_from", json_string(c->rq.ram_bw_gbs > 0 ? "--host-bw" : "assumed"));
+		json_object_set_new(cpu, "decode_read_gbs", jreal_round(plan_host_read_gbs(&c->rq), 1));
+		json_object_set_new(cpu, "prefill_gflops", jreal_round(plan_host_gflops(&c->rq), 0));
+		json_object_set_new(cpu, "bytes_per_token", json_integer((json_int_t)r->host_bytes_per_token));
+		json_object_set_new(o, "cpu", cpu);
+	} else {
+		json_object_set_new(o, "cpu", json_null());
+	}
 	json_object_set_new(o, "gpu_layers", json_integer(r->gpu_layers));
 	json_object_set_new(o, "total_layers", json_integer(r->total_layers));
 	json_object_set_new(o, "n_cpu_moe", json_integer(r->n_cpu_moe));
@@ -902,6 +954,77 @@ static int plan_image(plan_cli *c)
 				   g ? g->fp16_tflops : 0, g && g->spec ? g->spec->pcie_gen : 0, c->json);
 }
 
+/*
+ * Physical cores of this machine, llama.cpp's default thread count: the
+ * distinct (physical id, core id) pairs of /proc/cpuinfo, else its
+ * processors; 0 when it cannot be read.
+ */
+static uint32_t host_cores(void)
+{
+	char *info = NULL;
+	size_t len = 0;
+	if (gw_read_file("/proc/cpuinfo", true, 1 << 22, &info, &len, NULL))
+		return 0;
+	uint32_t procs = 0, ncores = 0;
+	long phys = 0, core = -1;
+	long seen[1024][2];
+	for (char *line = info; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		const char *colon = strchr(line, ':');
+		if (!strncmp(line, "processor", 9))
+			procs++;
+		else if (colon && !strncmp(line, "physical id", 11))
+			phys = strtol(colon + 1, NULL, 10);
+		else if (colon && !strncmp(line, "core id", 7)) {
+			core = strtol(colon + 1, NULL, 10);
+			bool dup = false;
+			for (uint32_t i = 0; i < ncores && !dup; i++)
+				dup = seen[i][0] == phys && seen[i][1] == core;
+			if (!dup && ncores < 1024) {
+				seen[ncores][0] = phys;
+				seen[ncores][1] = core;
+				ncores++;
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	free(info);
+	return ncores ? ncores : procs;
+}
+
+/*
+ * --gpu none / --cpu: llama.cpp on the host alone.  Refuses what cannot
+ * run there; takes host RAM from /proc/meminfo and the threads from
+ * /proc/cpuinfo when the options do not say.  Returns 0 or an exit status.
+ */
+static int cpu_setup(plan_cli *c)
+{
+	if (c->gpu_arg || c->vram)
+		return usage_error("plan", "--gpu none plans without a GPU; drop %s", c->gpu_arg ? "--gpu ID" : "--vram");
+	if (c->wl.kind != WORKLOAD_LLM)
+		return usage_error("plan", "--gpu none plans LLM inference on the CPU; --train and --image need a GPU");
+	if (c->rq.engine != PLAN_ENGINE_LLAMACPP && c->rq.engine != PLAN_ENGINE_OLLAMA)
+		return usage_error("plan", "--gpu none plans llama.cpp (or ollama) on the CPU; --engine %s needs a GPU",
+				   plan_engine_name(c->rq.engine));
+	c->rq.cpu_only = true;
+	c->rq.n_gpus = 0;
+	if (!c->rq.ram_bytes) {
+		gw_error merr = {0};
+		if (hw_meminfo(&c->ram_total, &c->ram_avail, &merr) == 0) {
+			c->ram_headroom = ram_headroom(c->ram_total);
+			c->ram_from_machine = true;
+			c->rq.ram_bytes = c->ram_avail > c->ram_headroom ? c->ram_avail - c->ram_headroom : 1;
+		}
+	}
+	if (!c->rq.host_threads) {
+		c->rq.host_threads = host_cores();
+		c->threads_from_machine = c->rq.host_threads > 0;
+	}
+	return 0;
+}
+
 static int plan_main(plan_cli *c, int argc, char **argv)
 {
 	plan_request_init(&c->rq);
@@ -924,7 +1047,10 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 		gw_errorf("%s", err.msg);
 		return GW_EXIT_RUNTIME;
 	}
-	if (c->wl.kind != WORKLOAD_LLM && !c->gpu_arg && !c->vram)
+	if (c->cpu) {
+		if ((rc = cpu_setup(c)))
+			return rc;
+	} else if (c->wl.kind != WORKLOAD_LLM && !c->gpu_arg && !c->vram)
 		machine_gpus(c, false); /* fine-tuning and images plan without a GPU too (no verdict) */
 	else if ((rc = resolve_gpus(c)))
 		return rc;
@@ -991,7 +1117,7 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 		c->rq.ram_bytes = h ? h : 1;
 		c->unified_host = true;
 	}
-	if (c->rq.n_gpus == 0) {
+	if (c->rq.n_gpus == 0 && !c->rq.cpu_only) {
 		rc = plan_need(c, &m);
 		model_release(&m);
 		return rc;

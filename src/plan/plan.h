@@ -85,6 +85,8 @@ typedef struct plan_request {
 	uint64_t ram_bytes;     /* host RAM available; 0 unknown */
 	double ram_bw_gbs;      /* host memory bandwidth; 0: default assumption */
 	double gpu_mem_util;    /* vllm gpu_memory_utilization; 0: 0.9 */
+	bool cpu_only;          /* --gpu none: llama.cpp on the host CPU alone (n_gpus 0) */
+	uint32_t host_threads;  /* CPU threads (llama.cpp -t); 0: 4 [assumption] */
 	bool skip_advice;       /* internal: no advice, no max-context search */
 } plan_request;
 
@@ -245,6 +247,17 @@ const char *plan_verdict_name(plan_verdict v); /* "fits" "offload" "no-fit" */
  */
 uint64_t plan_unified_gpu_bytes(uint64_t total);
 uint64_t plan_unified_host_bytes(uint64_t total);
+
+/*
+ * The host side of a CPU-only plan (cpu.c): the host's peak memory
+ * bandwidth (--host-bw, or dual-channel DDR4-3200 assumed), what llama.cpp's
+ * decode streams of it with rq->host_threads threads (GB/s), and the
+ * threads' prefill GFLOP/s.  The speed model's backend table may replace
+ * these; they are the whole host model.
+ */
+double plan_host_peak_gbs(const plan_request *rq);
+double plan_host_read_gbs(const plan_request *rq);
+double plan_host_gflops(const plan_request *rq);
 
 /* Fill a plan_gpu from a catalog entry (count copies are the caller's). */
 void plan_gpu_from_spec(plan_gpu *g, const gpu_spec *s);
