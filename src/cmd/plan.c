@@ -30,7 +30,7 @@ enum {
 	OPT_GPU = 1100, OPT_VRAM, OPT_RAM, OPT_RAM_BW, OPT_CPU, OPT_THREADS,
 	/* inference run */
 	OPT_CTX = 1200, OPT_BATCH, OPT_PARALLEL, OPT_KV_TYPE, OPT_FLASH_ATTN, OPT_ENGINE,
-	OPT_GPU_LAYERS, OPT_GPU_UTIL, OPT_N_CPU_MOE,
+	OPT_GPU_LAYERS, OPT_GPU_UTIL, OPT_N_CPU_MOE, OPT_PER_USER_TPS,
 	/* output */
 	OPT_JSON = 1300, OPT_HELP,
 };
@@ -55,6 +55,7 @@ static const struct option long_opts[] = {
 	{"ctx", required_argument, NULL, OPT_CTX},
 	{"batch", required_argument, NULL, OPT_BATCH},
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
+	{"per-user-tps", required_argument, NULL, OPT_PER_USER_TPS},
 	{"kv-type", required_argument, NULL, OPT_KV_TYPE},
 	{"flash-attn", optional_argument, NULL, OPT_FLASH_ATTN},
 	{"engine", required_argument, NULL, OPT_ENGINE},
@@ -74,6 +75,8 @@ typedef struct plan_cli {
 	uint64_t vram;
 	bool cpu;               /* --gpu none / --cpu: llama.cpp on the host CPU */
 	bool threads_from_machine; /* rq.host_threads counted in /proc/cpuinfo */
+	double per_user_tps;    /* --per-user-tps: users served at this decode rate each */
+	const plan_serve *serve; /* many users (--parallel N > 1, --per-user-tps); NULL otherwise */
 	bool json;
 	bool help;
 	bool engine_set, fa_set;
@@ -141,7 +144,11 @@ static void usage(FILE *f)
 		"                     or the trained context if less;\n"
 		"                     vllm: the trained context)\n"
 		"  --batch N          physical batch (llama.cpp -ub, default 512)\n"
-		"  --parallel N       parallel sequences (ollama num_parallel, llama.cpp -np)\n"
+		"  --parallel N       parallel sequences (ollama num_parallel, llama.cpp -np, vLLM\n"
+		"                     concurrent requests): adds per-request and aggregate decode\n"
+		"                     tok/s as N grows, where decode turns compute-bound and the\n"
+		"                     most sequences the KV cache holds (--ctx: each one's context)\n"
+		"  --per-user-tps T   how many users get T decode tok/s each (e.g. 20)\n"
 		"  --kv-type T        KV cache type: f16 (default), q8_0, q4_0, f32, bf16 ...\n"
 		"  --flash-attn MODE  on, off or auto (default: auto, what the engine does: on in\n"
 		"                     llama.cpp since Aug 2025 where a kernel exists, off in\n"
@@ -251,6 +258,11 @@ static int opt_run(plan_cli *c, int opt, const char *arg)
 		return parse_u32("--batch", arg, 1, 1048576, &c->rq.batch) ? 2 : 1;
 	case OPT_PARALLEL:
 		return parse_u32("--parallel", arg, 1, 4096, &c->rq.n_parallel) ? 2 : 1;
+	case OPT_PER_USER_TPS:
+		if (parse_double(arg, &d) || !(d > 0 && d < 1e6))
+			return usage_error("plan", "invalid --per-user-tps '%s' (tokens/s per user, e.g. 20)", arg);
+		c->per_user_tps = d;
+		return 1;
 	case OPT_KV_TYPE:
 		if (plan_kv_type_parse(arg, &c->rq.kv_type))
 			return usage_error("plan", "unknown --kv-type '%s' (f16, q8_0, q4_0, f32, bf16, q5_0, "
@@ -480,6 +492,95 @@ static const char *gib(char *b, size_t n, uint64_t v)
 	return fmt_bytes(b, n, v);
 }
 
+/* Many users: the step at the N asked, the curve, the limits. */
+static void serve_text(const plan_serve *s, const plan_result *r, FILE *f)
+{
+	if (!s->known) {
+		fprintf(f, "\nserving: - (one sequence does not fit, or no speed for this GPU)\n");
+		return;
+	}
+	const plan_serve_point *a = &s->asked;
+	fprintf(f, "\nserving %u sequence%s of %llu tokens (%s):\n", s->n_asked, s->n_asked == 1 ? "" : "s",
+		(unsigned long long)s->ctx, plan_engine_name(r->engine));
+	if (!s->asked_fits)
+		fprintf(f, "  %u sequences do not fit: the KV cache holds %u\n", s->n_asked, s->max_seqs);
+	fprintf(f, "  per request ~%.1f tok/s, aggregate ~%.0f tok/s (step %.2f ms%s)\n", a->per_request_tok_s,
+		a->aggregate_tok_s, a->step_ms, a->compute_bound ? ", compute-bound" : ", memory-bound");
+	fprintf(f, "  %-10s", "N");
+	for (size_t i = 0; i < s->n_points; i++)
+		fprintf(f, " %7u", s->points[i].n);
+	fprintf(f, "\n  %-10s", "tok/s/req");
+	for (size_t i = 0; i < s->n_points; i++)
+		fprintf(f, " %7.1f", s->points[i].per_request_tok_s);
+	fprintf(f, "\n  %-10s", "aggregate");
+	for (size_t i = 0; i < s->n_points; i++)
+		fprintf(f, " %7.0f", s->points[i].aggregate_tok_s);
+	fputc('\n', f);
+	if (s->compute_bound_from)
+		fprintf(f, "  decode turns compute-bound from %u sequences\n", s->compute_bound_from);
+	else
+		fprintf(f, "  decode stays memory-bound up to %u sequences\n", s->max_seqs);
+	if (s->engine_max_seqs && s->engine_max_seqs < s->kv_max_seqs)
+		fprintf(f, "  the KV cache holds %u sequences of %llu tokens; the engine runs at most %u at once "
+			   "(max_num_seqs)\n", s->kv_max_seqs, (unsigned long long)s->ctx, s->engine_max_seqs);
+	else
+		fprintf(f, "  the KV cache holds %u sequence%s of %llu tokens%s\n", s->kv_max_seqs,
+			s->kv_max_seqs == 1 ? "" : "s", (unsigned long long)s->ctx,
+			s->kv_max_seqs >= 4096 ? " (or more)" : "");
+	if (s->per_user_tok_s > 0) {
+		if (s->users_at_target)
+			fprintf(f, "  at %.4g tok/s each: %u user%s at once%s\n", s->per_user_tok_s, s->users_at_target,
+				s->users_at_target == 1 ? "" : "s",
+				s->users_at_target == s->max_seqs ? " (all the KV cache and engine hold)" : "");
+		else
+			fprintf(f, "  at %.4g tok/s each: none (one alone gets %.1f)\n", s->per_user_tok_s,
+				s->points[0].per_request_tok_s);
+	}
+}
+
+static json_t *serve_point_json(const plan_serve_point *p)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "n", json_integer(p->n));
+	json_object_set_new(o, "step_ms", jreal_round(p->step_ms, 3));
+	json_object_set_new(o, "per_request_tok_s", jreal_round(p->per_request_tok_s, 2));
+	json_object_set_new(o, "aggregate_tok_s", jreal_round(p->aggregate_tok_s, 1));
+	json_object_set_new(o, "compute_bound", json_boolean(p->compute_bound));
+	return o;
+}
+
+static json_t *serve_json(const plan_serve *s)
+{
+	if (!s)
+		return json_null();
+	json_t *o = json_object();
+	json_object_set_new(o, "known", json_boolean(s->known));
+	json_object_set_new(o, "parallel", json_integer(s->n_asked));
+	if (!s->known)
+		return o;
+	json_object_set_new(o, "ctx", json_integer((json_int_t)s->ctx));
+	json_object_set_new(o, "at_parallel", serve_point_json(&s->asked));
+	json_object_set_new(o, "parallel_fits", json_boolean(s->asked_fits));
+	json_t *arr = json_array();
+	for (size_t i = 0; i < s->n_points; i++)
+		json_array_append_new(arr, serve_point_json(&s->points[i]));
+	json_object_set_new(o, "curve", arr);
+	json_object_set_new(o, "kv_max_seqs", json_integer(s->kv_max_seqs));
+	json_object_set_new(o, "engine_max_seqs", jint_or_null(s->engine_max_seqs > 0, s->engine_max_seqs));
+	json_object_set_new(o, "max_seqs", json_integer(s->max_seqs));
+	json_object_set_new(o, "compute_bound_from", jint_or_null(s->compute_bound_from > 0, s->compute_bound_from));
+	json_object_set_new(o, "per_user_tok_s", s->per_user_tok_s > 0 ? json_real(s->per_user_tok_s) : json_null());
+	json_object_set_new(o, "users_at_target", s->per_user_tok_s > 0 ? json_integer(s->users_at_target) : json_null());
+	json_t *parts = json_object();
+	json_object_set_new(parts, "one_sequence_ms", jreal_round(s->t1_ms, 3));
+	json_object_set_new(parts, "kv_ms_per_seq", jreal_round(s->kv_ms_per_seq, 4));
+	json_object_set_new(parts, "compute_ms_per_seq", jreal_round(s->compute_ms_per_seq, 4));
+	json_object_set_new(parts, "overhead_ms_per_seq", jreal_round(s->overhead_ms_per_seq, 3));
+	json_object_set_new(parts, "kv_bytes_per_seq", json_integer((json_int_t)s->kv_bytes_per_seq));
+	json_object_set_new(o, "step", parts);
+	return o;
+}
+
 static void print_text(const plan_cli *c, const model_desc *m, const plan_result *r, FILE *f)
 {
 	char b1[32], b2[32], b3[32];
@@ -601,6 +702,8 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 	if (r->prefill_tok_s > 0)
 		fprintf(f, "   prefill: ~%.0f tok/s", r->prefill_tok_s);
 	fprintf(f, "   (%s)\n", plan_engine_name(r->engine));
+	if (c->serve)
+		serve_text(c->serve, r, f);
 	fprintf(f, "\nassumptions:\n");
 	for (size_t i = 0; i < r->n_notes; i++)
 		fprintf(f, "  - %s\n", r->notes[i]);
@@ -715,6 +818,7 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 		json_array_append_new(adv, a);
 	}
 	json_object_set_new(o, "advice", adv);
+	json_object_set_new(o, "serving", serve_json(c->serve));
 	json_t *notes = json_array();
 	for (size_t i = 0; i < r->n_notes; i++)
 		json_array_append_new(notes, json_string(r->notes[i]));
@@ -1128,6 +1232,16 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 		free(r);
 		model_release(&m);
 		return err.code == GW_EINVAL || err.code == GW_ERANGE ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
+	}
+	plan_serve sv;
+	if (c->rq.n_parallel > 1 || c->per_user_tps > 0) {
+		if (plan_serve_run(&c->rq, c->per_user_tps, &sv, &err) == 0) {
+			c->serve = &sv;
+			if (sv.known && r->n_notes < PLAN_MAX_NOTES)
+				snprintf(r->notes[r->n_notes++], sizeof r->notes[0],
+					 "serving: one batched step reads the weights once for all sequences, plus each "
+					 "one's KV cache; compute at 50%% of the fp16 tensor peak");
+		}
 	}
 	if (fa_forced && r->n_notes < PLAN_MAX_NOTES)
 		snprintf(r->notes[r->n_notes++], sizeof r->notes[0],
