@@ -27,6 +27,15 @@ is "$(printf '%s' "$out" | jget 'any("CPU only" in a for a in d["assumptions"])'
 is "$(printf '%s' "$out" | jget 'any("set --host-bw" in a for a in d["assumptions"])')" True \
 	"assumptions say the bandwidth is assumed"
 is "$(printf '%s' "$out" | jget 'any("per GPU" in a for a in d["assumptions"])')" False "no GPU overhead notes"
+# the cpu object holds exactly the keys docs/json-plan.md documents
+printf '%s' "$out" > "$TMP/cpu.json"
+is "$(python3 - "$GW_TOP/docs/json-plan.md" "$TMP/cpu.json" <<'PY'
+import json, re, sys
+doc = set(re.findall(r'^\| `cpu\.([a-z_]+)`', open(sys.argv[1]).read(), re.M))
+got = set(json.load(open(sys.argv[2]))["cpu"])
+print("ok" if doc == got else "doc %s, output %s" % (sorted(doc - got), sorted(got - doc)))
+PY
+)" ok "cpu keys match docs/json-plan.md"
 diag "llama3.1:8b CPU: $(printf '%s' "$out" | jget 'd["decode_tok_s"]') tok/s decode, $(printf '%s' "$out" | jget 'd["prefill_tok_s"]') tok/s prefill"
 
 run_gw plan llama3.1:8b --gpu none --ram 32G --threads 8
