@@ -4,7 +4,7 @@
 # each one's KV cache; per-request and aggregate tok/s as N grows, where
 # decode turns compute-bound, the most sequences the KV cache holds, how
 # many users get --per-user-tps each; validated on published vLLM figures
-# (tests/validation/serving-throughput.tsv).
+# and llama.cpp batched-step figures (tests/validation/serving-throughput.tsv).
 . "$(dirname "$0")/lib.sh"
 
 # The must-show: --parallel 8 with vLLM on an RTX 4090 and on an H100.
