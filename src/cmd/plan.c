@@ -1013,6 +1013,7 @@ static int plan_need(plan_cli *c, const model_desc *m)
 		}
 		fprintf(f, "For the full plan on a card: --gpu ID (gpuwise list gpus) or --vram SIZE; to rank them by price: "
 			   "gpuwise cards.\n");
+		fprintf(f, "To run it on this machine's CPU with llama.cpp: --cpu.\n");
 	}
 	free(r);
 	return GW_EXIT_OK;

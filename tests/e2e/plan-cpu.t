@@ -97,7 +97,7 @@ is "$rc" 2 "--threads 0: exit 2"
 like "$err" "^gpuwise: invalid --threads '0' \(a whole number from 1 to 4096\)$" "--threads 0 refused"
 run_gw plan sdxl --image 1024x1024 --gpu none
 is "$rc" 2 "--image --gpu none: exit 2"
-like "$err" 'needs a GPU$' "images need a GPU"
+like "$err" '^gpuwise: --gpu none plans LLM inference on the CPU; --train and --image need a GPU$' "images need a GPU"
 
 # Ollama on the CPU plans the same llama.cpp.
 run_gw plan llama3.1:8b --gpu none --engine ollama --ram 32G --threads 8 --json
@@ -107,6 +107,17 @@ is "$(printf '%s' "$out" | jget 'd["engine"] == "ollama" and d["cpu_only"] and d
 run_gw plan llama4:scout --gpu none --ram 128G --threads 16 --host-bw 204.8 --json
 is "$(printf '%s' "$out" | jget 'd["cpu"]["bytes_per_token"] < 0.3 * d["model_bytes"]')" True \
 	"Llama 4 Scout: bytes per token well under the model's (active experts only)"
+
+# With no GPU on the machine and none given, the need points to --cpu.
+GPUWISE_ROOT="$FIX/roots/nogpu" GPUWISE_NVML_LIB=/nonexistent/libnvidia-ml.so.1 run_gw plan llama3.1:8b
+is "$rc" 0 "no GPU here, none given: exit 0 (the need)"
+like "$out" "^To run it on this machine's CPU with llama.cpp: --cpu\.$" "the need points to --cpu"
+GPUWISE_ROOT="$FIX/roots/nogpu" GPUWISE_NVML_LIB=/nonexistent/libnvidia-ml.so.1 run_gw plan llama3.1:8b --cpu --threads 4 --json
+is "$rc:$(printf '%s' "$out" | jget 'd["cpu_only"]')" "0:True" "--cpu on a machine without a GPU: the CPU plan"
+is "$(printf '%s' "$out" | jget 'd["host"]["ram_from"]')" "unknown" "the fixture root has no /proc/meminfo: RAM unknown"
+is "$(printf '%s' "$out" | jget 'any("host RAM not checked" in a for a in d["assumptions"])')" True "and says RAM was not checked"
+run_gw plan llama3.1:8b --cpu --threads 4 --json
+is "$(printf '%s' "$out" | jget 'd["host"]["ram_from"]')" "/proc/meminfo" "--cpu: host RAM from this machine's /proc/meminfo"
 
 # Validation on published CPU rows: fitted and held-out errors apart.
 report=$(python3 "$GW_TOP/tests/validation/validate_cpu.py" "$GW" "$GW_TOP/tests/validation/cpu-llama-bench.tsv")
