@@ -74,7 +74,7 @@ typedef struct plan_cli {
 	const char *gpu_arg;
 	uint64_t vram;
 	bool cpu;               /* --gpu none / --cpu: llama.cpp on the host CPU */
-	bool threads_from_machine; /* rq.host_threads counted in /proc/cpuinfo */
+	bool threads_from_machine; /* rq.cpu_threads counted in /proc/cpuinfo */
 	double per_user_tps;    /* --per-user-tps: users served at this decode rate each */
 	const plan_serve *serve; /* many users (--parallel N > 1, --per-user-tps); NULL otherwise */
 	bool json;
@@ -224,7 +224,7 @@ static int opt_hw(plan_cli *c, int opt, const char *arg)
 		long long v;
 		if (parse_int(arg, 1, 4096, &v))
 			return usage_error("plan", "invalid --threads '%s' (a whole number from 1 to 4096)", arg);
-		c->rq.host_threads = (uint32_t)v;
+		c->rq.cpu_threads = (uint32_t)v;
 		return 1;
 	}
 	case OPT_VRAM: {
@@ -655,7 +655,7 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 	const char *col = r->verdict == PLAN_FITS ? c_green(f) : r->verdict == PLAN_OFFLOAD ? c_yellow(f) : c_red(f);
 	if (rq->cpu_only && r->verdict == PLAN_FITS)
 		fprintf(f, "verdict: %sfits%s in host RAM: all %u layers on the CPU (%u threads), %s%s%s\n", col,
-			c_reset(f), r->total_layers, rq->host_threads ? rq->host_threads : 4,
+			c_reset(f), r->total_layers, rq->cpu_threads ? rq->cpu_threads : 8,
 			gib(b1, sizeof b1, r->host_bytes), rq->ram_bytes > 1 ? " of " : "",
 			rq->ram_bytes > 1 ? gib(b2, sizeof b2, rq->ram_bytes) : "");
 	else if (rq->cpu_only)
@@ -757,9 +757,9 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_object_set_new(o, "cpu_only", json_boolean(c->rq.cpu_only));
 	if (c->rq.cpu_only) {
 		json_t *cpu = json_object();
-		json_object_set_new(cpu, "threads", json_integer(c->rq.host_threads ? c->rq.host_threads : 4));
+		json_object_set_new(cpu, "threads", json_integer(c->rq.cpu_threads ? c->rq.cpu_threads : 8));
 		json_object_set_new(cpu, "threads_from", json_string(c->threads_from_machine ? "/proc/cpuinfo"
-								     : c->rq.host_threads ? "--threads" : "assumed"));
+								     : c->rq.cpu_threads ? "--threads" : "assumed"));
 		json_object_set_new(cpu, "host_bandwidth_gbs", jreal_round(plan_host_peak_gbs(&c->rq), 1));
 		json_object_set_new(cpu, "host_bandwidth_from", json_string(c->rq.ram_bw_gbs > 0 ? "--host-bw" : "assumed"));
 		json_object_set_new(cpu, "decode_read_gbs", jreal_round(plan_host_read_gbs(&c->rq), 1));
@@ -1123,9 +1123,9 @@ static int cpu_setup(plan_cli *c)
 			c->rq.ram_bytes = c->ram_avail > c->ram_headroom ? c->ram_avail - c->ram_headroom : 1;
 		}
 	}
-	if (!c->rq.host_threads) {
-		c->rq.host_threads = host_cores();
-		c->threads_from_machine = c->rq.host_threads > 0;
+	if (!c->rq.cpu_threads) {
+		c->rq.cpu_threads = host_cores();
+		c->threads_from_machine = c->rq.cpu_threads > 0;
 	}
 	return 0;
 }

@@ -38,13 +38,13 @@
  * AVX2): 90, fitted on the i7-7820HQ pp512 row (22.5 tok/s x 16.1 GFLOP /
  * 4 threads). */
 #define CPU_THREAD_GFLOPS 90.0
-/* llama.cpp's default thread count when the caller gives none: the
- * physical cores of the machine; 4 when that is unknown [assumption]. */
-#define CPU_THREADS_DEFAULT 4
+/* Threads when the caller gives none (plan --cpu counts this machine's
+ * physical cores, llama.cpp's default) [assumption: a desktop's cores]. */
+#define CPU_THREADS_DEFAULT 8
 
 static uint32_t threads_of(const plan_request *rq)
 {
-	return rq->host_threads ? rq->host_threads : CPU_THREADS_DEFAULT;
+	return rq->cpu_threads ? rq->cpu_threads : CPU_THREADS_DEFAULT;
 }
 
 double plan_host_peak_gbs(const plan_request *rq)
@@ -111,7 +111,7 @@ void plan_cpu_notes(const plan_request *rq, plan_result *r)
 	double by_threads = (double)threads_of(rq) * CPU_THREAD_GBS;
 	plan_note(r, "CPU only: llama.cpp with all %u layers on the host, %u thread%s%s", r->total_layers,
 		  threads_of(rq), threads_of(rq) == 1 ? "" : "s",
-		  rq->host_threads ? "" : " (assumed; set --threads)");
+		  rq->cpu_threads ? "" : " (assumed; set --threads)");
 	char cap[64] = "";
 	if (by_threads < by_dram)
 		snprintf(cap, sizeof cap, ", capped at %.1f GB/s by the threads (%.0f GB/s each)", by_threads,

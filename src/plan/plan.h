@@ -86,7 +86,7 @@ typedef struct plan_request {
 	double ram_bw_gbs;      /* host memory bandwidth; 0: default assumption */
 	double gpu_mem_util;    /* vllm gpu_memory_utilization; 0: 0.9 */
 	bool cpu_only;          /* --gpu none: llama.cpp on the host CPU alone (n_gpus 0) */
-	uint32_t host_threads;  /* CPU threads (llama.cpp -t); 0: 4 [assumption] */
+	uint32_t cpu_threads;   /* threads of the CPU backend (llama.cpp -t); 0: 8 */
 	bool skip_advice;       /* internal: no advice, no max-context search */
 } plan_request;
 
@@ -251,7 +251,7 @@ uint64_t plan_unified_host_bytes(uint64_t total);
 /*
  * The host side of a CPU-only plan (cpu.c): the host's peak memory
  * bandwidth (--host-bw, or dual-channel DDR4-3200 assumed), what llama.cpp's
- * decode streams of it with rq->host_threads threads (GB/s), and the
+ * decode streams of it with rq->cpu_threads threads (GB/s), and the
  * threads' prefill GFLOP/s.  The speed model's backend table may replace
  * these; they are the whole host model.
  */
