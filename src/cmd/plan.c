@@ -27,7 +27,7 @@ enum {
 	OPT_PARAMS = 1000, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM, OPT_FFN,
 	OPT_VOCAB, OPT_QUANT,
 	/* hardware */
-	OPT_GPU = 1100, OPT_VRAM, OPT_RAM, OPT_RAM_BW, OPT_CPU, OPT_THREADS,
+	OPT_GPU = 1100, OPT_VRAM, OPT_RAM, OPT_RAM_BW, OPT_CPU, OPT_THREADS, OPT_HOST_MEM,
 	/* inference run */
 	OPT_CTX = 1200, OPT_BATCH, OPT_PARALLEL, OPT_KV_TYPE, OPT_FLASH_ATTN, OPT_ENGINE,
 	OPT_GPU_LAYERS, OPT_GPU_UTIL, OPT_N_CPU_MOE, OPT_PER_USER_TPS,
@@ -52,6 +52,7 @@ static const struct option long_opts[] = {
 	{"host-bw", required_argument, NULL, OPT_RAM_BW},
 	{"cpu", no_argument, NULL, OPT_CPU},
 	{"threads", required_argument, NULL, OPT_THREADS},
+	{"host-mem", required_argument, NULL, OPT_HOST_MEM},
 	{"ctx", required_argument, NULL, OPT_CTX},
 	{"batch", required_argument, NULL, OPT_BATCH},
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
@@ -75,6 +76,7 @@ typedef struct plan_cli {
 	uint64_t vram;
 	bool cpu;               /* --gpu none / --cpu: llama.cpp on the host CPU */
 	bool threads_from_machine; /* rq.cpu_threads counted in /proc/cpuinfo */
+	char host_mem[40];      /* --host-mem as read ("DDR5-5600 x2"); "" none */
 	double per_user_tps;    /* --per-user-tps: users served at this decode rate each */
 	const plan_serve *serve; /* many users (--parallel N > 1, --per-user-tps); NULL otherwise */
 	bool json;
@@ -130,6 +132,8 @@ static void usage(FILE *f)
 		"  --gpu none, --cpu  no GPU: llama.cpp on this host's CPU alone (--gpu cpu too);\n"
 		"                     the verdict is whether it all fits host RAM, the speed is\n"
 		"                     the host's memory bandwidth and threads\n"
+		"  --host-mem M       host memory as DDR4-3200 or DDR5-6000x4 (x channels of 64\n"
+		"                     bits, default 2): sets --host-bw to MT/s x 8 B x channels\n"
 		"  --threads N        CPU threads (llama.cpp -t; default: this machine's cores)\n"
 		"Model:\n"
 		"  --quant Q          q4_k_m, q8_0, f16, q3_k_m ... (GGUF); bf16, fp8, awq-int4, nf4;\n"
@@ -206,6 +210,40 @@ static int opt_model(plan_cli *c, int opt, const char *arg)
 	return parse_u32(name, arg, 1, 10000000, field) ? 2 : 1;
 }
 
+/*
+ * --host-mem DDR5-5600[xN]: the peak of N 64-bit channels (default 2) at
+ * that transfer rate, MT/s x 8 B x N [derived]; it sets rq.ram_bw_gbs as
+ * --host-bw would.  Returns 0 or a usage exit status.
+ */
+static int parse_host_mem(plan_cli *c, const char *arg)
+{
+	char kind[8] = "";
+	long long mts = 0, ch = 2;
+	const char *p = arg;
+	size_t k = 0;
+	while (*p && *p != '-' && k + 1 < sizeof kind)
+		kind[k++] = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p), p++;
+	kind[k] = 0;
+	bool ok = (!strcmp(kind, "DDR4") || !strcmp(kind, "DDR5")) && *p == '-';
+	if (ok) {
+		char num[16];
+		const char *x = strpbrk(p + 1, "xX");
+		size_t n = x ? (size_t)(x - p - 1) : strlen(p + 1);
+		ok = n > 0 && n < sizeof num;
+		if (ok) {
+			memcpy(num, p + 1, n);
+			num[n] = 0;
+			ok = parse_int(num, 800, 20000, &mts) == 0 && (!x || parse_int(x + 1, 1, 24, &ch) == 0);
+		}
+	}
+	if (!ok)
+		return usage_error("plan", "invalid --host-mem '%s' (DDR4-3200, DDR5-5600, DDR5-6400x12: type, MT/s, "
+				   "x 64-bit channels)", arg);
+	c->rq.ram_bw_gbs = (double)mts * 8.0 * (double)ch / 1000.0;
+	snprintf(c->host_mem, sizeof c->host_mem, "%s-%lld x%lld", kind, mts, ch);
+	return 0;
+}
+
 /* Hardware: GPUs, VRAM, RAM. */
 static int opt_hw(plan_cli *c, int opt, const char *arg)
 {
@@ -220,6 +258,8 @@ static int opt_hw(plan_cli *c, int opt, const char *arg)
 	case OPT_CPU:
 		c->cpu = true;
 		return 1;
+	case OPT_HOST_MEM:
+		return parse_host_mem(c, arg) ? 2 : 1;
 	case OPT_THREADS: {
 		long long v;
 		if (parse_int(arg, 1, 4096, &v))
@@ -761,7 +801,10 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 		json_object_set_new(cpu, "threads_from", json_string(c->threads_from_machine ? "/proc/cpuinfo"
 								     : c->rq.cpu_threads ? "--threads" : "assumed"));
 		json_object_set_new(cpu, "host_bandwidth_gbs", jreal_round(plan_host_peak_gbs(&c->rq), 1));
-		json_object_set_new(cpu, "host_bandwidth_from", json_string(c->rq.ram_bw_gbs > 0 ? "--host-bw" : "assumed"));
+		char from[64];
+		snprintf(from, sizeof from, "--host-mem %s", c->host_mem);
+		json_object_set_new(cpu, "host_bandwidth_from", json_string(c->host_mem[0] ? from
+								     : c->rq.ram_bw_gbs > 0 ? "--host-bw" : "assumed"));
 		json_object_set_new(cpu, "decode_read_gbs", jreal_round(plan_host_read_gbs(&c->rq), 1));
 		json_object_set_new(cpu, "prefill_gflops", jreal_round(plan_host_gflops(&c->rq), 0));
 		json_object_set_new(cpu, "bytes_per_token", json_integer((json_int_t)r->host_bytes_per_token));

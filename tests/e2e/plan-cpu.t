@@ -42,7 +42,7 @@ run_gw plan llama3.1:8b --gpu none --ram 32G --threads 8
 is "$rc" 0 "text: exit 0"
 like "$out" '^verdict: fits in host RAM: all 33 layers on the CPU \(8 threads\), 5\.[0-9]+ GiB of 32\.00 GiB' "text verdict"
 like "$out" '^decode: ~[67]\.[0-9] tok/s   prefill: ~[0-9]+ tok/s' "text tok/s"
-like "$out" 'host memory 51\.2 GB/s peak \(assumed dual-channel DDR4-3200; set --host-bw\)' "text says what it assumes"
+like "$out" 'host memory 51\.2 GB/s peak \(assumed dual-channel DDR4-3200; set --host-bw or --host-mem\)' "text says what it assumes"
 
 # --gpu cpu and --cpu are the same plan.
 run_gw plan llama3.1:8b --gpu cpu --ram 32G --threads 8 --json
@@ -63,6 +63,18 @@ c=$(printf '%s' "$out" | jget 'd["prefill_tok_s"]')
 run_gw plan llama3.1:8b --cpu --ram 32G --threads 8 --ram-bw 102.4 --json
 d=$(printf '%s' "$out" | jget 'd["prefill_tok_s"]')
 is "$(python3 -c "print(1.9 < $d / $c < 2.1)")" True "twice the threads, twice the prefill ($c -> $d)"
+
+# --host-mem: the memory itself, MT/s x 8 B x channels.
+run_gw plan llama3.1:8b --cpu --ram 32G --threads 32 --host-mem ddr5-6400x12 --json
+is "$(printf '%s' "$out" | jget 'd["cpu"]["host_bandwidth_gbs"]')" 614.4 "DDR5-6400 x12: 614.4 GB/s"
+is "$(printf '%s' "$out" | jget 'd["cpu"]["host_bandwidth_from"]')" "--host-mem DDR5-6400 x12" "said as given"
+run_gw plan llama3.1:8b --cpu --ram 32G --threads 8 --host-mem DDR5-5600 --json
+is "$(printf '%s' "$out" | jget 'd["cpu"]["host_bandwidth_gbs"]')" 89.6 "DDR5-5600, two channels by default: 89.6 GB/s"
+run_gw plan llama3.1:8b --cpu --host-mem ddr3-1600
+is "$rc" 2 "--host-mem ddr3-1600: exit 2"
+like "$err" "^gpuwise: invalid --host-mem 'ddr3-1600' \(DDR4-3200, DDR5-5600, DDR5-6400x12: type, MT/s, x 64-bit channels\)$" "--host-mem names the forms"
+run_gw plan llama3.1:8b --cpu --host-mem ddr5-6000x0
+is "$rc" 2 "--host-mem with 0 channels: exit 2"
 
 # Not enough RAM: exit 4, and the advice names the RAM it needs and a lower quantization.
 run_gw plan llama3.1:8b --gpu none --ram 4G --threads 8 --json
