@@ -3,6 +3,7 @@
  * typed readers (gpus.c, models.c, quants.c).
  */
 #include "kb/kb_int.h"
+#include "kb/lifecycle.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -346,6 +347,8 @@ int kb_load_all(gw_error *err)
 		rc = check_xid(err);
 	if (!rc)
 		rc = check_versions(err);
+	if (!rc)
+		rc = kb_lifecycle_load(err);
 	if (!rc && kb_data_dir())
 		rc = kb_data_dir_check(err);
 	return rc;

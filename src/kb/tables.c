@@ -3,6 +3,7 @@
  */
 #include "kb/kb.h"
 #include "kb/kb_int.h"
+#include "kb/lifecycle.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -57,6 +58,7 @@ void kb_release_all(void)
 	kb_gpus_release();
 	kb_models_release();
 	kb_quants_release();
+	kb_lifecycle_release();
 	for (size_t i = 0; i < ncache; i++) {
 		kb_table_release(cache[i]);
 		free(cache[i]);

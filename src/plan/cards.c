@@ -4,23 +4,43 @@
  */
 #include "plan/cards.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void caveat(cards_row *r, const char *text)
+static void caveat(cards_row *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void caveat(cards_row *r, const char *fmt, ...)
 {
-	if (r->n_caveats < CARDS_MAX_CAVEATS)
-		r->caveats[r->n_caveats++] = text;
+	if (r->n_caveats >= CARDS_MAX_CAVEATS)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->caveats[r->n_caveats++], CARDS_CAVEAT_LEN, fmt, ap);
+	va_end(ap);
 }
 
+/* Host PC allowance and PSU headroom for a multi-card set [assumption]. */
+#define RIG_HOST_W 150
+#define RIG_HEADROOM 1.25
+#define RIG_DEFAULT_SLOTS 2
+
 /*
- * The software caveats: CUDA 13.0 builds only sm_75 and newer (it dropped
- * sm_50 to sm_72: data/cuda-arch.tsv, NVIDIA cuDecomp#97); PyTorch 2.11's
- * cu128 and cu130 wheels start at sm_75 (data/torch-builds.tsv).
+ * The software caveats: the card's row of data/lifecycle.tsv (last
+ * PyTorch wheel, last driver branch, the toolkits that build for it, the
+ * engines' prebuilt builds, missing hardware features); without a row,
+ * CUDA 13.0 builds only sm_75 and newer (data/cuda-arch.tsv).  Then the
+ * install caveats of data/install.tsv, and for a set the board and PSU
+ * it implies.
  */
 static void caveats_for(cards_row *r)
 {
 	const gpu_spec *g = r->gpu;
+	const kb_lifecycle *lc = kb_lifecycle_for(g);
+	const kb_install *in = kb_install_for(g);
+	r->lifecycle = lc;
+	r->install = in;
+	bool old = g->cc_major >= 0 && (g->cc_major < 7 || (g->cc_major == 7 && g->cc_minor < 5));
 	if (!str_ieq(g->vendor, "NVIDIA")) {
 		if (str_ieq(g->vendor, "AMD"))
 			caveat(r, "AMD: ROCm instead of CUDA; many CUDA-only tools and kernels do not run");
@@ -28,7 +48,15 @@ static void caveats_for(cards_row *r)
 			caveat(r, "Apple: Metal/MPS, no CUDA; unified memory shared with the system");
 		else if (!str_ieq(g->vendor, "Intel"))
 			caveat(r, "not an NVIDIA GPU: no CUDA");
-	} else if (g->cc_major >= 0 && (g->cc_major < 7 || (g->cc_major == 7 && g->cc_minor < 5))) {
+	} else if (lc) {
+		caveat(r, "%s, sm_%d%d%s; lifecycle as of %s: last PyTorch %s%s%s; last driver branch %s; "
+			  "to build from source: %s",
+		       lc->arch, g->cc_major, g->cc_minor, old ? " (compute capability below 7.5)" : "", lc->as_of,
+		       *lc->last_torch ? lc->last_torch : "current", *lc->torch_wheel ? ", " : "", lc->torch_wheel,
+		       *lc->last_driver ? lc->last_driver : "current", lc->cuda_build);
+		caveat(r, "prebuilt engines: %s", lc->prebuilt);
+		caveat(r, "hardware: %s", lc->hardware);
+	} else if (old) {
 		caveat(r, "compute capability below 7.5: CUDA 13 and PyTorch 2.11's cu128/cu130 wheels no longer build for it");
 	}
 	if (g->cc_major >= 0 && g->cc_major < 5)
@@ -37,8 +65,31 @@ static void caveats_for(cards_row *r)
 		caveat(r, "Intel: oneAPI/SYCL or Vulkan instead of CUDA; fewer engines support it");
 	if (g->laptop)
 		caveat(r, "laptop part: speed depends on the laptop's power limit (TGP)");
-	if (r->count > 1)
-		caveat(r, "several cards: the model is split across them (needs the slots, power and a split-capable engine)");
+	if (in) {
+		if (in->form != KB_FORM_PCIE)
+			caveat(r, "%s module, not a PCIe card: a desktop needs an %s-to-PCIe adapter board (with its own "
+				  "cooling and power) or a server built for it",
+			       kb_form_name(in->form), kb_form_name(in->form));
+		if (in->passive)
+			caveat(r, "passively cooled (no fans): in a desktop case it needs a blower fan and shroud");
+		if (!in->display)
+			caveat(r, "no display outputs: the screen needs another GPU or the CPU's graphics");
+		caveat(r, "power: %s; %d W board power; %d-slot %s", in->power_connector, g->tdp_w, in->slots,
+		       kb_form_name(in->form));
+		if (in->rebar)
+			caveat(r, "needs Resizable BAR (and Above 4G Decoding) enabled in the BIOS: much slower without it");
+	}
+	if (r->count > 1) {
+		int slots = in ? in->slots : RIG_DEFAULT_SLOTS;
+		r->slots_total = (uint32_t)slots * r->count;
+		double psu = ((double)r->power_w + RIG_HOST_W) * RIG_HEADROOM;
+		r->psu_min_w = (uint32_t)((psu + 49.999) / 50) * 50;
+		caveat(r, "several cards: the model is split across them (needs a split-capable engine); %ux %d-slot%s cards "
+			  "need a board with %u PCIe x16-size slots and %u slot widths of room (or risers), %u W of board power, "
+			  "a PSU of at least %u W (cards + %d W host, +%.0f%% headroom) [assumption]",
+		       r->count, slots, in ? "" : " (assumed)", r->count, r->slots_total, r->power_w, r->psu_min_w,
+		       RIG_HOST_W, (RIG_HEADROOM - 1) * 100);
+	}
 }
 
 static int cmp_rows(const void *a, const void *b)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "kb/kb.h"
+#include "kb/lifecycle.h"
 #include "plan/prices.h"
 #include "util/util.h"
 
@@ -44,7 +45,8 @@ typedef struct cards_opts {
 	int year;               /* this year, for used-price estimates */
 } cards_opts;
 
-#define CARDS_MAX_CAVEATS 5
+#define CARDS_MAX_CAVEATS 12
+#define CARDS_CAVEAT_LEN 360
 
 typedef struct cards_row {
 	const gpu_spec *gpu;
@@ -56,8 +58,12 @@ typedef struct cards_row {
 	price_quote quote;       /* the price of one card, with its date and source */
 	double speed_per_kusd;   /* speed per 1000 USD; 0 when price or speed unknown */
 	uint32_t power_w;        /* all cards at TDP */
-	const char *caveats[CARDS_MAX_CAVEATS]; /* static strings or kb-owned */
+	char caveats[CARDS_MAX_CAVEATS][CARDS_CAVEAT_LEN]; /* what a buyer must know */
 	size_t n_caveats;
+	const kb_lifecycle *lifecycle; /* data/lifecycle.tsv row of its compute capability; NULL: none */
+	const kb_install *install;     /* data/install.tsv row; NULL: an ordinary desktop card */
+	uint32_t slots_total;          /* multi-card: slot widths the cards occupy */
+	uint32_t psu_min_w;            /* multi-card: PSU the set implies [assumption]; 0 for one card */
 } cards_row;
 
 typedef struct cards_result {
