@@ -379,6 +379,40 @@ static json_t *set_json(const char *pairs)
 	return o;
 }
 
+/* data/lifecycle.tsv row of a pick as JSON; null when none. */
+static json_t *lifecycle_json(const kb_lifecycle *l)
+{
+	if (!l)
+		return json_null();
+	json_t *o = json_object();
+	json_object_set_new(o, "arch", json_string(l->arch));
+	json_object_set_new(o, "last_torch", jstr_or_null(*l->last_torch ? l->last_torch : NULL));
+	json_object_set_new(o, "torch_wheel", jstr_or_null(*l->torch_wheel ? l->torch_wheel : NULL));
+	json_object_set_new(o, "last_driver", jstr_or_null(*l->last_driver ? l->last_driver : NULL));
+	json_object_set_new(o, "cuda_build", json_string(l->cuda_build));
+	json_object_set_new(o, "prebuilt", json_string(l->prebuilt));
+	json_object_set_new(o, "hardware", json_string(l->hardware));
+	json_object_set_new(o, "as_of", json_string(l->as_of));
+	json_object_set_new(o, "source", json_string(l->source));
+	return o;
+}
+
+/* data/install.tsv row of a pick as JSON; null for an ordinary desktop card. */
+static json_t *install_json(const kb_install *in)
+{
+	if (!in)
+		return json_null();
+	json_t *o = json_object();
+	json_object_set_new(o, "form_factor", json_string(kb_form_name(in->form)));
+	json_object_set_new(o, "passive_cooling", json_boolean(in->passive));
+	json_object_set_new(o, "display_outputs", json_boolean(in->display));
+	json_object_set_new(o, "power_connector", json_string(in->power_connector));
+	json_object_set_new(o, "slots", json_integer(in->slots));
+	json_object_set_new(o, "resizable_bar_required", json_boolean(in->rebar));
+	json_object_set_new(o, "source", json_string(in->source));
+	return o;
+}
+
 static json_t *row_json(const cards_row *r, int yr, int mo)
 {
 	json_t *x = json_object();
@@ -404,6 +438,18 @@ static json_t *row_json(const cards_row *r, int yr, int mo)
 	for (size_t k = 0; k < r->n_caveats; k++)
 		json_array_append_new(cv, json_string(r->caveats[k]));
 	json_object_set_new(x, "caveats", cv);
+	json_object_set_new(x, "lifecycle", lifecycle_json(r->lifecycle));
+	json_object_set_new(x, "install", install_json(r->install));
+	if (r->count > 1) {
+		json_t *rig = json_object();
+		json_object_set_new(rig, "slots", json_integer(r->count));
+		json_object_set_new(rig, "slot_widths", json_integer(r->slots_total));
+		json_object_set_new(rig, "board_power_w", json_integer(r->power_w));
+		json_object_set_new(rig, "psu_min_w", json_integer(r->psu_min_w));
+		json_object_set_new(x, "rig", rig);
+	} else {
+		json_object_set_new(x, "rig", json_null());
+	}
 	return x;
 }
 

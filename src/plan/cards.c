@@ -24,6 +24,7 @@ static void caveat(cards_row *r, const char *fmt, ...)
 #define RIG_HOST_W 150
 #define RIG_HEADROOM 1.25
 #define RIG_DEFAULT_SLOTS 2
+#define RIG_ATX_MAX_W 1600
 
 /*
  * The software caveats: the card's row of data/lifecycle.tsv (last
@@ -89,6 +90,10 @@ static void caveats_for(cards_row *r)
 			  "a PSU of at least %u W (cards + %d W host, +%.0f%% headroom) [assumption]",
 		       r->count, slots, in ? "" : " (assumed)", r->count, r->slots_total, r->power_w, r->psu_min_w,
 		       RIG_HOST_W, (RIG_HEADROOM - 1) * 100);
+		if (r->psu_min_w > RIG_ATX_MAX_W)
+			caveat(r, "%u W is more than the largest common ATX PSU (%d W): two PSUs and a circuit that carries it "
+				  "(230 V), or a server chassis",
+			       r->psu_min_w, RIG_ATX_MAX_W);
 	}
 }
 
