@@ -118,8 +118,8 @@ static void test_malformed(void **state)
 		       "table 'lifecycle': no 'last_torch' column");
 	expect_refused("install.tsv", IHDR "tesla-p40\tpcie\tfanless\t0\tEPS\t2\t0\ts\n",
 		       "table 'install' line 2, column 'cooling': 'fanless' is not active or passive");
-	expect_refused("install.tsv", IHDR "tesla-p40\tpcie\tpassive\tyes\tEPS\t2\t0\ts\n",
-		       "table 'install' line 2, column 'display'");
+	expect_refused("install.tsv", IHDR "tesla-p40\tpcie\tpassive\tmaybe\tEPS\t2\t0\ts\n",
+		       "table 'install' line 2, column 'display': 'maybe' is not 0 or 1");
 	expect_refused("install.tsv", IHDR "tesla-p40\tpcie\tpassive\t0\tEPS\t2\t0\ts\ntesla-p40\tpcie\tpassive\t0\tEPS\t2\t0\ts\n",
 		       "table 'install' line 3: duplicate id 'tesla-p40'");
 	/* a good copy loads and is used */
