@@ -18,6 +18,7 @@
 #include "hw/hw.h"
 #include "kb/kb.h"
 #include "model/model.h"
+#include "plan/cards.h"
 #include "plan/plan.h"
 #include "plan/prices.h"
 #include "util/json.h"
@@ -758,6 +759,9 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 	fprintf(f, "\nassumptions:\n");
 	for (size_t i = 0; i < r->n_notes; i++)
 		fprintf(f, "  - %s\n", r->notes[i]);
+	char lc[CARDS_CAVEAT_LEN]; /* the card's lifecycle (data/lifecycle.tsv) */
+	if (rq->n_gpus && rq->gpus[0].spec && cards_lifecycle_text(rq->gpus[0].spec, lc, sizeof lc))
+		fprintf(f, "  - %s\n", lc);
 	if (r->n_advice) {
 		fprintf(f, "\nadvice:\n");
 		for (size_t i = 0; i < r->n_advice; i++)

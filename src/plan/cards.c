@@ -20,6 +20,22 @@ static void caveat(cards_row *r, const char *fmt, ...)
 	va_end(ap);
 }
 
+size_t cards_lifecycle_text(const gpu_spec *g, char *buf, size_t n)
+{
+	const kb_lifecycle *lc = kb_lifecycle_for(g);
+	if (n)
+		buf[0] = '\0';
+	if (!lc || !n)
+		return 0;
+	bool old = g->cc_major < 7 || (g->cc_major == 7 && g->cc_minor < 5);
+	int k = snprintf(buf, n, "%s, sm_%d%d%s; lifecycle as of %s: last PyTorch %s%s%s; last driver branch %s; "
+			 "to build from source: %s",
+			 lc->arch, g->cc_major, g->cc_minor, old ? " (compute capability below 7.5)" : "", lc->as_of,
+			 *lc->last_torch ? lc->last_torch : "current", *lc->torch_wheel ? ", " : "", lc->torch_wheel,
+			 *lc->last_driver ? lc->last_driver : "current", lc->cuda_build);
+	return k < 0 ? 0 : strlen(buf);
+}
+
 /* Host PC allowance and PSU headroom for a multi-card set [assumption]. */
 #define RIG_HOST_W 150
 #define RIG_HEADROOM 1.25
@@ -50,11 +66,8 @@ static void caveats_for(cards_row *r)
 		else if (!str_ieq(g->vendor, "Intel"))
 			caveat(r, "not an NVIDIA GPU: no CUDA");
 	} else if (lc) {
-		caveat(r, "%s, sm_%d%d%s; lifecycle as of %s: last PyTorch %s%s%s; last driver branch %s; "
-			  "to build from source: %s",
-		       lc->arch, g->cc_major, g->cc_minor, old ? " (compute capability below 7.5)" : "", lc->as_of,
-		       *lc->last_torch ? lc->last_torch : "current", *lc->torch_wheel ? ", " : "", lc->torch_wheel,
-		       *lc->last_driver ? lc->last_driver : "current", lc->cuda_build);
+		if (r->n_caveats < CARDS_MAX_CAVEATS)
+			cards_lifecycle_text(g, r->caveats[r->n_caveats++], CARDS_CAVEAT_LEN);
 		caveat(r, "prebuilt engines: %s", lc->prebuilt);
 		caveat(r, "hardware: %s", lc->hardware);
 	} else if (old) {

@@ -86,4 +86,11 @@ typedef struct cards_result {
 int cards_rank(const cards_opts *o, cards_eval_fn fn, void *ctx, cards_result *res, gw_error *err);
 void cards_result_release(cards_result *res);
 
+/*
+ * The lifecycle line of g (data/lifecycle.tsv: last PyTorch and wheel,
+ * last driver branch, toolkits to build from source, as of the row's
+ * month) into buf; its length, 0 (buf "") when the table has no row.
+ */
+size_t cards_lifecycle_text(const gpu_spec *g, char *buf, size_t n);
+
 #endif

@@ -77,6 +77,13 @@ print("ok")
 PY
 is "$(cat "$TMP/check")" "ok" "multi-card rig: slots, board power, PSU = (cards + 150 W) x 1.25 rounded up to 50 W"
 
+# plan states the lifecycle of the card it plans for, and none for a current card
+run_gw plan llama3.1:8b --gpu tesla-p40
+is "$rc" 0 "plan on a P40 exits 0"
+like "$out" "  - Pascal \(GP10x\), sm_61 .*lifecycle as of 2026-12: last PyTorch 2.14.*last driver branch R580" "plan --gpu tesla-p40 states the lifecycle line"
+run_gw plan llama3.1:8b --gpu rtx-4090
+unlike "$out" "lifecycle as of" "plan --gpu rtx-4090: no lifecycle line"
+
 # Malformed tables are refused with the table, line and column.
 mkdir -p "$TMP/dd"
 printf 'arch\tccs\tlast_torch\ttorch_wheel\tlast_driver\tcuda_build\tprebuilt\thardware\tas_of\tsource\nPascal\tsix\t2.14\tcu126\tR580\tCUDA 12\tnone\tnone\t2026-12\ttest\n' > "$TMP/dd/lifecycle.tsv"
