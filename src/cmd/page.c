@@ -187,7 +187,7 @@ static void html_queue(const page_queue *q, strbuf *sb)
 		return;
 	}
 	sb_puts(sb, "<table id=queue><tr><th>id</th><th>name</th><th>user</th><th>project</th><th>state</th>"
-		    "<th>GPUs</th><th>VRAM per GPU</th><th>waited</th><th>reason</th></tr>\n");
+		    "<th>GPUs</th><th>on GPU</th><th>VRAM per GPU</th><th>waited</th><th>reason</th></tr>\n");
 	size_t i;
 	json_t *j;
 	json_array_foreach(q->jobs, i, j) {
@@ -201,15 +201,12 @@ static void html_queue(const page_queue *q, strbuf *sb)
 		esc(sb, jstr(j, "project"));
 		sb_puts(sb, "</td><td>");
 		esc(sb, state);
-		sb_puts(sb, "</td><td class=num>");
+		sb_printf(sb, "</td><td class=num>%lld</td><td class=num>", jint(j, "gpus_requested", 1));
 		json_t *placed = json_object_get(j, "gpus");
-		if (json_array_size(placed)) {
-			size_t k;
-			json_t *g;
-			json_array_foreach(placed, k, g)
-				sb_printf(sb, "%s%lld", k ? "," : "", (long long)json_integer_value(g));
-		} else
-			sb_printf(sb, "%lld", jint(j, "gpus_requested", 1));
+		size_t k;
+		json_t *g;
+		json_array_foreach(placed, k, g)
+			sb_printf(sb, "%s%lld", k ? "," : "", (long long)json_integer_value(g));
 		long long v = jint(j, "vram_request_bytes", 0);
 		sb_printf(sb, "</td><td class=num>%s</td>", v > 0 ? fmt_bytes(a, sizeof a, (uint64_t)v) : "whole GPU");
 		sb_printf(sb, "<td class=num>%s</td><td>", fmt_duration(t, sizeof t, (uint64_t)jint(j, "wait_ms", 0)));
