@@ -13,7 +13,6 @@
 #include "queue/queue.h"
 
 #define PAGE_MAX_ROWS 2000   /* queue rows shown; the rest are counted */
-#define queue_set_timeout(c, ms) ((void)(c), (void)(ms)) /* TEMP */
 
 void page_queue_release(page_queue *q)
 {

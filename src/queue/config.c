@@ -18,6 +18,7 @@ void qd_config_defaults(config *c)
 	c->log_retention_ms = 30ULL * 86400 * 1000;
 	c->client_timeout_ms = 60000;
 	c->policy = SCHED_POLICY_GPUWISE;
+	qd_limits_defaults(&c->lim);
 }
 
 static bool yes_no(const char *v, bool *out)
@@ -101,6 +102,8 @@ int qd_config_load(const char *path, bool must_exist, config *c, gw_error *err)
 				strcpy(c->admin_group, v);
 		} else if (!strcmp(k, "policy"))
 			ok = sched_policy_parse(v, &c->policy) == 0;
+		else if (qd_limits_key(&c->lim, k, v, &ok))
+			;
 		else {
 			rc = gw_fail(err, GW_EFORMAT, "config '%s' line %d: unknown key '%s'", path, lineno, k);
 			break;

@@ -31,7 +31,6 @@
 #include "sched/queue.h"
 #include "util/json.h"
 
-#define MAX_CLIENTS 1024
 #define READ_CHUNK 65536
 #define TICK_MS 100
 #define KILL_AFTER_MS 30000      /* SIGTERM to SIGKILL for a job being stopped */
@@ -50,7 +49,11 @@ typedef struct djob {
 	uint64_t log_pos;        /* read position in the supervisor's JSON-lines log */
 	char *stop_note;
 	char *preempt_note;      /* why it was preempted, kept until it starts again */
+	bool dropping;           /* ended; leaves memory at the next qd_drop_marked */
+	uint64_t start_boot_ms;  /* CLOCK_BOOTTIME at its start: time limits never follow the wall clock */
 } djob;
+
+typedef struct uid_use uid_use;
 
 typedef struct client {
 	int fd;
@@ -58,13 +61,27 @@ typedef struct client {
 	gid_t gid;
 	pid_t pid;
 	strbuf in;
+	size_t in_off;           /* requests before it are handled */
 	strbuf out;
 	size_t out_off;
-	uint64_t last_ms;
+	uint64_t last_ms;        /* monotonic: the last byte read */
+	uint64_t wrote_ms;       /* monotonic: the last reply byte the client took */
+	size_t acct_bytes;       /* what of in and out is counted in u->bytes */
+	uid_use *u;              /* its user's connections, bytes and request budget */
 	bool skipping;           /* dropping the rest of an oversized line */
 	bool closing;            /* close once out is written */
 	bool dead;
 } client;
+
+/* Per-user limits of the socket (clients.c; daemon.conf, docs/queue-protocol.md). */
+typedef struct qd_limits {
+	size_t max_connections;          /* every user together */
+	size_t admin_connections;        /* of those, kept for administrators */
+	size_t max_connections_per_user;
+	uint64_t max_buffered_per_user_bytes;  /* requests read and replies unsent */
+	uint64_t max_requests_per_user_s;      /* a second, sustained (burst: as many) */
+	uint64_t max_jobs_per_user;            /* waiting or running */
+} qd_limits;
 
 typedef struct config {
 	bool borrowing;
@@ -77,6 +94,7 @@ typedef struct config {
 	char admin_group[64];
 	sched_policy policy;
 	bool vram_cap;           /* shared jobs run under `gpuwise run --vram-cap REQUEST` */
+	qd_limits lim;
 } config;
 
 typedef struct qd {
@@ -89,8 +107,15 @@ typedef struct qd {
 	store *st;
 	bool in_tx;
 	int sfd, lfd, lockfd;
-	client *clients[MAX_CLIENTS];
-	size_t n_clients;
+	client **clients;
+	size_t n_clients, cap_clients;
+	uid_use **uids;          /* users with connections or jobs */
+	size_t n_uids, cap_uids;
+	int spare_fd;            /* /dev/null, given up to accept and refuse at EMFILE */
+	int base_fds;            /* descriptors open besides the clients' */
+	uint64_t accept_pause_until_ms;
+	uint64_t trim_at_ms;     /* when memory freed by large replies goes back next */
+	bool trim_due;
 	djob **jobs;             /* not ended */
 	size_t n_jobs, cap_jobs;
 	store_project *projects;
@@ -115,8 +140,10 @@ void qd_save(qd *d, djob *j);
 void qd_gpus_free(qd *d);
 void qd_gpus_refresh(qd *d);
 djob *qd_find_job(qd *d, uint64_t id);
+size_t qd_job_index(const qd *d, uint64_t id);  /* first job with an id >= id */
 void qd_djob_free(djob *j);
 void qd_drop_job(qd *d, djob *j);
+void qd_drop_marked(qd *d);
 void qd_set_reason(job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *qd_job_path(qd *d, const char *dir, uint64_t id, const char *ext);
 void qd_schedule(qd *d);
@@ -143,6 +170,22 @@ void qd_job_ended(qd *d, djob *x, int status, bool known);
 int qd_read_status_file(qd *d, uint64_t id, int *status);
 void qd_signal_job(djob *x, int sig);
 void qd_stop_job(qd *d, djob *x, int why, const char *note);
+
+/* clients.c: the connections, their budgets and the per-user limits */
+void qd_limits_defaults(qd_limits *l);
+bool qd_limits_key(qd_limits *l, const char *k, const char *v, bool *ok);
+void qd_clients_init(qd *d);
+void qd_clients_release(qd *d);
+void qd_accept(qd *d);
+bool qd_accepting(qd *d);
+short qd_client_events(qd *d, client *c);
+void qd_client_read(qd *d, client *c);
+void qd_clients_pass(qd *d);
+bool qd_client_serve(qd *d, client *c);
+void qd_client_write(qd *d, client *c);
+void qd_clients_reap(qd *d, uint64_t mono);
+void qd_user_jobs(qd *d, uid_t uid, int delta);
+const char *qd_user_jobs_refusal(qd *d, const client *c, char *buf, size_t n);
 
 /* handlers.c */
 void qd_reply_error(client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -144,6 +144,8 @@ static void do_submit(qd *d, client *c, proto_req *r)
 			job_release(&tmp);
 	}
 	if (!bad)
+		bad = qd_user_jobs_refusal(d, c, why, sizeof why);
+	if (!bad)
 		bad = sched_check_fits(s, d->gpus, d->n_gpus, d->cfg.context_reserve_bytes, why, sizeof why);
 	if (bad) {
 		qd_reply_error(c, "%s", bad);
@@ -161,23 +163,56 @@ static void do_submit(qd *d, client *c, proto_req *r)
 	}
 	d->jobs = xgrow(d->jobs, &d->cap_jobs, d->n_jobs + 1, sizeof *d->jobs);
 	d->jobs[d->n_jobs++] = x;
+	qd_user_jobs(d, s->uid, +1);
 	d->dirty = true;
 	json_t *o = ok_reply();
 	json_object_set_new(o, "id", json_integer((json_int_t)j->id));
 	reply(c, o);
 }
 
+/*
+ * One page of at most PROTO_QUEUE_PAGE jobs: the active ones in id order,
+ * then (with all) the ended ones newest first, at most limit of them; the
+ * reply's 'next' continues it.  A reply stays well under a megabyte however
+ * long the queue, so one listing never holds the loop or its memory.
+ */
 static void do_queue(qd *d, client *c, proto_req *r)
 {
 	json_t *o = ok_reply(), *arr = json_array();
-	for (size_t i = 0; i < d->n_jobs; i++)
-		json_array_append_new(arr, job_json(d, &d->jobs[i]->j, false));
-	if (r->all) {
+	size_t room = PROTO_QUEUE_PAGE;
+	char next[64] = "";
+	uint64_t before = 0, left = r->limit ? r->limit : 1000;
+	bool ended = r->all;
+	if (r->has_cursor && r->cursor_ended) {
+		before = r->cursor_id;
+		left = r->cursor_left;
+	} else {
+		size_t i = r->has_cursor ? qd_job_index(d, r->cursor_id + 1) : 0;
+		for (; i < d->n_jobs && room; i++, room--)
+			json_array_append_new(arr, job_json(d, &d->jobs[i]->j, false));
+		if (i < d->n_jobs) {
+			snprintf(next, sizeof next, "a:%llu", (unsigned long long)d->jobs[i - 1]->j.id);
+			ended = false;
+		} else if (r->all && !room) {
+			snprintf(next, sizeof next, "e:0:%llu", (unsigned long long)left);
+			ended = false;
+		}
+	}
+	if (ended && left) {
 		list_ctx l = {d, arr};
 		gw_error e;
-		store_each_ended(d->st, r->limit ? r->limit : 1000, list_one, &l, &e);
+		size_t had = json_array_size(arr);
+		uint64_t take = left < room ? left : room;
+		store_each_ended_before(d->st, before, take, list_one, &l, &e);
+		size_t got = json_array_size(arr) - had;
+		if (got == take && left > take && got)
+			snprintf(next, sizeof next, "e:%llu:%llu",
+				 (unsigned long long)json_integer_value(json_object_get(json_array_get(arr, json_array_size(arr) - 1), "id")),
+				 (unsigned long long)(left - take));
 	}
 	json_object_set_new(o, "jobs", arr);
+	if (next[0])
+		json_object_set_new(o, "next", json_string(next));
 	reply(c, o);
 }
 
@@ -295,7 +330,12 @@ static void do_change(qd *d, client *c, proto_req *r)
 		json_object_set_new(e, "id", json_integer((json_int_t)id));
 		const char *err = NULL;
 		char buf[128];
-		if (!x) {
+		if (x && x->dropping) {
+			/* named twice in this request: cancelled a moment ago */
+			snprintf(buf, sizeof buf, "job %llu has already ended (%s)", (unsigned long long)id,
+				 job_state_name(x->j.state));
+			err = buf;
+		} else if (!x) {
 			job tmp;
 			gw_error ge;
 			if (store_get_job(d->st, id, &tmp, &ge) == 0) {
@@ -321,7 +361,7 @@ static void do_change(qd *d, client *c, proto_req *r)
 				x->j.end_ms = wall_ms();
 				qd_set_reason(&x->j, "cancelled before it started");
 				qd_save(d, x);
-				qd_drop_job(d, x);
+				x->dropping = true; /* out of memory in one pass below */
 				json_object_set_new(e, "state", json_string("cancelled"));
 				d->dirty = true;
 			}
@@ -356,6 +396,7 @@ static void do_change(qd *d, client *c, proto_req *r)
 		}
 		json_array_append_new(res, e);
 	}
+	qd_drop_marked(d);
 	json_object_set_new(o, "results", res);
 	json_object_set(o, "ok", json_boolean(all_ok));
 	reply(c, o);

@@ -18,109 +18,6 @@
 
 #include "queue/daemon_int.h"
 
-/* ---- clients ------------------------------------------------------------------------ */
-static void client_free(client *c)
-{
-	close(c->fd);
-	sb_release(&c->in);
-	sb_release(&c->out);
-	free(c);
-}
-
-static void accept_clients(qd *d)
-{
-	for (;;) {
-		int fd = accept4(d->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
-			return;
-		client *c = xcalloc(1, sizeof *c);
-		c->fd = fd;
-		if (qd_peer_cred(c)) {
-			free(c);
-			close(fd);
-			continue;
-		}
-		c->last_ms = now_ms();
-		if (d->n_clients == MAX_CLIENTS) {
-			qd_reply_error(c, "too many clients");
-			c->closing = true;
-			(void)!write(fd, c->out.buf, c->out.len);
-			client_free(c);
-			continue;
-		}
-		if (!qd_peer_allowed(d, c)) {
-			qd_reply_error(c, "this is the personal queue of uid %u", (unsigned)d->self_uid);
-			(void)!write(fd, c->out.buf, c->out.len);
-			client_free(c);
-			continue;
-		}
-		d->clients[d->n_clients++] = c;
-	}
-}
-
-/* Read what is there; handle complete lines.  Oversized lines get an error and the rest is skipped. */
-static void read_client(qd *d, client *c)
-{
-	char buf[READ_CHUNK];
-	for (int rounds = 0; rounds < 16; rounds++) {
-		ssize_t n = read(c->fd, buf, sizeof buf);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		if (n == 0) {
-			c->dead = true;
-			break;
-		}
-		c->last_ms = now_ms();
-		size_t off = 0;
-		while (off < (size_t)n) {
-			char *nl = memchr(buf + off, '\n', (size_t)n - off);
-			size_t seg = nl ? (size_t)(nl - (buf + off)) : (size_t)n - off;
-			if (c->skipping) {
-				if (nl)
-					c->skipping = false;
-			} else if (c->in.len + seg > PROTO_MAX_LINE) {
-				qd_reply_error(c, "request longer than %d bytes", PROTO_MAX_LINE);
-				c->in.len = 0;
-				c->skipping = !nl;
-			} else {
-				sb_add(&c->in, buf + off, seg);
-				if (nl) {
-					size_t l = c->in.len;
-					if (l && c->in.buf[l - 1] == '\r')
-						l--;
-					if (l)
-						qd_handle_line(d, c, c->in.buf, l);
-					c->in.len = 0;
-				}
-			}
-			off += seg + (nl ? 1 : 0);
-		}
-		if (c->out.len - c->out_off > 8 * 1024 * 1024)
-			break; /* a client that does not read its replies waits */
-	}
-}
-
-static void write_client(client *c)
-{
-	while (c->out_off < c->out.len) {
-		ssize_t w = send(c->fd, c->out.buf + c->out_off, c->out.len - c->out_off, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
-		if (w <= 0) {
-			c->dead = true;
-			return;
-		}
-		c->out_off += (size_t)w;
-	}
-	c->out.len = c->out_off = 0;
-	if (c->closing)
-		c->dead = true;
-}
-
 /* ---- setup -------------------------------------------------------------------------- */
 static int make_dir(const char *p, mode_t mode, gw_error *err)
 {
@@ -183,8 +80,7 @@ static int listen_on(qd *d, gw_error *err)
 
 static void daemon_release(qd *d)
 {
-	for (size_t i = 0; i < d->n_clients; i++)
-		client_free(d->clients[i]);
+	qd_clients_release(d);
 	for (size_t i = 0; i < d->n_jobs; i++)
 		qd_djob_free(d->jobs[i]);
 	free(d->jobs);
@@ -285,28 +181,25 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 	if ((rc = listen_on(&d, err)))
 		goto out;
 	qd_readopt(&d);
+	qd_clients_init(&d);
 	qd_log(&d, "gpuwise daemon %s: %s queue on %s, state in %s, %zu GPU%s, %zu job%s waiting or running",
 	      GPUWISE_VERSION, d.root ? "system" : "personal", d.socket_path, d.state_dir, d.n_gpus,
 	      d.n_gpus == 1 ? "" : "s", d.n_jobs, d.n_jobs == 1 ? "" : "s");
 	d.dirty = true;
 	d.expire_at_ms = 0;
 
-	struct pollfd *pfd = xcalloc(MAX_CLIENTS + 2, sizeof *pfd);
+	struct pollfd *pfd = NULL;
+	size_t cap_pfd = 0;
 	uint64_t tick_at = 0;
+	bool more = false;       /* a client has requests it can be served without waiting */
 	while (!d.stopping) {
 		size_t np = 0;
+		pfd = xgrow(pfd, &cap_pfd, d.n_clients + 2, sizeof *pfd);
 		pfd[np++] = (struct pollfd){.fd = d.sfd, .events = POLLIN};
-		pfd[np++] = (struct pollfd){.fd = d.lfd, .events = POLLIN};
-		for (size_t i = 0; i < d.n_clients; i++) {
-			client *c = d.clients[i];
-			short ev = 0;
-			if (c->out.len - c->out_off < 8 * 1024 * 1024)
-				ev |= POLLIN;
-			if (c->out_off < c->out.len)
-				ev |= POLLOUT;
-			pfd[np++] = (struct pollfd){.fd = c->fd, .events = ev};
-		}
-		int pr = poll(pfd, np, TICK_MS);
+		pfd[np++] = (struct pollfd){.fd = qd_accepting(&d) ? d.lfd : -1, .events = POLLIN};
+		for (size_t i = 0; i < d.n_clients; i++)
+			pfd[np++] = (struct pollfd){.fd = d.clients[i]->fd, .events = qd_client_events(&d, d.clients[i])};
+		int pr = poll(pfd, np, more ? 0 : TICK_MS);
 		if (pr < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents & POLLIN) {
@@ -315,14 +208,17 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
 					d.stopping = true;
 		}
+		/* read what came, then serve each connection a bounded round of requests */
 		size_t n_before = d.n_clients;
-		for (size_t i = 0; i < n_before; i++) {
-			client *c = d.clients[i];
+		for (size_t i = 0; i < n_before; i++)
 			if (pfd[2 + i].revents & (POLLIN | POLLHUP | POLLERR))
-				read_client(&d, c);
-		}
+				qd_client_read(&d, d.clients[i]);
+		more = false;
+		qd_clients_pass(&d);
+		for (size_t i = 0; i < n_before; i++)
+			more |= qd_client_serve(&d, d.clients[i]);
 		if (pfd[1].revents & POLLIN)
-			accept_clients(&d);
+			qd_accept(&d);
 		uint64_t mono = now_ms();
 		if (mono >= tick_at) {
 			tick_at = mono + TICK_MS;
@@ -353,21 +249,10 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 			qd_schedule(&d);
 			qd_tx_commit(&d);
 		}
-		for (size_t i = 0; i < d.n_clients; i++) {
-			client *c = d.clients[i];
-			if (c->out_off < c->out.len)
-				write_client(c);
-			if (!c->dead && c->out_off == c->out.len && mono - c->last_ms > d.cfg.client_timeout_ms)
-				c->dead = true; /* a silent client is dropped */
-		}
-		size_t k = 0;
-		for (size_t i = 0; i < d.n_clients; i++) {
-			if (d.clients[i]->dead)
-				client_free(d.clients[i]);
-			else
-				d.clients[k++] = d.clients[i];
-		}
-		d.n_clients = k;
+		for (size_t i = 0; i < d.n_clients; i++)
+			if (d.clients[i]->out_off < d.clients[i]->out.len)
+				qd_client_write(&d, d.clients[i]);
+		qd_clients_reap(&d, mono);
 	}
 	free(pfd);
 	qd_log(&d, "stopping; %zu running job%s keep running and are re-adopted on the next start",

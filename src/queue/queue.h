@@ -48,5 +48,7 @@ int queue_call(queue_conn *c, json_t *req, json_t **reply, gw_error *err);
 int queue_send(queue_conn *c, json_t *req, gw_error *err);
 int queue_recv(queue_conn *c, json_t **reply, gw_error *err);
 void queue_close(queue_conn *c);
+/* A reply not complete within ms (and a send stuck as long) is an error. */
+void queue_set_timeout(queue_conn *c, uint64_t ms);
 
 #endif
