@@ -42,7 +42,7 @@
 #define CLIENT_ROUND 64                  /* requests of one connection per loop pass */
 #define USER_PASS_BYTES (192 * 1024)     /* replies made for one user per loop pass (~15 ms of work) */
 #define TOKEN_BYTES 4096                 /* a reply costs one request more per 4 KiB */
-#define FD_SPARE 32                      /* descriptors kept for the store, /proc, the jobs' shims */
+#define FD_SPARE 16                      /* descriptors kept for the store, /proc, the jobs' shims */
 #define BIG_BUFFER (256 * 1024)          /* a buffer this large is freed once empty */
 #define TRIM_EVERY_MS 1000
 
@@ -330,8 +330,11 @@ static void admit(qd *d, int fd)
 	if (d->n_clients >= limit) {
 		uid_use *top = top_holder(d, u);
 		if (!top || top->conns <= u->conns + 1 || !evict_one(d, top)) {
-			snprintf(msg, sizeof msg, "too many clients (%zu connections; %zu are kept for administrators)",
-				 d->n_clients, l->admin_connections);
+			if (room < l->max_connections)
+				snprintf(msg, sizeof msg, "the daemon is at its open-file limit; try again shortly");
+			else
+				snprintf(msg, sizeof msg, "too many clients (%zu connections; %zu are kept for administrators)",
+					 d->n_clients, l->admin_connections);
 			free(c);
 			refuse(fd, msg);
 			return;
@@ -377,6 +380,31 @@ static bool at_fd_limit(qd *d)
 	/* nothing to free: stop watching the socket a moment rather than spin on it */
 	d->accept_pause_until_ms = now_ms() + 100;
 	return false;
+}
+
+/*
+ * Keep the connections within what the descriptor limit allows now (it may
+ * be lowered under a running daemon; poll itself refuses more descriptors
+ * than RLIMIT_NOFILE): the users holding the most give up their quietest.
+ */
+void qd_clients_fit(qd *d)
+{
+	size_t room = fd_room(d);
+	size_t shed = 0;
+	while (d->n_clients > room) {
+		uid_use *top = top_holder(d, NULL);
+		if (!top || !evict_one(d, top)) {
+			/* administrators only: the oldest goes */
+			client *c = d->clients[0];
+			memmove(&d->clients[0], &d->clients[1], (d->n_clients - 1) * sizeof *d->clients);
+			d->n_clients--;
+			client_free(d, c);
+		}
+		shed++;
+	}
+	if (shed)
+		qd_log(d, "at the open-file limit: closed %zu connection%s of the user holding the most", shed,
+		       shed == 1 ? "" : "s");
 }
 
 bool qd_accepting(qd *d)

@@ -178,6 +178,7 @@ void qd_clients_init(qd *d);
 void qd_clients_release(qd *d);
 void qd_accept(qd *d);
 bool qd_accepting(qd *d);
+void qd_clients_fit(qd *d);
 short qd_client_events(qd *d, client *c);
 void qd_client_read(qd *d, client *c);
 void qd_clients_pass(qd *d);

@@ -194,14 +194,20 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 	bool more = false;       /* a client has requests it can be served without waiting */
 	while (!d.stopping) {
 		size_t np = 0;
+		qd_clients_fit(&d);
 		pfd = xgrow(pfd, &cap_pfd, d.n_clients + 2, sizeof *pfd);
 		pfd[np++] = (struct pollfd){.fd = d.sfd, .events = POLLIN};
 		pfd[np++] = (struct pollfd){.fd = qd_accepting(&d) ? d.lfd : -1, .events = POLLIN};
 		for (size_t i = 0; i < d.n_clients; i++)
 			pfd[np++] = (struct pollfd){.fd = d.clients[i]->fd, .events = qd_client_events(&d, d.clients[i])};
 		int pr = poll(pfd, np, more ? 0 : TICK_MS);
-		if (pr < 0 && errno != EINTR)
+		if (pr < 0 && errno != EINTR && errno != EINVAL)
 			break;
+		if (pr < 0) {
+			/* EINVAL: more descriptors than RLIMIT_NOFILE, lowered just now; fit them next pass */
+			for (size_t i = 0; i < np; i++)
+				pfd[i].revents = 0;
+		}
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			while (read(d.sfd, &si, sizeof si) == sizeof si)

@@ -14,6 +14,10 @@ Every loop is bounded in count and in time.
   submit SOCK N PROJECT      N pipelined submissions of `true`; prints "ok K
                              refused R last_error TEXT"
   cpu PID SECONDS            the process's CPU use over SECONDS, in percent
+  cancel SOCK FIRST LAST     cancel ids FIRST..LAST, 1024 a request; prints
+                             "cancelled C errors E seconds S"
+  pages SOCK [all]           one raw `queue` request: "jobs N next CURSOR";
+                             then every page: "total T pages P"
 """
 import json
 import os
@@ -51,7 +55,10 @@ def probe(path, n, op):
         t0 = time.monotonic()
         try:
             s = connect(path)
-            s.sendall((json.dumps({"v": 1, "op": op}) + "\n").encode())
+            try:
+                s.sendall((json.dumps({"v": 1, "op": op}) + "\n").encode())
+            except BrokenPipeError:
+                pass  # refused at the door: the reason is waiting to be read
             r = read_line(s, t0 + 2.0)
             s.close()
             if not r.get("ok"):
@@ -100,16 +107,16 @@ def trickle(path, n, seconds):
             reason = str(e)
     end = time.monotonic() + seconds
     alive = list(conns)
+    first = True
     while time.monotonic() < end and alive:
-        still = []
-        for s in alive:
-            try:
-                s.send(b"{")
-                still.append(s)
-            except OSError:
-                pass
         # a connection the daemon refused gets one reply line and is closed
-        r, _, _ = select.select(still, [], [], 0)
+        poller = select.poll()
+        byfd = {}
+        for s in alive:
+            poller.register(s, select.POLLIN)
+            byfd[s.fileno()] = s
+        r = [byfd[fd] for fd, _ in poller.poll(200 if first else 0)]
+        first = False
         for s in r:
             try:
                 got = s.recv(4096)
@@ -121,7 +128,14 @@ def trickle(path, n, seconds):
                 except ValueError:
                     pass
             refused += 1
-            still.remove(s)
+            alive.remove(s)
+        still = []
+        for s in alive:
+            try:
+                s.send(b"{")
+                still.append(s)
+            except OSError:
+                refused += 1
         alive = still
         time.sleep(0.5)
     print("open %d refused %d reason %s" % (len(alive), refused, reason or "-"))
@@ -191,6 +205,41 @@ def cpu(pid, seconds):
     print("%.0f" % ((b - a) / os.sysconf("SC_CLK_TCK") / seconds * 100))
 
 
+def cancel(path, first, last):
+    s = connect(path, 60.0)
+    t0 = time.monotonic()
+    done = errors = 0
+    ids = list(range(first, last + 1))
+    for k in range(0, len(ids), 1024):
+        s.sendall((json.dumps({"v": 1, "op": "cancel", "ids": ids[k:k + 1024]}) + "\n").encode())
+        r = read_line(s, time.monotonic() + 60)
+        for e in r["results"]:
+            if e.get("state") == "cancelled":
+                done += 1
+            else:
+                errors += 1
+    print("cancelled %d errors %d seconds %.2f" % (done, errors, time.monotonic() - t0))
+
+
+def pages(path, all_):
+    s = connect(path, 30.0)
+    req = {"v": 1, "op": "queue"}
+    if all_:
+        req["all"] = True
+        req["limit"] = 1000000
+    s.sendall((json.dumps(req) + "\n").encode())
+    r = read_line(s, time.monotonic() + 30)
+    print("jobs %d next %s" % (len(r["jobs"]), r.get("next", "-")))
+    total, n, ids = len(r["jobs"]), 1, [j["id"] for j in r["jobs"]]
+    while r.get("next"):
+        s.sendall((json.dumps(dict(req, cursor=r["next"])) + "\n").encode())
+        r = read_line(s, time.monotonic() + 30)
+        total += len(r["jobs"])
+        ids += [j["id"] for j in r["jobs"]]
+        n += 1
+    print("total %d pages %d distinct %d" % (total, n, len(set(ids))))
+
+
 def main():
     cmd, a = sys.argv[1], sys.argv[2:]
     if cmd == "probe":
@@ -203,6 +252,10 @@ def main():
         partial(a[0], int(a[1]), int(a[2]), float(a[3]))
     elif cmd == "submit":
         submit(a[0], int(a[1]), a[2])
+    elif cmd == "cancel":
+        cancel(a[0], int(a[1]), int(a[2]))
+    elif cmd == "pages":
+        pages(a[0], len(a) > 1 and a[1] == "all")
     elif cmd == "cpu":
         cpu(int(a[0]), float(a[1]))
     else:
