@@ -26,8 +26,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <malloc.h>
 #include <poll.h>
+#include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,11 +72,16 @@ void qd_limits_defaults(qd_limits *l)
 }
 
 /* One daemon.conf key of ours: true when it is one (ok says whether its value is good). */
-bool qd_limits_key(qd_limits *l, const char *k, const char *v, bool *ok)
+bool qd_limits_key(config *cfg, const char *k, const char *v, bool *ok)
 {
+	qd_limits *l = &cfg->lim;
 	long long ll;
 	uint64_t u;
-	if (!strcmp(k, "max_connections")) {
+	if (!strcmp(k, "http")) {
+		*ok = strlen(v) < sizeof cfg->http && strchr(v, ':') != NULL;
+		if (*ok)
+			strcpy(cfg->http, v);
+	} else if (!strcmp(k, "max_connections")) {
 		*ok = parse_int(v, 1, 1000000, &ll) == 0;
 		l->max_connections = (size_t)ll;
 	} else if (!strcmp(k, "admin_connections")) {
@@ -622,4 +630,35 @@ void qd_clients_reap(qd *d, uint64_t mono)
 		d->trim_due = false;
 		d->trim_at_ms = mono + TRIM_EVERY_MS;
 	}
+}
+
+/*
+ * The http setting: `gpuwise status --serve ADDR:PORT --socket SOCKET` as a
+ * child, as nobody when the daemon is root (the page needs NVML and the
+ * socket every user may use, nothing of the daemon's rights).  Its pid, or
+ * 0 when it cannot be started.
+ */
+pid_t qd_http_start(qd *d)
+{
+	if (!d->cfg.http[0])
+		return 0;
+	struct passwd *pw = d->root ? getpwnam("nobody") : NULL;
+	pid_t pid = fork();
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		if (d->root && (!pw || setgroups(0, NULL) || setgid(pw->pw_gid) || setuid(pw->pw_uid)))
+			_exit(125);
+		int nul = open("/dev/null", O_WRONLY);
+		if (nul >= 0)
+			dup2(nul, 1); /* its "serving ..." line; errors stay on the daemon's stderr */
+		execl(d->exe, d->exe, "status", "--serve", d->cfg.http, "--socket", d->socket_path, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		qd_log(d, "serving the lab page and /metrics on http://%s/ (pid %d)", d->cfg.http, (int)pid);
+	return pid > 0 ? pid : 0;
 }

@@ -102,7 +102,7 @@ int qd_config_load(const char *path, bool must_exist, config *c, gw_error *err)
 				strcpy(c->admin_group, v);
 		} else if (!strcmp(k, "policy"))
 			ok = sched_policy_parse(v, &c->policy) == 0;
-		else if (qd_limits_key(&c->lim, k, v, &ok))
+		else if (qd_limits_key(c, k, v, &ok))
 			;
 		else {
 			rc = gw_fail(err, GW_EFORMAT, "config '%s' line %d: unknown key '%s'", path, lineno, k);

@@ -95,6 +95,7 @@ typedef struct config {
 	sched_policy policy;
 	bool vram_cap;           /* shared jobs run under `gpuwise run --vram-cap REQUEST` */
 	qd_limits lim;
+	char http[128];          /* "ADDR:PORT": serve the lab page and /metrics (status --serve), "" not */
 } config;
 
 typedef struct qd {
@@ -116,6 +117,7 @@ typedef struct qd {
 	uint64_t accept_pause_until_ms;
 	uint64_t trim_at_ms;     /* when memory freed by large replies goes back next */
 	bool trim_due;
+	pid_t http_pid;          /* the `status --serve` child of the http setting, 0 none */
 	djob **jobs;             /* not ended */
 	size_t n_jobs, cap_jobs;
 	store_project *projects;
@@ -173,7 +175,8 @@ void qd_stop_job(qd *d, djob *x, int why, const char *note);
 
 /* clients.c: the connections, their budgets and the per-user limits */
 void qd_limits_defaults(qd_limits *l);
-bool qd_limits_key(qd_limits *l, const char *k, const char *v, bool *ok);
+bool qd_limits_key(config *c, const char *k, const char *v, bool *ok);
+pid_t qd_http_start(qd *d);
 void qd_clients_init(qd *d);
 void qd_clients_release(qd *d);
 void qd_accept(qd *d);

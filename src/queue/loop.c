@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "queue/daemon_int.h"
@@ -182,6 +183,7 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 		goto out;
 	qd_readopt(&d);
 	qd_clients_init(&d);
+	d.http_pid = qd_http_start(&d);
 	qd_log(&d, "gpuwise daemon %s: %s queue on %s, state in %s, %zu GPU%s, %zu job%s waiting or running",
 	      GPUWISE_VERSION, d.root ? "system" : "personal", d.socket_path, d.state_dir, d.n_gpus,
 	      d.n_gpus == 1 ? "" : "s", d.n_jobs, d.n_jobs == 1 ? "" : "s");
@@ -261,6 +263,11 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 		qd_clients_reap(&d, mono);
 	}
 	free(pfd);
+	/* unless it already ended and was reaped with the jobs */
+	if (d.http_pid > 0 && waitpid(d.http_pid, NULL, WNOHANG) == 0) {
+		kill(d.http_pid, SIGTERM);
+		waitpid(d.http_pid, NULL, 0);
+	}
 	qd_log(&d, "stopping; %zu running job%s keep running and are re-adopted on the next start",
 	      d.n_jobs, d.n_jobs == 1 ? "" : "s");
 	qd_tx_commit(&d);

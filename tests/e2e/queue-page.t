@@ -148,6 +148,26 @@ like "$(curl -s "$url/metrics")" "gpuwise_queue_up\\{socket=\"$SOCK\",error=\"no
 kill -TERM "$spid"
 wait "$spid"
 is "$?" 0 "the server stops on SIGTERM"
+# ---- the daemon serves the page itself with `http = ADDR:PORT` -------------------------------
+hport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+printf 'context_reserve = 512M\nclient_timeout = 2s\nhttp = 127.0.0.1:%s\n' "$hport" > "$TMP/daemon.conf"
+q_start
+hid=$("$GW" submit --vram 3G --name served-job --env HTTPSECRET=hs-2718 -- sleep 30)
+page=""
+for _ in $(seq 1 50); do
+	page=$(curl -s "http://127.0.0.1:$hport/") && [ -n "$page" ] && break
+	sleep 0.1
+done
+like "$page" "<td class=num>$hid</td><td>served-job</td><td>root</td>" "http = 127.0.0.1:$hport: the daemon serves the page with its queue"
+unlike "$page" "hs-2718" "... without the job's environment"
+like "$(cat "$TMP/daemon.log")" "serving the lab page and /metrics on http://127.0.0.1:$hport/ \(pid [0-9]+\)" "the daemon's log says where"
+hpid=$(sed -n "s|.*serving the lab page and /metrics on http://127.0.0.1:$hport/ (pid \([0-9]*\)).*|\1|p" "$TMP/daemon.log" | tail -1)
+is "$(ps -o user= -p "$hpid" | tr -d ' ')" nobody "the page server runs as nobody, not root"
+"$GW" cancel "$hid" >/dev/null
+q_wait_state "$hid" cancelled 20
+q_stop
+kill -0 "$hpid" 2>/dev/null; ok $((!$?)) "the page server stops with the daemon"
+
 run_gw status --socket "$SOCK"
 is "$rc" 2 "--socket without --serve: exit 2"
 like "$err" "--socket needs --serve" "... says so"
