@@ -44,9 +44,9 @@ q_start
 "$GW" quota set nlp --vram 16G --gpus 1 >/dev/null
 "$GW" quota set hold --vram 8G --jobs 0 >/dev/null
 # running jobs: root in nlp, nobody in default; waiting: the created user in hold
-rid=$("$GW" submit --project nlp --vram 6G --name root-train --env ROOTSECRET=rs-4711 -- sh -c 'sleep 60' root-arg-77)
+rid=$("$GW" submit --project nlp --vram 6G --name root-train --env ROOTSECRET=rs-4711 -- sh -c 'exec sleep 60' root-arg-77)
 nid=$(setpriv --reuid nobody --regid nogroup --clear-groups "$GW" submit --vram 5G --env NOBODYSECRET=nb-9931 \
-	-- sh -c 'sleep 60' nobody-arg-42)
+	-- sh -c 'exec sleep 60' nobody-arg-42)
 as_tuser submit --project hold --vram 2G --env TSECRET=tu-5150 -- /bin/sh -c 'echo tuser-arg-13'
 tid=$out
 [ -n "$rid" ] && [ -n "$nid" ] && [ -n "$tid" ]; ok $? "three users submitted ($rid root, $nid nobody, $tid ${TUSER:-uid $TUID})"
@@ -140,7 +140,9 @@ else
 fi
 
 # ---- the daemon stops answering: the page says so, /metrics has queue_up 0 ------------------------
-q_cleanup
+"$GW" cancel "$rid" "$nid" "$tid" >/dev/null
+for j in "$rid" "$nid" "$tid"; do q_wait_state "$j" cancelled 20; done
+q_stop
 code=$(curl -s -o "$TMP/page2.html" -w '%{http_code}' "$url/")
 is "$code" 200 "no daemon: the page still answers"
 like "$(cat "$TMP/page2.html")" "<p class=warn>no queue: no queue daemon at &#39;$SOCK&#39;</p>" "... and says there is no queue"
