@@ -194,6 +194,7 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 	size_t cap_pfd = 0;
 	uint64_t tick_at = 0;
 	bool more = false;       /* a client has requests it can be served without waiting */
+	uint64_t pass_cost_ms = 0; /* how long the last scheduling pass took */
 	while (!d.stopping) {
 		size_t np = 0;
 		qd_clients_fit(&d);
@@ -251,11 +252,18 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 				c->closing = true;
 			}
 		}
-		/* with a long queue, at most one pass every 50 ms under a burst */
-		if (d.dirty && (d.n_jobs < 1000 || mono - d.pass_at_ms >= 50)) {
+		/*
+		 * With a long queue, at most one pass every 50 ms under a burst, and
+		 * never more than a fifth of the loop's time: a pass over 100,000
+		 * queued jobs takes ~100 ms, and one after each request of a mass
+		 * cancel would make it take minutes.
+		 */
+		uint64_t gap = pass_cost_ms * 4 > 50 ? pass_cost_ms * 4 : 50;
+		if (d.dirty && (d.n_jobs < 1000 || mono - d.pass_at_ms >= gap)) {
 			d.pass_at_ms = mono;
 			qd_schedule(&d);
 			qd_tx_commit(&d);
+			pass_cost_ms = now_ms() - mono;
 		}
 		for (size_t i = 0; i < d.n_clients; i++)
 			if (d.clients[i]->out_off < d.clients[i]->out.len)

@@ -14,7 +14,8 @@ Every loop is bounded in count and in time.
   submit SOCK N PROJECT      N pipelined submissions of `true`; prints "ok K
                              refused R last_error TEXT"
   cpu PID SECONDS            the process's CPU use over SECONDS, in percent
-  cancel SOCK FIRST LAST     cancel ids FIRST..LAST, 1024 a request; prints
+  cancel SOCK FIRST LAST     cancel ids FIRST..LAST, 1024 a request, 8 in
+                             flight; prints
                              "cancelled C errors E seconds S"
   pages SOCK [all]           one raw `queue` request: "jobs N next CURSOR";
                              then every page: "total T pages P"
@@ -210,9 +211,16 @@ def cancel(path, first, last):
     t0 = time.monotonic()
     done = errors = 0
     ids = list(range(first, last + 1))
-    for k in range(0, len(ids), 1024):
-        s.sendall((json.dumps({"v": 1, "op": "cancel", "ids": ids[k:k + 1024]}) + "\n").encode())
-        r = read_line(s, time.monotonic() + 60)
+    # pipelined, 8 requests in flight: the daemon commits what arrived together once
+    reqs = [(json.dumps({"v": 1, "op": "cancel", "ids": ids[k:k + 1024]}) + "\n").encode()
+            for k in range(0, len(ids), 1024)]
+    f = s.makefile("rb")
+    sent = 0
+    for got in range(len(reqs)):
+        while sent < len(reqs) and sent - got < 8:
+            s.sendall(reqs[sent])
+            sent += 1
+        r = json.loads(f.readline())
         for e in r["results"]:
             if e.get("state") == "cancelled":
                 done += 1
