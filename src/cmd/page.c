@@ -244,7 +244,7 @@ static void quota_cell(strbuf *sb, json_t *p, const char *used_k, const char *qu
 /* The fair-share factor, when the daemon reports one (a number in 0..1). */
 static json_t *fair_share(json_t *p)
 {
-	json_t *f = json_object_get(p, "fair_share_factor");
+	json_t *f = json_object_get(p, "fairshare_factor");
 	return json_is_number(f) ? f : NULL;
 }
 
@@ -404,5 +404,5 @@ void page_prometheus(const page_queue *q, strbuf *sb)
 	/* fair share (issue 20 item 1): exposed when the daemon reports it */
 	per_project(sb, arr, "gpuwise_project_fair_share_factor",
 		    "The project's fair-share factor (0-1, higher runs sooner), when the daemon computes one.",
-		    "fair_share_factor", NULL);
+		    "fairshare_factor", NULL);
 }
