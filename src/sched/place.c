@@ -56,9 +56,17 @@ int sched_policy_parse(const char *name, sched_policy *p)
 
 uint64_t sched_need_bytes(const sched_gpu *g, const sched_req *r)
 {
+	uint64_t raw = r->vram_bytes;
 	if (r->gpu_milli > 0 && r->gpu_milli < 1000)
-		return (uint64_t)((unsigned __int128)g->mem_total_bytes * r->gpu_milli / 1000);
-	return r->vram_bytes;
+		raw = (uint64_t)((unsigned __int128)g->mem_total_bytes * r->gpu_milli / 1000);
+	if (g->n_slots) {
+		/* a request over every size takes the whole GPU */
+		for (size_t i = 0; i < g->n_slots; i++)
+			if (g->slot_bytes[i] >= raw)
+				return g->slot_bytes[i] < g->mem_total_bytes ? g->slot_bytes[i] : g->mem_total_bytes;
+		return raw > g->mem_total_bytes ? raw : g->mem_total_bytes;
+	}
+	return raw;
 }
 
 static bool usable(const sched_gpu *g)
