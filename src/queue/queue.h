@@ -1,6 +1,6 @@
 /*
  * queue: the shared-server queue's daemon and the client side of its
- * socket.  The daemon (daemon.c) owns the socket, the SQLite state and the
+ * socket.  The daemon (daemon_int.h lists its files) owns the socket, the SQLite state and the
  * jobs' processes and calls sched/ for every decision; it reports through
  * a log callback and never prints itself.
  */
