@@ -38,6 +38,9 @@ int store_get_job(store *s, uint64_t id, job *out, gw_error *err);
 /* Ended jobs, newest first, at most limit; each passed to fn. */
 int store_each_ended(store *s, uint64_t limit, void (*fn)(void *ctx, const job *j), void *ctx,
 		     gw_error *err);
+/* Ended jobs that ran and ended at since_ms or later, each passed to fn (fair-share usage). */
+int store_each_ran_since(store *s, uint64_t since_ms, void (*fn)(void *ctx, const job *j), void *ctx,
+			 gw_error *err);
 /* Ended jobs whose logs are older than before_ms and still kept: ids, marked gone. */
 int store_expire_logs(store *s, uint64_t before_ms, uint64_t **ids, size_t *n, gw_error *err);
 uint64_t store_count_jobs(store *s);

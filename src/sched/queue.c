@@ -208,7 +208,7 @@ void sched_usage_add(sched_usage *u, uint64_t vram_bytes, uint64_t n_gpus, uint6
  * project's part of all projects' decayed usage (the mean of its parts of
  * GPU-memory-seconds and of GPU-seconds), S its part of the shares.
  */
-static void fair_share(sched_project *pr, size_t n, const sched_node_gpu *gpus, size_t n_gpus)
+void sched_fair_share(sched_project *pr, size_t n, const sched_node_gpu *gpus, size_t n_gpus)
 {
 	double tot_mem = 0, tot_gpu = 0, tot_w = 0, known_w = 0;
 	size_t n_known = 0;
@@ -576,6 +576,18 @@ static bool reclaim(pass *p, job *j, const sched_project *pr, sched_result *res,
 	return true;
 }
 
+/* A job started in this pass weighs on its project's order as if it had run its expected time. */
+static void project_run(pass *p, const job *j, sched_project *pr)
+{
+	uint64_t ms = j->spec.time_limit_ms ? j->spec.time_limit_ms : p->cfg->expected_run_ms;
+	if (!ms)
+		return;
+	double s = (double)ms / 1000.0;
+	pr->usage_vram_byte_s += (double)sched_job_vram_bytes(j, p->node, p->n_gpus) * s;
+	pr->usage_gpu_s += (double)j->spec.n_gpus * s;
+	sched_fair_share(p->projects, p->n_projects, p->node, p->n_gpus);
+}
+
 static int cmp_job(const void *a, const void *b)
 {
 	const job *x = *(job *const *)a, *y = *(job *const *)b;
@@ -716,7 +728,7 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 		i = k;
 	}
 
-	fair_share(projects, n_projects, gpus, n_gpus);
+	sched_fair_share(projects, n_projects, gpus, n_gpus);
 	/* the job the GPUs were held for last pass goes first in its project */
 	job *sticky = NULL;
 	for (size_t i = 0; cfg->prev_reserved_job && i < n_ready; i++)
@@ -727,11 +739,24 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			size_t slot = (size_t)(pr - projects);
 			if (queued[start[slot]]->spec.priority > queued[i]->spec.priority)
 				break;
+			/* only when it can start now: else the reservation is decided anew */
+			const char *qwhy;
+			sched_req r = req_of(&p, queued[i]);
+			int idx[16], g;
+			if (admit(&p, queued[i], pr, &qwhy) == ADMIT_NO ||
+			    (queued[i]->spec.mode == JOB_MODE_MIG ? find_mig(&p, queued[i], &g) < 0
+								  : place(&p, &r, true, idx) != 0))
+				break;
 			sticky = queued[i];
 			memmove(&queued[start[slot] + 1], &queued[start[slot]], (i - start[slot]) * sizeof *queued);
 			queued[start[slot]] = sticky;
 			break;
 		}
+	double *saved_usage = xcalloc(2 * n_projects + 1, sizeof *saved_usage);
+	for (size_t i = 0; i < n_projects; i++) {
+		saved_usage[2 * i] = projects[i].usage_vram_byte_s;
+		saved_usage[2 * i + 1] = projects[i].usage_gpu_s;
+	}
 
 	for (;;) {
 		/*
@@ -808,6 +833,7 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			p.n_pos--;
 			charge(&p, j, pr, +1);
 			res_add(res, &d);
+			project_run(&p, j, pr);
 			continue;
 		}
 		sched_req r = req_of(&p, j);
@@ -854,7 +880,14 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 		p.n_fails = 0;
 		charge(&p, j, pr, +1);
 		res_add(res, &d);
+		project_run(&p, j, pr);
 	}
+	for (size_t i = 0; i < n_projects; i++) {
+		projects[i].usage_vram_byte_s = saved_usage[2 * i];
+		projects[i].usage_gpu_s = saved_usage[2 * i + 1];
+	}
+	sched_fair_share(projects, n_projects, gpus, n_gpus);
+	free(saved_usage);
 	/* victims return to the queue; the caller requeues them */
 	for (size_t i = 0; i < res->n; i++)
 		if (res->d[i].action == SCHED_PREEMPT)

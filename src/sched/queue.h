@@ -87,7 +87,14 @@ typedef struct sched_config {
 	sched_policy policy;         /* SCHED_POLICY_GPUWISE by default */
 	bool borrowing;              /* may a project use others' idle quota */
 	uint64_t context_reserve_bytes; /* per job per GPU (CUDA context) */
-	uint64_t prev_reserved_job;  /* the last pass's reserved_job: it keeps its GPUs */
+	uint64_t prev_reserved_job;  /* the last pass's reserved_job: it starts first when it fits */
+	/*
+	 * How long a job without a time limit is expected to run (the daemon:
+	 * the mean of recent runs); a job started in a pass counts that long
+	 * against its project's usage for the rest of the pass, so the next
+	 * job (and the reservation) goes where the usage will be.  0: none.
+	 */
+	uint64_t expected_run_ms;
 } sched_config;
 
 typedef enum { SCHED_START, SCHED_PREEMPT } sched_action;
@@ -143,6 +150,9 @@ void sched_estimate(const sched_config *cfg, const sched_node_gpu *gpus, size_t 
 const char *sched_check_quota(const job_spec *s, const sched_project *pr, const sched_project *all,
 			      size_t n_all, bool borrowing, const sched_node_gpu *gpus, size_t n_gpus,
 			      char *buf, size_t n);
+
+/* Fill usage_norm, share_norm and fairshare of pr[0..n) (sched_pass calls it). */
+void sched_fair_share(sched_project *pr, size_t n, const sched_node_gpu *gpus, size_t n_gpus);
 
 /* The standard size a request rounds up to: the first slot >= bytes, else bytes. */
 uint64_t sched_round_size(const uint64_t *slot_bytes, size_t n_slots, uint64_t bytes);
