@@ -508,6 +508,7 @@ void qd_handle_line(qd *d, client *c, const char *line, size_t len)
 			json_t *x = json_object();
 			json_object_set_new(x, "index", json_integer((json_int_t)i));
 			json_object_set_new(x, "uuid", json_string(g->uuid));
+			json_object_set_new(x, "name", json_string(g->name));
 			json_object_set_new(x, "mem_total_bytes", json_integer((json_int_t)g->mem_total_bytes));
 			json_object_set_new(x, "mem_outside_bytes", json_integer((json_int_t)g->mem_outside_bytes));
 			json_object_set_new(x, "numa", jint_or_null(g->numa >= 0, g->numa));

@@ -102,6 +102,7 @@ void qd_gpus_refresh(qd *d)
 			continue;
 		sched_node_gpu *x = &g[n++];
 		snprintf(x->uuid, sizeof x->uuid, "%s", h->uuid);
+		snprintf(x->name, sizeof x->name, "%s", h->name);
 		x->mem_total_bytes = HW_VALID(h->mem_total_bytes) ? (uint64_t)h->mem_total_bytes.v : 0;
 		x->lost = h->error[0] || !x->mem_total_bytes;
 		x->numa = -1;

@@ -72,6 +72,7 @@ typedef struct sched_mig {
 
 typedef struct sched_node_gpu {
 	char uuid[96];
+	char name[96];               /* the model, as NVML names it */
 	uint64_t mem_total_bytes;
 	uint64_t mem_outside_bytes;  /* held now by processes outside the queue */
 	sched_mig *migs;             /* MIG instances when partitioned */
