@@ -158,10 +158,7 @@ const char *sched_check_quota(const job_spec *s, const sched_project *pr, const 
 				 borrowing ? " (with all the others' to borrow)" : "");
 		return buf;
 	}
-	if (pr->quota_jobs == 0) {
-		snprintf(buf, n, "project %s's running-job quota is 0: no job of it can start", pr->name);
-		return buf;
-	}
+	/* a running-job quota of 0 pauses a project: its jobs wait, they are not refused */
 	return NULL;
 }
 
