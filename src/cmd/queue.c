@@ -220,35 +220,47 @@ static bool plan_names_gpus(char **args, int n)
 	return false;
 }
 
+/* A GPU type of the server: its memory, how many usable GPUs of it, its name. */
+typedef struct gpu_type {
+	uint64_t total;
+	int count;
+	char name[96];
+	char id[64];    /* catalog id for the planner; a stand-in when unknown (only --vram counts) */
+} gpu_type;
+
 /*
- * The server's smallest GPU type, from the daemon's ping: a catalog id for
- * the planner (the catalog entry of that name, else a stand-in: only its
- * memory, given with --vram, counts for the request), its memory and how
- * many usable GPUs of it the server has.  Returns 0, or -1 with none.
+ * The server's usable GPU types (not lost, not MIG-partitioned), from the
+ * daemon's ping, smallest memory first.  Returns how many (at most max).
  */
-static int server_gpu_type(json_t *ping, char *id, size_t n, uint64_t *total, int *count, char *name, size_t nn)
+static size_t server_gpu_types(json_t *ping, gpu_type *t, size_t max)
 {
 	json_t *g;
-	size_t i;
-	*total = 0;
-	*count = 0;
+	size_t i, n = 0;
 	json_array_foreach(json_object_get(ping, "topology"), i, g) {
-		uint64_t t = (uint64_t)json_integer_value(json_object_get(g, "mem_total_bytes"));
-		if (json_is_true(json_object_get(g, "lost")) || jint(g, "mig_instances") > 0 || !t)
+		uint64_t total = (uint64_t)json_integer_value(json_object_get(g, "mem_total_bytes"));
+		if (json_is_true(json_object_get(g, "lost")) || jint(g, "mig_instances") > 0 || !total)
 			continue;
-		if (!*total || t < *total) {
-			*total = t;
-			*count = 0;
-			snprintf(name, nn, "%s", jstr(g, "name"));
+		size_t k = 0;
+		while (k < n && !(t[k].total == total && strcmp(t[k].name, jstr(g, "name")) == 0))
+			k++;
+		if (k == n) {
+			if (n == max)
+				continue;
+			t[n] = (gpu_type){.total = total};
+			snprintf(t[n].name, sizeof t[n].name, "%s", jstr(g, "name"));
+			const gpu_spec *sp = kb_gpu_find(t[n].name);
+			snprintf(t[n].id, sizeof t[n].id, "%s", sp ? sp->id : "h100-sxm");
+			n++;
 		}
-		if (t == *total)
-			(*count)++;
+		t[k].count++;
 	}
-	if (!*total)
-		return -1;
-	const gpu_spec *sp = kb_gpu_find(name);
-	snprintf(id, n, "%s", sp ? sp->id : "h100-sxm");
-	return 0;
+	for (size_t x = 1; x < n; x++) /* insertion sort by memory */
+		for (size_t y = x; y > 0 && t[y].total < t[y - 1].total; y--) {
+			gpu_type tmp = t[y];
+			t[y] = t[y - 1];
+			t[y - 1] = tmp;
+		}
+	return n;
 }
 
 static void strv_add(json_t *arr, const char *s)
@@ -482,7 +494,7 @@ int cmd_submit(int argc, char **argv)
 		bool fits = false;
 		char *extra[4] = {0};
 		int n_extra = 0;
-		char gpu_arg[96], vram_arg[32], id[64], name[96];
+		char gpu_arg[96], vram_arg[32];
 		int want = gpus_given ? (int)json_integer_value(json_object_get(jspec, "gpus")) : 0;
 		if (!slurm && !plan_names_gpus(argv + plan_from, plan_n)) {
 			/* plan for the GPUs the job will get: the server's smallest type */
@@ -492,44 +504,54 @@ int cmd_submit(int argc, char **argv)
 			}
 			bool refused;
 			json_t *ping = call(conn, req_new("ping"), &refused);
-			uint64_t total = 0;
-			int count = 0;
-			if (!ping || server_gpu_type(ping, id, sizeof id, &total, &count, name, sizeof name)) {
-				if (ping)
-					gw_errorf("--vram auto: the queue's server has no usable GPU to plan for");
-				json_decref(ping);
-				rc = GW_EXIT_RUNTIME;
-				goto out;
-			}
+			gpu_type types[16];
+			size_t n_types = ping ? server_gpu_types(ping, types, 16) : 0;
 			json_decref(ping);
 			queue_close(conn); /* planning may take longer than the daemon waits for a client */
 			conn = NULL;
-			snprintf(vram_arg, sizeof vram_arg, "%lluM", (unsigned long long)(total / MiB));
-			/* the fewest GPUs of that type on which the plan fits */
-			int from = want ? want : 1, to = want ? want : count;
-			for (int k = from; k <= to; k++) {
-				snprintf(gpu_arg, sizeof gpu_arg, "%dx%s", k, id);
-				extra[0] = "--gpu";
-				extra[1] = gpu_arg;
-				extra[2] = "--vram";
-				extra[3] = vram_arg;
-				n_extra = 4;
-				free(summary);
-				summary = NULL;
-				if (plan_vram(argv + plan_from, plan_n, extra, n_extra, &u, &summary, &n_dev, &fits)) {
-					fits = false;
-					break;
-				}
-				if (fits) {
-					want = k;
-					break;
-				}
+			if (!n_types) {
+				if (ping)
+					gw_errorf("--vram auto: the queue's server has no usable GPU to plan for");
+				rc = GW_EXIT_RUNTIME;
+				goto out;
 			}
+			/*
+			 * The fewest GPUs the plan fits on, of the smallest type that
+			 * has that many (one GPU of the smallest type first); with
+			 * --gpus, that many.
+			 */
+			int max_count = 0;
+			for (size_t t = 0; t < n_types; t++)
+				max_count = types[t].count > max_count ? types[t].count : max_count;
+			int from = want ? want : 1, to = want ? want : max_count;
+			for (int k = from; k <= to && !fits; k++)
+				for (size_t t = 0; t < n_types && !fits; t++) {
+					if (types[t].count < k)
+						continue;
+					snprintf(gpu_arg, sizeof gpu_arg, "%dx%s", k, types[t].id);
+					snprintf(vram_arg, sizeof vram_arg, "%lluM", (unsigned long long)(types[t].total / MiB));
+					extra[0] = "--gpu";
+					extra[1] = gpu_arg;
+					extra[2] = "--vram";
+					extra[3] = vram_arg;
+					n_extra = 4;
+					free(summary);
+					summary = NULL;
+					if (plan_vram(argv + plan_from, plan_n, extra, n_extra, &u, &summary, &n_dev, &fits)) {
+						gw_errorf("--vram auto: the planner could not size the job (try 'gpuwise plan' with the same options)");
+						free(summary);
+						rc = GW_EXIT_RUNTIME;
+						goto out;
+					}
+					if (fits)
+						want = k;
+				}
 			if (!fits) {
-				char t[32];
+				char tb[32];
+				const gpu_type *big = &types[n_types - 1];
 				gw_errorf("--vram auto: the model does not fit on %s%d x %s (%s each) of this server%s",
-					  want ? "" : "up to ", want ? want : count, name, fmt_bytes(t, sizeof t, total),
-					  summary ? "; see 'gpuwise plan' with the same options" : "");
+					  want ? "" : "up to ", want ? want : big->count, big->name, fmt_bytes(tb, sizeof tb, big->total),
+					  n_types > 1 ? " (its largest GPUs)" : "");
 				free(summary);
 				rc = EXIT_REFUSED;
 				goto out;
