@@ -139,6 +139,8 @@ void qd_usage_load(qd *d);
 void qd_usage_ended(qd *d, const job *j);
 /* Projects as the scheduler sees them, usage to now included; free with free(). */
 sched_project *qd_sched_projects(qd *d, size_t *n);
+/* The same, their quotas only (cheap: for each submission). */
+sched_project *qd_quota_projects(qd *d, size_t *n);
 void qd_usage_free(qd *d);
 sched_config qd_sched_config(qd *d);
 

@@ -158,7 +158,7 @@ static void do_submit(qd *d, client *c, proto_req *r)
 	}
 	if (!bad) {
 		size_t np;
-		sched_project *all = qd_sched_projects(d, &np);
+		sched_project *all = qd_quota_projects(d, &np);
 		const sched_project *mine = NULL;
 		for (size_t i = 0; i < np; i++)
 			if (strcmp(all[i].name, s->project) == 0)

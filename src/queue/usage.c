@@ -70,7 +70,7 @@ void qd_usage_load(qd *d)
 		qd_log(d, "fair share: cannot read the past usage: %s", e.msg);
 }
 
-sched_project *qd_sched_projects(qd *d, size_t *n)
+sched_project *qd_quota_projects(qd *d, size_t *n)
 {
 	sched_project *pr = xcalloc(d->n_projects + 1, sizeof *pr);
 	size_t np = 0;
@@ -83,19 +83,37 @@ sched_project *qd_sched_projects(qd *d, size_t *n)
 	if (!have_default)
 		pr[np++] = (sched_project){.name = "default", .quota_vram_bytes = SCHED_UNLIMITED,
 					   .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED};
+	*n = np;
+	return pr;
+}
+
+sched_project *qd_sched_projects(qd *d, size_t *n)
+{
+	size_t np;
+	sched_project *pr = qd_quota_projects(d, &np);
 	uint64_t now = wall_ms();
+	sched_usage *run = xcalloc(np + 1, sizeof *run);
 	for (size_t i = 0; i < np; i++) {
 		sched_usage *u = usage_of(d, pr[i].name);
 		sched_usage_decay(u, now, d->cfg.fairshare_half_life_ms);
-		sched_usage run = *u;
-		for (size_t k = 0; k < d->n_jobs; k++) {
-			const job *j = &d->jobs[k]->j;
-			if (j->state == JOB_RUNNING && j->spec.project && strcmp(j->spec.project, pr[i].name) == 0)
-				add_run(d, &run, j, now);
-		}
-		pr[i].usage_vram_byte_s = run.vram_byte_s;
-		pr[i].usage_gpu_s = run.gpu_s;
+		run[i] = *u;
 	}
+	/* running jobs count up to now */
+	for (size_t k = 0; k < d->n_jobs; k++) {
+		const job *j = &d->jobs[k]->j;
+		if (j->state != JOB_RUNNING || !j->spec.project)
+			continue;
+		for (size_t i = 0; i < np; i++)
+			if (strcmp(j->spec.project, pr[i].name) == 0) {
+				add_run(d, &run[i], j, now);
+				break;
+			}
+	}
+	for (size_t i = 0; i < np; i++) {
+		pr[i].usage_vram_byte_s = run[i].vram_byte_s;
+		pr[i].usage_gpu_s = run[i].gpu_s;
+	}
+	free(run);
 	sched_fair_share(pr, np, d->gpus, d->n_gpus);
 	*n = np;
 	return pr;
