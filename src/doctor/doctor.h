@@ -19,6 +19,16 @@ typedef struct explain_capture {
 	char *value;
 } explain_capture;
 
+/* One row of a vendor's status-code catalog that a message names. */
+typedef struct explain_catalog_row {
+	char *family;   /* "cuda-runtime", "cuda-driver", "cublas", "cudnn", "cufft", "cusolver", "nccl", "hip", "xid" */
+	char *name;     /* "cudaErrorUnknown", "CUBLAS_STATUS_EXECUTION_FAILED", "Xid 79" */
+	long code;      /* its number */
+	char *message;  /* what the library prints for it ("" when nothing) */
+	char *meaning;
+	char *source;
+} explain_catalog_row;
+
 typedef struct explain_match {
 	char *id;          /* stable diagnosis id: "cuda-oom", "arch-unsupported" ... */
 	char *title;       /* one line: what happened */
@@ -28,6 +38,9 @@ typedef struct explain_match {
 	size_t n_fixes;
 	explain_capture *caps; /* named captures plus derived values */
 	size_t n_caps;
+	explain_catalog_row *catalog; /* status codes the message names (data/error-catalog.tsv,
+	                               * data/xid.tsv), the innermost first */
+	size_t n_catalog;
 	int priority;      /* the signature's rank weight */
 	size_t offset;     /* where the signature matched in the text */
 	size_t length;
@@ -46,6 +59,22 @@ void explain_matches_free(explain_match_t *m, size_t n);
 const char *explain_cap(const explain_match_t *m, const char *name);
 /* Free the compiled signatures (valgrind-clean exits, tests). */
 void explain_release(void);
+
+/*
+ * The qualified name in an Itanium-mangled C++ symbol ("_ZN3c104cuda9SetDeviceEi"
+ * -> "c10::cuda::SetDevice"), malloc'd; NULL when sym is not one it can read.
+ * Parameter types are not decoded.
+ */
+char *explain_demangle(const char *sym);
+/* Which library a demangled name belongs to ("PyTorch (libc10)"); NULL unknown. */
+const char *explain_symbol_library(const char *demangled);
+
+/*
+ * Is this machine WSL (hw_platform(): the kernel, /dev/dxg and
+ * /usr/lib/wsl/lib read through the root prefix), so that explain and
+ * doctor agree on the platform?
+ */
+bool explain_platform_is_wsl(void);
 
 /* PyTorch's CUDA out-of-memory message, both formats. */
 typedef enum {
@@ -98,6 +127,8 @@ typedef struct explain_context {
 	const char *torch_version;   /* "2.5.1+cu124" of the first Python found */
 	const char *torch_cuda;      /* "12.4", NULL for CPU-only or unknown */
 	const char *python;          /* that interpreter */
+	int temp_c;                  /* that GPU now, -1 unknown */
+	int power_w, power_limit_w;  /* its board power now and its limit, -1 unknown */
 } explain_context;
 
 /*
@@ -117,6 +148,9 @@ int version_cmp(const char *a, const char *b);
  * the table takes the nearest older one).  Writes "" when unknown.
  */
 void compat_driver_min(const char *cuda, char *out, size_t n);
+/* The same for the Windows driver (WSL 2 sees the Windows driver's number);
+ * the Linux minimum where the table has no Windows one (CUDA >= 13.1). */
+void compat_driver_min_windows(const char *cuda, char *out, size_t n);
 /* Minor-version compatibility floor for CUDA major X ("525" for 12); "" unknown. */
 void compat_minor_floor(int cuda_major, char *out, size_t n);
 
@@ -162,6 +196,7 @@ bool xid_lookup(int xid, const char **meaning, const char **severity, const char
 struct hw_snapshot;
 struct hw_xid;
 struct stack_info;
+struct hw_platform_info;
 
 /*
  * ok: a check ran and passed; info: a fact worth knowing, not a verdict;
@@ -194,6 +229,8 @@ typedef struct doctor_input {
 	size_t n_xids;
 	bool xids_read;                   /* false: the kernel log could not be read */
 	const char *xid_error;            /* why not */
+	/* added after the first version of this contract */
+	const struct hw_platform_info *platform; /* NULL: doctor_check detects it */
 } doctor_input;
 
 /*
@@ -221,6 +258,18 @@ void doctor_merge_duplicates(doctor_report *rep);
  * Part of doctor_check.
  */
 void doctor_check_desktop(doctor_report *rep);
+/*
+ * WSL (wsl.c): the platform finding, GPU-PV (/dev/dxg), the Windows
+ * driver's libraries, a Linux driver installed inside WSL (files and dpkg
+ * packages, with the purge command), which libcuda the loader takes, the
+ * harmless ldconfig warning, the toolkit's origin, dxgkrnl errors.  Part
+ * of doctor_check when the platform is WSL.
+ */
+void doctor_check_wsl(const doctor_input *in, const struct hw_platform_info *pl, doctor_report *rep);
+/* The Desktop group on WSL: where Windows picks an app's GPU, Task Manager's memory. */
+void doctor_check_wsl_desktop(const doctor_input *in, doctor_report *rep);
+/* "install the NVIDIA driver for Windows >= MIN, then wsl --shutdown ..." (malloc'd). */
+char *doctor_wsl_driver_fix(const char *min_version);
 /* Add a finding (used by the checks and by cmd/ for --deep results). */
 doctor_finding *doctor_add(doctor_report *rep, const char *id, doctor_severity sev, doctor_group g, int gpu);
 const char *doctor_severity_name(doctor_severity s);

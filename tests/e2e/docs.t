@@ -156,6 +156,8 @@ jcheck() {
 run_gw plan llama-2-13b --vram 10G --json
 is "$rc" 3 "plan llama-2-13b --vram 10G: exit 3 (offload)"
 jcheck plan json-plan.md
+run_gw plan llama-3.1-8b --gpu rtx-4090 --engine vllm --parallel 4 --per-user-tps 20 --json
+jcheck plan-serve json-plan.md
 run_gw plan llama-2-7b --train lora --vram 8G --json
 is "$rc" 4 "plan --train lora --vram 8G: exit 4"
 jcheck plan-train "json-plan-workloads.md#fine-tuning-train-full-lora-qlora"
@@ -204,6 +206,11 @@ run_gw status --all --json --watch 100ms --count 2
 is "$rc" 0 "status --all --json --watch: exit 0"
 is "$(printf '%s\n' "$out" | grep -c '^{')" 2 "status --watch --count 2: two JSON lines"
 jcheck status-watch json-status.md
+fake wsl2-laptop
+run_gw doctor --json --no-exec
+jcheck doctor-wsl json-doctor.md
+run_gw plan llama-3.1-8b --json
+jcheck plan-wsl json-plan.md
 fake desktop-4090
 run_gw run --interval 100ms --json -- sleep 0.3
 is "$rc" 0 "run --json -- sleep 0.3: exit 0"
