@@ -19,6 +19,32 @@ void qd_config_defaults(config *c)
 	c->client_timeout_ms = 60000;
 	c->policy = SCHED_POLICY_GPUWISE;
 	qd_limits_defaults(&c->lim);
+	/* Slurm's PriorityDecayHalfLife defaults to 7 days (slurm.conf(5)) */
+	c->fairshare_half_life_ms = 7ULL * 86400 * 1000;
+	/* a desktop's display server holds a few hundred MiB; more is somebody's job */
+	c->exclusive_foreign_bytes = 256 * MiB;
+}
+
+/* "8G,12G,24G": ascending sizes, at most 16. */
+static bool parse_sizes(const char *v, config *c)
+{
+	char buf[512];
+	if (strlen(v) >= sizeof buf)
+		return false;
+	strcpy(buf, v);
+	c->n_vram_sizes = 0;
+	if (!strcmp(buf, "none") || !*buf)
+		return true;
+	char *sp = NULL;
+	for (char *t = strtok_r(buf, ",", &sp); t; t = strtok_r(NULL, ",", &sp)) {
+		uint64_t u;
+		t = str_trim(t);
+		if (c->n_vram_sizes == 16 || parse_size(t, &u) || u == 0 || u > (1ULL << 50) ||
+		    (c->n_vram_sizes && u <= c->vram_sizes[c->n_vram_sizes - 1]))
+			return false;
+		c->vram_sizes[c->n_vram_sizes++] = u;
+	}
+	return true;
 }
 
 static bool yes_no(const char *v, bool *out)
@@ -100,6 +126,14 @@ int qd_config_load(const char *path, bool must_exist, config *c, gw_error *err)
 			ok = strlen(v) < sizeof c->admin_group;
 			if (ok)
 				strcpy(c->admin_group, v);
+		} else if (!strcmp(k, "fairshare_half_life")) {
+			ok = parse_duration_ms(v, &u) == 0;
+			c->fairshare_half_life_ms = u;
+		} else if (!strcmp(k, "exclusive_foreign")) {
+			ok = parse_size(v, &u) == 0 && u <= 1024 * GiB;
+			c->exclusive_foreign_bytes = u;
+		} else if (!strcmp(k, "vram_sizes")) {
+			ok = parse_sizes(v, c);
 		} else if (!strcmp(k, "policy"))
 			ok = sched_policy_parse(v, &c->policy) == 0;
 		else if (qd_limits_key(c, k, v, &ok))

@@ -96,6 +96,10 @@ typedef struct config {
 	bool vram_cap;           /* shared jobs run under `gpuwise run --vram-cap REQUEST` */
 	qd_limits lim;
 	char http[128];          /* "ADDR:PORT": serve the lab page and /metrics (status --serve), "" not */
+	uint64_t fairshare_half_life_ms; /* decay of the projects' past usage; 0 none */
+	uint64_t exclusive_foreign_bytes; /* memory outside the queue that keeps exclusive jobs off a GPU */
+	uint64_t vram_sizes[16]; /* standard sizes, ascending; none when n_vram_sizes is 0 */
+	size_t n_vram_sizes;
 } config;
 
 typedef struct qd {
@@ -131,6 +135,12 @@ typedef struct qd {
 	bool stopping;
 	uint64_t expire_at_ms;
 	gw_error err;            /* last store error */
+	/* fair share (usage.c): each project's decayed usage of ended runs */
+	char **usage_names;
+	sched_usage *usage;
+	size_t n_usage;
+	uint64_t reserved_job;   /* the last pass's reservation, kept to the next */
+	double mean_run_ms;      /* recent runs' mean length (weighted 1/16 per run) */
 } qd;
 
 
@@ -152,6 +162,16 @@ void qd_schedule(qd *d);
 void qd_watch_jobs(qd *d);
 void qd_readopt(qd *d);
 void qd_expire_logs(qd *d);
+
+/* usage.c */
+void qd_usage_load(qd *d);
+void qd_usage_ended(qd *d, const job *j);
+/* Projects as the scheduler sees them, usage to now included; free with free(). */
+sched_project *qd_sched_projects(qd *d, size_t *n);
+/* The same, their quotas only (cheap: for each submission). */
+sched_project *qd_quota_projects(qd *d, size_t *n);
+void qd_usage_free(qd *d);
+sched_config qd_sched_config(qd *d);
 
 /* config.c */
 void qd_config_defaults(config *c);

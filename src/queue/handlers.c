@@ -59,6 +59,9 @@ static json_t *job_json(qd *d, const job *j, bool detail)
 							      : json_string(job_mode_name(s->mode)));
 	json_object_set_new(o, "gpus_requested", json_integer(s->n_gpus));
 	json_object_set_new(o, "vram_request_bytes", json_integer((json_int_t)s->vram_bytes));
+	json_object_set_new(o, "vram_asked_bytes", jint_or_null(s->vram_asked_bytes > 0, (long long)s->vram_asked_bytes));
+	json_object_set_new(o, "queue_position", jint_or_null(j->state == JOB_QUEUED && j->queue_pos > 0, (long long)j->queue_pos));
+	json_object_set_new(o, "estimated_start_ms", jint_or_null(j->state == JOB_QUEUED && j->est_start_ms > 0, (long long)j->est_start_ms));
 	json_object_set_new(o, "vram_measured_bytes", jint_or_null(j->vram_peak_bytes > 0, (long long)j->vram_peak_bytes));
 	json_object_set_new(o, "priority", json_integer(s->priority));
 	json_t *g = json_array(), *u = json_array();
@@ -147,6 +150,24 @@ static void do_submit(qd *d, client *c, proto_req *r)
 		bad = qd_user_jobs_refusal(d, c, why, sizeof why);
 	if (!bad)
 		bad = sched_check_fits(s, d->gpus, d->n_gpus, d->cfg.context_reserve_bytes, why, sizeof why);
+	if (!bad && s->mode == JOB_MODE_SHARED && d->cfg.n_vram_sizes) {
+		/* standard sizes: the request is the size it rounds up to */
+		uint64_t size = sched_round_size(d->cfg.vram_sizes, d->cfg.n_vram_sizes, s->vram_bytes);
+		if (size != s->vram_bytes) {
+			s->vram_asked_bytes = s->vram_bytes;
+			s->vram_bytes = size;
+		}
+	}
+	if (!bad) {
+		size_t np;
+		sched_project *all = qd_quota_projects(d, &np);
+		const sched_project *mine = NULL;
+		for (size_t i = 0; i < np; i++)
+			if (strcmp(all[i].name, s->project) == 0)
+				mine = &all[i];
+		bad = sched_check_quota(s, mine, all, np, d->cfg.borrowing, d->gpus, d->n_gpus, why, sizeof why);
+		free(all);
+	}
 	if (bad) {
 		qd_reply_error(c, "%s", bad);
 		qd_djob_free(x);
@@ -179,6 +200,18 @@ static void do_submit(qd *d, client *c, proto_req *r)
 static void do_queue(qd *d, client *c, proto_req *r)
 {
 	json_t *o = ok_reply(), *arr = json_array();
+	if (!(r->has_cursor && r->cursor_ended)) {
+		/* estimated starts of the first waiting jobs, from the time limits */
+		size_t np;
+		sched_project *pr = qd_sched_projects(d, &np);
+		job **jobs = xcalloc(d->n_jobs ? d->n_jobs : 1, sizeof *jobs);
+		for (size_t i = 0; i < d->n_jobs; i++)
+			jobs[i] = &d->jobs[i]->j;
+		sched_config cfg = qd_sched_config(d);
+		sched_estimate(&cfg, d->gpus, d->n_gpus, pr, np, jobs, d->n_jobs, wall_ms(), 500);
+		free(jobs);
+		free(pr);
+	}
 	size_t room = PROTO_QUEUE_PAGE;
 	char next[64] = "";
 	uint64_t before = 0, left = r->limit ? r->limit : 1000;
@@ -411,7 +444,8 @@ static void do_quota(qd *d, client *c)
 {
 	/* usage of running jobs by project */
 	json_t *o = ok_reply(), *arr = json_array();
-	size_t n = d->n_projects;
+	size_t n = d->n_projects, n_fs;
+	sched_project *fs = qd_sched_projects(d, &n_fs);
 	bool have_default = project_find(d, "default") != NULL;
 	for (size_t i = 0; i < n + !have_default; i++) {
 		const char *name = i < n ? d->projects[i].name : "default";
@@ -440,8 +474,18 @@ static void do_quota(qd *d, client *c)
 		json_object_set_new(p, "jobs_borrowing", json_integer((json_int_t)qv));
 		json_object_set_new(p, "jobs_waiting", json_integer((json_int_t)queued));
 		json_object_set_new(p, "members", json_string(i < n ? d->projects[i].members : ""));
+		for (size_t k = 0; k < n_fs; k++)
+			if (strcmp(fs[k].name, name) == 0) {
+				json_object_set_new(p, "usage_vram_gib_hours", json_real(fs[k].usage_vram_byte_s / (double)GiB / 3600));
+				json_object_set_new(p, "usage_gpu_hours", json_real(fs[k].usage_gpu_s / 3600));
+				json_object_set_new(p, "usage_share", json_real(fs[k].usage_norm));
+				json_object_set_new(p, "fairshare_share", json_real(fs[k].share_norm));
+				json_object_set_new(p, "fairshare_factor", json_real(fs[k].fairshare));
+			}
 		json_array_append_new(arr, p);
 	}
+	free(fs);
+	json_object_set_new(o, "fairshare_half_life_ms", json_integer((json_int_t)d->cfg.fairshare_half_life_ms));
 	json_object_set_new(o, "projects", arr);
 	json_object_set_new(o, "borrowing", json_boolean(d->cfg.borrowing));
 	json_object_set_new(o, "admin", json_boolean(qd_is_admin(d, c)));
@@ -505,6 +549,7 @@ void qd_handle_line(qd *d, client *c, const char *line, size_t len)
 			json_t *x = json_object();
 			json_object_set_new(x, "index", json_integer((json_int_t)i));
 			json_object_set_new(x, "uuid", json_string(g->uuid));
+			json_object_set_new(x, "name", json_string(g->name));
 			json_object_set_new(x, "mem_total_bytes", json_integer((json_int_t)g->mem_total_bytes));
 			json_object_set_new(x, "mem_outside_bytes", json_integer((json_int_t)g->mem_outside_bytes));
 			json_object_set_new(x, "numa", jint_or_null(g->numa >= 0, g->numa));

@@ -105,6 +105,7 @@ void qd_gpus_refresh(qd *d)
 			continue;
 		sched_node_gpu *x = &g[n++];
 		snprintf(x->uuid, sizeof x->uuid, "%s", h->uuid);
+		snprintf(x->name, sizeof x->name, "%s", h->name);
 		x->mem_total_bytes = HW_VALID(h->mem_total_bytes) ? (uint64_t)h->mem_total_bytes.v : 0;
 		x->lost = h->error[0] || !x->mem_total_bytes;
 		x->numa = -1;
@@ -117,11 +118,34 @@ void qd_gpus_refresh(qd *d)
 			x->numa = (int)numa;
 		x->nvlink_group = hw_nvlink_group_of(&s, i);
 		x->pcie_switch = hw_pcie_switch_of(h->pci_bus_id, switches, &n_switches, 64);
+		/*
+		 * Outside the queue: the driver's reservation, the processes that
+		 * are not jobs, and what NVML counts as used that no visible
+		 * process holds (other containers, VMs, vGPU guests).
+		 */
 		uint64_t outside = HW_VALID(h->mem_reserved_bytes) ? (uint64_t)h->mem_reserved_bytes.v : 0;
-		for (size_t k = 0; k < h->n_procs; k++)
-			if (HW_VALID(h->procs[k].used_mem_bytes) && !proc_is_job((pid_t)h->procs[k].pid))
-				outside += (uint64_t)h->procs[k].used_mem_bytes.v;
+		uint64_t seen = 0, foreign = 0;
+		bool job_unknown = false;
+		for (size_t k = 0; k < h->n_procs; k++) {
+			bool is_job = proc_is_job((pid_t)h->procs[k].pid);
+			if (!HW_VALID(h->procs[k].used_mem_bytes)) {
+				job_unknown |= is_job;
+				x->foreign |= !is_job; /* holds an unknown amount */
+				continue;
+			}
+			seen += (uint64_t)h->procs[k].used_mem_bytes.v;
+			if (!is_job)
+				foreign += (uint64_t)h->procs[k].used_mem_bytes.v;
+		}
+		outside += foreign;
+		uint64_t used = HW_VALID(h->mem_used_bytes) ? (uint64_t)h->mem_used_bytes.v : 0;
+		/* a job whose memory NVML does not itemise would be counted twice */
+		if (used > seen && !job_unknown)
+			outside += used - seen;
 		x->mem_outside_bytes = outside;
+		x->foreign |= outside > d->cfg.exclusive_foreign_bytes;
+		x->slot_bytes = d->cfg.n_vram_sizes ? d->cfg.vram_sizes : NULL;
+		x->n_slots = d->cfg.n_vram_sizes;
 		if (h->n_migs) {
 			x->migs = xcalloc(h->n_migs, sizeof *x->migs);
 			x->n_migs = h->n_migs;
@@ -226,16 +250,8 @@ char *qd_job_path(qd *d, const char *dir, uint64_t id, const char *ext)
 void qd_schedule(qd *d)
 {
 	d->dirty = false;
-	sched_project *pr = xcalloc(d->n_projects + 1, sizeof *pr);
-	size_t np = 0;
-	bool have_default = false;
-	for (size_t i = 0; i < d->n_projects; i++) {
-		pr[np++] = (sched_project){d->projects[i].name, d->projects[i].vram_bytes, d->projects[i].gpus,
-					   d->projects[i].jobs, 0, 0, 0};
-		have_default |= strcmp(d->projects[i].name, "default") == 0;
-	}
-	if (!have_default)
-		pr[np++] = (sched_project){"default", SCHED_UNLIMITED, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0};
+	size_t np;
+	sched_project *pr = qd_sched_projects(d, &np);
 	job **jobs = xcalloc(d->n_jobs ? d->n_jobs : 1, sizeof *jobs);
 	for (size_t i = 0; i < d->n_jobs; i++) {
 		jobs[i] = &d->jobs[i]->j;
@@ -243,9 +259,10 @@ void qd_schedule(qd *d)
 		if (d->jobs[i]->stop)
 			jobs[i]->borrowed = false;
 	}
-	sched_config cfg = {d->cfg.policy, d->cfg.borrowing, d->cfg.context_reserve_bytes};
+	sched_config cfg = qd_sched_config(d);
 	sched_result res = {0};
 	sched_pass(&cfg, d->gpus, d->n_gpus, pr, np, jobs, d->n_jobs, &res);
+	d->reserved_job = res.reserved_job > 0 ? (uint64_t)res.reserved_job : 0;
 	/* a preempted job says so until it starts again */
 	for (size_t i = 0; i < d->n_jobs; i++) {
 		djob *x = d->jobs[i];

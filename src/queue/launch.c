@@ -51,6 +51,7 @@ void qd_job_ended(qd *d, djob *x, int status, bool known)
 	j->exit_status = status;
 	j->pid = 0;
 	j->pid_start_ticks = 0;
+	qd_usage_ended(d, j);
 	char t[32];
 	switch (x->stop) {
 	case STOP_PREEMPT:

@@ -89,6 +89,7 @@ static void daemon_release(qd *d)
 	qd_gpus_free(d);
 	if (d->hw)
 		hw_close(d->hw);
+	qd_usage_free(d);
 	store_close(d->st);
 	if (d->lfd >= 0) {
 		close(d->lfd);
@@ -169,6 +170,7 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 	d.hw = hw_open(&ho, &he);
 	qd_gpus_refresh(&d);
 	d.hw_at_ms = now_ms();
+	qd_usage_load(&d);
 
 	sigset_t mask;
 	sigemptyset(&mask);

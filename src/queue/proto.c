@@ -130,6 +130,8 @@ json_t *proto_spec_to_json(const job_spec *s, bool stored)
 	if (s->name)
 		json_object_set_new(o, "name", json_string(s->name));
 	json_object_set_new(o, "vram_bytes", json_integer((json_int_t)s->vram_bytes));
+	if (s->vram_asked_bytes)
+		json_object_set_new(o, "vram_asked_bytes", json_integer((json_int_t)s->vram_asked_bytes));
 	if (s->vram_auto)
 		json_object_set_new(o, "vram_auto", json_true());
 	if (s->vram_plan)
@@ -249,6 +251,9 @@ int proto_spec_from_json(json_t *o, bool stored, job_spec *s, char *err, size_t 
 				goto bad;
 			}
 			s->max_restarts = (int)json_integer_value(v);
+		} else if (stored && strcmp(key, "vram_asked_bytes") == 0) {
+			if (get_u64(v, key, 1ULL << 50, &s->vram_asked_bytes, err, n))
+				goto bad;
 		} else if (stored && strcmp(key, "uid") == 0) {
 			if (get_u64(v, key, UINT32_MAX, &u, err, n))
 				goto bad;

@@ -368,3 +368,23 @@ void store_projects_free(store_project *p, size_t n)
 	}
 	free(p);
 }
+
+int store_each_ran_since(store *s, uint64_t since_ms, void (*fn)(void *ctx, const job *j), void *ctx,
+			 gw_error *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT " JOB_COLS " FROM jobs WHERE state >= 3 AND start_ms > 0 AND end_ms >= ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_fail(s, err, "list jobs");
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)since_ms);
+	int rc = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		job j;
+		if ((rc = row_to_job(st, &j, err)))
+			break;
+		fn(ctx, &j);
+		job_release(&j);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
