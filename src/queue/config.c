@@ -18,6 +18,10 @@ void qd_config_defaults(config *c)
 	c->log_retention_ms = 30ULL * 86400 * 1000;
 	c->client_timeout_ms = 60000;
 	c->policy = SCHED_POLICY_GPUWISE;
+	/* a job's output is kept to 256 MiB and 256 MiB of the state disk stay free, so
+	 * that a chatty job cannot fill it: the database must be able to commit */
+	c->log_limit_bytes = 256 * MiB;
+	c->free_reserve_bytes = 256 * MiB;
 }
 
 static bool yes_no(const char *v, bool *out)
@@ -89,6 +93,14 @@ int qd_config_load(const char *path, bool must_exist, config *c, gw_error *err)
 		} else if (!strcmp(k, "context_reserve")) {
 			ok = parse_size(v, &u) == 0 && u <= 64 * GiB;
 			c->context_reserve_bytes = u;
+		} else if (!strcmp(k, "log_limit")) {
+			u = 0;
+			ok = !strcmp(v, "0") || (parse_size(v, &u) == 0 && u >= 4096);
+			c->log_limit_bytes = u;
+		} else if (!strcmp(k, "free_space_reserve")) {
+			u = 0;
+			ok = !strcmp(v, "0") || parse_size(v, &u) == 0;
+			c->free_reserve_bytes = u;
 		} else if (!strcmp(k, "log_retention")) {
 			ok = parse_duration_ms(v, &u) == 0;
 			c->log_retention_ms = u;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "queue/daemon_int.h"
@@ -145,6 +146,21 @@ static void do_submit(qd *d, client *c, proto_req *r)
 	}
 	if (!bad)
 		bad = sched_check_fits(s, d->gpus, d->n_gpus, d->cfg.context_reserve_bytes, why, sizeof why);
+	struct statvfs vfs;
+	if (!bad && d->cfg.free_reserve_bytes && statvfs(d->state_dir, &vfs) == 0 &&
+	    (uint64_t)vfs.f_bavail * vfs.f_frsize < d->cfg.free_reserve_bytes) {
+		char a[32], b[32];
+		snprintf(why, sizeof why,
+			 "the state directory '%.100s' has %s free, below the reserve of %s (free_space_reserve): "
+			 "submissions are refused until space is freed",
+			 d->state_dir, fmt_bytes(a, sizeof a, (uint64_t)vfs.f_bavail * vfs.f_frsize),
+			 fmt_bytes(b, sizeof b, d->cfg.free_reserve_bytes));
+		bad = why;
+	}
+	if (!bad && !qd_tx_ok(d)) {
+		snprintf(why, sizeof why, "the daemon could not save its state: %.200s", d->err.msg);
+		bad = why;
+	}
 	if (bad) {
 		qd_reply_error(c, "%s", bad);
 		qd_djob_free(x);
@@ -153,14 +169,16 @@ static void do_submit(qd *d, client *c, proto_req *r)
 	j->state = JOB_QUEUED;
 	j->submit_ms = wall_ms();
 	j->mig_idx = -1;
-	qd_tx(d);
 	if (store_add_job(d->st, j, &d->err)) {
-		qd_reply_error(c, "%s", d->err.msg);
+		qd_tx_fail(d);
+		qd_reply_error(c, "the daemon could not save its state: %s", d->err.msg);
 		qd_djob_free(x);
 		return;
 	}
 	d->jobs = xgrow(d->jobs, &d->cap_jobs, d->n_jobs + 1, sizeof *d->jobs);
 	d->jobs[d->n_jobs++] = x;
+	d->tx_new = xgrow(d->tx_new, &d->cap_tx_new, d->n_tx_new + 1, sizeof *d->tx_new);
+	d->tx_new[d->n_tx_new++] = x;
 	d->dirty = true;
 	json_t *o = ok_reply();
 	json_object_set_new(o, "id", json_integer((json_int_t)j->id));
@@ -428,8 +446,8 @@ static void do_quota_set(qd *d, client *c, proto_req *r)
 		p.jobs = r->jobs;
 	if (r->has_members)
 		p.members = r->members;
-	qd_tx(d);
-	if (store_set_project(d->st, &p, &d->err)) {
+	if (!qd_tx_ok(d) || store_set_project(d->st, &p, &d->err)) {
+		qd_tx_fail(d);
 		qd_reply_error(c, "%s", d->err.msg);
 		return;
 	}

@@ -21,6 +21,7 @@ typedef struct queue_daemon_opts {
 	const char *state_dir;    /* NULL = default for root or the user */
 	const char *socket_path;  /* NULL = default */
 	const char *config_path;  /* NULL = the system config when root (if present) */
+	bool new_state;           /* move a state.db aside and start a new one (ids continue) */
 	void (*log)(void *ctx, const char *line);
 	void *log_ctx;
 } queue_daemon_opts;
@@ -28,7 +29,8 @@ typedef struct queue_daemon_opts {
 /*
  * Run the daemon until SIGTERM or SIGINT.  Returns 0 after a clean stop,
  * or a negative code with err set when it cannot start (socket in use,
- * state unreadable, bad config).
+ * state unreadable, bad config); GW_EFORMAT for a state database that is
+ * empty, damaged or behind the ids already handed out.
  */
 int queue_daemon_run(const queue_daemon_opts *o, gw_error *err);
 
