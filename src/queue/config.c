@@ -22,6 +22,15 @@ void qd_config_defaults(config *c)
 	 * that a chatty job cannot fill it: the database must be able to commit */
 	c->log_limit_bytes = 256 * MiB;
 	c->free_reserve_bytes = 256 * MiB;
+	/*
+	 * Never inherited from a submitter: the dynamic loader's variables (they
+	 * would also displace the VRAM cap's preload), the daemon's own, and the
+	 * others glibc drops for setuid programs (its UNSECURE_ENVVARS list,
+	 * less TMPDIR and TZDIR, which users set for good reasons).
+	 */
+	snprintf(c->env_deny, sizeof c->env_deny, "%s",
+		 "LD_*,GPUWISE_*,GCONV_PATH,GETCONF_DIR,HOSTALIASES,LOCALDOMAIN,LOCPATH,MALLOC_TRACE,"
+		 "NIS_PATH,NLSPATH,RESOLV_HOST_CONF,RES_OPTIONS");
 }
 
 static bool yes_no(const char *v, bool *out)
@@ -107,6 +116,10 @@ int qd_config_load(const char *path, bool must_exist, config *c, gw_error *err)
 		} else if (!strcmp(k, "client_timeout")) {
 			ok = parse_duration_ms(v, &u) == 0 && u >= 100;
 			c->client_timeout_ms = u;
+		} else if (!strcmp(k, "env_deny")) {
+			ok = strlen(v) < sizeof c->env_deny;
+			if (ok)
+				strcpy(c->env_deny, v);
 		} else if (!strcmp(k, "admin_group")) {
 			ok = strlen(v) < sizeof c->admin_group;
 			if (ok)

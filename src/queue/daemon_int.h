@@ -79,6 +79,7 @@ typedef struct config {
 	bool vram_cap;           /* shared jobs run under `gpuwise run --vram-cap REQUEST` */
 	uint64_t log_limit_bytes;    /* per job log; 0 = no limit */
 	uint64_t free_reserve_bytes; /* submissions are refused below this much free state space */
+	char env_deny[1024];     /* "LD_*,GPUWISE_*,...": what a job never inherits */
 } config;
 
 typedef struct qd {

@@ -111,6 +111,60 @@ static const store_project *project_find(qd *d, const char *name)
 	return NULL;
 }
 
+/* Does NAME (up to '=') match the deny list "A,B*,..." (a trailing '*' is a prefix)? */
+static bool env_denied(const char *deny, const char *entry)
+{
+	size_t nl = strcspn(entry, "=");
+	for (const char *p = deny; *p;) {
+		size_t l = strcspn(p, ",");
+		const char *w = p;
+		size_t wl = l;
+		while (wl && *w == ' ')
+			w++, wl--;
+		while (wl && w[wl - 1] == ' ')
+			wl--;
+		if (wl && w[wl - 1] == '*' ? nl >= wl - 1 && strncmp(entry, w, wl - 1) == 0
+					 : wl && nl == wl && strncmp(entry, w, wl) == 0)
+			return true;
+		p += l + (p[l] == ',');
+	}
+	return false;
+}
+
+/*
+ * The job's environment: what it inherited (less the deny list), then what
+ * --env passed explicitly (which wins).  An explicit denied name is refused:
+ * returns the reason in why, else NULL.
+ */
+static const char *merge_env(qd *d, job_spec *s, char *why, size_t n)
+{
+	for (size_t i = 0; i < s->n_env; i++)
+		if (env_denied(d->cfg.env_deny, s->env[i])) {
+			snprintf(why, n, "the queue does not pass %.*s to jobs (env_deny in daemon.conf)",
+				 (int)strcspn(s->env[i], "="), s->env[i]);
+			return why;
+		}
+	if (!s->n_env_inherited)
+		return NULL;
+	char **env = xcalloc(s->n_env_inherited + s->n_env + 1, sizeof *env);
+	size_t m = 0;
+	for (size_t i = 0; i < s->n_env_inherited; i++) {
+		if (env_denied(d->cfg.env_deny, s->env_inherited[i]))
+			free(s->env_inherited[i]);
+		else
+			env[m++] = s->env_inherited[i];
+	}
+	for (size_t i = 0; i < s->n_env; i++)
+		env[m++] = s->env[i];
+	free(s->env_inherited);
+	free(s->env);
+	s->env_inherited = NULL;
+	s->n_env_inherited = 0;
+	s->env = env;
+	s->n_env = m;
+	return NULL;
+}
+
 static void do_submit(qd *d, client *c, proto_req *r)
 {
 	djob *x = xcalloc(1, sizeof *x);
@@ -135,6 +189,8 @@ static void do_submit(qd *d, client *c, proto_req *r)
 		bad = why;
 	} else if (!s->cwd) {
 		bad = "'cwd' is required";
+	} else if ((bad = merge_env(d, s, why, sizeof why))) {
+		/* bad says why */
 	} else if (s->after_id && !qd_find_job(d, s->after_id)) {
 		job tmp;
 		gw_error e;

@@ -40,6 +40,21 @@ char *queue_socket_path(const char *explicit_path);
 char *queue_default_socket(void);
 char *queue_default_state(void);
 
+/* ---- what submit takes from the submitter ------------------------------ */
+/*
+ * Append to out (a JSON array) the "NAME=value" entries a job inherits
+ * under --export spec as sbatch spells it: NULL or "ALL" every variable of
+ * envp, "NONE" none, "[ALL,]NAME[=VALUE],..." the named ones (values as
+ * given or from getenv).  GW_EINVAL for a word that is not a name.
+ */
+int queue_export_env(const char *spec, char *const *envp, json_t *out, gw_error *err);
+/*
+ * The command as the job will run it: a name without '/' searched on path
+ * (the submitter's PATH), a path checked; *out is absolute for a name found
+ * on PATH (malloc'd).  GW_ENOENT when it is not there or not executable.
+ */
+int queue_resolve_command(const char *cmd, const char *path, char **out, gw_error *err);
+
 /* ---- client ---------------------------------------------------------- */
 typedef struct queue_conn queue_conn;
 /* GW_ENOENT when nobody listens at path (no daemon). */
