@@ -279,7 +279,7 @@ pid_t qd_launch(qd *d, djob *x)
 	char *uname = pw ? xstrdup(pw->pw_name) : NULL;
 	char *home = xstrdup(pw && pw->pw_dir ? pw->pw_dir : "/");
 	char *shell = xstrdup(pw && pw->pw_shell ? pw->pw_shell : "/bin/sh");
-	/* a clean environment plus what the user passed explicitly */
+	/* a clean base; the submitter's environment (filtered at submit) and --env replace it by name */
 	add_env(&env, &n_env, &cap_env, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
 	add_env(&env, &n_env, &cap_env, "HOME=%s", home);
 	add_env(&env, &n_env, &cap_env, "SHELL=%s", shell);
