@@ -86,7 +86,7 @@ run_gw daemon --config "$TMP/missing.conf" --state "$TMP/state3" --socket "$TMP/
 is "$rc" 1 "a missing --config: exit 1"
 # the shipped sample config, every setting uncommented, is accepted
 sed 's/^#\([a-z_]* =\)/\1/' "$GW_TOP/dist/daemon.conf" > "$TMP/sample.conf"
-is "$(grep -c '^[a-z_]* =' "$TMP/sample.conf")" 10 "the sample config has its 10 settings"
+is "$(grep -c '^[a-z_]* =' "$TMP/sample.conf")" 13 "the sample config has its 13 settings"
 "$GW" daemon --state "$TMP/state4" --socket "$TMP/s4" --config "$TMP/sample.conf" 2>"$TMP/s4.log" &
 s4=$!
 for _i in $(seq 100); do "$GW" queue --socket "$TMP/s4" >/dev/null 2>&1 && break; sleep 0.05; done
