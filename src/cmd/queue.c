@@ -99,7 +99,9 @@ static void submit_usage(FILE *f)
 		"Queue CMD on the shared GPU server and print its job id.  The job runs as\n"
 		"you, in this directory, under 'gpuwise run', with CUDA_VISIBLE_DEVICES set\n"
 		"to its GPUs' UUIDs, CUDA_DEVICE_ORDER=PCI_BUS_ID, GPUWISE_JOB_ID and\n"
-		"GPUWISE_PROJECT, and a clean environment plus what --env passes.\n\n"
+		"GPUWISE_PROJECT, and your environment (--export) less the queue's deny\n"
+		"list (env_deny: LD_*, GPUWISE_* ...), then what --env passes.  CMD is\n"
+		"looked up on your PATH now: a command not found is refused (exit 1).\n\n"
 		"Options:\n"
 		"  --project P           charge project P (default: default)\n"
 		"  --vram SIZE|auto      GPU memory per GPU (e.g. 20G); auto asks the planner,\n"
@@ -112,6 +114,8 @@ static void submit_usage(FILE *f)
 		"  --time-limit DUR      stop the job after DUR (e.g. 2h)\n"
 		"  --after JOBID         start only after job JOBID ended\n"
 		"  --env NAME[=VALUE]    pass a variable (NAME alone: its value here)\n"
+		"  --export WHAT         what the job inherits, as sbatch: ALL (default, your\n"
+		"                        environment), NONE (a clean one), or NAME[=VALUE],...\n"
 		"  --restart POLICY      never (default), on-failure or always (as 'gpuwise run')\n"
 		"  --max-restarts N      at most N restarts (default 3; 'unlimited')\n"
 		"  --backoff MIN..MAX    back-off between attempts (as 'gpuwise run')\n"
@@ -275,6 +279,7 @@ enum {
 	O_PROJECT = 256, O_VRAM, O_GPUS, O_MODE, O_PRIORITY, O_NAME, O_TIME_LIMIT, O_AFTER, O_ENV,
 	O_RESTART, O_MAX_RESTARTS, O_RUN_OPT, O_BACKOFF, O_START_LIMIT, O_NO_RESTART_ON, O_MEM_LIMIT, O_SOCKET, O_JSON, O_ALL, O_FOLLOW, O_MEMBERS, O_JOBS, O_LIMIT,
 	O_BACKEND, O_PARTITION, O_SHARDS, O_MEM_PER_GPU, O_GPUWISE, O_OUTPUT,
+	O_EXPORT,
 };
 
 int cmd_submit(int argc, char **argv)
@@ -292,8 +297,10 @@ int cmd_submit(int argc, char **argv)
 		{"backend", required_argument, 0, O_BACKEND}, {"partition", required_argument, 0, O_PARTITION},
 		{"shards", required_argument, 0, O_SHARDS}, {"mem-per-gpu", required_argument, 0, O_MEM_PER_GPU},
 		{"gpuwise", required_argument, 0, O_GPUWISE}, {"output", required_argument, 0, O_OUTPUT},
-		{"json", no_argument, 0, O_JSON}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+		{"json", no_argument, 0, O_JSON}, {"help", no_argument, 0, 'h'},
+		{"export", required_argument, 0, O_EXPORT}, {0, 0, 0, 0},
 	};
+	const char *export_opt = NULL;
 	slurm_submit_opts so = {0};
 	bool slurm = false, gpus_given = false, slurm_opt = false;
 	json_t *jspec = json_object(), *env = json_array(), *run_args = json_array();
@@ -386,6 +393,7 @@ int cmd_submit(int argc, char **argv)
 			rc = GW_EXIT_USAGE;
 			json_object_set_new(jspec, "after", json_integer((json_int_t)u));
 			break;
+		case O_EXPORT: export_opt = optarg; break;
 		case O_ENV:
 			if (!*optarg || *optarg == '=') {
 				rc = usage_error("submit", "--env needs NAME or NAME=VALUE");
@@ -597,6 +605,27 @@ int cmd_submit(int argc, char **argv)
 	if (slurm) {
 		rc = slurm_backend_submit(jspec, &so, json_out);
 		goto out;
+	}
+	{
+		/* the local queue: the command as your PATH finds it, the environment --export gives */
+		gw_error e;
+		char *exe = NULL;
+		json_t *inh = json_array();
+		if (queue_export_env(export_opt, environ, inh, &e)) {
+			json_decref(inh);
+			rc = usage_error("submit", "%s", e.msg);
+			goto out;
+		}
+		json_object_set_new(jspec, "env_inherited", inh);
+		if (queue_resolve_command(argv[first], getenv("PATH"), &exe, &e)) {
+			gw_errorf("%s; the job is not queued", e.msg);
+			rc = GW_EXIT_RUNTIME;
+			goto out;
+		}
+		if (!json_object_get(jspec, "name"))
+			json_object_set_new(jspec, "name", json_string(argv[first]));
+		json_array_set_new(a, 0, json_string(exe));
+		free(exe);
 	}
 	rc = GW_EXIT_RUNTIME;
 	if (!conn && !(conn = open_conn(socket_opt)))

@@ -23,6 +23,19 @@ void qd_config_defaults(config *c)
 	c->fairshare_half_life_ms = 7ULL * 86400 * 1000;
 	/* a desktop's display server holds a few hundred MiB; more is somebody's job */
 	c->exclusive_foreign_bytes = 256 * MiB;
+	/* a job's output is kept to 256 MiB and 256 MiB of the state disk stay free, so
+	 * that a chatty job cannot fill it: the database must be able to commit */
+	c->log_limit_bytes = 256 * MiB;
+	c->free_reserve_bytes = 256 * MiB;
+	/*
+	 * Never inherited from a submitter: the dynamic loader's variables (they
+	 * would also displace the VRAM cap's preload), the daemon's own, and the
+	 * others glibc drops for setuid programs (its UNSECURE_ENVVARS list,
+	 * less TMPDIR and TZDIR, which users set for good reasons).
+	 */
+	snprintf(c->env_deny, sizeof c->env_deny, "%s",
+		 "LD_*,GPUWISE_*,GCONV_PATH,GETCONF_DIR,HOSTALIASES,LOCALDOMAIN,LOCPATH,MALLOC_TRACE,"
+		 "NIS_PATH,NLSPATH,RESOLV_HOST_CONF,RES_OPTIONS");
 }
 
 /* "8G,12G,24G": ascending sizes, at most 16. */
@@ -116,12 +129,24 @@ int qd_config_load(const char *path, bool must_exist, config *c, gw_error *err)
 		} else if (!strcmp(k, "context_reserve")) {
 			ok = parse_size(v, &u) == 0 && u <= 64 * GiB;
 			c->context_reserve_bytes = u;
+		} else if (!strcmp(k, "log_limit")) {
+			u = 0;
+			ok = !strcmp(v, "0") || (parse_size(v, &u) == 0 && u >= 4096);
+			c->log_limit_bytes = u;
+		} else if (!strcmp(k, "free_space_reserve")) {
+			u = 0;
+			ok = !strcmp(v, "0") || parse_size(v, &u) == 0;
+			c->free_reserve_bytes = u;
 		} else if (!strcmp(k, "log_retention")) {
 			ok = parse_duration_ms(v, &u) == 0;
 			c->log_retention_ms = u;
 		} else if (!strcmp(k, "client_timeout")) {
 			ok = parse_duration_ms(v, &u) == 0 && u >= 100;
 			c->client_timeout_ms = u;
+		} else if (!strcmp(k, "env_deny")) {
+			ok = strlen(v) < sizeof c->env_deny;
+			if (ok)
+				strcpy(c->env_deny, v);
 		} else if (!strcmp(k, "admin_group")) {
 			ok = strlen(v) < sizeof c->admin_group;
 			if (ok)

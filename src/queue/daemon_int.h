@@ -100,6 +100,9 @@ typedef struct config {
 	uint64_t exclusive_foreign_bytes; /* memory outside the queue that keeps exclusive jobs off a GPU */
 	uint64_t vram_sizes[16]; /* standard sizes, ascending; none when n_vram_sizes is 0 */
 	size_t n_vram_sizes;
+	uint64_t log_limit_bytes;    /* per job log; 0 = no limit */
+	uint64_t free_reserve_bytes; /* submissions are refused below this much free state space */
+	char env_deny[1024];     /* "LD_*,GPUWISE_*,...": what a job never inherits */
 } config;
 
 typedef struct qd {
@@ -111,6 +114,12 @@ typedef struct qd {
 	uid_t self_uid;
 	store *st;
 	bool in_tx;
+	bool tx_failed;          /* a write of the open transaction failed: it is rolled back */
+	djob **tx_new;           /* submitted in the open transaction: forgotten if it fails */
+	size_t n_tx_new, cap_tx_new;
+	uint64_t last_id;        /* highest id committed (and in the ids file) */
+	int ids_fd;              /* state/ids: the highest id ever handed out, outside the database */
+	mode_t job_umask;        /* the umask the daemon was started with, for the jobs */
 	int sfd, lfd, lockfd;
 	client **clients;
 	size_t n_clients, cap_clients;
@@ -148,6 +157,8 @@ typedef struct qd {
 void qd_log(qd *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void qd_tx(qd *d);
 int qd_tx_commit(qd *d);
+bool qd_tx_ok(qd *d);
+void qd_tx_fail(qd *d);
 void qd_save(qd *d, djob *j);
 void qd_gpus_free(qd *d);
 void qd_gpus_refresh(qd *d);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "queue/daemon_int.h"
@@ -113,6 +114,60 @@ static const store_project *project_find(qd *d, const char *name)
 	return NULL;
 }
 
+/* Does NAME (up to '=') match the deny list "A,B*,..." (a trailing '*' is a prefix)? */
+static bool env_denied(const char *deny, const char *entry)
+{
+	size_t nl = strcspn(entry, "=");
+	for (const char *p = deny; *p;) {
+		size_t l = strcspn(p, ",");
+		const char *w = p;
+		size_t wl = l;
+		while (wl && *w == ' ')
+			w++, wl--;
+		while (wl && w[wl - 1] == ' ')
+			wl--;
+		if (wl && w[wl - 1] == '*' ? nl >= wl - 1 && strncmp(entry, w, wl - 1) == 0
+					 : wl && nl == wl && strncmp(entry, w, wl) == 0)
+			return true;
+		p += l + (p[l] == ',');
+	}
+	return false;
+}
+
+/*
+ * The job's environment: what it inherited (less the deny list), then what
+ * --env passed explicitly (which wins).  An explicit denied name is refused:
+ * returns the reason in why, else NULL.
+ */
+static const char *merge_env(qd *d, job_spec *s, char *why, size_t n)
+{
+	for (size_t i = 0; i < s->n_env; i++)
+		if (env_denied(d->cfg.env_deny, s->env[i])) {
+			snprintf(why, n, "the queue does not pass %.*s to jobs (env_deny in daemon.conf)",
+				 (int)strcspn(s->env[i], "="), s->env[i]);
+			return why;
+		}
+	if (!s->n_env_inherited)
+		return NULL;
+	char **env = xcalloc(s->n_env_inherited + s->n_env + 1, sizeof *env);
+	size_t m = 0;
+	for (size_t i = 0; i < s->n_env_inherited; i++) {
+		if (env_denied(d->cfg.env_deny, s->env_inherited[i]))
+			free(s->env_inherited[i]);
+		else
+			env[m++] = s->env_inherited[i];
+	}
+	for (size_t i = 0; i < s->n_env; i++)
+		env[m++] = s->env[i];
+	free(s->env_inherited);
+	free(s->env);
+	s->env_inherited = NULL;
+	s->n_env_inherited = 0;
+	s->env = env;
+	s->n_env = m;
+	return NULL;
+}
+
 static void do_submit(qd *d, client *c, proto_req *r)
 {
 	djob *x = xcalloc(1, sizeof *x);
@@ -137,6 +192,8 @@ static void do_submit(qd *d, client *c, proto_req *r)
 		bad = why;
 	} else if (!s->cwd) {
 		bad = "'cwd' is required";
+	} else if ((bad = merge_env(d, s, why, sizeof why))) {
+		/* bad says why */
 	} else if (s->after_id && !qd_find_job(d, s->after_id)) {
 		job tmp;
 		gw_error e;
@@ -168,6 +225,21 @@ static void do_submit(qd *d, client *c, proto_req *r)
 		bad = sched_check_quota(s, mine, all, np, d->cfg.borrowing, d->gpus, d->n_gpus, why, sizeof why);
 		free(all);
 	}
+	struct statvfs vfs;
+	if (!bad && d->cfg.free_reserve_bytes && statvfs(d->state_dir, &vfs) == 0 &&
+	    (uint64_t)vfs.f_bavail * vfs.f_frsize < d->cfg.free_reserve_bytes) {
+		char a[32], b[32];
+		snprintf(why, sizeof why,
+			 "the state directory '%.100s' has %s free, below the reserve of %s (free_space_reserve): "
+			 "submissions are refused until space is freed",
+			 d->state_dir, fmt_bytes(a, sizeof a, (uint64_t)vfs.f_bavail * vfs.f_frsize),
+			 fmt_bytes(b, sizeof b, d->cfg.free_reserve_bytes));
+		bad = why;
+	}
+	if (!bad && !qd_tx_ok(d)) {
+		snprintf(why, sizeof why, "the daemon could not save its state: %.200s", d->err.msg);
+		bad = why;
+	}
 	if (bad) {
 		qd_reply_error(c, "%s", bad);
 		qd_djob_free(x);
@@ -176,15 +248,17 @@ static void do_submit(qd *d, client *c, proto_req *r)
 	j->state = JOB_QUEUED;
 	j->submit_ms = wall_ms();
 	j->mig_idx = -1;
-	qd_tx(d);
 	if (store_add_job(d->st, j, &d->err)) {
-		qd_reply_error(c, "%s", d->err.msg);
+		qd_tx_fail(d);
+		qd_reply_error(c, "the daemon could not save its state: %s", d->err.msg);
 		qd_djob_free(x);
 		return;
 	}
 	d->jobs = xgrow(d->jobs, &d->cap_jobs, d->n_jobs + 1, sizeof *d->jobs);
 	d->jobs[d->n_jobs++] = x;
 	qd_user_jobs(d, s->uid, +1);
+	d->tx_new = xgrow(d->tx_new, &d->cap_tx_new, d->n_tx_new + 1, sizeof *d->tx_new);
+	d->tx_new[d->n_tx_new++] = x;
 	d->dirty = true;
 	json_t *o = ok_reply();
 	json_object_set_new(o, "id", json_integer((json_int_t)j->id));
@@ -513,8 +587,8 @@ static void do_quota_set(qd *d, client *c, proto_req *r)
 		p.jobs = r->jobs;
 	if (r->has_members)
 		p.members = r->members;
-	qd_tx(d);
-	if (store_set_project(d->st, &p, &d->err)) {
+	if (!qd_tx_ok(d) || store_set_project(d->st, &p, &d->err)) {
+		qd_tx_fail(d);
 		qd_reply_error(c, "%s", d->err.msg);
 		return;
 	}

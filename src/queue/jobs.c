@@ -31,10 +31,43 @@ void qd_log(qd *d, const char *fmt, ...)
 }
 
 /* ---- transactions: everything of one loop iteration in one commit ------ */
+/*
+ * A write that fails (a full disk, an I/O error) dooms the whole
+ * transaction: it is rolled back at qd_tx_commit, the jobs submitted in it
+ * are forgotten (their ids were never acknowledged and are handed out
+ * again), and every reply of the iteration becomes the error.
+ */
 void qd_tx(qd *d)
 {
-	if (!d->in_tx && store_begin(d->st, &d->err) == 0)
-		d->in_tx = true;
+	if (d->in_tx)
+		return;
+	d->in_tx = true;
+	d->tx_failed = store_begin(d->st, &d->err) != 0;
+}
+
+/* May the open transaction still be written to? (opens one) */
+bool qd_tx_ok(qd *d)
+{
+	qd_tx(d);
+	/* SQLite may roll back by itself after SQLITE_FULL: writes would then commit one by one */
+	if (!d->tx_failed && !store_in_tx(d->st))
+		d->tx_failed = true;
+	return !d->tx_failed;
+}
+
+void qd_tx_fail(qd *d)
+{
+	d->tx_failed = true;
+}
+
+/* The ids file: the highest id handed out, so that no id is reused even if state.db is replaced. */
+static void ids_write(qd *d, uint64_t id)
+{
+	char buf[24];
+	/* fixed width: rewritten in place, never shorter */
+	int n = snprintf(buf, sizeof buf, "%020llu\n", (unsigned long long)id);
+	if (d->ids_fd >= 0 && pwrite(d->ids_fd, buf, (size_t)n, 0) == n)
+		d->last_id = id;
 }
 
 int qd_tx_commit(qd *d)
@@ -42,18 +75,34 @@ int qd_tx_commit(qd *d)
 	if (!d->in_tx)
 		return 0;
 	d->in_tx = false;
-	if (store_commit(d->st, &d->err)) {
+	int rc = 0;
+	if (d->tx_failed || store_commit(d->st, &d->err)) {
+		store_rollback(d->st);
 		qd_log(d, "state database commit failed: %s", d->err.msg);
-		return -1;
+		for (size_t i = 0; i < d->n_tx_new; i++)
+			qd_drop_job(d, d->tx_new[i]);
+		rc = -1;
+	} else {
+		uint64_t top = d->last_id;
+		for (size_t i = 0; i < d->n_tx_new; i++)
+			if (d->tx_new[i]->j.id > top)
+				top = d->tx_new[i]->j.id;
+		if (top > d->last_id)
+			ids_write(d, top);
 	}
-	return 0;
+	d->n_tx_new = 0;
+	d->tx_failed = false;
+	return rc;
 }
 
 void qd_save(qd *d, djob *j)
 {
-	qd_tx(d);
-	if (store_update_job(d->st, &j->j, &d->err))
+	if (!qd_tx_ok(d))
+		return;
+	if (store_update_job(d->st, &j->j, &d->err)) {
 		qd_log(d, "%s", d->err.msg);
+		qd_tx_fail(d);
+	}
 }
 
 /* True when pid belongs to a queue job: its environment names one. */
@@ -305,12 +354,24 @@ void qd_schedule(qd *d)
 		qd_set_reason(j, dc->borrowed ? "running on quota borrowed from idle projects" : NULL);
 		qd_save(d, x);
 	}
-	qd_tx_commit(d);
+	/* a start that is not on disk is not made: after a restart the job would run again */
+	bool saved = qd_tx_commit(d) == 0;
 	for (size_t i = 0; i < res.n; i++) {
 		sched_decision *dc = &res.d[i];
 		if (dc->action != SCHED_START)
 			continue;
 		djob *x = (djob *)dc->job;
+		if (!saved) {
+			job *j = &x->j;
+			j->state = JOB_QUEUED;
+			j->start_ms = 0;
+			j->n_placed = 0;
+			j->mig_idx = -1;
+			j->borrowed = false;
+			qd_set_reason(j, "waiting: the daemon cannot save its state (%s)", d->err.msg);
+			d->dirty = true;
+			continue;
+		}
 		pid_t pid = qd_launch(d, x);
 		if (pid < 0) {
 			x->j.state = JOB_FAILED;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,7 +17,7 @@
 
 #include "queue/daemon_int.h"
 
-/* ---- GPUs ---------------------------------------------------------------- */
+/* ---- processes ----------------------------------------------------------- */
 uint64_t qd_proc_start_ticks(pid_t pid)
 {
 	char path[64], buf[1024];
@@ -111,7 +112,8 @@ int qd_read_status_file(qd *d, uint64_t id, int *status)
 	gw_error e;
 	int rc = gw_read_file(p, false, 64, &text, &len, &e);
 	free(p);
-	if (rc || !len) {
+	/* "-" is the shim's placeholder: the job has not ended */
+	if (rc || !len || text[0] < '0' || text[0] > '9') {
 		free(text);
 		return -1;
 	}
@@ -179,6 +181,90 @@ static void write_str(int fd, const char *s)
 	}
 }
 
+/* Close every descriptor from fd up (the daemon's, in a freshly forked shim). */
+static void close_from(int fd)
+{
+	if (close_range((unsigned)fd, ~0U, 0) == 0)
+		return;
+	long max = sysconf(_SC_OPEN_MAX);
+	for (long i = fd; i < (max > 0 ? max : 65536); i++)
+		close((int)i);
+}
+
+static void on_child(int sig)
+{
+	(void)sig; /* only interrupts ppoll */
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return; /* a full disk: the output is lost, the job goes on */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/*
+ * The shim's copy of the job's output (the read end in) to its log (out),
+ * at most limit bytes counting what the log already holds (a requeued
+ * job appends); past it, note once and drop the rest.  Returns when the
+ * supervisor c has ended, its wait status in *ws.  SIGCHLD is blocked on
+ * entry and only let through inside ppoll, so its end is never missed.
+ */
+static void copy_log(int in, int out, uint64_t limit, const char *note, pid_t c, int *ws)
+{
+	struct sigaction sa = {.sa_handler = on_child};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigset_t open_mask;
+	sigemptyset(&open_mask);
+	struct stat sb;
+	uint64_t written = fstat(out, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+	bool over = written >= limit, eof = false;
+	static char buf[65536];
+	for (int drain = -1; drain != 0;) {
+		if (drain < 0 && waitpid(c, ws, WNOHANG) == c) {
+			/* what is in the pipe now, not what a left-over child writes forever */
+			fcntl(in, F_SETFL, O_NONBLOCK);
+			drain = 256;
+		}
+		if (drain < 0 && eof) {
+			while (waitpid(c, ws, 0) < 0 && errno == EINTR)
+				;
+			break;
+		}
+		if (drain < 0) {
+			struct pollfd p = {.fd = in, .events = POLLIN};
+			if (ppoll(&p, 1, NULL, &open_mask) < 0)
+				continue;
+		} else
+			drain--;
+		ssize_t n = read(in, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (drain >= 0)
+				break;
+			eof = true;
+			continue;
+		}
+		if (over)
+			continue;
+		size_t k = (uint64_t)n < limit - written ? (size_t)n : (size_t)(limit - written);
+		write_all(out, buf, k);
+		written += k;
+		if (written >= limit) {
+			over = true;
+			write_all(out, note, strlen(note));
+		}
+	}
+}
+
 /*
  * Start the job: fork a shim that becomes the submitting user, starts
  * `gpuwise run` with the job's GPUs and waits for it, writing the exit
@@ -194,7 +280,7 @@ pid_t qd_launch(qd *d, djob *x)
 	char *uname = pw ? xstrdup(pw->pw_name) : NULL;
 	char *home = xstrdup(pw && pw->pw_dir ? pw->pw_dir : "/");
 	char *shell = xstrdup(pw && pw->pw_shell ? pw->pw_shell : "/bin/sh");
-	/* a clean environment plus what the user passed explicitly */
+	/* a clean base; the submitter's environment (filtered at submit) and --env replace it by name */
 	add_env(&env, &n_env, &cap_env, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
 	add_env(&env, &n_env, &cap_env, "HOME=%s", home);
 	add_env(&env, &n_env, &cap_env, "SHELL=%s", shell);
@@ -253,13 +339,26 @@ pid_t qd_launch(qd *d, djob *x)
 	char *st_path = qd_job_path(d, d->run_dir, j->id, "status");
 	char *jl_path = qd_job_path(d, d->run_dir, j->id, "jsonl");
 	unlink(st_path);
+	uint64_t limit = d->cfg.log_limit_bytes;
+	char note[200];
+	if (limit) {
+		char lb[32];
+		snprintf(note, sizeof note,
+			 "\ngpuwise: this job's output reached the log limit of %s (log_limit in daemon.conf); "
+			 "the rest is not kept\n", fmt_bytes(lb, sizeof lb, limit));
+	}
 	pid_t pid = fork();
 	if (pid == 0) {
+		/*
+		 * First hold nothing of the daemon's (its lock, socket, database):
+		 * a daemon killed now is restarted at once, and no job inherits them.
+		 */
+		close_from(3);
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		setsid();
-		int logfd = open(out_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
+		int logfd = open(out_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 		int stfd = open(st_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 		int jlfd = open(jl_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (logfd < 0 || stfd < 0 || jlfd < 0)
@@ -276,41 +375,60 @@ pid_t qd_launch(qd *d, djob *x)
 				_exit(125);
 		}
 		close(jlfd);
-		int nullfd = open("/dev/null", O_RDONLY);
-		dup2(nullfd, 0);
-		dup2(logfd, 1);
-		dup2(logfd, 2);
-		for (int fd = 3; fd < 1024; fd++)
-			if (fd != stfd)
-				close(fd);
+		/* the status file's space is taken now: on a full disk the end is still recorded */
+		write_str(stfd, "-       \n");
+		/* with a log limit the job writes to a pipe this shim copies, up to the limit */
+		int pfd[2] = {-1, -1};
+		if (limit && pipe2(pfd, O_CLOEXEC) < 0)
+			_exit(125);
+		int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		int outfd = limit ? pfd[1] : logfd;
+		if (nullfd < 0 || dup2(nullfd, 0) < 0 || dup2(outfd, 1) < 0 || dup2(outfd, 2) < 0)
+			_exit(125);
 		if (chdir(s->cwd ? s->cwd : home) != 0) {
-			write_str(2, "gpuwise: cannot enter the job's working directory '");
-			write_str(2, s->cwd ? s->cwd : home);
-			write_str(2, "'\n");
+			write_str(logfd, "gpuwise: cannot enter the job's working directory '");
+			write_str(logfd, s->cwd ? s->cwd : home);
+			write_str(logfd, "'\n");
 			write_str(stfd, "126\n");
 			_exit(126);
 		}
 		signal(SIGTERM, SIG_IGN);
 		signal(SIGINT, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
+		sigset_t chld;
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		sigprocmask(SIG_BLOCK, &chld, NULL);
 		pid_t c = fork();
 		if (c == 0) {
 			signal(SIGTERM, SIG_DFL);
 			signal(SIGINT, SIG_DFL);
 			signal(SIGHUP, SIG_DFL);
+			sigprocmask(SIG_SETMASK, &none, NULL);
+			/* the daemon's own umask is 0077; the job gets the one it was started with */
+			umask(d->job_umask);
 			execve(argv[0], argv, env);
 			write_str(2, "gpuwise: cannot start the supervisor\n");
 			_exit(127);
 		}
 		int ws = 0, code = 127;
 		if (c > 0) {
-			while (waitpid(c, &ws, 0) < 0 && errno == EINTR)
-				;
+			if (limit) {
+				/* the shim's own stdout and stderr must not keep the pipe open */
+				dup2(nullfd, 1);
+				dup2(nullfd, 2);
+				close(pfd[1]);
+				copy_log(pfd[0], logfd, limit, note, c, &ws);
+			} else {
+				while (waitpid(c, &ws, 0) < 0 && errno == EINTR)
+					;
+			}
 			code = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
 		}
 		char buf[16];
-		snprintf(buf, sizeof buf, "%d\n", code);
-		write_str(stfd, buf);
+		int bl = snprintf(buf, sizeof buf, "%d\n", code);
+		if (pwrite(stfd, buf, (size_t)bl, 0) == bl)
+			(void)!ftruncate(stfd, bl);
 		_exit(code);
 	}
 	free(out_path);

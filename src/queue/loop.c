@@ -2,6 +2,7 @@
  * queue/loop: `gpuwise daemon` itself: the state directory, the listening
  * socket, the clients' non-blocking reads and writes and the poll loop.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "queue/daemon_int.h"
@@ -22,7 +24,12 @@
 /* ---- setup -------------------------------------------------------------------------- */
 static int make_dir(const char *p, mode_t mode, gw_error *err)
 {
-	if (mkdir(p, mode) == 0 || errno == EEXIST)
+	/* the daemon's umask is 0077: a directory it creates gets its mode explicitly */
+	if (mkdir(p, mode) == 0) {
+		chmod(p, mode);
+		return 0;
+	}
+	if (errno == EEXIST)
 		return 0;
 	return gw_fail(err, GW_EIO, "cannot create '%s': %s", p, strerror(errno));
 }
@@ -99,16 +106,193 @@ static void daemon_release(qd *d)
 		close(d->sfd);
 	if (d->lockfd >= 0)
 		close(d->lockfd);
+	if (d->ids_fd >= 0) {
+		fdatasync(d->ids_fd);
+		close(d->ids_fd);
+	}
+	free(d->tx_new);
 	free(d->state_dir);
 	free(d->socket_path);
 	free(d->logs_dir);
 	free(d->run_dir);
 }
 
+/*
+ * Take the state directory's lock; its file names the holder.  A holder
+ * that is ending (a job's shim between fork and closing the daemon's
+ * descriptors, a daemon being reaped) gets two seconds to let go.
+ */
+static int lock_state(qd *d, gw_error *err)
+{
+	char *lock = xasprintf("%s/daemon.lock", d->state_dir);
+	d->lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int rc = 0;
+	if (d->lockfd < 0) {
+		rc = gw_fail(err, GW_EIO, "cannot write the state directory '%s': %s", d->state_dir, strerror(errno));
+		goto out;
+	}
+	for (int i = 0; flock(d->lockfd, LOCK_EX | LOCK_NB) < 0; i++) {
+		int why = errno;
+		if (why != EWOULDBLOCK || i == 40) {
+			char pid[24] = "";
+			ssize_t n = pread(d->lockfd, pid, sizeof pid - 1, 0);
+			pid[n > 0 ? n : 0] = 0;
+			pid[strcspn(pid, "\n")] = 0;
+			if (why != EWOULDBLOCK)
+				rc = gw_fail(err, GW_EIO, "cannot lock '%s': %s", lock, strerror(why));
+			else
+				rc = gw_fail(err, GW_EIO, "another daemon%s%s%s uses the state in '%s'", *pid ? " (pid " : "",
+					     pid, *pid ? ")" : "", d->state_dir);
+			goto out;
+		}
+		struct timespec ts = {0, 50 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	char buf[24];
+	int n = snprintf(buf, sizeof buf, "%d\n", (int)getpid());
+	if (ftruncate(d->lockfd, 0) || pwrite(d->lockfd, buf, (size_t)n, 0) != n) {
+		rc = gw_fail(err, GW_EIO, "cannot write the state directory '%s': %s", d->state_dir, strerror(errno));
+		goto out;
+	}
+out:
+	free(lock);
+	return rc;
+}
+
+/* The highest job id named by a file "ID.ext" in dir (logs/, run/), 0 for none. */
+static uint64_t max_file_id(const char *dir)
+{
+	DIR *dh = opendir(dir);
+	uint64_t top = 0;
+	if (!dh)
+		return 0;
+	for (struct dirent *e; (e = readdir(dh));) {
+		char *end;
+		unsigned long long v = strtoull(e->d_name, &end, 10);
+		if (end != e->d_name && *end == '.' && v > top)
+			top = v;
+	}
+	closedir(dh);
+	return top;
+}
+
+/* Move state.db and its -wal and -shm aside (--new-state); the new name is logged. */
+static int move_state_aside(qd *d, const char *dbp, gw_error *err)
+{
+	static const char *const ext[] = {"", "-wal", "-shm"};
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", gmtime_r(&now, &tm));
+	for (int i = 0; i < 3; i++) {
+		char *from = xasprintf("%s%s", dbp, ext[i]);
+		char *to = xasprintf("%s.old-%s%s", dbp, stamp, ext[i]);
+		int r = rename(from, to);
+		if (r == 0)
+			qd_log(d, "--new-state: moved '%s' aside to '%s'", from, to);
+		else if (errno != ENOENT)
+			r = gw_fail(err, GW_EIO, "cannot move '%s' aside: %s", from, strerror(errno));
+		else
+			r = 0;
+		free(from);
+		free(to);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * Open state.db, refusing one that is not sound: empty, damaged, missing or
+ * behind the ids already handed out (state/ids and the job files), for the
+ * next ids would be old ones and their logs another job's.  --new-state
+ * moves it aside and starts a new one whose ids continue after the old.
+ */
+static int open_state(qd *d, gw_error *err)
+{
+	char *dbp = xasprintf("%s/state.db", d->state_dir);
+	char *idp = xasprintf("%s/ids", d->state_dir);
+	char *how = xasprintf("restore it from a backup, or start anew with 'gpuwise daemon%s%s%s --new-state'",
+			      d->o->state_dir ? " --state '" : "", d->o->state_dir ? d->o->state_dir : "",
+			      d->o->state_dir ? "'" : "");
+	int rc = 0;
+	uint64_t handed = 0, last;
+	char *text = NULL;
+	size_t len;
+	gw_error e2;
+	if (gw_read_file(idp, false, 64, &text, &len, &e2) == 0)
+		handed = strtoull(text, NULL, 10);
+	free(text);
+	uint64_t f = max_file_id(d->logs_dir);
+	if (f > handed)
+		handed = f;
+	f = max_file_id(d->run_dir);
+	if (f > handed)
+		handed = f;
+	struct stat sb;
+	if (d->o->new_state) {
+		if ((rc = move_state_aside(d, dbp, err)))
+			goto out;
+	} else if (handed && stat(dbp, &sb) < 0 && errno == ENOENT) {
+		rc = gw_fail(err, GW_EFORMAT, "state database '%s' is missing, but job ids up to %llu were handed out; %s",
+			     dbp, (unsigned long long)handed, how);
+		goto out;
+	}
+	rc = store_open(dbp, &d->st, err);
+	if (rc == GW_EFORMAT) {
+		char *m = xstrdup(err->msg);
+		rc = gw_fail(err, GW_EFORMAT, "state database '%s' %s; %s", dbp, m, how);
+		free(m);
+	}
+	if (rc)
+		goto out;
+	/* older versions left these 0644 */
+	static const char *const ext[] = {"", "-wal", "-shm"};
+	for (int i = 0; i < 3; i++) {
+		char *p = xasprintf("%s%s", dbp, ext[i]);
+		chmod(p, 0600);
+		free(p);
+	}
+	last = store_last_id(d->st);
+	if (last < handed) {
+		if (!d->o->new_state) {
+			rc = gw_fail(err, GW_EFORMAT,
+				     "state database '%s' has lost its history: its last job id is %llu, but ids up to "
+				     "%llu were handed out; %s",
+				     dbp, (unsigned long long)last, (unsigned long long)handed, how);
+			goto out;
+		}
+		if ((rc = store_set_last_id(d->st, handed, err)))
+			goto out;
+		qd_log(d, "--new-state: a new state database; job ids continue after %llu", (unsigned long long)handed);
+		last = handed;
+	}
+	d->ids_fd = open(idp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (d->ids_fd < 0) {
+		rc = gw_fail(err, GW_EIO, "cannot write '%s': %s", idp, strerror(errno));
+		goto out;
+	}
+	d->last_id = 0;
+	char buf[24];
+	int n = snprintf(buf, sizeof buf, "%020llu\n", (unsigned long long)last);
+	if (pwrite(d->ids_fd, buf, (size_t)n, 0) != n || fdatasync(d->ids_fd)) {
+		rc = gw_fail(err, GW_EIO, "cannot write '%s': %s", idp, strerror(errno));
+		goto out;
+	}
+	d->last_id = last;
+out:
+	free(dbp);
+	free(idp);
+	free(how);
+	return rc;
+}
+
 int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 {
-	qd d = {.o = o, .sfd = -1, .lfd = -1, .lockfd = -1};
+	qd d = {.o = o, .sfd = -1, .lfd = -1, .lockfd = -1, .ids_fd = -1};
 	int rc = 0;
+	/* state.db, its -wal and -shm, the logs: for the daemon and each job's owner only */
+	d.job_umask = umask(077);
 	qd_config_defaults(&d.cfg);
 	d.self_uid = geteuid();
 	d.root = d.self_uid == 0;
@@ -131,23 +315,15 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 		chmod(d.state_dir, 0711);
 		chmod(d.run_dir, 0711);
 	}
-	char *lock = xasprintf("%s/daemon.lock", d.state_dir);
-	d.lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	free(lock);
-	if (d.lockfd < 0 || flock(d.lockfd, LOCK_EX | LOCK_NB) < 0) {
-		rc = gw_fail(err, GW_EIO, "another daemon uses the state in '%s'", d.state_dir);
+	if ((rc = lock_state(&d, err)))
 		goto out;
-	}
 	ssize_t el = readlink("/proc/self/exe", d.exe, sizeof d.exe - 1);
 	if (el <= 0) {
 		rc = gw_fail(err, GW_EIO, "cannot find the gpuwise binary: %s", strerror(errno));
 		goto out;
 	}
 	d.exe[el] = 0;
-	char *dbp = xasprintf("%s/state.db", d.state_dir);
-	rc = store_open(dbp, &d.st, err);
-	free(dbp);
-	if (rc)
+	if ((rc = open_state(&d, err)))
 		goto out;
 	if ((rc = store_load_projects(d.st, &d.projects, &d.n_projects, err)))
 		goto out;
@@ -283,5 +459,6 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 	qd_tx_commit(&d);
 out:
 	daemon_release(&d);
+	umask(d.job_umask);
 	return rc;
 }

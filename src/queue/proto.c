@@ -180,6 +180,9 @@ int proto_spec_from_json(json_t *o, bool stored, job_spec *s, char *err, size_t 
 		} else if (strcmp(key, "env") == 0) {
 			if (get_strv(v, key, true, &s->env, &s->n_env, err, n))
 				goto bad;
+		} else if (strcmp(key, "env_inherited") == 0 && !stored) {
+			if (get_strv(v, key, true, &s->env_inherited, &s->n_env_inherited, err, n))
+				goto bad;
 		} else if (strcmp(key, "run_args") == 0) {
 			if (get_strv(v, key, false, &s->run_args, &s->n_run_args, err, n))
 				goto bad;

@@ -22,10 +22,23 @@ typedef struct store_project {
 	char *members;                     /* "alice,@lab"; "" = everyone */
 } store_project;
 
+/*
+ * Open (creating) the database at path.  GW_EFORMAT, with err->msg the
+ * rest of a sentence about the file ("is empty (0 bytes)", "is damaged
+ * (...)"), when it is not a sound database: a 0-byte file, or one that
+ * fails PRAGMA quick_check or is not SQLite at all.
+ */
 int store_open(const char *path, store **out, gw_error *err);
 void store_close(store *s);
 int store_begin(store *s, gw_error *err);
 int store_commit(store *s, gw_error *err);
+/* Undo the open transaction, if SQLite has not already. */
+void store_rollback(store *s);
+bool store_in_tx(store *s);
+/* The highest job id ever handed out (AUTOINCREMENT's sequence), 0 for none. */
+uint64_t store_last_id(store *s);
+/* Make the next job id last + 1 (a new database continuing an old one's ids). */
+int store_set_last_id(store *s, uint64_t last, gw_error *err);
 
 /* Insert a new job; sets j->id. */
 int store_add_job(store *s, job *j, gw_error *err);

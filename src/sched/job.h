@@ -44,6 +44,8 @@ typedef struct job_spec {
 	size_t argc;
 	char **env;              /* "NAME=value" the user passed explicitly */
 	size_t n_env;
+	char **env_inherited;    /* the submitter's environment (--export); merged into env at submit */
+	size_t n_env_inherited;
 	char *cwd;               /* the submitter's working directory */
 	uint32_t uid, gid;       /* the submitter, from SO_PEERCRED */
 	char *user;              /* the submitter's login name (display, exports) */
