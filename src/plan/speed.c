@@ -223,6 +223,9 @@ static void row_from(const kb_table *t, size_t r, plan_speed_row *o)
 	o->pp_f_eff = num(t, r, "pp_f_eff");
 	o->attn_eff_fa = num(t, r, "attn_eff_fa");
 	o->attn_eff_nofa = num(t, r, "attn_eff_nofa");
+	o->pp_layer_us = num(t, r, "pp_layer_us");
+	o->moe_us = num(t, r, "moe_us");
+	o->moe_pp_us = num(t, r, "moe_pp_us");
 	o->legacy = !strcmp(kb_cell(t, r, kb_col(t, "model")), "2024");
 	o->source = kb_cell(t, r, kb_col(t, "source"));
 }
@@ -462,7 +465,7 @@ static double kernel_tflops(const plan_gpu *g, const char *rate, double x)
 	double fp16 = g->fp16_tflops, fp32 = g->spec ? g->spec->fp32_tflops : 0;
 	if (!strcmp(rate, "fp32") || fp16 <= 0)
 		return fp32 * x;
-	if (!strcmp(rate, "int8"))
+	if (!strcmp(rate, "int8") || !strcmp(rate, "fp16acc")) /* GeForce's column is the halved rate */
 		return fp16 * x * (is_geforce(g->spec) ? 2.0 : 1.0);
 	return fp16 * x;
 }
@@ -509,7 +512,10 @@ static void speed_latest(const work *wk, plan_result *r, plan_backend be)
 	double t = 0, gpu_bytes = 0, tp = 0;
 	size_t used = 0;
 	bool known = true;
-	uint32_t on_gpu = 0;
+	uint32_t on_gpu = 0, n_moe = 0;
+	for (uint32_t il = 0; il < wk->n; il++)
+		if (wk->w.layer_expert_bytes[il])
+			n_moe++;
 	for (size_t d = 0; d < r->n_devices; d++)
 		on_gpu += r->devices[d].layers;
 	for (size_t d = 0; d < r->n_devices; d++) {
@@ -522,7 +528,7 @@ static void speed_latest(const work *wk, plan_result *r, plan_backend be)
 		}
 		const plan_gpu *g = &rq->gpus[d];
 		if (!used)
-			t += (row.tok_us + wk->n * row.layer_us) * 1e-6;
+			t += (row.tok_us + wk->n * row.layer_us + n_moe * row.moe_us) * 1e-6;
 		else
 			t += row.gpu_us * 1e-6;
 		used++;
@@ -549,7 +555,8 @@ static void speed_latest(const work *wk, plan_result *r, plan_backend be)
 			continue;
 		}
 		if (tp >= 0)
-			tp += share * (2.0 * params / (rw * 1e12) + plan_attn_flops(wk->m, wk->ctx) / (ra * 1e12));
+			tp += share * (2.0 * params / (rw * 1e12) + plan_attn_flops(wk->m, wk->ctx) / (ra * 1e12) +
+				       (wk->n * row.pp_layer_us + n_moe * row.moe_pp_us) * 1e-6);
 	}
 	double host_bytes = read_bytes(wk, 0, wk->total - r->gpu_layers) +
 			    (double)plan_cpu_expert_bytes(wk, wk->total - r->gpu_layers, wk->n) * moe_read_fraction(wk->m);

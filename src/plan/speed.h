@@ -51,6 +51,9 @@ typedef struct plan_speed_row {
 	double pp_q_eff;    /* fraction of it reached */
 	double pp_f_eff;    /* F16/BF16 weights: fraction of the fp16 tensor peak */
 	double attn_eff_fa, attn_eff_nofa; /* attention FLOPs: fraction of the fp16 peak */
+	double pp_layer_us; /* prefill: non-matrix ops per block per prompt token */
+	double moe_us;      /* decode: extra per MoE block per token (routing, mul_mat_id) */
+	double moe_pp_us;   /* prefill: extra per MoE block per prompt token (routing, token gather/scatter) */
 	bool legacy;        /* the 2024 closed form (b2824) */
 	const char *source;
 } plan_speed_row;
