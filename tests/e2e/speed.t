@@ -1,0 +1,72 @@
+#!/bin/sh
+# The speed model (data/speed.tsv, src/plan/speed.c): today's llama.cpp
+# against public llama-bench rows with held-out GPUs, the b2824 profile's
+# 2024 figures unchanged, the orders a buyer relies on, --backend.
+. "$(dirname "$0")/lib.sh"
+
+report=$(python3 "$GW_TOP/tests/validation/validate_speed.py" "$GW" "$GW_TOP/tests/validation" 2>&1)
+status=$?
+printf '%s\n' "$report" | grep '^#' | sed 's/^/# /'
+is "$status" 0 "llama-bench rows: held-out decode median <= 10%, prefill <= 20%; every backend and generation within 20%/30%"
+like "$report" '# held-out decode: [1-9][0-9]* rows' "held-out decode rows were planned"
+like "$report" '# held-out prefill: [1-9][0-9]* rows' "held-out prefill rows were planned"
+like "$report" '# fitted decode: [1-9][0-9]* rows' "fitted rows printed apart"
+for be in cuda rocm vulkan metal; do
+	like "$report" "# decode median per backend \(all rows\):.* $be " "backend $be validated"
+done
+unlike "$report" 'FAIL' "no target missed"
+before=$(python3 "$GW_TOP/tests/validation/validate_speed.py" "$GW" "$GW_TOP/tests/validation" --before 2>&1 | grep '^# held-out\|^# fitted')
+printf '%s\n' "$before" | sed 's/^/# before (2024 closed form): /'
+
+# llama.cpp@b2824 keeps its 2024 constants: the 41 rows' median stays at 6.3%
+old=$(python3 "$GW_TOP/tests/validation/validate_plan.py" "$GW" "$GW_TOP/tests/validation" 2>&1 | grep '^# decode tok/s')
+diag "b2824: $old"
+like "$old" '# decode tok/s: 41 rows, median \|error\| 6\.3%' "b2824 profile: 41 rows, median 6.3% as before"
+
+dec() { # dec GPU [ARGS...]: Llama-2-7B Q4_0 decode tok/s
+	g=$1; shift
+	"$GW" plan llama-2-7b --quant q4_0 --ctx 512 --gpu "$g" "$@" --json | jget 'd["decode_tok_s"]'
+}
+pre() {
+	g=$1; shift
+	"$GW" plan llama-2-7b --quant q4_0 --ctx 512 --gpu "$g" "$@" --json | jget 'd["prefill_tok_s"]'
+}
+d5090=$(dec rtx-5090); d4090=$(dec rtx-4090); d3090=$(dec rtx-3090); d4070=$(dec rtx-4070)
+diag "Llama-2-7B Q4_0 decode: 5090 $d5090, 4090 $d4090, 3090 $d3090, 4070 $d4070 tok/s"
+is "$(python3 -c "print($d5090 > $d4090 > $d3090 > $d4070)")" True "decode ranks RTX 5090 > 4090 > 3090 > 4070"
+dh=$(dec h100-sxm); da=$(dec a100-80g-sxm)
+diag "H100 SXM $dh, A100 SXM $da tok/s"
+is "$(python3 -c "print($dh > $da)")" True "decode ranks H100 above A100"
+pc=$(pre rtx-5090); pv=$(pre rtx-5090 --backend vulkan)
+diag "RTX 5090 prefill: CUDA $pc, Vulkan $pv tok/s"
+is "$(python3 -c "print($pv < $pc)")" True "--backend vulkan on an RTX 5090 prefills below CUDA"
+fon=$("$GW" plan llama3.1:8b --ctx 32768 --gpu rtx-4090 --flash-attn on --json | jget 'd["decode_tok_s"]')
+foff=$("$GW" plan llama3.1:8b --ctx 32768 --gpu rtx-4090 --flash-attn off --json | jget 'd["decode_tok_s"]')
+diag "Llama 3.1 8B at 32k on an RTX 4090: flash attention on $fon, off $foff tok/s"
+is "$(python3 -c "print($fon > $foff)")" True "--flash-attn on decodes faster than off at 32k"
+b24=$("$GW" plan llama-2-7b --quant q4_0 --ctx 512 --gpu rtx-5090 --engine llama.cpp@b2824 --json | jget 'd["decode_tok_s"]')
+is "$(python3 -c "print(abs($b24 - $d5090) > 1)")" True "the engine build changes the prediction (b2824 $b24 vs today $d5090)"
+
+# the output names the build and backend the speed models
+run_gw plan llama-2-7b --quant q4_0 --gpu rx-7900-xtx --json
+is "$(printf '%s' "$out" | jget 'd["backend"]')" rocm "AMD defaults to ROCm"
+is "$(printf '%s' "$out" | jget 'd["speed_model"]["family"]')" rdna3 "speed_model names the family"
+is "$(printf '%s' "$out" | jget 'd["speed_model"]["build"]')" latest "speed_model names the build row"
+is "$(printf '%s' "$out" | jget 'any("on rocm" in a and "0c1e570" in a for a in d["assumptions"])')" True "assumptions name the build and backend"
+run_gw plan llama-2-7b --quant q4_0 --gpu m3-max --json
+is "$(printf '%s' "$out" | jget 'd["backend"]')" metal "Apple defaults to Metal"
+run_gw plan llama-2-7b --quant q4_0 --gpu rtx-4090 --backend vulkan
+is "$rc" 0 "--backend vulkan on NVIDIA is accepted"
+like "$out" 'speed model: llama.cpp 0c1e570 on vulkan' "text output names the backend"
+
+# bad input: exact exit code and message
+run_gw plan llama-2-7b --gpu rtx-4090 --backend opencl
+is "$rc" 2 "unknown --backend: exit 2"
+like "$err" "gpuwise: unknown --backend 'opencl' \(cuda, rocm, vulkan, metal, sycl, cpu\)" "unknown --backend message"
+run_gw plan llama-2-7b --gpu rtx-4090 --backend rocm
+is "$rc" 2 "--backend rocm on an NVIDIA card: exit 2"
+like "$err" "gpuwise: --backend rocm needs an AMD GPU \('GeForce RTX 4090' is NVIDIA\)" "wrong-vendor message"
+run_gw plan llama-2-7b --gpu rtx-4090 --backend cuda --engine vllm
+is "$rc" 2 "--backend with vllm: exit 2"
+like "$err" "gpuwise: --backend applies to llama.cpp and ollama, not vllm" "engine message"
+done_testing
