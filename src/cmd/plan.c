@@ -18,6 +18,7 @@
 #include "hw/hw.h"
 #include "kb/kb.h"
 #include "model/model.h"
+#include "bench/bench.h"
 #include "plan/plan.h"
 #include "plan/prices.h"
 #include "util/json.h"
@@ -73,6 +74,8 @@ typedef struct plan_cli {
 	bool json;
 	bool help;
 	bool engine_set, fa_set;
+	char bw_from[PLAN_MAX_GPUS][64]; /* "gpuwise bench 0.1.0 on 2026-12-01" per GPU */
+	char ram_bw_from[64];
 	workload wl;            /* --train / --image (cmd/workload.c) */
 	/* planning on this machine */
 	bool on_machine;
@@ -118,7 +121,8 @@ static void usage(FILE *f)
 		"  --ram SIZE         host RAM for offloaded layers (default on this machine:\n"
 		"                     MemAvailable of /proc/meminfo less headroom for the OS\n"
 		"                     and the engine)\n"
-		"  --ram-bw GBS       host memory bandwidth in GB/s (default 51.2, DDR4-3200 x2)\n"
+		"  --ram-bw GBS       host memory bandwidth in GB/s (default 51.2, DDR4-3200 x2;\n"
+		"                     on this machine: what `gpuwise bench` measured, when it ran)\n"
 		"Model:\n"
 		"  --quant Q          q4_k_m, q8_0, f16, q3_k_m ... (GGUF); bf16, fp8, awq-int4, nf4;\n"
 		"                     q4/int4/4bit, q8/int8/8bit, half are read as a named format\n"
@@ -364,6 +368,12 @@ static int machine_gpus(plan_cli *c, bool required)
 				memset(g, 0, sizeof *g);
 			snprintf(g->name, sizeof g->name, "%s", h->name);
 			g->vram_bytes = (uint64_t)h->mem_total_bytes.v;
+			double gbs;
+			size_t gi = rq->n_gpus - 1;
+			if (bench_cache_lookup("gpu", h->name, &gbs, c->bw_from[gi], sizeof c->bw_from[gi]) == 0) {
+				g->bandwidth_gbs = gbs; /* what `gpuwise bench` measured here */
+				g->bandwidth_from = c->bw_from[gi];
+			}
 			if (HW_VALID(h->mem_free_bytes) && h->mem_free_bytes.v > 0)
 				g->free_bytes = (uint64_t)h->mem_free_bytes.v;
 			c->on_machine = true;
@@ -950,6 +960,13 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 			c->ram_from_machine = true;
 			/* 1 byte, not 0: 0 means "not checked" to the planner */
 			c->rq.ram_bytes = c->ram_avail > c->ram_headroom ? c->ram_avail - c->ram_headroom : 1;
+		}
+	}
+	if (!c->gpu_arg && !c->vram && c->rq.ram_bw_gbs <= 0) {
+		double gbs; /* this machine's host bandwidth as `gpuwise bench` measured it */
+		if (bench_cache_lookup("cpu", "cpu", &gbs, c->ram_bw_from, sizeof c->ram_bw_from) == 0) {
+			c->rq.ram_bw_gbs = gbs;
+			c->rq.ram_bw_from = c->ram_bw_from;
 		}
 	}
 	if (c->wl.kind == WORKLOAD_IMAGE) {

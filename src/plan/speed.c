@@ -634,13 +634,19 @@ void plan_speed_notes(const plan_request *rq, plan_result *r)
 	double p2 = 2 * (m->params_active > 0 ? m->params_active : m->params_total);
 	double att = plan_attn_flops(m, r->ctx);
 
-	for (size_t d = 0; d < rq->n_gpus; d++)
-		if (rq->gpus[d].bandwidth_from) {
-			plan_note(r, "GPU %zu bandwidth %.0f GB/s measured by %s (spec sheet %.0f)", d,
-				  rq->gpus[d].bandwidth_gbs, rq->gpus[d].bandwidth_from,
-				  rq->gpus[d].spec ? rq->gpus[d].spec->bandwidth_gbs : 0);
-			break;
-		}
+	/* this machine's measured bandwidth (gpuwise bench's cache), one note */
+	const plan_gpu *mg = NULL;
+	for (size_t d = 0; d < rq->n_gpus && !mg; d++)
+		if (rq->gpus[d].bandwidth_from)
+			mg = &rq->gpus[d];
+	if (mg && rq->ram_bw_from)
+		plan_note(r, "bandwidth measured here by %s: GPU %.0f GB/s (spec sheet %.0f), host %.1f GB/s",
+			  mg->bandwidth_from, mg->bandwidth_gbs, mg->spec ? mg->spec->bandwidth_gbs : 0, rq->ram_bw_gbs);
+	else if (mg)
+		plan_note(r, "bandwidth measured here by %s: GPU %.0f GB/s (spec sheet %.0f)", mg->bandwidth_from,
+			  mg->bandwidth_gbs, mg->spec ? mg->spec->bandwidth_gbs : 0);
+	else if (rq->ram_bw_from)
+		plan_note(r, "host bandwidth measured here by %s: %.1f GB/s", rq->ram_bw_from, rq->ram_bw_gbs);
 	if (have && !row.legacy) {
 		plan_note(r, "speed model: llama.cpp %s on %s, family %s (data/speed.tsv); decode %.0f us/token + "
 			     "%.1f us/block + weights at %.0f%% of peak (%s kernels)",

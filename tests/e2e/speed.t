@@ -15,8 +15,7 @@ for be in cuda rocm vulkan metal; do
 	like "$report" "# decode median per backend \(all rows\):.* $be " "backend $be validated"
 done
 unlike "$report" 'FAIL' "no target missed"
-before=$(python3 "$GW_TOP/tests/validation/validate_speed.py" "$GW" "$GW_TOP/tests/validation" --before 2>&1 | grep '^# held-out\|^# fitted')
-printf '%s\n' "$before" | sed 's/^/# before (2024 closed form): /'
+# (the 2024 closed form's errors on the same rows: validate_speed.py --before)
 
 # llama.cpp@b2824 keeps its 2024 constants: the 41 rows' median stays at 6.3%
 old=$(python3 "$GW_TOP/tests/validation/validate_plan.py" "$GW" "$GW_TOP/tests/validation" 2>&1 | grep '^# decode tok/s')
@@ -69,4 +68,32 @@ like "$err" "gpuwise: --backend rocm needs an AMD GPU \('GeForce RTX 4090' is NV
 run_gw plan llama-2-7b --gpu rtx-4090 --backend cuda --engine vllm
 is "$rc" 2 "--backend with vllm: exit 2"
 like "$err" "gpuwise: --backend applies to llama.cpp and ollama, not vllm" "engine message"
+# this machine's measured bandwidth: gpuwise bench caches it, plan uses it and says so
+FIX="$GW_TOP/tests/fixtures"
+export GPUWISE_NVML_LIB=/nonexistent/libnvidia-ml.so.1
+GPUWISE_CUDA_LIB="$GW_FAKE/cudadeep.so" run_gw bench --quick --no-opencl --max-n 100000
+is "$rc" 0 "bench through the fake libcuda: exit 0"
+cache="$GPUWISE_CACHE_DIR/bench.tsv"
+like "$(cat "$cache" 2>/dev/null)" "cpu	[^	]+	[0-9.]+	[0-9]{4}-[0-9]{2}-[0-9]{2}	[0-9.]+" "bench cached the host Triad with its date and bench version"
+like "$(cat "$cache" 2>/dev/null)" "gpu	Fake Deep GPU	[0-9.]+	" "bench cached the GPU's Triad under the driver's device name"
+# on a real machine CUDA and NVML name the card alike; the fake libcuda has its own name
+sed 's/Fake Deep GPU/NVIDIA GeForce RTX 4090/' "$cache" > "$cache.new" && mv "$cache.new" "$cache"
+gbs=$(awk -F'	' '$1 == "gpu" {print $3}' "$cache")
+export GPUWISE_ROOT="$FIX/roots/desktop-4090" GPUWISE_FAKE_SCENARIO="$FIX/scenarios/desktop-4090.json"
+export GPUWISE_NVML_LIB="$GW_FAKE/libnvidia-ml.so" GPUWISE_CUDA_LIB="$GW_FAKE/libcuda.so"
+run_gw plan llama3.1:8b --ctx 8192 --json
+is "$(printf '%s' "$out" | jget 'any("bandwidth measured here by gpuwise bench" in a for a in d["assumptions"])')" True \
+	"plan on this machine says it uses the measured bandwidth"
+is "$(printf '%s' "$out" | jget 'any(("GPU %.0f GB/s (spec sheet 1008)" % '"$gbs"') in a for a in d["assumptions"])')" True \
+	"the measured GPU figure, with the spec sheet's beside it"
+slow=$(printf '%s' "$out" | jget 'd["decode_tok_s"] or 0')
+run_gw plan llama3.1:8b --ctx 8192 --gpu rtx-4090 --json
+spec=$(printf '%s' "$out" | jget 'd["decode_tok_s"]')
+is "$(printf '%s' "$out" | jget 'any("measured here" in a for a in d["assumptions"])')" False "--gpu plans a catalog card: the spec sheet"
+diag "decode with the measured bandwidth $slow, with the spec sheet $spec tok/s"
+is "$(python3 -c "print($slow < $spec)")" True "the (slow, fake) measured bandwidth lowers the prediction"
+rm -f "$cache"
+run_gw plan llama3.1:8b --ctx 8192 --json
+is "$(printf '%s' "$out" | jget 'any("measured here" in a for a in d["assumptions"])')" False "no cache: the spec sheet"
+unset GPUWISE_ROOT GPUWISE_FAKE_SCENARIO GPUWISE_NVML_LIB GPUWISE_CUDA_LIB
 done_testing
