@@ -28,7 +28,18 @@
  * SYCL.  NVIDIA's int8 dense rate is 2x its full-rate fp16; the catalog's
  * fp16 column for GeForce is the halved FP32-accumulate rate, so GeForce
  * int8 is 4x that column (NVIDIA Ada/Ampere/Blackwell whitepapers) while a
- * professional card's is 2x.  MoE counts the active experts only.
+ * professional card's is 2x.  MoE counts the active experts only, plus a
+ * fixed cost per MoE block (routing, mul_mat_id) in decode and prefill.
+ *
+ * Several GPUs: llama.cpp's layer split, the default: decode adds each
+ * device's bytes over its own bandwidth plus gpu_us per extra GPU (the
+ * hand-over of the activations); prefill runs each device's share of the
+ * layers one after the other.  Row split is not modelled: current builds
+ * dropped it from CUDA (ggml-org/llama.cpp pull 24216, "remove -sm row").
+ *
+ * The CPU backend (no GPU, --backend cpu, or no layer offloaded) reads the
+ * whole model from host memory at the cpu row's fraction of the host
+ * bandwidth and runs prefill on rq->cpu_threads threads (plan_speed_cpu).
  *
  * llama.cpp@b2824 keeps the 2024 closed form (its row says legacy):
  *   t = n_blocks * c + sum_dev gpu_bytes_dev / min(0.92 * peak_dev, 1200 GB/s)
