@@ -244,7 +244,7 @@ EXPORT void *dlsym(void *h, const char *name)
 
 /* ---- per-process state ------------------------------------------------------ */
 
-enum { ST_UNKNOWN, ST_OFF, ST_ON, ST_BROKEN };
+enum { ST_UNKNOWN, ST_ON, ST_BROKEN };
 static _Atomic int g_state = ST_UNKNOWN;
 static cap_region *g_reg;
 static cap_slot *_Atomic g_slot;
@@ -289,18 +289,32 @@ static int attach(void)
 	pthread_mutex_lock(&g_mu);
 	s = atomic_load(&g_state);
 	if (s == ST_UNKNOWN) {
+		/* Fail closed on anything but a region this job's supervisor made:
+		 * the library is only ever preloaded by gpuwise run --vram-cap, so
+		 * a missing, empty or forged region is a job trying to leave its
+		 * cap (or a mistake), never a reason to hand out memory. */
 		const char *path = getenv(CAP_ENV_REGION);
-		if (!path || !*path) {
-			s = ST_OFF;
+		char why[256];
+		s = ST_BROKEN;
+		if (!path) {
+			say("gpuwise-cap: %s is preloaded but %s is not set; every GPU allocation is refused", CAP_LIB_NAME,
+			    CAP_ENV_REGION);
+		} else if (!*path) {
+			say("gpuwise-cap: %s is empty; every GPU allocation is refused", CAP_ENV_REGION);
 		} else {
 			int rc = cap_region_open(path, &g_reg);
-			if (rc) {
+			if (!rc && (rc = cap_region_authenticate(path, g_reg, why, sizeof why))) {
+				cap_region_close(g_reg);
+				g_reg = NULL;
+			}
+			if (rc == CAP_EFORGED)
+				say("gpuwise-cap: cannot use the cap region '%s': %s: %s; every GPU allocation is refused",
+				    path, cap_strerror(rc), why);
+			else if (rc)
 				say("gpuwise-cap: cannot use the cap region '%s': %s%s%s; every GPU allocation is refused",
 				    path, cap_strerror(rc), rc == CAP_EIO ? ": " : "", rc == CAP_EIO ? strerror(errno) : "");
-				s = ST_BROKEN;
-			} else {
+			else
 				s = ST_ON;
-			}
 		}
 		atomic_store_explicit(&g_state, s, memory_order_release);
 	}
@@ -627,16 +641,13 @@ static void refused(int ordinal, int idx, uint64_t bytes)
 }
 
 /*
- * Before the real call: 0 and t filled (t->counted false when there is
- * no cap, so the call passes through), or the CUresult to return.
+ * Before the real call: 0 and t filled, or the CUresult to return
+ * (CUDA_ERROR_OUT_OF_MEMORY whenever there is no usable region).
  */
 static CUresult begin(CUdevice d, bool have_dev, uint64_t bytes, ticket *t)
 {
 	t->counted = false;
-	int st = attach();
-	if (likely(st == ST_OFF))
-		return 0;
-	if (st == ST_BROKEN)
+	if (attach() != ST_ON)
 		return CU_OUT_OF_MEMORY;
 	CUresult rc;
 	if (!have_dev && (rc = current_device(&d)))
@@ -734,7 +745,7 @@ EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t widt
 	NEED_REAL(f);
 	ticket t;
 	if (height && width > SIZE_MAX / height)
-		return attach() == ST_OFF ? f(dptr, pitch, width, height, elem) : CU_OUT_OF_MEMORY;
+		return CU_OUT_OF_MEMORY;
 	CUresult rc = begin(0, false, (uint64_t)width * height, &t);
 	if (rc)
 		return rc;

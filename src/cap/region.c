@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,6 +25,7 @@ const char *cap_strerror(int rc)
 	case CAP_EIO: return "cannot create or map the region file";
 	case CAP_EBADREG: return "not a gpuwise cap region of this version";
 	case CAP_EINVAL: return "invalid argument";
+	case CAP_EFORGED: return "not a region this job's supervisor created";
 	default: return "unknown error";
 	}
 }
@@ -34,7 +36,8 @@ static void st(_Atomic uint64_t *p, uint64_t v) { atomic_store_explicit(p, v, RE
 static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 static uint64_t sat_sub(uint64_t a, uint64_t b) { return a < b ? 0 : a - b; }
 
-uint64_t cap_proc_start_ticks(pid_t pid)
+/* Field `field` (3 or more) of /proc/PID/stat as a number; 0 unknown/gone. */
+static uint64_t proc_stat_field(pid_t pid, int field)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -50,9 +53,9 @@ uint64_t cap_proc_start_ticks(pid_t pid)
 	char *p = strrchr(buf, ')');
 	if (!p)
 		return 0;
-	/* p + 1 is the space before field 3 (state); starttime is field 22 */
+	/* p + 1 is the space before field 3 (state) */
 	p++;
-	for (int field = 3; field < 22 && p; field++)
+	for (int f = 3; f < field && p; f++)
 		p = strchr(p + 1, ' ');
 	if (!p)
 		return 0;
@@ -60,6 +63,11 @@ uint64_t cap_proc_start_ticks(pid_t pid)
 	if (sscanf(p, " %llu", &v) != 1)
 		return 0;
 	return v;
+}
+
+uint64_t cap_proc_start_ticks(pid_t pid)
+{
+	return proc_stat_field(pid, 22);
 }
 
 /* Is the process that leased s still there (same PID, same start)? */
@@ -150,8 +158,18 @@ static int map_fd(int fd, cap_region **out)
 
 int cap_region_create(const char *path, uint64_t limit_bytes, cap_region **out)
 {
-	if (!path || !out || limit_bytes == 0)
+	int fd = -1;
+	int rc = cap_region_create_held(path, limit_bytes, out, &fd);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+int cap_region_create_held(const char *path, uint64_t limit_bytes, cap_region **out, int *fd_out)
+{
+	if (!path || !out || !fd_out || limit_bytes == 0)
 		return CAP_EINVAL;
+	*fd_out = -1;
 	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return CAP_EIO;
@@ -166,6 +184,7 @@ int cap_region_create(const char *path, uint64_t limit_bytes, cap_region **out)
 	r->limit_bytes = limit_bytes;
 	r->owner_pid = (uint32_t)getpid();
 	r->owner_start_ticks = cap_proc_start_ticks(getpid());
+	r->owner_fd = fd;
 	pthread_mutexattr_t a;
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
@@ -179,6 +198,8 @@ int cap_region_create(const char *path, uint64_t limit_bytes, cap_region **out)
 	atomic_store_explicit(&r->magic, CAP_MAGIC, memory_order_release);
 	*out = r;
 	r = NULL;
+	*fd_out = fd;
+	fd = -1;
 	rc = 0;
 out:
 	if (r)
@@ -188,7 +209,8 @@ out:
 		unlink(path);
 		errno = e2;
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return rc;
 }
 
@@ -225,6 +247,92 @@ void cap_region_close(cap_region *r)
 {
 	if (r)
 		munmap(r, sizeof *r);
+}
+
+static int forged(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int forged(char *why, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (why && n)
+		vsnprintf(why, n, fmt, ap);
+	va_end(ap);
+	return CAP_EFORGED;
+}
+
+int cap_lib_mapped(pid_t pid)
+{
+	char path[64], buf[4096 + 64];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int found = 0;
+	size_t keep = 0, name = strlen("/" CAP_LIB_NAME);
+	for (;;) {
+		ssize_t r = read(fd, buf + keep, sizeof buf - 1 - keep);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r < 0)
+				found = -1;
+			break;
+		}
+		size_t len = keep + (size_t)r;
+		buf[len] = '\0';
+		if (memmem(buf, len, "/" CAP_LIB_NAME, name)) {
+			found = 1;
+			break;
+		}
+		/* keep the tail: the name may straddle two reads */
+		keep = len < name ? len : name;
+		memmove(buf, buf + len - keep, keep);
+	}
+	close(fd);
+	return found;
+}
+
+int cap_region_authenticate(const char *path, const cap_region *r, char *why, size_t n)
+{
+	if (why && n)
+		why[0] = '\0';
+	uid_t me = geteuid();
+	struct stat fsb, dsb, osb;
+	if (lstat(path, &fsb) || !S_ISREG(fsb.st_mode))
+		return forged(why, n, "it is not a plain file");
+	if (fsb.st_uid != me || (fsb.st_mode & 077))
+		return forged(why, n, "the file is not private to uid %u (owner %u, mode %04o)", (unsigned)me,
+			      (unsigned)fsb.st_uid, (unsigned)(fsb.st_mode & 07777));
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, sizeof dir, ".");
+	else if (slash == path)
+		snprintf(dir, sizeof dir, "/");
+	else
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+	if (lstat(dir, &dsb) || !S_ISDIR(dsb.st_mode) || dsb.st_uid != me || (dsb.st_mode & 077))
+		return forged(why, n, "its directory '%s' is not private to uid %u", dir, (unsigned)me);
+	pid_t owner = (pid_t)r->owner_pid;
+	if (owner <= 0 || !r->owner_start_ticks || cap_proc_start_ticks(owner) != r->owner_start_ticks)
+		return forged(why, n, "its creator (pid %u) is gone", (unsigned)r->owner_pid);
+	/* the creator must be an ancestor: a region made beside the job does not count */
+	pid_t p = getpid();
+	int depth = 0;
+	while (p > 1 && p != owner && depth++ < 4096)
+		p = (pid_t)proc_stat_field(p, 4);
+	if (p != owner)
+		return forged(why, n, "its creator (pid %u) is not an ancestor of this process", (unsigned)owner);
+	char fdpath[64];
+	snprintf(fdpath, sizeof fdpath, "/proc/%d/fd/%d", (int)owner, (int)r->owner_fd);
+	if (r->owner_fd < 0 || stat(fdpath, &osb) || osb.st_dev != fsb.st_dev || osb.st_ino != fsb.st_ino)
+		return forged(why, n, "its creator (pid %u) does not hold it open", (unsigned)owner);
+	/* a process under the cap that writes a region of its own is not a supervisor */
+	int m = cap_lib_mapped(owner);
+	if (m != 0)
+		return forged(why, n, m < 0 ? "its creator (pid %u) cannot be inspected"
+					    : "its creator (pid %u) is itself under a VRAM cap", (unsigned)owner);
+	return 0;
 }
 
 int cap_slot_claim(cap_region *r, pid_t pid, uint64_t start_ticks, cap_slot **out)

@@ -27,7 +27,7 @@
 #include <sys/types.h>
 
 #define CAP_MAGIC 0x3170616373777067ULL /* "gpwscap1" little-endian */
-#define CAP_VERSION 1
+#define CAP_VERSION 2
 #define CAP_MAX_DEVICES 16
 #define CAP_MAX_SLOTS 256
 /* The environment variable that names the region for the job's processes. */
@@ -41,6 +41,7 @@ enum {
 	CAP_EIO = -3,      /* cannot create, open or map the file (errno kept) */
 	CAP_EBADREG = -4,  /* not a region of this version */
 	CAP_EINVAL = -5,
+	CAP_EFORGED = -6,  /* a region, but not one this job's supervisor made */
 };
 const char *cap_strerror(int rc);
 
@@ -71,6 +72,7 @@ typedef struct cap_region {
 	uint64_t limit_bytes;           /* per GPU; set once by the supervisor */
 	uint32_t owner_pid;
 	uint64_t owner_start_ticks;
+	int32_t owner_fd;               /* the creator keeps the file open here */
 	pthread_mutex_t lock;           /* robust, process-shared */
 	_Atomic uint64_t refused;       /* allocations refused for the cap */
 	_Atomic uint64_t reclaimed;     /* slots of dead processes taken back */
@@ -84,9 +86,31 @@ typedef struct cap_region {
  * (unlink it when the job is over).  Returns 0 or CAP_EIO/CAP_EINVAL.
  */
 int cap_region_create(const char *path, uint64_t limit_bytes, cap_region **out);
+/*
+ * The same, keeping the file open: *fd_out (close-on-exec) is recorded in
+ * the region as owner_fd, and cap_region_authenticate() checks that the
+ * creator still holds it.  The caller closes *fd_out when the job is over.
+ */
+int cap_region_create_held(const char *path, uint64_t limit_bytes, cap_region **out, int *fd_out);
 /* Map an existing region read-write; checks magic, version and size. */
 int cap_region_open(const char *path, cap_region **out);
 void cap_region_close(cap_region *r);
+/*
+ * Is the mapped region r, opened from path, one this process's own
+ * supervisor made for it?  A job's processes and anyone else can write a
+ * file that passes cap_region_open(); this checks what they cannot fake
+ * without already being outside the cap:
+ *   - the file and its directory belong to this process's effective user
+ *     and are private to it (no group or other permission bits);
+ *   - the creator recorded in the region is alive (same PID and start
+ *     time), is an ancestor of this process, still holds the very file
+ *     (same device and inode) open at the recorded descriptor, and is not
+ *     itself under a cap (libgpuwise-cap.so is not mapped into it).
+ * Returns 0 or CAP_EFORGED with the failed check in why.
+ */
+int cap_region_authenticate(const char *path, const cap_region *r, char *why, size_t n);
+/* Is libgpuwise-cap.so mapped into process pid (its /proc/PID/maps)?  1, 0, or -1 unreadable. */
+int cap_lib_mapped(pid_t pid);
 
 /* Start time of a process in clock ticks since boot; 0 unknown/gone. */
 uint64_t cap_proc_start_ticks(pid_t pid);

@@ -46,6 +46,10 @@ typedef struct slurm_submit_opts {
 } slurm_submit_opts;
 int slurm_backend_submit(json_t *jspec, const slurm_submit_opts *so, bool json_out);
 bool slurm_backend_configured(void);               /* scontrol on PATH and a slurm.conf */
+/* gpuwise for the nodes: given, else GPUWISE_SLURM_GPUWISE, else /proc/self/exe (into buf). */
+const char *slurm_gpuwise_path(const char *given, char *buf, size_t n);
+/* Warn on stderr when PATH --version does not run on a node (srun; remembered once it does). */
+void slurm_probe(const char *path, const char *partition);
 json_t *slurm_backend_jobs(bool all, char *err, size_t n_err);   /* queue rows, or NULL and err */
 json_t *slurm_backend_job(uint64_t id, char *err, size_t n_err); /* one row, or NULL and err */
 int slurm_backend_logs(uint64_t id, bool follow);

@@ -25,7 +25,7 @@ static void usage(FILE *f)
 		   "Python and PyTorch / Health / Desktop and browser, each with its evidence\n"
 		   "and the fix.  Severities: ok (a check passed), info (a fact, not a verdict),\n"
 		   "skip (a check could not run; the evidence says why), warn, fail.\n"
-		   "  --json         print {\"findings\":[{\"id\",\"severity\",\"group\",\"title\",\"evidence\",\"fix\",\n"
+		   "  --json         print {\"platform\",\"findings\":[{\"id\",\"severity\",\"group\",\"title\",\"evidence\",\"fix\",\n"
 		   "                 \"gpu\",\"gpus\"}]}\n"
 		   "  --strict       exit 3 when there are warnings (and no failures)\n"
 		   "  --deep         also run real tests: on each GPU a context, allocation, copies with a\n"
@@ -35,12 +35,16 @@ static void usage(FILE *f)
 		   "  --no-exec      never run interpreters or nvcc (read files only)\n"
 		   "  -h, --help     show this help\n\n"
 		   "Looks at python3/python on PATH, VIRTUAL_ENV, CONDA_PREFIX, CUDA_HOME/CUDA_PATH,\n"
-		   "every nvcc on PATH, /usr/local/cuda*, LD_LIBRARY_PATH and /etc/ld.so.conf.\n\n"
+		   "every nvcc on PATH, /usr/local/cuda*, LD_LIBRARY_PATH and /etc/ld.so.conf.\n"
+		   "On WSL 2 the checks are WSL's: the Windows driver, /dev/dxg, a Linux driver\n"
+		   "installed inside WSL, which libcuda the loader takes; fixes are done on Windows\n"
+		   "or inside WSL, never with a Linux driver.  gpuwise is a Linux program: on\n"
+		   "Windows, run it inside WSL 2.\n\n"
 		   "Exit status: 0 nothing fails, 1 runtime error, 2 usage error,\n"
 		   "3 warnings only (with --strict), 4 a check fails.\n");
 }
 
-static json_t *findings_json(const doctor_report *rep)
+static json_t *findings_json(const doctor_report *rep, hw_platform_kind platform)
 {
 	json_t *arr = json_array();
 	for (size_t i = 0; i < rep->n; i++) {
@@ -61,6 +65,7 @@ static json_t *findings_json(const doctor_report *rep)
 		json_array_append_new(arr, o);
 	}
 	json_t *root = json_object();
+	json_object_set_new(root, "platform", json_string(hw_platform_name(platform)));
 	json_object_set_new(root, "findings", arr);
 	return root;
 }
@@ -238,7 +243,7 @@ int cmd_doctor(int argc, char **argv)
 	}
 	doctor_merge_duplicates(&rep);
 	if (json) {
-		json_t *j = findings_json(&rep);
+		json_t *j = findings_json(&rep, snap.platform);
 		json_print(j, stdout);
 		json_decref(j);
 	} else {

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +18,7 @@
 #include "queue/queue.h"
 #include "sched/export.h"
 #include "util/json.h"
+#include "watch/watch.h"
 
 #define EXPORT_DEFAULT_IMAGE "nvcr.io/nvidia/pytorch:24.05-py3"
 
@@ -30,7 +33,8 @@ static void usage(FILE *f)
 		"       gpuwise export quota slurm [--cluster NAME] [--vram-gres] [QUOTA OPTIONS]\n"
 		"       (gpuwise quota export k8s|slurm ... is the same)\n\n"
 		"Print a queue job as a Kubernetes batch/v1 Job (YAML) or a Slurm batch\n"
-		"script, the command wrapped in 'gpuwise run' with the job's restart options;\n"
+		"script, the command wrapped in 'gpuwise run' with the job's restart options\n"
+		"(a Job only with --gpuwise, for an image that holds gpuwise: dist/Dockerfile);\n"
 		"or the projects' quotas as Kubernetes objects or sacctmgr commands.  What\n"
 		"cannot be said in the target's words is said on stderr.\n\n"
 		"Job options (as 'gpuwise submit'):\n"
@@ -38,16 +42,21 @@ static void usage(FILE *f)
 		"  --gpus N              GPUs (default 1)\n"
 		"  --vram SIZE           GPU memory per GPU (shared jobs)\n"
 		"  --mode MODE           shared (default), exclusive or mig:PROFILE\n"
-		"  --name NAME           the job's name (default: the command's)\n"
+		"  --name NAME           the job's name (default: the command's; a Job's then\n"
+		"                        gets a random 8-character suffix, so exports never collide)\n"
 		"  --time-limit DUR      stop the job after DUR (activeDeadlineSeconds, --time)\n"
 		"  --env NAME=VALUE      set a variable in the job\n"
 		"  --restart POLICY      never (default), on-failure or always (as 'gpuwise run')\n"
 		"  --max-restarts N      at most N restarts (default 3; 'unlimited')\n"
 		"  --run-opt OPT         pass OPT to 'gpuwise run' (repeat)\n"
 		"  --chdir DIR           run in DIR\n"
-		"  --gpuwise PATH        gpuwise on the nodes or in the image (default: gpuwise)\n"
+		"  --gpuwise PATH        gpuwise on the nodes (default: gpuwise; with --submit this\n"
+		"                        binary) or in the image (default: none, the Job runs the\n"
+		"                        command directly)\n"
 		"Kubernetes:\n"
-		"  --image IMAGE         container image holding gpuwise (default %s)\n"
+		"  --image IMAGE         container image (default %s); one\n"
+		"                        with gpuwise: docker build -f dist/Dockerfile, then --gpuwise\n"
+		"                        /usr/local/bin/gpuwise\n"
 		"  --queue NAME          label the Job for Kueue's LocalQueue NAME\n"
 		"  --kueue               the same for the LocalQueue 'gpuwise' of 'export quota k8s --kueue'\n"
 		"  --time-slicing        ask nvidia.com/gpu.shared (time-sliced replicas) for a shared job\n"
@@ -536,12 +545,29 @@ int cmd_export(int argc, char **argv)
 	sb_init(&o);
 	sb_init(&notes);
 	gw_error err = {0};
+	char e[300];
+	if (watch_run_args_check(j.run_args, j.n_run_args, e, sizeof e)) {
+		rc = usage_error("export", "%s", e);
+		goto out;
+	}
+	/* the Job's own name when it would be the command's: 8 random [a-z0-9] */
+	char suffix[9] = "";
+	unsigned char rnd[8];
+	if (k8s && !j.name && getrandom(rnd, sizeof rnd, 0) == (ssize_t)sizeof rnd) {
+		for (size_t i = 0; i < sizeof rnd; i++)
+			suffix[i] = "abcdefghijklmnopqrstuvwxyz0123456789"[rnd[i] % 36];
+		ko.name_suffix = suffix;
+	}
+	char self[PATH_MAX];
+	if (submit)
+		so.gpuwise_path = slurm_gpuwise_path(so.gpuwise_path, self, sizeof self);
 	int erc = k8s ? export_k8s_job(&j, &ko, &o, &notes, &err) : export_slurm_script(&j, &so, &o, &notes, &err);
 	if (erc) {
 		rc = usage_error("export", "%s", err.msg);
 	} else if (submit) {
 		char id[128], msg[1200];
 		print_notes(&notes);
+		slurm_probe(so.gpuwise_path, so.partition);
 		if (export_sbatch_submit(sb_str(&o), id, sizeof id, msg, sizeof msg)) {
 			gw_errorf("%s", msg);
 			rc = GW_EXIT_RUNTIME;

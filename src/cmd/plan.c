@@ -85,6 +85,12 @@ typedef struct plan_cli {
 	bool ram_from_machine;  /* rq.ram_bytes from /proc/meminfo */
 	uint64_t ram_total, ram_avail, ram_headroom;
 	bool unified_host;      /* rq.ram_bytes is the rest of unified memory */
+	/* added for WSL 2: host RAM is the VM's, VRAM includes the Windows desktop's */
+	hw_platform_kind platform;
+	bool wsl_mem_read;
+	hw_wsl_memory wsl_mem;
+	uint64_t gpu_used_bytes[PLAN_MAX_GPUS];   /* NVML's used memory per planned GPU, 0 unknown */
+	uint64_t gpu_listed_bytes[PLAN_MAX_GPUS]; /* of which processes Linux can see */
 } plan_cli;
 
 /*
@@ -356,6 +362,7 @@ static int machine_gpus(plan_cli *c, bool required)
 	hw_snapshot snap;
 	gw_error err = {0};
 	if (hw_snapshot_take(&o, &snap, &err) == 0) {
+		c->platform = snap.platform;
 		for (size_t i = 0; i < snap.n_gpus && rq->n_gpus < PLAN_MAX_GPUS; i++) {
 			const hw_gpu *h = &snap.gpus[i];
 			if (!HW_VALID(h->mem_total_bytes) || h->mem_total_bytes.v <= 0)
@@ -377,10 +384,14 @@ static int machine_gpus(plan_cli *c, bool required)
 			if (HW_VALID(h->mem_free_bytes) && h->mem_free_bytes.v > 0)
 				g->free_bytes = (uint64_t)h->mem_free_bytes.v;
 			c->on_machine = true;
+			if (HW_VALID(h->mem_used_bytes) && h->mem_used_bytes.v > 0)
+				c->gpu_used_bytes[rq->n_gpus - 1] = (uint64_t)h->mem_used_bytes.v;
 			for (size_t k = 0; k < h->n_procs; k++) {
 				const hw_proc *p = &h->procs[k];
 				if (!HW_VALID(p->used_mem_bytes) || p->used_mem_bytes.v <= 0)
 					continue;
+				if (!p->windows_side)
+					c->gpu_listed_bytes[rq->n_gpus - 1] += (uint64_t)p->used_mem_bytes.v;
 				c->procs = xrealloc(c->procs, (c->n_procs + 1) * sizeof *c->procs);
 				c->proc_gpu = xrealloc(c->proc_gpu, (c->n_procs + 1) * sizeof *c->proc_gpu);
 				c->procs[c->n_procs] = *p;
@@ -696,9 +707,38 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 }
 
 /* ---- this machine: other processes, host RAM ------------------------------ */
+/* WSL 2: what bounds host RAM, and the Windows side's share of the VRAM in use */
+static void wsl_text(const plan_cli *c, FILE *f)
+{
+	char b1[32], b2[32], b3[32];
+	if (c->platform != HW_PLATFORM_WSL2)
+		return;
+	if (c->ram_from_machine && c->wsl_mem_read) {
+		if (c->wsl_mem.limit_bytes)
+			fprintf(f, "WSL 2: host RAM is the WSL VM's, limited by %s; to give it more, raise memory= there, "
+				   "then in PowerShell: wsl --shutdown\n", c->wsl_mem.rule);
+		else
+			fprintf(f, "WSL 2: host RAM is the WSL VM's (%s: Windows has about %s); a [wsl2] memory= line in "
+				   "%%UserProfile%%\\.wslconfig raises it (then in PowerShell: wsl --shutdown)\n", c->wsl_mem.rule,
+				gib(b1, sizeof b1, c->wsl_mem.windows_ram_bytes_est));
+	}
+	for (size_t i = 0; i < c->rq.n_gpus; i++) {
+		uint64_t used = c->gpu_used_bytes[i], listed = c->gpu_listed_bytes[i];
+		if (!used)
+			continue;
+		fprintf(f, "WSL 2: GPU %zu has %s in use, %s of it the Windows desktop's and Windows apps' (not listed by "
+			   "WSL; counted as used; Task Manager > Performance > GPU shows it)\n", i, gib(b2, sizeof b2, used),
+			gib(b3, sizeof b3, used > listed ? used - listed : 0));
+	}
+}
+
 static void machine_text(const plan_cli *c, const plan_result *r, const plan_result *wo, FILE *f)
 {
 	char b1[32], b2[32], b3[32], b4[32];
+	if (c->platform == HW_PLATFORM_WSL2 && (c->ram_from_machine || c->on_machine)) {
+		fputc('\n', f);
+		wsl_text(c, f);
+	}
 	if (c->ram_from_machine)
 		fprintf(f, "\nhost RAM: %s total, %s available (/proc/meminfo); %s usable after %s of headroom for the OS "
 			   "and the engine's own process%s\n",
@@ -716,7 +756,8 @@ static void machine_text(const plan_cli *c, const plan_result *r, const plan_res
 	for (size_t i = 0; i < c->n_procs; i++) {
 		const hw_proc *p = &c->procs[i];
 		fprintf(f, "  GPU %zu  PID %u  %-10s %9s  %s\n", c->proc_gpu[i], p->pid, p->user[0] ? p->user : "?",
-			gib(b1, sizeof b1, (uint64_t)p->used_mem_bytes.v), p->command[0] ? p->command : "?");
+			gib(b1, sizeof b1, (uint64_t)p->used_mem_bytes.v),
+			p->command[0] ? p->command : p->windows_side ? "(a Windows-side process)" : "?");
 	}
 	if (!wo)
 		return;
@@ -742,6 +783,23 @@ static void machine_json(const plan_cli *c, const plan_result *wo, json_t *o)
 		json_object_set_new(host, "ram_from", json_string(c->ram_from_machine ? "/proc/meminfo"
 								  : c->unified_host ? "unified-memory"
 								  : c->rq.ram_bytes ? "--ram" : "unknown"));
+		bool wm = c->platform == HW_PLATFORM_WSL2 && c->wsl_mem_read && c->ram_from_machine;
+		json_object_set_new(host, "wslconfig_memory_bytes",
+				    jint_or_null(wm && c->wsl_mem.limit_bytes, (long long)c->wsl_mem.limit_bytes));
+		json_object_set_new(host, "ram_limit_rule", wm ? json_string(c->wsl_mem.rule) : json_null());
+	}
+	json_object_set_new(o, "platform", json_string(hw_platform_name(c->on_machine ? c->platform : hw_platform())));
+	if (c->platform == HW_PLATFORM_WSL2 && c->on_machine) {
+		json_t *w = json_array();
+		for (size_t i = 0; i < c->rq.n_gpus; i++) {
+			json_t *x = json_object();
+			uint64_t used = c->gpu_used_bytes[i], listed = c->gpu_listed_bytes[i];
+			json_object_set_new(x, "gpu", json_integer((json_int_t)i));
+			json_object_set_new(x, "used_bytes", jint_or_null(used > 0, (long long)used));
+			json_object_set_new(x, "windows_side_bytes", jint_or_null(used > 0, (long long)(used > listed ? used - listed : 0)));
+			json_array_append_new(w, x);
+		}
+		json_object_set_new(o, "wsl_vram", w);
 	}
 	json_t *arr = json_array();
 	for (size_t i = 0; i < c->n_procs; i++) {
@@ -958,6 +1016,8 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 		if (hw_meminfo(&c->ram_total, &c->ram_avail, &merr) == 0) {
 			c->ram_headroom = ram_headroom(c->ram_total);
 			c->ram_from_machine = true;
+			if (c->platform == HW_PLATFORM_WSL2)
+				c->wsl_mem_read = hw_wsl_memory_read(&c->wsl_mem, NULL) == 0;
 			/* 1 byte, not 0: 0 means "not checked" to the planner */
 			c->rq.ram_bytes = c->ram_avail > c->ram_headroom ? c->ram_avail - c->ram_headroom : 1;
 		}

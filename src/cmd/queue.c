@@ -118,7 +118,8 @@ static void submit_usage(FILE *f)
 		"  --no-restart-on LIST  exit codes or classes never restarted (as 'gpuwise run')\n"
 		"  --mem-limit SIZE      stop the job when its GPU memory exceeds SIZE\n"
 		"  --run-opt OPT         pass OPT to 'gpuwise run' (repeat: --run-opt --interval\n"
-		"                        --run-opt 5s); --log, --report, --json are the daemon's\n"
+		"                        --run-opt 5s), each option whole (no '--', no\n"
+		"                        abbreviation); --log, --vram-cap, --restart are the daemon's\n"
 		"  --socket PATH         the daemon's socket (default: GPUWISE_SOCKET, yours\n"
 		"                        under XDG_RUNTIME_DIR, else %s)\n"
 		"  --json                print {\"id\": N, \"backend\": ...} instead of the id\n"
@@ -131,7 +132,9 @@ static void submit_usage(FILE *f)
 		"  --partition P         the partition\n"
 		"  --shards K            --gres=shard:K for a shared job (with --vram)\n"
 		"  --mem-per-gpu SIZE    host memory per GPU\n"
-		"  --gpuwise PATH        gpuwise on the nodes (default: gpuwise)\n"
+		"  --gpuwise PATH        gpuwise on the nodes (default: GPUWISE_SLURM_GPUWISE, else\n"
+		"                        this binary's own path; srun checks once that it runs\n"
+		"                        there and a warning says when it does not)\n"
 		"  --output PATTERN      the job's output file (default: slurm-%%j.out here)\n"
 		"With --vram auto and no --gpus, the planner's GPU count becomes --gres=gpu:N.\n\n%s",
 		QUEUE_SYSTEM_SOCKET, exit_text);

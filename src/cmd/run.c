@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -613,6 +615,33 @@ static int dur_opt(const char *name, const char *v, uint64_t *ms)
 	return 0;
 }
 
+/*
+ * Open --log or --report for writing without following a symbolic link
+ * at path (a link planted in a shared directory would make gpuwise, maybe
+ * running as root, overwrite whatever it points to) and without blocking
+ * on a FIFO.  Prints the one-line error; NULL on failure.
+ */
+static FILE *open_output(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+	struct stat sb;
+	if (fd < 0) {
+		int e = errno;
+		if (e == ELOOP && lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode))
+			gw_errorf("cannot write '%s': it is a symbolic link, which gpuwise run never writes through", path);
+		else
+			gw_errorf("cannot write '%s': %s", path, strerror(e));
+		return NULL;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	FILE *f = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		gw_errorf("cannot write '%s': %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -785,20 +814,12 @@ int cmd_run(int argc, char **argv)
 	int status = GW_EXIT_RUNTIME;
 	/* Files are opened before the job starts: a bad path must not cost a run. */
 	if (log_path) {
-		c.log = fopen(log_path, "w");
-		if (!c.log) {
-			gw_errorf("cannot write '%s': %s", log_path, strerror(errno));
+		if (!(c.log = open_output(log_path)))
 			goto out;
-		}
 		c.jsonl = str_ends(log_path, ".jsonl");
 	}
-	if (report_path) {
-		report = fopen(report_path, "w");
-		if (!report) {
-			gw_errorf("cannot write '%s': %s", report_path, strerror(errno));
-			goto out;
-		}
-	}
+	if (report_path && !(report = open_output(report_path)))
+		goto out;
 	if (vram_cap_bytes && vram_cap_start(vram_cap_bytes, &cap))
 		goto out;
 	c.tty = isatty(2) && !getenv("GPUWISE_NO_STATUS_LINE");

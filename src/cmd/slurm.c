@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,145 @@ static void first_line(const char *s, char *buf, size_t n)
 	snprintf(buf, n, "%.*s", (int)(l < 400 ? l : 400), s);
 }
 
+/* ---- which gpuwise the node runs -------------------------------------------- */
+
+/*
+ * The gpuwise a Slurm job runs on the node: --gpuwise, else the configured
+ * GPUWISE_SLURM_GPUWISE, else this very binary (/proc/self/exe), which is
+ * right on clusters whose nodes share the submit host's file system and
+ * wrong elsewhere (the probe below says so).  Writes into buf.
+ */
+const char *slurm_gpuwise_path(const char *given, char *buf, size_t n)
+{
+	const char *conf = getenv("GPUWISE_SLURM_GPUWISE");
+	if (given && *given)
+		return given;
+	if (conf && *conf)
+		return conf;
+	ssize_t k = readlink("/proc/self/exe", buf, n - 1);
+	if (k <= 0)
+		return "gpuwise";
+	buf[k] = '\0';
+	return buf;
+}
+
+/* Where a probe that worked is remembered: XDG_CACHE_HOME, else ~/.cache. */
+static char *probe_cache_path(void)
+{
+	const char *c = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+	if (c && *c == '/')
+		return xasprintf("%s/gpuwise/slurm-probe", c);
+	if (h && *h == '/')
+		return xasprintf("%s/.cache/gpuwise/slurm-probe", h);
+	return NULL;
+}
+
+/* The probe's key: the path, the cluster's configuration and the partition. */
+static char *probe_key(const char *path, const char *partition)
+{
+	const char *conf = getenv("SLURM_CONF");
+	return xasprintf("%s\t%s\t%s", path, conf && *conf ? conf : "/etc/slurm/slurm.conf",
+			 partition ? partition : "");
+}
+
+static bool probe_cached(const char *key)
+{
+	char *f = probe_cache_path();
+	FILE *fp = f ? fopen(f, "r") : NULL;
+	bool hit = false;
+	char line[8192];
+	while (fp && !hit && fgets(line, sizeof line, fp)) {
+		line[strcspn(line, "\n")] = '\0';
+		hit = strcmp(line, key) == 0;
+	}
+	if (fp)
+		fclose(fp);
+	free(f);
+	return hit;
+}
+
+static void probe_remember(const char *key)
+{
+	char *f = probe_cache_path();
+	if (!f)
+		return;
+	char *dir = xstrdup(f);
+	*strrchr(dir, '/') = '\0';
+	char *parent = xstrdup(dir);
+	*strrchr(parent, '/') = '\0';
+	mkdir(parent, 0700);
+	mkdir(dir, 0700);
+	int fd = open(f, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		char *l = xasprintf("%s\n", key);
+		ssize_t w = write(fd, l, strlen(l));
+		(void)w;
+		free(l);
+		close(fd);
+	}
+	free(parent);
+	free(dir);
+	free(f);
+}
+
+/*
+ * Once per path, cluster and partition: run `PATH --version` on a node
+ * with srun (at most 10 s waiting for a free CPU) and warn when it does
+ * not answer as gpuwise, since every job would then die with exit 127
+ * after submit printed its id.  Warnings only: the submission goes on.
+ */
+void slurm_probe(const char *path, const char *partition)
+{
+	char *key = probe_key(path, partition);
+	if (probe_cached(key))
+		goto out;
+	if (!in_path("srun")) {
+		fprintf(stderr, "gpuwise: warning: cannot check that '%s' runs on the cluster's nodes: srun is not installed\n",
+			path);
+		goto out;
+	}
+	char part[256] = "";
+	if (partition)
+		snprintf(part, sizeof part, "--partition=%s", partition);
+	char *argv[12];
+	int a = 0;
+	argv[a++] = "srun";
+	argv[a++] = "--nodes=1";
+	argv[a++] = "--ntasks=1";
+	argv[a++] = "--immediate=10";
+	argv[a++] = "--time=1";
+	argv[a++] = "--job-name=gpuwise-probe";
+	argv[a++] = "--quiet";
+	if (*part)
+		argv[a++] = part;
+	argv[a++] = (char *)path;
+	argv[a++] = "--version";
+	argv[a] = NULL;
+	strbuf out;
+	sb_init(&out);
+	int st = capture(argv, &out);
+	if (st == 0 && strncmp(sb_str(&out), "gpuwise ", 8) == 0) {
+		probe_remember(key);
+	} else {
+		/* the line that says why (slurmstepd's execve error), else srun's first */
+		const char *o = sb_str(&out), *why = strstr(o, "execve");
+		while (why && why > o && why[-1] != '\n')
+			why--;
+		char first[420];
+		first_line(why ? why : o, first, sizeof first);
+		const char *f = first;
+		if (strncmp(f, "srun: ", 6) == 0)
+			f += 6;
+		fprintf(stderr,
+			"gpuwise: warning: '%s' does not run on the cluster's nodes (srun: %s): the job will fail unless "
+			"gpuwise is installed there; give --gpuwise PATH (its path on the nodes)\n",
+			path, *f ? f : st < 0 ? "could not be started" : "no output");
+	}
+	sb_release(&out);
+out:
+	free(key);
+}
+
 /* ---- submit ---------------------------------------------------------------- */
 int slurm_backend_submit(json_t *jspec, const slurm_submit_opts *so, bool json_out)
 {
@@ -105,8 +245,10 @@ int slurm_backend_submit(json_t *jspec, const slurm_submit_opts *so, bool json_o
 	}
 	if (!j.project)
 		j.project = xstrdup("default");
+	char self[PATH_MAX];
+	const char *gw_path = slurm_gpuwise_path(so->gpuwise_path, self, sizeof self);
 	export_slurm_opts o = {.partition = so->partition, .shards = so->shards, .mem_per_gpu_bytes = so->mem_per_gpu_bytes,
-			       .signal_before_s = 60, .gpuwise_path = so->gpuwise_path, .output = so->output};
+			       .signal_before_s = 60, .gpuwise_path = gw_path, .output = so->output};
 	strbuf script, notes;
 	sb_init(&script);
 	sb_init(&notes);
@@ -130,7 +272,10 @@ int slurm_backend_submit(json_t *jspec, const slurm_submit_opts *so, bool json_o
 	}
 	char id[128], msg[1200];
 	rc = GW_EXIT_RUNTIME;
-	if (!in_path("sbatch")) {
+	bool have_sbatch = in_path("sbatch");
+	if (have_sbatch)
+		slurm_probe(gw_path, so->partition);
+	if (!have_sbatch) {
 		gw_errorf("--backend slurm: sbatch is not installed (apt-get install slurm-client)");
 	} else if (export_sbatch_submit(sb_str(&marked), id, sizeof id, msg, sizeof msg)) {
 		gw_errorf("%s", msg);

@@ -378,6 +378,7 @@ static json_t *gpu_json(const hw_gpu *g)
 		json_object_set_new(x, "container", jstr_empty_null(p->container));
 		json_object_set_new(x, "cgroup", jstr_empty_null(p->cgroup));
 		json_object_set_new(x, "running", json_boolean(p->exists));
+		json_object_set_new(x, "windows_side", json_boolean(p->windows_side));
 		json_array_append_new(procs, x);
 	}
 	json_object_set_new(o, "processes", procs);
@@ -387,11 +388,29 @@ static json_t *gpu_json(const hw_gpu *g)
 	return o;
 }
 
+/* WSL 2: the VM's RAM and what limits it (.wslconfig or WSL's default); NULL elsewhere. */
+static json_t *wsl_memory_json(const hw_snapshot *s)
+{
+	hw_wsl_memory m;
+	if (s->platform != HW_PLATFORM_WSL2 || hw_wsl_memory_read(&m, NULL))
+		return json_null();
+	json_t *o = json_object();
+	json_object_set_new(o, "vm_ram_total_bytes", json_integer((json_int_t)m.vm_total_bytes));
+	json_object_set_new(o, "wslconfig_memory_bytes", jint_or_null(m.limit_bytes > 0, (long long)m.limit_bytes));
+	json_object_set_new(o, "wslconfig", jstr_empty_null(m.wslconfig));
+	json_object_set_new(o, "windows_ram_estimate_bytes",
+			    jint_or_null(m.windows_ram_bytes_est > 0, (long long)m.windows_ram_bytes_est));
+	json_object_set_new(o, "rule", json_string(m.rule));
+	return o;
+}
+
 static json_t *snapshot_json(const hw_snapshot *s)
 {
 	char buf[64];
 	json_t *o = json_object();
 	json_object_set_new(o, "timestamp_ms", json_integer((json_int_t)s->taken_wall_ms));
+	json_object_set_new(o, "platform", json_string(hw_platform_name(s->platform)));
+	json_object_set_new(o, "wsl_memory", wsl_memory_json(s));
 	json_object_set_new(o, "driver_version", jstr_empty_null(s->driver_version));
 	json_object_set_new(o, "nvml_version", jstr_empty_null(s->nvml_version));
 	json_object_set_new(o, "cuda_driver_version", jstr_or_null(cuda_version_string(s, buf, sizeof buf)));
@@ -981,7 +1000,10 @@ static void print_gpu_text(const hw_gpu *g, size_t name_w, bool all, size_t cols
 		if (p->argv_len)
 			quote_argv(&cmd, p->argv, p->argv_len);
 		else
-			sb_puts(&cmd, p->command[0] ? p->command : (p->exists ? "?" : "(not in /proc: another PID namespace?)"));
+			sb_puts(&cmd, p->command[0] ? p->command
+				      : p->exists	  ? "?"
+				      : p->windows_side ? "(a Windows-side process: not in WSL's /proc)"
+							  : "(not in /proc: another PID namespace?)");
 		/* the command fills what the terminal leaves after the other columns */
 		size_t room = 0;
 		if (cols > (size_t)hn + utf8_len(where) + 8)
@@ -1007,7 +1029,21 @@ static void print_text(const hw_snapshot *s, bool all, FILE *f)
 		fprintf(f, "  driver %s", s->driver_version);
 	if (cuda_version_string(s, cv, sizeof cv))
 		fprintf(f, "  CUDA %s", cv);
+	if (s->platform == HW_PLATFORM_WSL2)
+		fputs("  WSL 2 (the Windows driver)", f);
+	else if (s->platform == HW_PLATFORM_WSL1)
+		fputs("  WSL 1 (no GPU access)", f);
 	fputc('\n', f);
+	hw_wsl_memory wm;
+	if (s->platform == HW_PLATFORM_WSL2 && hw_wsl_memory_read(&wm, NULL) == 0) {
+		char a[32], b[32];
+		fmt_bytes(a, sizeof a, wm.vm_total_bytes);
+		if (wm.limit_bytes)
+			fprintf(f, "WSL 2 VM: %s RAM, limited by %s\n", a, wm.rule);
+		else
+			fprintf(f, "WSL 2 VM: %s RAM (%s: Windows has about %s)\n", a, wm.rule,
+				fmt_bytes(b, sizeof b, wm.windows_ram_bytes_est));
+	}
 	if (snapshot_verdict(s, false))
 		fprintf(f, "%sNVML cannot be used: %s%s\n", c_red(f), s->nvml_error, c_reset(f));
 	else if (!s->n_gpus)

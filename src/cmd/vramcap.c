@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -57,11 +58,18 @@ int vram_cap_start(uint64_t limit_bytes, vram_cap *c)
 {
 	char lib[PATH_MAX + 160];
 	memset(c, 0, sizeof *c);
+	c->fd = -1;
 	/* a region of its own would take the inner job out of the outer job's count */
 	const char *outer = getenv(CAP_ENV_REGION);
 	if (outer && *outer) {
 		gw_errorf("cannot nest --vram-cap: this job is already under the VRAM cap of '%s' "
 			  "(a plain gpuwise run inside stays under it)", outer);
+		return GW_EXIT_RUNTIME;
+	}
+	/* the same when the job dropped the variable but not the library */
+	if (cap_lib_mapped(getpid()) == 1) {
+		gw_errorf("cannot nest --vram-cap: %s is loaded here, so this job is already under a VRAM cap "
+			  "(%s was unset; a plain gpuwise run inside stays under it)", CAP_LIB_NAME, CAP_ENV_REGION);
 		return GW_EXIT_RUNTIME;
 	}
 	if (vram_cap_find_lib(lib, sizeof lib)) {
@@ -73,20 +81,45 @@ int vram_cap_start(uint64_t limit_bytes, vram_cap *c)
 		gw_errorf("cannot preload '%s': LD_PRELOAD cannot hold a path with a space or a colon", lib);
 		return GW_EXIT_RUNTIME;
 	}
-	const char *dir = region_dir();
+	/* A private directory (0700) with an unpredictable name, made by the
+	 * job's own user: nobody else can pre-create the name to block the
+	 * job, nor plant a region in it. */
+	const char *base = region_dir();
 	int rc = CAP_EIO;
-	for (int attempt = 0; attempt < 16 && rc == CAP_EIO; attempt++) {
-		free(c->path);
-		c->path = xasprintf("%s/gpuwise-cap-%d-%d", dir, (int)getpid(), attempt);
-		rc = cap_region_create(c->path, limit_bytes, &c->region);
-		if (rc == CAP_EIO && errno != EEXIST)
+	for (int attempt = 0; attempt < 16; attempt++) {
+		unsigned char rnd[16];
+		if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+			rc = CAP_EIO;
+			break;
+		}
+		char hex[33];
+		for (size_t i = 0; i < sizeof rnd; i++)
+			snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
+		free(c->dir);
+		c->dir = xasprintf("%s/gpuwise-cap-%s", base, hex);
+		if (mkdir(c->dir, 0700) == 0) {
+			rc = 0;
+			break;
+		}
+		if (errno != EEXIST)
 			break;
 	}
+	if (rc == 0) {
+		c->path = xasprintf("%s/region", c->dir);
+		rc = cap_region_create_held(c->path, limit_bytes, &c->region, &c->fd);
+		if (rc) {
+			int e = errno;
+			rmdir(c->dir);
+			errno = e;
+		}
+	}
 	if (rc) {
-		gw_errorf("cannot create the VRAM cap region '%s': %s", c->path,
+		gw_errorf("cannot create the VRAM cap region in '%s': %s", base,
 			  rc == CAP_EIO ? strerror(errno) : cap_strerror(rc));
 		free(c->path);
-		c->path = NULL;
+		free(c->dir);
+		c->path = c->dir = NULL;
+		c->fd = -1;
 		return GW_EXIT_RUNTIME;
 	}
 	const char *old = getenv("LD_PRELOAD");
@@ -99,11 +132,17 @@ int vram_cap_start(uint64_t limit_bytes, vram_cap *c)
 
 void vram_cap_finish(vram_cap *c)
 {
+	if (c->region && c->fd >= 0)
+		close(c->fd);
 	if (c->region)
 		cap_region_close(c->region);
 	if (c->path)
 		unlink(c->path);
+	if (c->dir)
+		rmdir(c->dir);
 	free(c->path);
+	free(c->dir);
 	c->region = NULL;
-	c->path = NULL;
+	c->path = c->dir = NULL;
+	c->fd = -1;
 }

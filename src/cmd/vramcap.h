@@ -14,7 +14,9 @@ struct cap_region;
 
 typedef struct vram_cap {
 	struct cap_region *region;
-	char *path;
+	char *dir;      /* private (0700), unpredictable name */
+	char *path;     /* dir/region */
+	int fd;         /* held open for the job's life: the library checks it */
 } vram_cap;
 
 /*
@@ -29,7 +31,7 @@ int vram_cap_find_lib(char *out, size_t n);
  * inherits.  Prints a one-line error; returns 0 or GW_EXIT_RUNTIME.
  */
 int vram_cap_start(uint64_t limit_bytes, vram_cap *c);
-/* Unmap and unlink the region (safe on a zeroed struct). */
+/* Unmap and unlink the region and its directory (safe on a zeroed struct). */
 void vram_cap_finish(vram_cap *c);
 
 #endif

@@ -164,6 +164,24 @@ static const char *table_arch_list(const char *torch_version, const char *cuda)
 	return NULL;
 }
 
+/* WSL: the GPU is the Windows driver's; PCI, module and Xid checks do not apply */
+static bool on_wsl(const doctor_input *in)
+{
+	return in->platform && in->platform->kind != HW_PLATFORM_LINUX;
+}
+
+/* "upgrade the driver to >= MIN" + tail; on WSL the Windows driver's install line */
+static char *upgrade_fix(const doctor_input *in, const char *min, const char *tail)
+{
+	if (on_wsl(in)) {
+		char *w = doctor_wsl_driver_fix(min);
+		char *r = xasprintf("%s%s", w, tail);
+		free(w);
+		return r;
+	}
+	return xasprintf("upgrade the NVIDIA driver to >= %s%s", min, tail);
+}
+
 static const char *driver_of(const doctor_input *in)
 {
 	return in->hw && *in->hw->driver_version ? in->hw->driver_version : NULL;
@@ -201,6 +219,17 @@ static void check_hardware(const doctor_input *in, doctor_report *rep)
 	const hw_snapshot *snap = in->hw;
 	char lb[192];
 	size_t nv = count_nvidia(snap);
+	if ((!snap || snap->n_gpus == 0) && on_wsl(in)) {
+		doctor_finding *f = doctor_add(rep, "no-gpu", DOC_FAIL, DG_HARDWARE, -1);
+		char *drv = doctor_wsl_driver_fix(NULL);
+		say(f, xstrdup("no GPU visible in WSL"),
+		    xasprintf("NVML %s%s", snap && *snap->nvml_error ? "says: " : "lists no GPU",
+			      snap && *snap->nvml_error ? snap->nvml_error : ""),
+		    xasprintf("%s; a GPU in TCC mode is invisible to WSL (on Windows, in an administrator prompt: "
+			      "nvidia-smi -g 0 -dm 0 selects WDDM); Windows Server before 2022 has no GPU-PV", drv));
+		free(drv);
+		return;
+	}
 	if (!snap || snap->n_gpus == 0) {
 		doctor_finding *f = doctor_add(rep, "no-gpu", DOC_FAIL, DG_HARDWARE, -1);
 		say(f, xstrdup("no GPU found"),
@@ -231,15 +260,16 @@ static void check_hardware(const doctor_input *in, doctor_report *rep)
 				    "and the system BIOS; repeated events: take the GPU out of service"));
 			continue;
 		}
-		if (strcmp(g->kernel_driver, "nouveau") == 0) {
+		if (on_wsl(in) && !*g->kernel_driver) {
+			/* no PCI device in WSL: the Windows driver drives the GPU */
+		} else if (strcmp(g->kernel_driver, "nouveau") == 0) {
 			doctor_finding *f = doctor_add(rep, "nouveau-conflict", DOC_FAIL, DG_HARDWARE, g->index);
 			say(f, xasprintf("%s is driven by nouveau, not the NVIDIA driver", lb),
 			    xstrdup("the kernel bound nouveau to the device; CUDA needs nvidia.ko"),
 			    xstrdup("printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee "
 				    "/etc/modprobe.d/blacklist-nouveau.conf && sudo update-initramfs -u && sudo reboot"));
 			continue;
-		}
-		if (!*g->kernel_driver) {
+		} else if (!*g->kernel_driver) {
 			if (sb == -2)
 				sb = secure_boot_on();
 			bool loaded = nvidia_module_loaded();
@@ -270,10 +300,11 @@ static void check_hardware(const doctor_input *in, doctor_report *rep)
 		if (HW_VALID(g->mem_total_bytes))
 			fmt_bytes(mem, sizeof mem, (uint64_t)g->mem_total_bytes.v);
 		say(f, xasprintf("%s", lb),
-		    xasprintf("compute capability %s, %s, driver %s%s", cc, mem, g->kernel_driver,
+		    xasprintf("compute capability %s, %s, driver %s%s", cc, mem,
+			      *g->kernel_driver ? g->kernel_driver : on_wsl(in) ? "the Windows driver's (GPU-PV)" : "none",
 			      g->asleep ? ", runtime-suspended (not woken)" : ""),
 		    NULL);
-		if (!hybrid_done && !g->integrated) {
+		if (!hybrid_done && !g->integrated && !on_wsl(in)) {
 			const hw_gpu *igpu = NULL;
 			for (size_t k = 0; k < snap->n_gpus; k++)
 				if (snap->gpus[k].integrated || (!is_nvidia(&snap->gpus[k]) && snap->gpus[k].vendor != HW_VENDOR_OTHER))
@@ -381,7 +412,8 @@ static void check_driver(const doctor_input *in, doctor_report *rep)
 		char cv[16] = "unknown";
 		if (HW_VALID(snap->cuda_driver_version))
 			cuda_version_decode((long)snap->cuda_driver_version.v, cv, sizeof cv);
-		say(f, xasprintf("NVIDIA driver %s (supports CUDA up to %s)", snap->driver_version, cv),
+		say(f, xasprintf("NVIDIA %sdriver %s (supports CUDA up to %s)", on_wsl(in) ? "Windows " : "",
+				 snap->driver_version, cv),
 		    xasprintf("NVML %s from %s", *snap->nvml_version ? snap->nvml_version : "?",
 			      *snap->nvml_path ? snap->nvml_path : "?"),
 		    NULL);
@@ -393,12 +425,19 @@ static void check_driver(const doctor_input *in, doctor_report *rep)
 		}
 		return;
 	}
-	if (!bound && !snap->nvml_loaded)
+	if (!bound && !snap->nvml_loaded && !on_wsl(in))
 		return; /* already reported as no driver / nouveau under Hardware */
 	const char *e = snap->nvml_error;
 	bool mismatch = strstr(e, "mismatch") || strstr(e, "MISMATCH");
 	doctor_finding *f = doctor_add(rep, mismatch ? "driver-library-mismatch" : "nvml-failed", DOC_FAIL, DG_DRIVER, -1);
-	if (mismatch)
+	if (on_wsl(in))
+		say(f, xstrdup(mismatch ? "NVML and the Windows driver disagree: a Linux driver's library is loaded"
+					: "the NVIDIA management library (NVML) does not work"),
+		    xasprintf("NVML: %s", *e ? e : "libnvidia-ml.so.1 not loaded"),
+		    mismatch ? xstrdup("remove the Linux driver inside WSL (the wsl-linux-driver finding gives the "
+				       "command), then in PowerShell: wsl --shutdown")
+			     : doctor_wsl_driver_fix(NULL));
+	else if (mismatch)
 		say(f, xstrdup("the NVIDIA kernel module and user-space libraries have different versions"),
 		    xasprintf("NVML: %s", e),
 		    xstrdup("reboot (or reload the modules: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && "
@@ -414,9 +453,13 @@ static void check_driver(const doctor_input *in, doctor_report *rep)
 
 /* Compare a driver with what CUDA version X.Y needs: 0 full support, 1 minor-
  * version compatibility only, 2 too old.  Writes the two thresholds. */
-static int driver_vs_cuda(const char *driver, const char *cuda, char *full, size_t fn, char *floor, size_t fln)
+static int driver_vs_cuda(const char *driver, const char *cuda, char *full, size_t fn, char *floor, size_t fln,
+			  bool windows)
 {
-	compat_driver_min(cuda, full, fn);
+	if (windows) /* WSL: NVML reports the Windows driver's number */
+		compat_driver_min_windows(cuda, full, fn);
+	else
+		compat_driver_min(cuda, full, fn);
 	compat_minor_floor(atoi(cuda), floor, fln);
 	if (!*full || version_cmp(driver, full) >= 0)
 		return 0;
@@ -477,7 +520,7 @@ static void check_cuda(const doctor_input *in, doctor_report *rep)
 			continue;
 		}
 		char full[32], floor[32];
-		int v = driver_vs_cuda(drv, t->version, full, sizeof full, floor, sizeof floor);
+		int v = driver_vs_cuda(drv, t->version, full, sizeof full, floor, sizeof floor, on_wsl(in));
 		doctor_finding *f = doctor_add(rep, v == 0 ? "cuda-toolkit" : "toolkit-driver",
 					       v == 0 ? DOC_OK : DOC_WARN, DG_CUDA, -1);
 		if (v == 0)
@@ -486,10 +529,11 @@ static void check_cuda(const doctor_input *in, doctor_report *rep)
 			say(f, xasprintf("CUDA toolkit %s: driver %s is below its minimum %s", t->version, drv, full),
 			    xasprintf("%s; programs built with it run through minor-version compatibility (driver >= %s), "
 				      "but PTX JIT and newer APIs need >= %s", ev, floor, full),
-			    xasprintf("upgrade the driver to >= %s", full));
+			    on_wsl(in) ? upgrade_fix(in, full, "") : xasprintf("upgrade the driver to >= %s", full));
 		else
 			say(f, xasprintf("CUDA toolkit %s needs driver >= %s; this driver is %s", t->version, full, drv),
-			    xstrdup(ev), xasprintf("upgrade the driver to >= %s, or use a toolkit of the driver's CUDA", full));
+			    xstrdup(ev), on_wsl(in) ? upgrade_fix(in, full, "; or use a toolkit of the driver's CUDA")
+						    : xasprintf("upgrade the driver to >= %s, or use a toolkit of the driver's CUDA", full));
 		/* can it compile for the GPUs here? */
 		for (size_t k = 0; in->hw && k < in->hw->n_gpus; k++) {
 			const hw_gpu *g = &in->hw->gpus[k];
@@ -603,7 +647,7 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 		/* the build's CUDA against the driver (PyTorch wheels carry their CUDA runtime) */
 		if (drv) {
 			char full[32], floor[32];
-			int v = driver_vs_cuda(drv, cuda, full, sizeof full, floor, sizeof floor);
+			int v = driver_vs_cuda(drv, cuda, full, sizeof full, floor, sizeof floor, on_wsl(in));
 			doctor_finding *f = doctor_add(rep, v ? "driver-too-old" : "torch-driver", v ? DOC_FAIL : DOC_OK,
 						       DG_PYTHON, -1);
 			if (v == 0)
@@ -616,8 +660,8 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 					      v == 1 ? "minor-version compatibility may start it, but kernels, PTX JIT and "
 						       "libraries of this CUDA need the full minimum"
 						     : "below even the minor-version compatibility floor"),
-				    xasprintf("upgrade the NVIDIA driver to >= %s, or install a torch built for the "
-					      "driver's CUDA", full));
+				    upgrade_fix(in, full, on_wsl(in) ? "; or install a torch built for the driver's CUDA"
+								     : ", or install a torch built for the driver's CUDA"));
 		}
 		/* the GPU's compute capability against the build's architectures */
 		const char *arch = py->arch_list;
@@ -647,7 +691,12 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 			char *fix;
 			if (p.found)
 				fix = xstrdup(p.pip_line);
-			else if (p.driver_too_old)
+			else if (p.driver_too_old && on_wsl(in)) {
+				char *w = doctor_wsl_driver_fix(p.need_driver);
+				fix = xasprintf("%s first (driver %s is too old for any PyTorch build with sm_%d%d), then: %s", w,
+						drv ? drv : "?", ma, mi, p.pip_line);
+				free(w);
+			} else if (p.driver_too_old)
 				fix = xasprintf("upgrade the NVIDIA driver to >= %s first (driver %s is too old for any "
 						"PyTorch build with sm_%d%d), then: %s", p.need_driver, drv ? drv : "?", ma, mi,
 						p.pip_line);
@@ -770,7 +819,9 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 				doctor_finding *f = doctor_add(rep, "throttle", DOC_WARN, DG_HEALTH, g->index);
 				say(f, xasprintf("%s is throttled: %s", lb, words),
 				    xasprintf("clocks-event reasons 0x%llx", (unsigned long long)g->throttle_reasons.v),
-				    xstrdup(bad & HW_THR_SW_POWER_CAP && !(bad & ~(uint64_t)HW_THR_SW_POWER_CAP)
+				    xstrdup(on_wsl(in) ? "check cooling; the power limit is set on Windows (the laptop's "
+							 "performance mode or power plan): nvidia-smi cannot change it in WSL"
+					    : bad & HW_THR_SW_POWER_CAP && !(bad & ~(uint64_t)HW_THR_SW_POWER_CAP)
 						    ? "power cap under load is normal; if the limit was lowered: sudo nvidia-smi -pl "
 						      "<default watts>"
 						    : "check cooling and the power supply; hardware slowdown with low temperature "
@@ -783,7 +834,10 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 			say(f, xasprintf("%s power limit %lld W is below its default %lld W", lb,
 					 (long long)g->power_limit_mw.v / 1000, (long long)g->power_default_limit_mw.v / 1000),
 			    xstrdup("enforced limit < default limit"),
-			    xasprintf("sudo nvidia-smi -i %d -pl %lld", g->nvml_index, (long long)g->power_default_limit_mw.v / 1000));
+			    on_wsl(in) ? xstrdup("set on Windows: the laptop maker's performance mode or the Windows power "
+						 "plan (Settings > System > Power & battery); nvidia-smi cannot change limits in WSL")
+				       : xasprintf("sudo nvidia-smi -i %d -pl %lld", g->nvml_index,
+						   (long long)g->power_default_limit_mw.v / 1000));
 		}
 		if (HW_VALID(g->pcie_gen) && HW_VALID(g->pcie_gen_max) && HW_VALID(g->pcie_width) &&
 		    HW_VALID(g->pcie_width_max) && (g->pcie_gen.v < g->pcie_gen_max.v || g->pcie_width.v < g->pcie_width_max.v)) {
@@ -821,7 +875,7 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 			    xstrdup(fail ? "take the GPU out of service and run field diagnostics (DCGM: row-remap failure is fatal)"
 					 : "reset the GPU or reboot at the next chance so pending retirements take effect"));
 		}
-		if (nv >= 2 && HW_VALID(g->persistence_mode) && g->persistence_mode.v == 0) {
+		if (nv >= 2 && !on_wsl(in) && HW_VALID(g->persistence_mode) && g->persistence_mode.v == 0) {
 			doctor_finding *f = doctor_add(rep, "persistence-mode", DOC_WARN, DG_HEALTH, g->index);
 			say(f, xasprintf("%s has persistence mode off on a %zu-GPU machine", lb, nv),
 			    xstrdup("without persistence the driver tears GPU state down between jobs (slow starts)"),
@@ -833,6 +887,13 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 			char mem[32] = "?";
 			if (HW_VALID(p->used_mem_bytes))
 				fmt_bytes(mem, sizeof mem, (uint64_t)p->used_mem_bytes.v);
+			if (!p->exists && on_wsl(in)) {
+				doctor_finding *f = doctor_add(rep, "windows-process", DOC_INFO, DG_HEALTH, g->index);
+				say(f, xasprintf("%s: process %u holds %s: a Windows-side process", lb, p->pid, mem),
+				    xstrdup("NVML lists the PID, WSL's /proc has none: Windows programs share the GPU with WSL"),
+				    xstrdup("Task Manager > Details, with the 'Dedicated GPU memory' column, names it"));
+				continue;
+			}
 			if (!p->exists) {
 				doctor_finding *f = doctor_add(rep, "stale-process", DOC_WARN, DG_HEALTH, g->index);
 				say(f, xasprintf("%s: process %u holds %s but no longer exists", lb, p->pid, mem),
@@ -862,8 +923,10 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 			    NULL);
 		}
 	}
-	/* Xid events in the kernel log (last 24 h), with DCGM's severity */
-	if (in->xids_read) {
+	/* Xid events in the kernel log (last 24 h), with DCGM's severity; on
+	 * WSL Xid never reaches Linux (wsl.c reports dxgkrnl instead) */
+	if (on_wsl(in)) {
+	} else if (in->xids_read) {
 		for (size_t i = 0; i < in->n_xids; i++) {
 			const hw_xid *x = &in->xids[i];
 			bool dup = false;
@@ -893,8 +956,17 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 	}
 }
 
-void doctor_check(const doctor_input *in, doctor_report *rep)
+void doctor_check(const doctor_input *in0, doctor_report *rep)
 {
+	doctor_input local = *in0;
+	hw_platform_info pl;
+	if (!local.platform) {
+		hw_platform_detect(&pl);
+		local.platform = &pl;
+	}
+	const doctor_input *in = &local;
+	if (on_wsl(in))
+		doctor_check_wsl(in, in->platform, rep);
 	check_hardware(in, rep);
 	check_driver(in, rep);
 	check_visible_devices(in, rep);
@@ -902,6 +974,9 @@ void doctor_check(const doctor_input *in, doctor_report *rep)
 	check_cuda(in, rep);
 	check_python(in, rep);
 	check_health(in, rep);
-	doctor_check_desktop(rep);
+	if (on_wsl(in))
+		doctor_check_wsl_desktop(in, rep);
+	else
+		doctor_check_desktop(rep);
 	doctor_merge_duplicates(rep);
 }

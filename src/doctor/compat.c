@@ -30,13 +30,13 @@ int version_cmp(const char *a, const char *b)
 	return 0;
 }
 
-void compat_driver_min(const char *cuda, char *out, size_t n)
+static void driver_min_col(const char *cuda, const char *col, char *out, size_t n)
 {
 	out[0] = '\0';
 	const kb_table *t = kb_get_table("cuda-drivers", NULL);
 	if (!t || !cuda || !*cuda)
 		return;
-	long cc = kb_col(t, "cuda"), cl = kb_col(t, "linux_min");
+	long cc = kb_col(t, "cuda"), cl = kb_col(t, col);
 	/* the nearest listed release at or below cuda; its lowest minimum (GA) */
 	const char *best_cuda = NULL, *best = NULL;
 	for (size_t r = 0; r < t->nrows; r++) {
@@ -46,12 +46,25 @@ void compat_driver_min(const char *cuda, char *out, size_t n)
 		if (!best_cuda || version_cmp(c, best_cuda) > 0) {
 			best_cuda = c;
 			best = kb_cell(t, r, cl);
-		} else if (version_cmp(c, best_cuda) == 0 && version_cmp(kb_cell(t, r, cl), best) < 0) {
+		} else if (version_cmp(c, best_cuda) == 0 && version_cmp(kb_cell(t, r, cl), best) < 0 &&
+			   strcmp(kb_cell(t, r, cl), "N/A") != 0) {
 			best = kb_cell(t, r, cl);
 		}
 	}
-	if (best)
+	if (best && strcmp(best, "N/A") != 0)
 		snprintf(out, n, "%s", best);
+}
+
+void compat_driver_min(const char *cuda, char *out, size_t n)
+{
+	driver_min_col(cuda, "linux_min", out, n);
+}
+
+void compat_driver_min_windows(const char *cuda, char *out, size_t n)
+{
+	driver_min_col(cuda, "windows_min", out, n);
+	if (!*out) /* from 13.1 the table gives no Windows number: the branches match */
+		driver_min_col(cuda, "linux_min", out, n);
 }
 
 void compat_minor_floor(int cuda_major, char *out, size_t n)

@@ -15,6 +15,7 @@
 
 #include "bench/bench.h"
 #include "bench/cudrv.h"
+#include "hw/hw.h"
 #include "stack/stack.h"
 
 #define DEEP_N (2u << 20)            /* 2 Mi doubles a vector: 16 MiB checked */
@@ -119,8 +120,12 @@ out:
 	} else {
 		f->title = xasprintf("CUDA device %d (%s) failed at the %s step", ordinal, name, step);
 		f->evidence = xstrdup(e);
-		f->fix = xstrdup("gpuwise explain the error text; check the kernel log for Xid errors (sudo dmesg | grep "
-				 "Xid)");
+		/* WSL: Xid never reaches Linux; Windows logs it */
+		f->fix = xstrdup(hw_platform() == HW_PLATFORM_WSL2
+					 ? "gpuwise explain the error text; on Windows: Event Viewer > Windows Logs > System, "
+					   "source nvlddmkm (Xid and TDR events)"
+					 : "gpuwise explain the error text; check the kernel log for Xid errors (sudo dmesg | grep "
+					   "Xid)");
 	}
 	if (dbw)
 		c->free(dbw);
@@ -155,7 +160,10 @@ void doctor_deep_cuda(doctor_report *rep)
 		doctor_finding *f = doctor_add(rep, "deep-cuda-failed", DOC_FAIL, DG_CUDA, -1);
 		f->title = xstrdup("the CUDA driver does not initialise");
 		f->evidence = xasprintf("cuInit: %s", cu_driver_strerror(&c, r, e, sizeof e));
-		f->fix = xstrdup("gpuwise explain the error; check that nvidia-smi works and the kernel log for Xid errors");
+		f->fix = xstrdup(hw_platform() == HW_PLATFORM_WSL2
+					 ? "gpuwise explain the error; check that nvidia-smi works; if not, update the NVIDIA "
+					   "driver for Windows, then in PowerShell: wsl --shutdown"
+					 : "gpuwise explain the error; check that nvidia-smi works and the kernel log for Xid errors");
 	} else if (n == 0) {
 		doctor_finding *f = doctor_add(rep, "deep-cuda", DOC_SKIP, DG_CUDA, -1);
 		f->title = xstrdup("CUDA sees no device: driver tests skipped");
@@ -207,8 +215,11 @@ void doctor_deep_python(const struct stack_info *st, int timeout_ms, doctor_repo
 			f = doctor_add(rep, "deep-torch-failed", DOC_FAIL, DG_PYTHON, -1);
 			f->title = xasprintf("torch in %s: the CUDA test did not finish", py->exe);
 			f->evidence = xstrdup(err.msg);
-			f->fix = xstrdup("a hang in torch.cuda.is_available() points at the driver: check nvidia-smi and the "
-					 "kernel log");
+			f->fix = xstrdup(hw_platform() == HW_PLATFORM_WSL2
+						 ? "a hang in torch.cuda.is_available() points at the driver: check nvidia-smi; "
+						   "on Windows update the NVIDIA driver, then in PowerShell: wsl --shutdown"
+						 : "a hang in torch.cuda.is_available() points at the driver: check nvidia-smi and "
+						   "the kernel log");
 		} else if (!av) {
 			f = doctor_add(rep, "deep-torch-failed", DOC_FAIL, DG_PYTHON, -1);
 			f->title = xasprintf("torch in %s failed its CUDA test (exit %d)", py->exe, status);

@@ -117,6 +117,9 @@ int version_cmp(const char *a, const char *b);
  * the table takes the nearest older one).  Writes "" when unknown.
  */
 void compat_driver_min(const char *cuda, char *out, size_t n);
+/* The same for the Windows driver (WSL 2 sees the Windows driver's number);
+ * the Linux minimum where the table has no Windows one (CUDA >= 13.1). */
+void compat_driver_min_windows(const char *cuda, char *out, size_t n);
 /* Minor-version compatibility floor for CUDA major X ("525" for 12); "" unknown. */
 void compat_minor_floor(int cuda_major, char *out, size_t n);
 
@@ -162,6 +165,7 @@ bool xid_lookup(int xid, const char **meaning, const char **severity, const char
 struct hw_snapshot;
 struct hw_xid;
 struct stack_info;
+struct hw_platform_info;
 
 /*
  * ok: a check ran and passed; info: a fact worth knowing, not a verdict;
@@ -194,6 +198,8 @@ typedef struct doctor_input {
 	size_t n_xids;
 	bool xids_read;                   /* false: the kernel log could not be read */
 	const char *xid_error;            /* why not */
+	/* added after the first version of this contract */
+	const struct hw_platform_info *platform; /* NULL: doctor_check detects it */
 } doctor_input;
 
 /*
@@ -221,6 +227,18 @@ void doctor_merge_duplicates(doctor_report *rep);
  * Part of doctor_check.
  */
 void doctor_check_desktop(doctor_report *rep);
+/*
+ * WSL (wsl.c): the platform finding, GPU-PV (/dev/dxg), the Windows
+ * driver's libraries, a Linux driver installed inside WSL (files and dpkg
+ * packages, with the purge command), which libcuda the loader takes, the
+ * harmless ldconfig warning, the toolkit's origin, dxgkrnl errors.  Part
+ * of doctor_check when the platform is WSL.
+ */
+void doctor_check_wsl(const doctor_input *in, const struct hw_platform_info *pl, doctor_report *rep);
+/* The Desktop group on WSL: where Windows picks an app's GPU, Task Manager's memory. */
+void doctor_check_wsl_desktop(const doctor_input *in, doctor_report *rep);
+/* "install the NVIDIA driver for Windows >= MIN, then wsl --shutdown ..." (malloc'd). */
+char *doctor_wsl_driver_fix(const char *min_version);
 /* Add a finding (used by the checks and by cmd/ for --deep results). */
 doctor_finding *doctor_add(doctor_report *rep, const char *id, doctor_severity sev, doctor_group g, int gpu);
 const char *doctor_severity_name(doctor_severity s);

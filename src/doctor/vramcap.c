@@ -29,20 +29,28 @@ void doctor_check_vram_cap(doctor_report *rep)
 	const char *path = getenv(CAP_ENV_REGION);
 	bool pre = cap_preloaded();
 	if (!path || !*path) {
+		/* the library fails closed without a region (docs/vram-cap.md) */
 		if (pre) {
-			doctor_finding *f = doctor_add(rep, "vram-cap", DOC_WARN, DG_DRIVER, -1);
-			f->title = xstrdup(CAP_LIB_NAME " is preloaded but no cap region is set: no VRAM cap is enforced");
-			f->evidence = xasprintf("LD_PRELOAD='%s', %s unset", getenv("LD_PRELOAD"), CAP_ENV_REGION);
-			f->fix = xstrdup("start the job with gpuwise run --vram-cap SIZE -- CMD");
+			doctor_finding *f = doctor_add(rep, "vram-cap", DOC_FAIL, DG_DRIVER, -1);
+			f->title = xstrdup(CAP_LIB_NAME " is preloaded but no cap region is set: every GPU allocation is refused");
+			f->evidence = xasprintf("LD_PRELOAD='%s', %s %s", getenv("LD_PRELOAD"), CAP_ENV_REGION,
+						path ? "empty" : "unset");
+			f->fix = xstrdup("start the job with gpuwise run --vram-cap SIZE -- CMD, or remove "
+					 CAP_LIB_NAME " from LD_PRELOAD");
 		}
 		return;
 	}
 	cap_region *r = NULL;
+	char why[256] = "";
 	int rc = cap_region_open(path, &r);
+	if (!rc && (rc = cap_region_authenticate(path, r, why, sizeof why))) {
+		cap_region_close(r);
+		r = NULL;
+	}
 	if (rc) {
 		doctor_finding *f = doctor_add(rep, "vram-cap", DOC_FAIL, DG_DRIVER, -1);
 		f->title = xasprintf("the VRAM cap region '%s' cannot be used: every GPU allocation of this job is refused", path);
-		f->evidence = xasprintf("%s=%s: %s", CAP_ENV_REGION, path, cap_strerror(rc));
+		f->evidence = xasprintf("%s=%s: %s%s%s", CAP_ENV_REGION, path, cap_strerror(rc), *why ? ": " : "", why);
 		f->fix = xstrdup("let gpuwise run --vram-cap SIZE set GPUWISE_CAP_REGION; do not set it by hand");
 		return;
 	}

@@ -118,6 +118,7 @@ hw *hw_open(const hw_opts *o, gw_error *err)
 	}
 	hw_snapshot *b = &h->base;
 	b->cuda_driver_version = (hw_val){0, HW_UNQUERIED, 0};
+	b->platform = hw_platform();
 	const char *sleeper = NULL;
 	for (size_t i = 0; i < h->n_sys; i++)
 		if (nvidia_sleeping(&h->sys[i].id) && !sleeper)
@@ -213,8 +214,10 @@ int hw_sample(hw *h, hw_snapshot *out, gw_error *err)
 			sysfs_dynamic(&h->sys[h->sys_of[i]], g, h->o.wake);
 		if (g->nvml_index < 0 && g->vendor == HW_VENDOR_NVIDIA)
 			g->asleep = nvidia_sleeping(g) && !h->o.wake;
-		for (size_t k = 0; k < g->n_procs; k++)
+		for (size_t k = 0; k < g->n_procs; k++) {
 			proc_fill(h->pc, &g->procs[k]);
+			g->procs[k].windows_side = h->base.platform == HW_PLATFORM_WSL2 && !g->procs[k].exists;
+		}
 	}
 	proc_cache_sweep(h->pc);
 	return 0;

@@ -34,6 +34,30 @@ typedef struct hw_val {
 
 typedef enum { HW_VENDOR_NVIDIA, HW_VENDOR_AMD, HW_VENDOR_INTEL, HW_VENDOR_OTHER } hw_vendor;
 
+/* ---- platform: Linux, WSL 1 or WSL 2 (wsl.c) --------------------------- */
+typedef enum { HW_PLATFORM_LINUX = 0, HW_PLATFORM_WSL1, HW_PLATFORM_WSL2 } hw_platform_kind;
+
+typedef struct hw_platform_info {
+	hw_platform_kind kind;
+	char kernel[128];      /* /proc/sys/kernel/osrelease, "" unreadable */
+	bool dxg;              /* /dev/dxg, the GPU paravirtualisation (GPU-PV) device */
+	bool wsl_lib;          /* /usr/lib/wsl/lib: the Windows driver's Linux libraries */
+	char evidence[256];    /* what told ("kernel '...-microsoft-standard-WSL2', /dev/dxg") */
+} hw_platform_info;
+
+/*
+ * Detect the platform under the root prefix: WSL 2 when the kernel
+ * release or /proc/version says WSL2 or microsoft-standard, or /dev/dxg or
+ * /usr/lib/wsl/lib exist; WSL 1 when the kernel names Microsoft otherwise;
+ * else Linux (bare metal, VM or container).  Cheap: a few small reads.
+ */
+void hw_platform_detect(hw_platform_info *out);
+/* The kind alone (for explain and other callers that only switch on it). */
+hw_platform_kind hw_platform(void);
+/* "linux", "wsl1", "wsl2": the JSON value of the "platform" keys. */
+const char *hw_platform_name(hw_platform_kind k);
+
+
 typedef struct hw_proc {
 	uint32_t pid;
 	char user[64];          /* "" when unknown (no /proc entry) */
@@ -49,6 +73,7 @@ typedef struct hw_proc {
 	char argv[1024];        /* the command line as read: arguments separated by NUL */
 	size_t argv_len;        /* bytes used in argv (0 when unknown) */
 	hw_val sm_util_pct, mem_util_pct, enc_util_pct, dec_util_pct; /* latest NVML sample */
+	bool windows_side;      /* WSL 2: NVML lists it, WSL's /proc has none: a Windows program */
 } hw_proc;
 
 typedef struct hw_mig {
@@ -147,6 +172,7 @@ typedef struct hw_snapshot {
 	bool nvml_asleep_skip;      /* NVML left uninitialised because a GPU sleeps */
 	bool nvml_named;            /* GPUWISE_NVML_LIB named the library (so it must work) */
 	bool nvml_disabled;         /* GPUWISE_NVML_LIB=none: NVML not wanted */
+	hw_platform_kind platform;  /* detected at hw_open (hw_platform_detect) */
 } hw_snapshot;
 
 typedef struct hw_opts {
@@ -205,5 +231,25 @@ typedef struct hw_xid {
 int hw_xid_read(const char *path, uint64_t since_us, hw_xid **out, size_t *n, gw_error *err);
 /* Parse one kmsg or dmesg line; true when it is an Xid event. */
 bool hw_xid_parse(const char *line, hw_xid *x);
+/*
+ * The kernel-log records (path as for hw_xid_read) that contain needle,
+ * case-insensitive, at most max; the message text without the kmsg
+ * prefix.  *lines is malloc'd, each line too (the caller frees both).
+ */
+int hw_kmsg_grep(const char *path, const char *needle, size_t max, char ***lines, size_t *n, gw_error *err);
+
+/* The WSL 2 VM's memory: what the VM has and what limits it. */
+typedef struct hw_wsl_memory {
+	uint64_t vm_total_bytes;        /* MemTotal of /proc/meminfo: the VM's RAM */
+	uint64_t limit_bytes;           /* memory= of [wsl2] in .wslconfig, 0 not set */
+	char wslconfig[512];            /* the .wslconfig read (unprefixed), "" none found */
+	char rule[600];                 /* "memory=16GB in /mnt/c/Users/ana/.wslconfig" or the default rule */
+	uint64_t windows_ram_bytes_est; /* default rule only: about 2 x MemTotal; else 0 */
+} hw_wsl_memory;
+/*
+ * Read MemTotal and the .wslconfig under /mnt/c/Users/<user>/ (through the
+ * root prefix).  0, or an error when /proc/meminfo is unreadable.
+ */
+int hw_wsl_memory_read(hw_wsl_memory *out, gw_error *err);
 
 #endif

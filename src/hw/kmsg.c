@@ -125,11 +125,12 @@ static int64_t boot_wall(void)
 	return up > 0 ? (int64_t)(wall_ms() / 1000) - (int64_t)up : -1;
 }
 
-int hw_xid_read(const char *path, uint64_t since_us, hw_xid **out, size_t *n, gw_error *err)
+/*
+ * Call each(line, ctx) for every record of a kmsg-format or dmesg-format
+ * file (NULL: GPUWISE_ROOT/dev/kmsg, read non-blocking to the end).
+ */
+static int kmsg_each(const char *path, void (*each)(const char *, void *), void *ctx, gw_error *err)
 {
-	*out = NULL;
-	*n = 0;
-	size_t cap = 0;
 	char *full = path ? xstrdup(path) : gw_path("/dev/kmsg");
 	int rc = 0;
 	int fd = open(full, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -138,7 +139,6 @@ int hw_xid_read(const char *path, uint64_t since_us, hw_xid **out, size_t *n, gw
 			     "cannot read '%s': %s", full, strerror(errno));
 		goto out;
 	}
-	int64_t boot = path ? -1 : boot_wall();
 	struct stat st;
 	if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode)) {
 		/* /dev/kmsg: one record per read(); EAGAIN at the end */
@@ -155,7 +155,7 @@ int hw_xid_read(const char *path, uint64_t since_us, hw_xid **out, size_t *n, gw
 			char *nl = strchr(rec, '\n');
 			if (nl)
 				*nl = '\0';
-			add_line(rec, since_us, boot, out, n, &cap);
+			each(rec, ctx);
 		}
 		goto out;
 	}
@@ -166,11 +166,62 @@ int hw_xid_read(const char *path, uint64_t since_us, hw_xid **out, size_t *n, gw
 		goto out;
 	char *save = NULL;
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		add_line(line, since_us, boot, out, n, &cap);
+		each(line, ctx);
 	free(text);
 out:
 	if (fd >= 0)
 		close(fd);
 	free(full);
+	return rc;
+}
+
+typedef struct xid_ctx {
+	uint64_t since_us;
+	int64_t boot;
+	hw_xid **out;
+	size_t *n, cap;
+} xid_ctx;
+
+static void xid_each(const char *line, void *p)
+{
+	xid_ctx *c = p;
+	add_line(line, c->since_us, c->boot, c->out, c->n, &c->cap);
+}
+
+int hw_xid_read(const char *path, uint64_t since_us, hw_xid **out, size_t *n, gw_error *err)
+{
+	*out = NULL;
+	*n = 0;
+	xid_ctx c = {since_us, path ? -1 : boot_wall(), out, n, 0};
+	return kmsg_each(path, xid_each, &c, err);
+}
+
+typedef struct grep_ctx {
+	const char *needle;
+	char **lines;
+	size_t n, cap;
+	size_t max;
+} grep_ctx;
+
+static void grep_each(const char *line, void *p)
+{
+	grep_ctx *c = p;
+	if (!strcasestr(line, c->needle))
+		return;
+	/* kmsg "6,1021,5012345678,-;text": keep the text */
+	const char *semi = strchr(line, ';');
+	const char *text = semi && strspn(line, "0123456789,-") == (size_t)(semi - line) ? semi + 1 : line;
+	if (c->n < c->max) {
+		c->lines = xgrow(c->lines, &c->cap, c->n + 1, sizeof *c->lines);
+		c->lines[c->n++] = xstrdup(text);
+	}
+}
+
+int hw_kmsg_grep(const char *path, const char *needle, size_t max, char ***lines, size_t *n, gw_error *err)
+{
+	grep_ctx c = {needle, NULL, 0, 0, max};
+	int rc = kmsg_each(path, grep_each, &c, err);
+	*lines = c.lines;
+	*n = c.n;
 	return rc;
 }

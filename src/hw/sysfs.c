@@ -114,6 +114,11 @@ static int read_device(const char *name, sysfs_gpu *s, gw_error *err)
 	if (vendor < 0 || device < 0 || vendor > 0xffff || device > 0xffff)
 		return gw_fail(err, GW_EFORMAT, "cannot read '%s/%s': %s", dir, vendor < 0 ? "vendor" : "device",
 			       (vendor == -1 || (vendor >= 0 && device == -1)) ? "missing" : "not a 16-bit hex number");
+	/* WSL 2's GPU-PV adapter, "Microsoft Corporation Basic Render Driver"
+	 * (1414:008e in pci.ids): a window onto the Windows GPUs NVML lists,
+	 * not a GPU of its own */
+	if (vendor == 0x1414 && device == 0x008e)
+		return 0;
 	g->pci_vendor_id = (uint32_t)vendor;
 	g->pci_device_id = (uint32_t)device;
 	g->vendor = vendor_of(g->pci_vendor_id);

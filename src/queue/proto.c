@@ -9,6 +9,7 @@
 
 #include "queue/proto.h"
 #include "util/util.h"
+#include "watch/watch.h"
 
 static const char *const op_names[] = {
 	[PROTO_PING] = "ping", [PROTO_SUBMIT] = "submit", [PROTO_QUEUE] = "queue",
@@ -160,16 +161,6 @@ json_t *proto_spec_to_json(const job_spec *s, bool stored)
 	return o;
 }
 
-/* `gpuwise run` options a job may pass; the daemon sets the rest itself. */
-static bool run_arg_ok(const char *a)
-{
-	static const char *const bad[] = {"--log", "--report", "--json", "--on-event", "--xid-file"};
-	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-		if (str_starts(a, bad[i]))
-			return false;
-	return true;
-}
-
 int proto_spec_from_json(json_t *o, bool stored, job_spec *s, char *err, size_t n)
 {
 	memset(s, 0, sizeof *s);
@@ -190,11 +181,9 @@ int proto_spec_from_json(json_t *o, bool stored, job_spec *s, char *err, size_t 
 		} else if (strcmp(key, "run_args") == 0) {
 			if (get_strv(v, key, false, &s->run_args, &s->n_run_args, err, n))
 				goto bad;
-			for (size_t i = 0; i < s->n_run_args; i++)
-				if (!run_arg_ok(s->run_args[i])) {
-					fail(err, n, "'run_args' may not set '%s' (the daemon sets it)", s->run_args[i]);
-					goto bad;
-				}
+			/* parsed as gpuwise run parses them, so none can displace the daemon's own */
+			if (watch_run_args_check(s->run_args, s->n_run_args, err, n))
+				goto bad;
 		} else if (strcmp(key, "cwd") == 0) {
 			if (get_str(v, key, 4096, &s->cwd, err, n))
 				goto bad;

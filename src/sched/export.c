@@ -153,7 +153,27 @@ int export_k8s_job(const job_spec *j, const export_k8s_opts *o, strbuf *out, str
 		return rc;
 	if (!o->image || !*o->image)
 		return gw_fail(err, GW_EINVAL, "no container image");
+	/* Without gpuwise in the image the command runs as it is: a Job whose
+	 * command is `gpuwise run` in an image without it dies with exit 127. */
+	bool wrap = o->gpuwise_path && *o->gpuwise_path;
+	if (!wrap && j->restart == JOB_RESTART_ALWAYS)
+		return gw_fail(err, GW_EINVAL, "--restart always needs gpuwise run in the image (--gpuwise PATH): "
+					      "a Job does not restart a pod that succeeded");
+	if (!wrap && j->n_run_args)
+		return gw_fail(err, GW_EINVAL, "--run-opt needs gpuwise run in the image (--gpuwise PATH)");
 	char *name = export_k8s_name(job_base_name(j));
+	if (!j->name && o->name_suffix && *o->name_suffix) {
+		/* a name of the command's is shared by every export of it: make it this Job's own */
+		size_t keep = 62 - strlen(o->name_suffix);
+		if (strlen(name) > keep)
+			name[keep] = '\0';
+		while (*name && name[strlen(name) - 1] == '-')
+			name[strlen(name) - 1] = '\0';
+		char *n2 = xasprintf("%s-%s", *name ? name : "gpuwise", o->name_suffix);
+		free(name);
+		name = export_k8s_name(n2);
+		free(n2);
+	}
 	char *ns = export_k8s_name(j->project ? j->project : "default");
 	if (j->project && strcmp(ns, j->project) != 0)
 		note(notes, "project '%s' becomes namespace '%s' (Kubernetes names are lowercase DNS labels)", j->project, ns);
@@ -165,7 +185,17 @@ int export_k8s_job(const job_spec *j, const export_k8s_opts *o, strbuf *out, str
 	if (k8s_restarts)
 		backoff = j->max_restarts == JOB_MAX_RESTARTS_UNLIMITED ? K8S_INT32_MAX : j->max_restarts;
 	size_t rn;
-	char **run = export_run_argv(j, o->gpuwise_path, !k8s_restarts, &rn);
+	char **run;
+	if (wrap) {
+		run = export_run_argv(j, o->gpuwise_path, !k8s_restarts, &rn);
+	} else {
+		run = xcalloc(j->argc + 1, sizeof *run);
+		for (rn = 0; rn < j->argc; rn++)
+			run[rn] = xstrdup(j->argv[rn]);
+		note(notes, "the Job runs '%s' directly, without gpuwise run: the image '%s' is not known to hold gpuwise "
+			    "(no restarts or GPU memory log inside the pod); build one with dist/Dockerfile and give "
+			    "--gpuwise /usr/local/bin/gpuwise to wrap the command", j->argv[0], o->image);
+	}
 
 	char resource[96];
 	if (j->mode == JOB_MODE_MIG) {

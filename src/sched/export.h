@@ -14,10 +14,14 @@
 #include "util/util.h"
 
 typedef struct export_k8s_opts {
-	const char *image;         /* container image (must hold gpuwise) */
+	const char *image;         /* container image */
 	const char *queue;         /* Kueue LocalQueue name; NULL = no label */
 	bool time_slicing;         /* ask nvidia.com/gpu.shared replicas (time-slicing) */
-	const char *gpuwise_path;  /* gpuwise inside the image; NULL = "gpuwise" */
+	const char *gpuwise_path;  /* gpuwise inside the image: the command runs under
+	                              gpuwise run; NULL = the image has none, the
+	                              command runs directly (a note says so) */
+	const char *name_suffix;   /* appended to a name taken from the command
+	                              (no job name given), so exports never collide */
 } export_k8s_opts;
 
 typedef struct export_slurm_opts {

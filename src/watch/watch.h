@@ -347,6 +347,16 @@ typedef struct watch_opts {
 void watch_opts_defaults(watch_opts *o);
 
 /*
+ * Check options meant for `gpuwise run` that another program places
+ * before its own (the queue's run_args): each must be a whole long option
+ * of gpuwise run that a job may set, with its value; `--`, abbreviations,
+ * words that are not options and the options the daemon sets (--log,
+ * --vram-cap, --restart ...) are refused.  0, or GW_EINVAL with the reason
+ * in err.
+ */
+int watch_run_args_check(char *const *args, size_t n, char *err, size_t errn);
+
+/*
  * Run the job to its end, restarts included.  Returns 0 with r filled (the
  * caller releases it; r->exit_status is the status to pass through) or a
  * negative code with err set when supervision could not start.  When it

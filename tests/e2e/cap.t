@@ -202,17 +202,21 @@ run_gw status --json
 like "$out" '"memory_total_bytes": ?25757220864' "outside the job the GPU has its 24 GiB"
 
 # ---- the supervisor owns the region --------------------------------------------------
-capped 1G sh -c 'echo "region=$GPUWISE_CAP_REGION"; echo "preload=$LD_PRELOAD"; ls -l "$GPUWISE_CAP_REGION"'
-like "$out" "^region=$XDG_RUNTIME_DIR/gpuwise-cap-[0-9]+-0\$" "the region is a file in XDG_RUNTIME_DIR named for gpuwise's pid"
+capped 1G sh -c 'echo "region=$GPUWISE_CAP_REGION"; echo "preload=$LD_PRELOAD"; ls -l "$GPUWISE_CAP_REGION"; stat -c "dir=%a %U" "${GPUWISE_CAP_REGION%/region}"'
+like "$out" "^region=$XDG_RUNTIME_DIR/gpuwise-cap-[0-9a-f]{32}/region\$" "the region is a file in a directory of XDG_RUNTIME_DIR with a random 128-bit name"
 like "$out" "^preload=/.*/libgpuwise-cap.so\$" "LD_PRELOAD names the library by absolute path"
 like "$out" "^-rw------- " "the region file is private to the user (0600)"
-is "$(ls "$XDG_RUNTIME_DIR")" "" "the region is removed when gpuwise run ends"
+like "$out" "^dir=700 root\$" "its directory is private to the job's user (0700, root here)"
+r1=$(printf '%s\n' "$out" | sed -n 's/^region=//p')
+capped 1G sh -c 'echo "$GPUWISE_CAP_REGION"'
+isnt "$out" "$r1" "a second job's region has another name"
+is "$(ls "$XDG_RUNTIME_DIR")" "" "the region and its directory are removed when gpuwise run ends"
 # shellcheck disable=SC2016
 out=$(LD_PRELOAD=$GW_FAKE/libnvidia-ml-old.so "$GW" run --no-gpu --vram-cap 1G -- sh -c 'echo "preload=$LD_PRELOAD"' 2>/dev/null)
 like "$out" "^preload=/.*/libgpuwise-cap.so $GW_FAKE/libnvidia-ml-old.so\$" "an LD_PRELOAD of the user's is kept after ours"
 # a nested --vram-cap would leave the outer count: refused; a plain nested run stays under the cap
 capped 1G "$GW" run --no-gpu --vram-cap 10G -- "$CT" alloc 2G
-like "$err" "gpuwise: cannot nest --vram-cap: this job is already under the VRAM cap of '$XDG_RUNTIME_DIR/gpuwise-cap-[0-9]+-0'" \
+like "$err" "gpuwise: cannot nest --vram-cap: this job is already under the VRAM cap of '$XDG_RUNTIME_DIR/gpuwise-cap-[0-9a-f]{32}/region'" \
 	"a nested --vram-cap is refused with one line"
 unlike "$out" "alloc 2G" "a nested --vram-cap does not start its job"
 capped 1G "$GW" run --no-gpu -- "$CT" alloc 2G alloc 1G
@@ -225,10 +229,106 @@ like "$out" "gpuwise-cap: cannot use the cap region '$TMP/fake-region': not a gp
 	"a bogus region is said on stderr"
 out=$(LD_PRELOAD=$LIB GPUWISE_CAP_REGION=$TMP/none "$CT" alloc 1M 2>&1)
 like "$out" "alloc 1M rc=2" "a missing region: allocations are refused"
-# preloaded without a region (no supervisor): no cap, calls pass through
+# preloaded without a region, or with an empty one: fail closed (issue 20; it used to pass everything through)
 out=$(LD_PRELOAD=$LIB "$CT" --via proc2 alloc 2G info 2>&1)
-is "$(printf '%s\n' "$out" | tr '\n' ' ')" "alloc 2G rc=0 info rc=0 free=23609737216 total=25757220864 " \
-	"preloaded without a region the library changes nothing"
+like "$out" "^alloc 2G rc=2\$" "preloaded without GPUWISE_CAP_REGION: allocations are refused (fail closed)"
+like "$out" "^gpuwise-cap: libgpuwise-cap.so is preloaded but GPUWISE_CAP_REGION is not set; every GPU allocation is refused\$" \
+	"... and said on stderr"
+out=$(LD_PRELOAD=$LIB GPUWISE_CAP_REGION= "$CT" --via dlsym alloc 1M 2>&1)
+like "$out" "^alloc 1M rc=2\$" "an empty GPUWISE_CAP_REGION: allocations are refused (fail closed)"
+like "$out" "^gpuwise-cap: GPUWISE_CAP_REGION is empty; every GPU allocation is refused\$" "... and said on stderr"
+# inside a capped job, a job's own unset/emptied variable does not lift the cap either
+capped 1G env -u GPUWISE_CAP_REGION "$CT" alloc 2G
+like "$out" "^alloc 2G rc=2\$" "a capped job that unsets GPUWISE_CAP_REGION gets no GPU memory at all"
+
+# ---- forged regions: valid regions the job's own supervisor did not make are refused ---------
+reason() { printf '%s\n' "$1" | sed -n "s/^gpuwise-cap: cannot use the cap region '[^']*': not a region this job's supervisor created: \(.*\); every GPU allocation is refused\$/\1/p"; }
+# (1) a copy of the job's real region, its limit raised to 1 PiB, in a private directory of the job's
+cat > "$TMP/forge.sh" <<'SH'
+ct=$1; d=$2
+mkdir -m 700 "$d/forged"
+cp "$GPUWISE_CAP_REGION" "$d/forged/region"
+chmod 600 "$d/forged/region"
+# limit_bytes: the 8 bytes after magic, version, n_slots and region_bytes (cap/region.h)
+python3 -c 'import struct,sys; f=open(sys.argv[1],"r+b"); f.seek(24); f.write(struct.pack("<Q", 1<<50))' "$d/forged/region"
+GPUWISE_CAP_REGION=$d/forged/region "$ct" alloc 2G
+"$ct" alloc 2G
+SH
+capped 1G sh "$TMP/forge.sh" "$CT" "$TMP"
+is "$(printf '%s\n' "$out" | grep '^alloc' | tr '\n' ' ')" "alloc 2G rc=2 alloc 2G rc=2 " \
+	"a copy of the region with a 1 PiB limit does not lift the 1G cap (the real region still refuses 2G)"
+like "$(reason "$err")" "^its creator \(pid [0-9]+\) does not hold it open\$" \
+	"the copy is refused: its creator does not hold that file open"
+rm -rf "$TMP/forged"
+# (2) the region of another gpuwise run of the same user (a 100G one beside the job): not an ancestor
+mkfifo "$TMP/other.fifo"
+"$GW" run --no-gpu --vram-cap 100G -- sh -c 'echo "$GPUWISE_CAP_REGION" > "$1.name"; read x < "$1"' sh "$TMP/other.fifo" 2>/dev/null &
+other=$!
+i=0; while [ ! -s "$TMP/other.fifo.name" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+oreg=$(cat "$TMP/other.fifo.name")
+capped 1G env GPUWISE_CAP_REGION="$oreg" "$CT" alloc 2G
+like "$out" "^alloc 2G rc=2\$" "another job's 100G region named in the environment does not lift a 1G cap"
+like "$(reason "$err")" "^its creator \(pid [0-9]+\) is not an ancestor of this process\$" "... refused: its creator is not the job's ancestor"
+echo > "$TMP/other.fifo"; wait $other
+# (3) a nested gpuwise run that drops GPUWISE_CAP_REGION to make a 100G region of its own: refused
+capped 1G env -u GPUWISE_CAP_REGION "$GW" run --no-gpu --vram-cap 100G -- "$CT" alloc 2G
+unlike "$out" "alloc 2G" "a nested gpuwise run --vram-cap 100G after unsetting the variable does not start its job"
+like "$err" "^gpuwise: cannot nest --vram-cap: libgpuwise-cap.so is loaded here, so this job is already under a VRAM cap \(GPUWISE_CAP_REGION was unset; a plain gpuwise run inside stays under it\)\$" \
+	"... and says why in one line"
+# (3b) a process of the job that writes a region of its own (owner: itself, holding it open) for its child
+cat > "$TMP/forge2.py" <<'PY'
+import os, shutil, struct, subprocess, sys
+d = sys.argv[2]
+os.mkdir(d + "/own", 0o700)
+path = d + "/own/region"
+shutil.copyfile(os.environ["GPUWISE_CAP_REGION"], path)
+os.chmod(path, 0o600)
+fd = os.open(path, os.O_RDWR)
+start = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19])
+# limit_bytes at 24, owner_pid at 32, owner_start_ticks at 40, owner_fd at 48 (cap/region.h)
+os.pwrite(fd, struct.pack("<Q", 1 << 50), 24)
+os.pwrite(fd, struct.pack("<I", os.getpid()), 32)
+os.pwrite(fd, struct.pack("<Q", start), 40)
+os.pwrite(fd, struct.pack("<i", fd), 48)
+env = dict(os.environ, GPUWISE_CAP_REGION=path)
+sys.exit(subprocess.call([sys.argv[1], "alloc", "2G"], env=env))
+PY
+capped 1G python3 "$TMP/forge2.py" "$CT" "$TMP"
+like "$out" "^alloc 2G rc=2\$" "a region the job's own python writes, holds open and names as its creator does not lift the cap"
+like "$(reason "$err")" "^its creator \(pid [0-9]+\) is itself under a VRAM cap\$" "... refused: its creator is itself under the cap"
+rm -rf "$TMP/own"
+# (4) a region file another user owns, put where the job looks
+capped 1G sh -c 'mkdir -m 700 "$1/o"; cp "$GPUWISE_CAP_REGION" "$1/o/region"; chown nobody "$1/o/region"; GPUWISE_CAP_REGION=$1/o/region "$2" alloc 1M' sh "$TMP" "$CT"
+like "$out" "^alloc 1M rc=2\$" "a region file owned by another user: refused"
+like "$(reason "$err")" "^the file is not private to uid 0 \(owner 65534, mode 0600\)\$" "... refused: not the job user's own file"
+capped 1G sh -c 'mkdir -m 755 "$1/p"; cp "$GPUWISE_CAP_REGION" "$1/p/region"; GPUWISE_CAP_REGION=$1/p/region "$2" alloc 1M' sh "$TMP" "$CT"
+like "$(reason "$err")" "^its directory '$TMP/p' is not private to uid 0\$" "a region in a directory others can read: refused"
+rm -rf "$TMP/o" "$TMP/p"
+
+# ---- another user pre-creating region names does not block a capped job ------------------------
+# the old names were gpuwise-cap-PID-N in /dev/shm; nobody plants every one for the next 300 PIDs
+# (and a directory of the new form); the job's region is made where nobody can guess it
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+	base=$(sh -c 'echo $$')
+	setpriv --reuid nobody --regid nogroup --clear-groups sh -c '
+		i=$1; while [ $i -lt $(($1 + 300)) ]; do n=0; while [ $n -lt 16 ]; do : > /dev/shm/gpuwise-cap-$i-$n; n=$((n + 1)); done; i=$((i + 1)); done
+		mkdir /dev/shm/gpuwise-cap-00000000000000000000000000000000' sh "$base"
+	planted=$(ls /dev/shm | grep -c '^gpuwise-cap-')
+	out=$(env -u XDG_RUNTIME_DIR "$GW" run --no-gpu --vram-cap 1G -- sh -c 'echo "region=$GPUWISE_CAP_REGION"; "$1" alloc 600M alloc 600M' sh "$CT" 2>&1); rc=$?
+	is "$rc" 0 "with $planted names planted in /dev/shm by nobody, a capped job starts"
+	like "$out" "^region=/dev/shm/gpuwise-cap-[0-9a-f]{32}/region\$" "... its region is in a fresh private directory of /dev/shm"
+	is "$(printf '%s\n' "$out" | grep '^alloc' | tr '\n' ' ')" "alloc 600M rc=0 alloc 600M rc=2 " "... and the cap holds"
+	find /dev/shm -maxdepth 1 -user nobody -name 'gpuwise-cap-*' -exec rm -rf {} +
+	# a job of nobody's own gets a directory owned by nobody
+	chmod 755 "$TMP"
+	out=$(setpriv --reuid nobody --regid nogroup --clear-groups env -u XDG_RUNTIME_DIR "$GW" run --no-gpu --vram-cap 1G -- \
+		sh -c 'stat -c "%a %U" "${GPUWISE_CAP_REGION%/region}"; "$1" alloc 600M alloc 600M' sh "$CT" 2>/dev/null)
+	chmod 700 "$TMP"
+	is "$(printf '%s\n' "$out" | tr '\n' ' ')" "700 nobody alloc 600M rc=0 alloc 600M rc=2 " \
+		"nobody's capped job: the region's directory is 0700 and nobody's, and the cap holds"
+else
+	skip "/dev/shm is not writable here"
+fi
 
 # ---- where gpuwise run finds the library ----------------------------------------------
 mkdir -p "$TMP/p/bin" "$TMP/p/lib/gpuwise" "$TMP/q"
@@ -250,6 +350,7 @@ like "$out" 'VRAM cap active: 10.00 GiB per GPU' "doctor says the cap's size"
 run_gw doctor --json
 unlike "$out" '"id": ?"vram-cap"' "doctor outside a job has no vram-cap finding"
 out=$(LD_PRELOAD=$LIB "$GW" doctor 2>&1)
-like "$out" "libgpuwise-cap.so is preloaded but no cap region is set" "doctor warns of the library without a region"
+like "$out" "libgpuwise-cap.so is preloaded but no cap region is set: every GPU allocation is refused" \
+	"doctor fails the library without a region (it fails closed)"
 
 done_testing

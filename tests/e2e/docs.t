@@ -204,6 +204,11 @@ run_gw status --all --json --watch 100ms --count 2
 is "$rc" 0 "status --all --json --watch: exit 0"
 is "$(printf '%s\n' "$out" | grep -c '^{')" 2 "status --watch --count 2: two JSON lines"
 jcheck status-watch json-status.md
+fake wsl2-laptop
+run_gw doctor --json --no-exec
+jcheck doctor-wsl json-doctor.md
+run_gw plan llama-3.1-8b --json
+jcheck plan-wsl json-plan.md
 fake desktop-4090
 run_gw run --interval 100ms --json -- sleep 0.3
 is "$rc" 0 "run --json -- sleep 0.3: exit 0"

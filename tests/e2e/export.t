@@ -46,13 +46,13 @@ is "$rc" 0 "export --help: exit 0"
 
 # ---- a shared job with on-failure restarts, Kueue, env, time limit ------------
 run_gw export k8s --project Team_A --gpus 2 --vram 20G --restart on-failure --max-restarts 5 --kueue \
-	--env BATCH=32 --env 'MSG=say "hi"' --time-limit 90m --image registry.example/train:1 -- python train.py --lr 0.1
+	--env BATCH=32 --env 'MSG=say "hi"' --time-limit 90m --image registry.example/train:1 --gpuwise /usr/local/bin/gpuwise -- python train.py --lr 0.1
 is "$rc" 0 "export k8s: exit 0"
 printf '%s\n' "$out" > "$TMP/job.yaml"
 J=$TMP/job.yaml
 is "$(yq "$J" 'len(d)')" 1 "one document"
 is "$(yq "$J" 'd[0]["apiVersion"] + " " + d[0]["kind"]')" "batch/v1 Job" "a batch/v1 Job"
-is "$(yq "$J" 'd[0]["metadata"]["name"]')" "python" "name from the command"
+like "$(yq "$J" 'd[0]["metadata"]["name"]')" "^python-[a-z0-9]{8}\$" "name from the command, with a random 8-character suffix"
 is "$(yq "$J" 'd[0]["metadata"]["namespace"]')" "team-a" "project Team_A as namespace team-a"
 like "$err" "project 'Team_A' becomes namespace 'team-a'" "the renaming is said on stderr"
 is "$(yq "$J" 'd[0]["metadata"]["labels"]')" '{"app.kubernetes.io/managed-by": "gpuwise", "kueue.x-k8s.io/queue-name": "gpuwise"}' "labels: managed-by and the Kueue queue"
@@ -66,7 +66,7 @@ is "$(yq "$J" "$P[\"tolerations\"]")" '[{"effect": "NoSchedule", "key": "nvidia.
 is "$(yq "$J" "len($P[\"containers\"])")" 1 "one container"
 C="$P[\"containers\"][0]"
 is "$(yq "$J" "$C[\"image\"]")" "registry.example/train:1" "image"
-is "$(yq "$J" "$C[\"command\"]")" '["gpuwise", "run", "--restart", "never", "--", "python", "train.py", "--lr", "0.1"]' "command wrapped in gpuwise run; Kubernetes does the restarts"
+is "$(yq "$J" "$C[\"command\"]")" '["/usr/local/bin/gpuwise", "run", "--restart", "never", "--", "python", "train.py", "--lr", "0.1"]' "--gpuwise: command wrapped in the image's gpuwise run; Kubernetes does the restarts"
 is "$(yq "$J" "$C[\"env\"]")" '[{"name": "BATCH", "value": "32"}, {"name": "MSG", "value": "say \"hi\""}]' "env, quotes kept"
 is "$(yq "$J" "$C[\"resources\"]")" '{"limits": {"nvidia.com/gpu": 2}}' "limits: nvidia.com/gpu 2"
 like "$err" "whole GPUs" "a shared job on plain nvidia.com/gpu: said"
@@ -78,10 +78,33 @@ run_gw export k8s -- sleep 1
 yqs() { printf '%s\n' "$out" > "$TMP/x.yaml"; yq "$TMP/x.yaml" "$1"; }
 is "$(yqs 'd[0]["spec"]["backoffLimit"]')" 0 "never: backoffLimit 0"
 is "$(yqs "$P[\"restartPolicy\"]")" Never "never: restartPolicy Never"
-is "$(yqs "$C[\"command\"]")" '["gpuwise", "run", "--restart", "never", "--", "sleep", "1"]' "never: gpuwise run --restart never"
+is "$(yqs "$C[\"command\"]")" '["sleep", "1"]' "no --gpuwise: the Job runs the command directly (the default image has no gpuwise)"
+is "$(printf '%s\n' "$err" | head -1)" "gpuwise: note: the Job runs 'sleep' directly, without gpuwise run: the image 'nvcr.io/nvidia/pytorch:24.05-py3' is not known to hold gpuwise (no restarts or GPU memory log inside the pod); build one with dist/Dockerfile and give --gpuwise /usr/local/bin/gpuwise to wrap the command" \
+	"... and says so on stderr"
+name1=$(yqs 'd[0]["metadata"]["name"]')
+validate "$TMP/x.yaml" "a Job that runs the command directly"
+run_gw export k8s -- sleep 1
+name2=$(yqs 'd[0]["metadata"]["name"]')
+like "$name1 $name2" "^sleep-[a-z0-9]{8} sleep-[a-z0-9]{8}\$" "two exports of the same command: sleep-XXXXXXXX each"
+isnt "$name1" "$name2" "... and their Job names differ ($name1, $name2)"
+run_gw export k8s -- this-is-a-very-long-command-name-that-goes-on-and-on-and-on-and-on-forever
+like "$(yqs 'd[0]["metadata"]["name"]')" "^this-is-a-very-long-command-name-that-goes-on[a-z-]*[a-z]-[a-z0-9]{8}\$" "a long command's name is cut to leave room for the suffix"
+ok "$([ "$(yqs 'len(d[0]["metadata"]["name"])')" -le 63 ]; echo $?)" "... and stays within 63 characters"
+run_gw export k8s --gpuwise gpuwise -- sleep 1
+is "$(yqs "$C[\"command\"]")" '["gpuwise", "run", "--restart", "never", "--", "sleep", "1"]' "--gpuwise gpuwise: gpuwise run --restart never"
+run_gw export k8s --restart always -- ./serve
+is "$rc" 2 "--restart always without gpuwise in the image: usage error"
+is "$(printf '%s\n' "$err" | head -1)" "gpuwise: --restart always needs gpuwise run in the image (--gpuwise PATH): a Job does not restart a pod that succeeded" "... with the reason"
+run_gw export k8s --run-opt --interval --run-opt 5s -- ./serve
+is "$rc" 2 "--run-opt without gpuwise in the image: usage error"
+is "$(printf '%s\n' "$err" | head -1)" "gpuwise: --run-opt needs gpuwise run in the image (--gpuwise PATH)" "... with the reason"
+run_gw export k8s --gpuwise gpuwise --run-opt=-- -- ./serve
+is "$rc" 2 "--run-opt -- (it would displace gpuwise run's own options): usage error"
+is "$(printf '%s\n' "$err" | head -1)" "gpuwise: 'run_args' may not hold '--': the job's command goes after the daemon's options" "... with the reason"
+run_gw export k8s -- sleep 1
 is "$(yqs 'd[0]["metadata"]["namespace"]')" default "no --project: namespace default"
 unlike "$(yqs 'd[0]["metadata"]["labels"]')" kueue "no Kueue label unless asked"
-run_gw export k8s --restart always --max-restarts unlimited --name 'Serve LLM' --queue team-q --run-opt --interval --run-opt 5s -- ./serve
+run_gw export k8s --gpuwise gpuwise --restart always --max-restarts unlimited --name 'Serve LLM' --queue team-q --run-opt --interval --run-opt 5s -- ./serve
 is "$(yqs 'd[0]["spec"]["backoffLimit"]')" 0 "always: backoffLimit 0 (a Job cannot restart a success)"
 is "$(yqs "$P[\"restartPolicy\"]")" Never "always: restartPolicy Never"
 is "$(yqs "$C[\"command\"]")" '["gpuwise", "run", "--restart", "always", "--max-restarts", "unlimited", "--interval", "5s", "--", "./serve"]' "always: restarts stay in gpuwise run, run options passed"
@@ -92,7 +115,7 @@ run_gw export k8s --restart on-failure --max-restarts unlimited -- ./x
 is "$(yqs 'd[0]["spec"]["backoffLimit"]')" 2147483647 "on-failure unlimited: backoffLimit int32 max"
 
 # ---- GPU resources: exclusive, MIG, time-slicing -------------------------------------
-run_gw export k8s --mode exclusive --gpus 4 -- ./a
+run_gw export k8s --gpuwise gpuwise --mode exclusive --gpus 4 -- ./a
 is "$(yqs "$C[\"resources\"]")" '{"limits": {"nvidia.com/gpu": 4}}' "exclusive: nvidia.com/gpu 4"
 is "$err" "" "exclusive: no note"
 run_gw export k8s --mode mig:1g.10gb -- ./a

@@ -74,6 +74,8 @@ PartitionName=gw Nodes=$H Default=YES MaxTime=INFINITE State=UP
 CONF
 printf 'Name=gpu File=%s/dev/nvidia[0-1]\n' "$S" > "$S/gres.conf"
 export SLURM_CONF=$S/slurm.conf
+# where gpuwise remembers the nodes' answer to its srun probe: this test's own
+export XDG_CACHE_HOME=$S/cache
 slurmctld -f "$SLURM_CONF" 2>"$S/log/ctld.err" && sleep 1 && slurmd -f "$SLURM_CONF" 2>"$S/log/d.err"
 up=
 for i in $(seq 1 30); do
@@ -186,6 +188,48 @@ is "$rc" 3 "cancel of an ended Slurm job: exit 3"
 is "$(printf '%s\n' "$err" | wc -l)" 1 "... one line: $err"
 run_gw logs slurm:99999999
 is "$rc" 3 "logs of an unknown Slurm job: exit 3"
+# ---- which gpuwise the node runs: this binary by default, checked once with srun -------------
+self=$(readlink -f "$GW")
+run_gw submit --backend slurm --mode exclusive -- sh -c 'echo "self ran"'
+is "$rc" 0 "submit --backend slurm without --gpuwise: exit 0 ($err)"
+is "$err" "" "... no warning: this binary answered srun's probe on the node"
+did=${out#slurm:}
+like "$(scontrol write batch_script "$did" - 2>/dev/null)" "^exec '?$self'? run " "the job script runs this very binary ($self), not 'gpuwise' from the nodes' PATH"
+wait_state "$did" COMPLETED 60; ok $? "... and the job ran to completion"
+like "$(cat "slurm-$did.out" 2>/dev/null)" "self ran" "its output came back"
+cut -f1 "$XDG_CACHE_HOME/gpuwise/slurm-probe" | grep -Fxq "$self"; ok $? "the probe that worked is remembered for this path"
+run_gw export slurm --submit --mode exclusive --output "$S/out/%j.txt" -- true
+eid=$out
+like "$(scontrol write batch_script "$eid" - 2>/dev/null)" "^exec '?$self'? run " "export slurm --submit without --gpuwise: this binary too"
+is "$err" "" "... no warning (the probe is remembered)"
+wait_state "$eid" COMPLETED 60; ok $? "... and the job completes"
+# a path the nodes do not have: warned at submit, in one line, and the job is still handed over
+run_gw submit --backend slurm --gpuwise /nonexistent/gpuwise --mode exclusive -- true
+is "$rc" 0 "--gpuwise /nonexistent/gpuwise: still submitted (exit 0)"
+is "$(printf '%s\n' "$err" | wc -l)" 1 "... with one line on stderr"
+diag "the warning: $err"
+like "$err" "^gpuwise: warning: '/nonexistent/gpuwise' does not run on the cluster's nodes \(srun: .*\): the job will fail unless gpuwise is installed there; give --gpuwise PATH \(its path on the nodes\)\$" \
+	"... the warning names the path and says what to do"
+nid=${out#slurm:}
+wait_state "$nid" FAILED 60; ok $? "... and that job does fail on the node, as warned"
+! grep -Fq /nonexistent "$XDG_CACHE_HOME/gpuwise/slurm-probe"; ok $? "... and the failed probe is not remembered"
+# the configured path (GPUWISE_SLURM_GPUWISE) wins over this binary
+mkdir -p "$S/bin"
+cp "$GW" "$S/bin/gw-node"
+GPUWISE_SLURM_GPUWISE=$S/bin/gw-node "$GW" submit --backend slurm --mode exclusive -- true >"$S/cfg.out" 2>"$S/cfg.err"
+cid=$(sed 's/^slurm://' "$S/cfg.out")
+like "$(scontrol write batch_script "$cid" - 2>/dev/null)" "^exec '?$S/bin/gw-node'? run " "GPUWISE_SLURM_GPUWISE names the gpuwise the job runs"
+is "$(cat "$S/cfg.err")" "" "... probed without a warning"
+wait_state "$cid" COMPLETED 60; ok $? "... and the job completes"
+# no srun: said, and the submission goes on
+mkdir -p "$S/nosrun"
+for b in sbatch sh; do ln -sf "$(command -v $b)" "$S/nosrun/$b"; done
+PATH=$S/nosrun "$GW" submit --backend slurm --gpuwise "$S/bin/gw-elsewhere" --mode exclusive -- /bin/true >"$S/ns.out" 2>"$S/ns.err"; rc=$?
+is "$rc" 0 "without srun on PATH: still submitted"
+is "$(cat "$S/ns.err")" "gpuwise: warning: cannot check that '$S/bin/gw-elsewhere' runs on the cluster's nodes: srun is not installed" \
+	"... and the check that could not be made is said"
+scancel "$(sed 's/^slurm://' "$S/ns.out")" 2>/dev/null
+
 # ---- --vram auto: the planner's GPUs become --gres=gpu:N -------------------------------
 run_gw submit --backend slurm --gpuwise "$GW" --vram auto -- llama-3.1-8b --quant q4_k_m --ctx 4096 --gpu 2xrtx-4090 -- \
 	sh -c 'echo "auto gpus=$CUDA_VISIBLE_DEVICES"'

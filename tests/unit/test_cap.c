@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -265,6 +266,80 @@ static void test_start_ticks(void **state)
 	assert_int_equal(cap_proc_start_ticks(0x7ffffff0), 0);
 }
 
+/* Authenticate path from a child process: 0, or CAP_EFORGED with why. */
+static int auth_in_child(const char *path, char *why, size_t n)
+{
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	pid_t c = fork();
+	if (c == 0) {
+		cap_region *r = NULL;
+		char w[256] = "";
+		int rc = cap_region_open(path, &r);
+		if (!rc)
+			rc = cap_region_authenticate(path, r, w, sizeof w);
+		ssize_t k = write(p[1], w, strlen(w) + 1);
+		(void)k;
+		_exit(rc == CAP_EFORGED ? 6 : rc ? 1 : 0);
+	}
+	close(p[1]);
+	ssize_t k = read(p[0], why, n - 1);
+	why[k > 0 ? k : 0] = '\0';
+	close(p[0]);
+	int st;
+	assert_int_equal(waitpid(c, &st, 0), c);
+	return WEXITSTATUS(st) == 6 ? CAP_EFORGED : -WEXITSTATUS(st);
+}
+
+static void test_authenticate(void **state)
+{
+	(void)state;
+	char dir[512], path[512], copy[512], why[256];
+	snprintf(dir, sizeof dir, "%s/private", tmpdir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof path, "%s/region", dir);
+	cap_region *r = NULL;
+	int fd = -1;
+	assert_int_equal(cap_region_create_held(path, 1 << 20, &r, &fd), 0);
+	assert_true(fd >= 0);
+	assert_int_equal(r->owner_fd, fd);
+	/* the creator's child, the creator holding the file: genuine */
+	assert_int_equal(auth_in_child(path, why, sizeof why), 0);
+	assert_int_equal(cap_region_authenticate(path, r, why, sizeof why), 0);
+	/* a byte-for-byte copy is not the file the creator holds */
+	snprintf(copy, sizeof copy, "%s/copy", dir);
+	int in = open(path, O_RDONLY), out = open(copy, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	static char buf[sizeof(cap_region)];
+	assert_int_equal(read(in, buf, sizeof buf), (ssize_t)sizeof buf);
+	assert_int_equal(write(out, buf, sizeof buf), (ssize_t)sizeof buf);
+	close(in);
+	close(out);
+	assert_int_equal(auth_in_child(copy, why, sizeof why), CAP_EFORGED);
+	assert_non_null(strstr(why, "does not hold it open"));
+	/* group or other bits on the file, then on the directory */
+	assert_int_equal(chmod(path, 0640), 0);
+	assert_int_equal(auth_in_child(path, why, sizeof why), CAP_EFORGED);
+	assert_non_null(strstr(why, "the file is not private to uid"));
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_int_equal(chmod(dir, 0755), 0);
+	assert_int_equal(auth_in_child(path, why, sizeof why), CAP_EFORGED);
+	assert_non_null(strstr(why, "is not private to uid"));
+	assert_int_equal(chmod(dir, 0700), 0);
+	/* once the creator lets go of the file, it is no longer authentic */
+	close(fd);
+	assert_int_equal(auth_in_child(path, why, sizeof why), CAP_EFORGED);
+	assert_non_null(strstr(why, "does not hold it open"));
+	/* a region whose creator is gone */
+	r->owner_pid = 0x7ffffff0;
+	assert_int_equal(auth_in_child(path, why, sizeof why), CAP_EFORGED);
+	assert_non_null(strstr(why, "is gone"));
+	assert_string_equal(cap_strerror(CAP_EFORGED), "not a region this job's supervisor created");
+	cap_region_close(r);
+	unlink(copy);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_owner_died),
 		cmocka_unit_test(test_devices_and_slots_full),
 		cmocka_unit_test(test_start_ticks),
+		cmocka_unit_test(test_authenticate),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
