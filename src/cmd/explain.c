@@ -27,7 +27,7 @@ static void usage(FILE *f)
 		   "  TEXT        the message itself (several words are joined)\n"
 		   "  FILE        a file holding the message or a whole log\n"
 		   "  -           read standard input: python train.py 2>&1 | gpuwise explain -\n"
-		   "  --json      print {\"matches\":[{\"id\",\"title\",\"causes\",\"fixes\",\"captures\"}]}\n"
+		   "  --json      print {\"matches\":[{\"id\",\"title\",\"causes\",\"fixes\",\"captures\",\"catalog\"}]}\n"
 		   "  --no-probe  do not look at this machine's GPUs and Python environments\n"
 		   "  -h, --help  show this help\n\n"
 		   "Exit status: 0 a diagnosis was found, 1 runtime error (unreadable input),\n"
@@ -123,6 +123,19 @@ static void print_json(const explain_match_t *m, size_t n, const char *text)
 		for (size_t k = 0; k < m[i].n_caps; k++)
 			json_object_set_new(caps, m[i].caps[k].name, json_string(m[i].caps[k].value));
 		json_object_set_new(o, "captures", caps);
+		json_t *cat = json_array();
+		for (size_t k = 0; k < m[i].n_catalog; k++) {
+			const explain_catalog_row *r = &m[i].catalog[k];
+			json_t *row = json_object();
+			json_object_set_new(row, "family", json_string(r->family));
+			json_object_set_new(row, "name", json_string(r->name));
+			json_object_set_new(row, "code", json_integer(r->code));
+			json_object_set_new(row, "message", json_string(r->message));
+			json_object_set_new(row, "meaning", json_string(r->meaning));
+			json_object_set_new(row, "source", json_string(r->source));
+			json_array_append_new(cat, row);
+		}
+		json_object_set_new(o, "catalog", cat);
 		if (strcmp(m[i].id, "cuda-oom") == 0) {
 			json_t *oj = oom_json(text);
 			if (oj)
@@ -148,6 +161,9 @@ static void print_text(const explain_match_t *m, size_t n)
 				fprintf(f, "%s %s=%s", k ? "," : "", m[i].caps[k].name, m[i].caps[k].value);
 			fputc('\n', f);
 		}
+		for (size_t k = 0; k < m[i].n_catalog; k++)
+			fprintf(f, "  %scatalog:%s %s = %ld (%s): %s\n", c_dim(f), c_reset(f), m[i].catalog[k].name,
+				m[i].catalog[k].code, m[i].catalog[k].family, m[i].catalog[k].meaning);
 		if (m[i].n_causes) {
 			fprintf(f, "  likely causes:\n");
 			for (size_t k = 0; k < m[i].n_causes; k++)

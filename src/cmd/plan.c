@@ -28,10 +28,10 @@ enum {
 	OPT_PARAMS = 1000, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM, OPT_FFN,
 	OPT_VOCAB, OPT_QUANT,
 	/* hardware */
-	OPT_GPU = 1100, OPT_VRAM, OPT_RAM, OPT_RAM_BW,
+	OPT_GPU = 1100, OPT_VRAM, OPT_RAM, OPT_RAM_BW, OPT_CPU, OPT_THREADS, OPT_HOST_MEM,
 	/* inference run */
 	OPT_CTX = 1200, OPT_BATCH, OPT_PARALLEL, OPT_KV_TYPE, OPT_FLASH_ATTN, OPT_ENGINE,
-	OPT_GPU_LAYERS, OPT_GPU_UTIL, OPT_N_CPU_MOE, OPT_BACKEND,
+	OPT_GPU_LAYERS, OPT_GPU_UTIL, OPT_N_CPU_MOE, OPT_PER_USER_TPS, OPT_BACKEND,
 	/* output */
 	OPT_JSON = 1300, OPT_HELP,
 };
@@ -50,9 +50,14 @@ static const struct option long_opts[] = {
 	{"vram", required_argument, NULL, OPT_VRAM},
 	{"ram", required_argument, NULL, OPT_RAM},
 	{"ram-bw", required_argument, NULL, OPT_RAM_BW},
+	{"host-bw", required_argument, NULL, OPT_RAM_BW},
+	{"cpu", no_argument, NULL, OPT_CPU},
+	{"threads", required_argument, NULL, OPT_THREADS},
+	{"host-mem", required_argument, NULL, OPT_HOST_MEM},
 	{"ctx", required_argument, NULL, OPT_CTX},
 	{"batch", required_argument, NULL, OPT_BATCH},
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
+	{"per-user-tps", required_argument, NULL, OPT_PER_USER_TPS},
 	{"kv-type", required_argument, NULL, OPT_KV_TYPE},
 	{"flash-attn", optional_argument, NULL, OPT_FLASH_ATTN},
 	{"engine", required_argument, NULL, OPT_ENGINE},
@@ -71,6 +76,11 @@ typedef struct plan_cli {
 	const char *model;
 	const char *gpu_arg;
 	uint64_t vram;
+	bool cpu;               /* --gpu none / --cpu: llama.cpp on the host CPU */
+	bool threads_from_machine; /* rq.cpu_threads counted in /proc/cpuinfo */
+	char host_mem[40];      /* --host-mem as read ("DDR5-5600 x2"); "" none */
+	double per_user_tps;    /* --per-user-tps: users served at this decode rate each */
+	const plan_serve *serve; /* many users (--parallel N > 1, --per-user-tps); NULL otherwise */
 	bool json;
 	bool help;
 	bool engine_set, fa_set;
@@ -108,7 +118,7 @@ static uint64_t ram_headroom(uint64_t total)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise plan MODEL [--gpu ID[,ID...] | --gpu 2x3090 | --vram 8G] [--ram 32G]\n"
+		"usage: gpuwise plan MODEL [--gpu ID[,ID...] | --gpu 2x3090 | --vram 8G | --gpu none] [--ram 32G]\n"
 		"                    [--quant Q] [--ctx N] [--batch N] [--kv-type T] [--flash-attn on|off|auto]\n"
 		"                    [--engine E] [--backend B] [--json]\n"
 		"       gpuwise plan --params 13b --layers 40 --hidden 5120 --heads 40 [...]\n\n"
@@ -129,6 +139,13 @@ static void usage(FILE *f)
 		"                     and the engine)\n"
 		"  --ram-bw GBS       host memory bandwidth in GB/s (default 51.2, DDR4-3200 x2;\n"
 		"                     on this machine: what `gpuwise bench` measured, when it ran)\n"
+		"  --host-bw GBS      the same (DDR5-5600 x2: 89.6; 12-channel DDR5-4800: 460.8)\n"
+		"  --gpu none, --cpu  no GPU: llama.cpp on this host's CPU alone (--gpu cpu too);\n"
+		"                     the verdict is whether it all fits host RAM, the speed is\n"
+		"                     the host's memory bandwidth and threads\n"
+		"  --host-mem M       host memory as DDR4-3200 or DDR5-6000x4 (x channels of 64\n"
+		"                     bits, default 2): sets --host-bw to MT/s x 8 B x channels\n"
+		"  --threads N        CPU threads (llama.cpp -t; default: this machine's cores)\n"
 		"Model:\n"
 		"  --quant Q          q4_k_m, q8_0, f16, q3_k_m ... (GGUF); bf16, fp8, awq-int4, nf4;\n"
 		"                     q4/int4/4bit, q8/int8/8bit, half are read as a named format\n"
@@ -142,7 +159,11 @@ static void usage(FILE *f)
 		"                     or the trained context if less;\n"
 		"                     vllm: the trained context)\n"
 		"  --batch N          physical batch (llama.cpp -ub, default 512)\n"
-		"  --parallel N       parallel sequences (ollama num_parallel, llama.cpp -np)\n"
+		"  --parallel N       parallel sequences (ollama num_parallel, llama.cpp -np, vLLM\n"
+		"                     concurrent requests): adds per-request and aggregate decode\n"
+		"                     tok/s as N grows, where decode turns compute-bound and the\n"
+		"                     most sequences the KV cache holds (--ctx: each one's context)\n"
+		"  --per-user-tps T   how many users get T decode tok/s each (e.g. 20)\n"
 		"  --kv-type T        KV cache type: f16 (default), q8_0, q4_0, f32, bf16 ...\n"
 		"  --flash-attn MODE  on, off or auto (default: auto, what the engine does: on in\n"
 		"                     llama.cpp since Aug 2025 where a kernel exists, off in\n"
@@ -203,16 +224,70 @@ static int opt_model(plan_cli *c, int opt, const char *arg)
 	return parse_u32(name, arg, 1, 10000000, field) ? 2 : 1;
 }
 
+/*
+ * --host-mem DDR5-5600[xN]: the peak of N 64-bit channels (default 2) at
+ * that transfer rate, MT/s x 8 B x N [derived]; it sets rq.ram_bw_gbs as
+ * --host-bw would.  Returns 0 or a usage exit status.
+ */
+static int parse_host_mem(plan_cli *c, const char *arg)
+{
+	char kind[8] = "";
+	long long mts = 0, ch = 2;
+	const char *p = arg;
+	size_t k = 0;
+	while (*p && *p != '-' && k + 1 < sizeof kind)
+		kind[k++] = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p), p++;
+	kind[k] = 0;
+	bool ok = (!strcmp(kind, "DDR4") || !strcmp(kind, "DDR5")) && *p == '-';
+	if (ok) {
+		char num[16];
+		const char *x = strpbrk(p + 1, "xX");
+		size_t n = x ? (size_t)(x - p - 1) : strlen(p + 1);
+		ok = n > 0 && n < sizeof num;
+		if (ok) {
+			memcpy(num, p + 1, n);
+			num[n] = 0;
+			ok = parse_int(num, 800, 20000, &mts) == 0 && (!x || parse_int(x + 1, 1, 24, &ch) == 0);
+		}
+	}
+	if (!ok)
+		return usage_error("plan", "invalid --host-mem '%s' (DDR4-3200, DDR5-5600, DDR5-6400x12: type, MT/s, "
+				   "x 64-bit channels)", arg);
+	c->rq.ram_bw_gbs = (double)mts * 8.0 * (double)ch / 1000.0;
+	snprintf(c->host_mem, sizeof c->host_mem, "%s-%lld x%lld", kind, mts, ch);
+	return 0;
+}
+
 /* Hardware: GPUs, VRAM, RAM. */
 static int opt_hw(plan_cli *c, int opt, const char *arg)
 {
 	double d;
 	switch (opt) {
 	case OPT_GPU:
-		c->gpu_arg = arg;
+		if (str_ieq(arg, "none") || str_ieq(arg, "cpu"))
+			c->cpu = true;
+		else
+			c->gpu_arg = arg;
 		return 1;
-	case OPT_VRAM:
+	case OPT_CPU:
+		c->cpu = true;
+		return 1;
+	case OPT_HOST_MEM:
+		return parse_host_mem(c, arg) ? 2 : 1;
+	case OPT_THREADS: {
+		long long v;
+		if (parse_int(arg, 1, 4096, &v))
+			return usage_error("plan", "invalid --threads '%s' (a whole number from 1 to 4096)", arg);
+		c->rq.cpu_threads = (uint32_t)v;
+		return 1;
+	}
+	case OPT_VRAM: {
+		uint64_t b;
+		if (*arg && strspn(arg, "0123456789. ") != strlen(arg) && parse_size(arg, &b) == 0 && b == 0)
+			return usage_error("plan", "--vram %s is no GPU: to plan llama.cpp on the CPU, say --gpu none",
+					   arg);
 		return parse_size_opt("plan", "--vram", arg, &c->vram) ? 2 : 1;
+	}
 	case OPT_RAM:
 		return parse_size_opt("plan", "--ram", arg, &c->rq.ram_bytes) ? 2 : 1;
 	case OPT_RAM_BW:
@@ -237,6 +312,11 @@ static int opt_run(plan_cli *c, int opt, const char *arg)
 		return parse_u32("--batch", arg, 1, 1048576, &c->rq.batch) ? 2 : 1;
 	case OPT_PARALLEL:
 		return parse_u32("--parallel", arg, 1, 4096, &c->rq.n_parallel) ? 2 : 1;
+	case OPT_PER_USER_TPS:
+		if (parse_double(arg, &d) || !(d > 0 && d < 1e6))
+			return usage_error("plan", "invalid --per-user-tps '%s' (tokens/s per user, e.g. 20)", arg);
+		c->per_user_tps = d;
+		return 1;
 	case OPT_KV_TYPE:
 		if (plan_kv_type_parse(arg, &c->rq.kv_type))
 			return usage_error("plan", "unknown --kv-type '%s' (f16, q8_0, q4_0, f32, bf16, q5_0, "
@@ -481,6 +561,95 @@ static const char *gib(char *b, size_t n, uint64_t v)
 	return fmt_bytes(b, n, v);
 }
 
+/* Many users: the step at the N asked, the curve, the limits. */
+static void serve_text(const plan_serve *s, const plan_result *r, FILE *f)
+{
+	if (!s->known) {
+		fprintf(f, "\nserving: - (one sequence does not fit, or no speed for this GPU)\n");
+		return;
+	}
+	const plan_serve_point *a = &s->asked;
+	fprintf(f, "\nserving %u sequence%s of %llu tokens (%s):\n", s->n_asked, s->n_asked == 1 ? "" : "s",
+		(unsigned long long)s->ctx, plan_engine_name(r->engine));
+	if (!s->asked_fits)
+		fprintf(f, "  %u sequences do not fit: the KV cache holds %u\n", s->n_asked, s->max_seqs);
+	fprintf(f, "  per request ~%.1f tok/s, aggregate ~%.0f tok/s (step %.2f ms%s)\n", a->per_request_tok_s,
+		a->aggregate_tok_s, a->step_ms, a->compute_bound ? ", compute-bound" : ", memory-bound");
+	fprintf(f, "  %-10s", "N");
+	for (size_t i = 0; i < s->n_points; i++)
+		fprintf(f, " %7u", s->points[i].n);
+	fprintf(f, "\n  %-10s", "tok/s/req");
+	for (size_t i = 0; i < s->n_points; i++)
+		fprintf(f, " %7.1f", s->points[i].per_request_tok_s);
+	fprintf(f, "\n  %-10s", "aggregate");
+	for (size_t i = 0; i < s->n_points; i++)
+		fprintf(f, " %7.0f", s->points[i].aggregate_tok_s);
+	fputc('\n', f);
+	if (s->compute_bound_from)
+		fprintf(f, "  decode turns compute-bound from %u sequences\n", s->compute_bound_from);
+	else
+		fprintf(f, "  decode stays memory-bound up to %u sequences\n", s->max_seqs);
+	if (s->engine_max_seqs && s->engine_max_seqs < s->kv_max_seqs)
+		fprintf(f, "  the KV cache holds %u sequences of %llu tokens; the engine runs at most %u at once "
+			   "(max_num_seqs)\n", s->kv_max_seqs, (unsigned long long)s->ctx, s->engine_max_seqs);
+	else
+		fprintf(f, "  the KV cache holds %u sequence%s of %llu tokens%s\n", s->kv_max_seqs,
+			s->kv_max_seqs == 1 ? "" : "s", (unsigned long long)s->ctx,
+			s->kv_max_seqs >= 4096 ? " (or more)" : "");
+	if (s->per_user_tok_s > 0) {
+		if (s->users_at_target)
+			fprintf(f, "  at %.4g tok/s each: %u user%s at once%s\n", s->per_user_tok_s, s->users_at_target,
+				s->users_at_target == 1 ? "" : "s",
+				s->users_at_target == s->max_seqs ? " (all the KV cache and engine hold)" : "");
+		else
+			fprintf(f, "  at %.4g tok/s each: none (one alone gets %.1f)\n", s->per_user_tok_s,
+				s->points[0].per_request_tok_s);
+	}
+}
+
+static json_t *serve_point_json(const plan_serve_point *p)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "n", json_integer(p->n));
+	json_object_set_new(o, "step_ms", jreal_round(p->step_ms, 3));
+	json_object_set_new(o, "per_request_tok_s", jreal_round(p->per_request_tok_s, 2));
+	json_object_set_new(o, "aggregate_tok_s", jreal_round(p->aggregate_tok_s, 1));
+	json_object_set_new(o, "compute_bound", json_boolean(p->compute_bound));
+	return o;
+}
+
+static json_t *serve_json(const plan_serve *s)
+{
+	if (!s)
+		return json_null();
+	json_t *o = json_object();
+	json_object_set_new(o, "known", json_boolean(s->known));
+	json_object_set_new(o, "parallel", json_integer(s->n_asked));
+	if (!s->known)
+		return o;
+	json_object_set_new(o, "ctx", json_integer((json_int_t)s->ctx));
+	json_object_set_new(o, "at_parallel", serve_point_json(&s->asked));
+	json_object_set_new(o, "parallel_fits", json_boolean(s->asked_fits));
+	json_t *arr = json_array();
+	for (size_t i = 0; i < s->n_points; i++)
+		json_array_append_new(arr, serve_point_json(&s->points[i]));
+	json_object_set_new(o, "curve", arr);
+	json_object_set_new(o, "kv_max_seqs", json_integer(s->kv_max_seqs));
+	json_object_set_new(o, "engine_max_seqs", jint_or_null(s->engine_max_seqs > 0, s->engine_max_seqs));
+	json_object_set_new(o, "max_seqs", json_integer(s->max_seqs));
+	json_object_set_new(o, "compute_bound_from", jint_or_null(s->compute_bound_from > 0, s->compute_bound_from));
+	json_object_set_new(o, "per_user_tok_s", s->per_user_tok_s > 0 ? json_real(s->per_user_tok_s) : json_null());
+	json_object_set_new(o, "users_at_target", s->per_user_tok_s > 0 ? json_integer(s->users_at_target) : json_null());
+	json_t *parts = json_object();
+	json_object_set_new(parts, "one_sequence_ms", jreal_round(s->t1_ms, 3));
+	json_object_set_new(parts, "kv_ms_per_seq", jreal_round(s->kv_ms_per_seq, 4));
+	json_object_set_new(parts, "compute_ms_per_seq", jreal_round(s->compute_ms_per_seq, 4));
+	json_object_set_new(parts, "overhead_ms_per_seq", jreal_round(s->overhead_ms_per_seq, 3));
+	json_object_set_new(parts, "kv_bytes_per_seq", json_integer((json_int_t)s->kv_bytes_per_seq));
+	json_object_set_new(o, "step", parts);
+	return o;
+}
+
 static void print_text(const plan_cli *c, const model_desc *m, const plan_result *r, FILE *f)
 {
 	char b1[32], b2[32], b3[32];
@@ -553,7 +722,15 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 	fputc('\n', f);
 
 	const char *col = r->verdict == PLAN_FITS ? c_green(f) : r->verdict == PLAN_OFFLOAD ? c_yellow(f) : c_red(f);
-	if (r->verdict == PLAN_FITS)
+	if (rq->cpu_only && r->verdict == PLAN_FITS)
+		fprintf(f, "verdict: %sfits%s in host RAM: all %u layers on the CPU (%u threads), %s%s%s\n", col,
+			c_reset(f), r->total_layers, rq->cpu_threads ? rq->cpu_threads : 8,
+			gib(b1, sizeof b1, r->host_bytes), rq->ram_bytes > 1 ? " of " : "",
+			rq->ram_bytes > 1 ? gib(b2, sizeof b2, rq->ram_bytes) : "");
+	else if (rq->cpu_only)
+		fprintf(f, "verdict: %sdoes not fit%s: needs %s of host RAM (have %s)\n", col, c_reset(f),
+			gib(b1, sizeof b1, r->host_bytes), gib(b2, sizeof b2, rq->ram_bytes));
+	else if (r->verdict == PLAN_FITS)
 		fprintf(f, "verdict: %sfits%s: all %u layers on the GPU%s, %s of %s\n", col, c_reset(f),
 			r->total_layers, r->n_devices > 1 ? "s" : "", gib(b1, sizeof b1, r->vram_bytes),
 			gib(b2, sizeof b2, r->n_devices ? r->devices[0].usable_bytes * r->n_devices : 0));
@@ -583,7 +760,8 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 			gib(b1, sizeof b1, r->vram_bytes), r->n_devices > 1 ? "s" : "");
 	if (r->max_ctx)
 		fprintf(f, "max context: %llu%s\n", (unsigned long long)r->max_ctx,
-			r->verdict == PLAN_OFFLOAD ? " (keeping this many layers on the GPU)" : "");
+			r->verdict == PLAN_OFFLOAD ? " (keeping this many layers on the GPU)"
+			: rq->cpu_only ? " (in host RAM)" : "");
 	if (r->decode_tok_s > 0)
 		fprintf(f, "decode: ~%.1f tok/s", r->decode_tok_s);
 	else if (r->verdict == PLAN_NOFIT)
@@ -593,6 +771,8 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 	if (r->prefill_tok_s > 0)
 		fprintf(f, "   prefill: ~%.0f tok/s", r->prefill_tok_s);
 	fprintf(f, "   (%s)\n", plan_engine_name(r->engine));
+	if (c->serve)
+		serve_text(c->serve, r, f);
 	fprintf(f, "\nassumptions:\n");
 	for (size_t i = 0; i < r->n_notes; i++)
 		fprintf(f, "  - %s\n", r->notes[i]);
@@ -650,6 +830,24 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_object_set_new(sm, "table", json_string(r->speed_build[0] ? "data/speed.tsv" : "engine constants"));
 	json_object_set_new(o, "speed_model", sm);
 	json_object_set_new(o, "verdict", json_string(plan_verdict_name(r->verdict)));
+	json_object_set_new(o, "cpu_only", json_boolean(c->rq.cpu_only));
+	if (c->rq.cpu_only) {
+		json_t *cpu = json_object();
+		json_object_set_new(cpu, "threads", json_integer(c->rq.cpu_threads ? c->rq.cpu_threads : 8));
+		json_object_set_new(cpu, "threads_from", json_string(c->threads_from_machine ? "/proc/cpuinfo"
+								     : c->rq.cpu_threads ? "--threads" : "assumed"));
+		json_object_set_new(cpu, "host_bandwidth_gbs", jreal_round(plan_host_peak_gbs(&c->rq), 1));
+		char from[64];
+		snprintf(from, sizeof from, "--host-mem %s", c->host_mem);
+		json_object_set_new(cpu, "host_bandwidth_from", json_string(c->host_mem[0] ? from
+								     : c->rq.ram_bw_gbs > 0 ? "--host-bw" : "assumed"));
+		json_object_set_new(cpu, "decode_read_gbs", jreal_round(plan_host_read_gbs(&c->rq), 1));
+		json_object_set_new(cpu, "prefill_gflops", jreal_round(plan_host_gflops(&c->rq), 0));
+		json_object_set_new(cpu, "bytes_per_token", json_integer((json_int_t)r->host_bytes_per_token));
+		json_object_set_new(o, "cpu", cpu);
+	} else {
+		json_object_set_new(o, "cpu", json_null());
+	}
 	json_object_set_new(o, "gpu_layers", json_integer(r->gpu_layers));
 	json_object_set_new(o, "total_layers", json_integer(r->total_layers));
 	json_object_set_new(o, "n_cpu_moe", json_integer(r->n_cpu_moe));
@@ -699,6 +897,7 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 		json_array_append_new(adv, a);
 	}
 	json_object_set_new(o, "advice", adv);
+	json_object_set_new(o, "serving", serve_json(c->serve));
 	json_t *notes = json_array();
 	for (size_t i = 0; i < r->n_notes; i++)
 		json_array_append_new(notes, json_string(r->notes[i]));
@@ -940,6 +1139,7 @@ static int plan_need(plan_cli *c, const model_desc *m)
 		}
 		fprintf(f, "For the full plan on a card: --gpu ID (gpuwise list gpus) or --vram SIZE; to rank them by price: "
 			   "gpuwise cards.\n");
+		fprintf(f, "To run it on this machine's CPU with llama.cpp: --cpu.\n");
 	}
 	free(r);
 	return GW_EXIT_OK;
@@ -985,6 +1185,77 @@ static int plan_image(plan_cli *c)
 				   g ? g->fp16_tflops : 0, g && g->spec ? g->spec->pcie_gen : 0, c->json);
 }
 
+/*
+ * Physical cores of this machine, llama.cpp's default thread count: the
+ * distinct (physical id, core id) pairs of /proc/cpuinfo, else its
+ * processors; 0 when it cannot be read.
+ */
+static uint32_t host_cores(void)
+{
+	char *info = NULL;
+	size_t len = 0;
+	if (gw_read_file("/proc/cpuinfo", true, 1 << 22, &info, &len, NULL))
+		return 0;
+	uint32_t procs = 0, ncores = 0;
+	long phys = 0, core = -1;
+	long seen[1024][2];
+	for (char *line = info; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		const char *colon = strchr(line, ':');
+		if (!strncmp(line, "processor", 9))
+			procs++;
+		else if (colon && !strncmp(line, "physical id", 11))
+			phys = strtol(colon + 1, NULL, 10);
+		else if (colon && !strncmp(line, "core id", 7)) {
+			core = strtol(colon + 1, NULL, 10);
+			bool dup = false;
+			for (uint32_t i = 0; i < ncores && !dup; i++)
+				dup = seen[i][0] == phys && seen[i][1] == core;
+			if (!dup && ncores < 1024) {
+				seen[ncores][0] = phys;
+				seen[ncores][1] = core;
+				ncores++;
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	free(info);
+	return ncores ? ncores : procs;
+}
+
+/*
+ * --gpu none / --cpu: llama.cpp on the host alone.  Refuses what cannot
+ * run there; takes host RAM from /proc/meminfo and the threads from
+ * /proc/cpuinfo when the options do not say.  Returns 0 or an exit status.
+ */
+static int cpu_setup(plan_cli *c)
+{
+	if (c->gpu_arg || c->vram)
+		return usage_error("plan", "--gpu none plans without a GPU; drop %s", c->gpu_arg ? "--gpu ID" : "--vram");
+	if (c->wl.kind != WORKLOAD_LLM)
+		return usage_error("plan", "--gpu none plans LLM inference on the CPU; --train and --image need a GPU");
+	if (c->rq.engine != PLAN_ENGINE_LLAMACPP && c->rq.engine != PLAN_ENGINE_OLLAMA)
+		return usage_error("plan", "--gpu none plans llama.cpp (or ollama) on the CPU; --engine %s needs a GPU",
+				   plan_engine_name(c->rq.engine));
+	c->rq.cpu_only = true;
+	c->rq.n_gpus = 0;
+	if (!c->rq.ram_bytes) {
+		gw_error merr = {0};
+		if (hw_meminfo(&c->ram_total, &c->ram_avail, &merr) == 0) {
+			c->ram_headroom = ram_headroom(c->ram_total);
+			c->ram_from_machine = true;
+			c->rq.ram_bytes = c->ram_avail > c->ram_headroom ? c->ram_avail - c->ram_headroom : 1;
+		}
+	}
+	if (!c->rq.cpu_threads) {
+		c->rq.cpu_threads = host_cores();
+		c->threads_from_machine = c->rq.cpu_threads > 0;
+	}
+	return 0;
+}
+
 static int plan_main(plan_cli *c, int argc, char **argv)
 {
 	plan_request_init(&c->rq);
@@ -1007,7 +1278,10 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 		gw_errorf("%s", err.msg);
 		return GW_EXIT_RUNTIME;
 	}
-	if (c->wl.kind != WORKLOAD_LLM && !c->gpu_arg && !c->vram)
+	if (c->cpu) {
+		if ((rc = cpu_setup(c)))
+			return rc;
+	} else if (c->wl.kind != WORKLOAD_LLM && !c->gpu_arg && !c->vram)
 		machine_gpus(c, false); /* fine-tuning and images plan without a GPU too (no verdict) */
 	else if ((rc = resolve_gpus(c)))
 		return rc;
@@ -1093,7 +1367,7 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 		c->rq.ram_bytes = h ? h : 1;
 		c->unified_host = true;
 	}
-	if (c->rq.n_gpus == 0) {
+	if (c->rq.n_gpus == 0 && !c->rq.cpu_only) {
 		rc = plan_need(c, &m);
 		model_release(&m);
 		return rc;
@@ -1104,6 +1378,16 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 		free(r);
 		model_release(&m);
 		return err.code == GW_EINVAL || err.code == GW_ERANGE ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
+	}
+	plan_serve sv;
+	if (c->rq.n_parallel > 1 || c->per_user_tps > 0) {
+		if (plan_serve_run(&c->rq, c->per_user_tps, &sv, &err) == 0) {
+			c->serve = &sv;
+			if (sv.known && r->n_notes < PLAN_MAX_NOTES)
+				snprintf(r->notes[r->n_notes++], sizeof r->notes[0],
+					 "serving: one batched step reads the weights once for all sequences, plus each "
+					 "one's KV cache; compute at 50%% of the fp16 tensor peak");
+		}
 	}
 	if (fa_forced && r->n_notes < PLAN_MAX_NOTES)
 		snprintf(r->notes[r->n_notes++], sizeof r->notes[0],

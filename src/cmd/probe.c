@@ -15,6 +15,7 @@ void probe_take(probe_info *p)
 {
 	memset(p, 0, sizeof *p);
 	p->ctx.cc_major = p->ctx.cc_minor = -1;
+	p->ctx.temp_c = p->ctx.power_w = p->ctx.power_limit_w = -1;
 	hw_snapshot snap;
 	hw_opts ho = {.no_procs = true};
 	if (hw_snapshot_take(&ho, &snap, NULL) == 0) {
@@ -32,6 +33,12 @@ void probe_take(probe_info *p)
 				p->ctx.cc_major = (int)g->cc_major.v;
 				p->ctx.cc_minor = (int)g->cc_minor.v;
 			}
+			if (HW_VALID(g->temp_c))
+				p->ctx.temp_c = (int)g->temp_c.v;
+			if (HW_VALID(g->power_mw))
+				p->ctx.power_w = (int)(g->power_mw.v / 1000);
+			if (HW_VALID(g->power_limit_mw))
+				p->ctx.power_limit_w = (int)(g->power_limit_mw.v / 1000);
 			break;
 		}
 		hw_snapshot_release(&snap);

@@ -19,6 +19,16 @@ typedef struct explain_capture {
 	char *value;
 } explain_capture;
 
+/* One row of a vendor's status-code catalog that a message names. */
+typedef struct explain_catalog_row {
+	char *family;   /* "cuda-runtime", "cuda-driver", "cublas", "cudnn", "cufft", "cusolver", "nccl", "hip", "xid" */
+	char *name;     /* "cudaErrorUnknown", "CUBLAS_STATUS_EXECUTION_FAILED", "Xid 79" */
+	long code;      /* its number */
+	char *message;  /* what the library prints for it ("" when nothing) */
+	char *meaning;
+	char *source;
+} explain_catalog_row;
+
 typedef struct explain_match {
 	char *id;          /* stable diagnosis id: "cuda-oom", "arch-unsupported" ... */
 	char *title;       /* one line: what happened */
@@ -28,6 +38,9 @@ typedef struct explain_match {
 	size_t n_fixes;
 	explain_capture *caps; /* named captures plus derived values */
 	size_t n_caps;
+	explain_catalog_row *catalog; /* status codes the message names (data/error-catalog.tsv,
+	                               * data/xid.tsv), the innermost first */
+	size_t n_catalog;
 	int priority;      /* the signature's rank weight */
 	size_t offset;     /* where the signature matched in the text */
 	size_t length;
@@ -46,6 +59,22 @@ void explain_matches_free(explain_match_t *m, size_t n);
 const char *explain_cap(const explain_match_t *m, const char *name);
 /* Free the compiled signatures (valgrind-clean exits, tests). */
 void explain_release(void);
+
+/*
+ * The qualified name in an Itanium-mangled C++ symbol ("_ZN3c104cuda9SetDeviceEi"
+ * -> "c10::cuda::SetDevice"), malloc'd; NULL when sym is not one it can read.
+ * Parameter types are not decoded.
+ */
+char *explain_demangle(const char *sym);
+/* Which library a demangled name belongs to ("PyTorch (libc10)"); NULL unknown. */
+const char *explain_symbol_library(const char *demangled);
+
+/*
+ * Is this machine WSL (hw_platform(): the kernel, /dev/dxg and
+ * /usr/lib/wsl/lib read through the root prefix), so that explain and
+ * doctor agree on the platform?
+ */
+bool explain_platform_is_wsl(void);
 
 /* PyTorch's CUDA out-of-memory message, both formats. */
 typedef enum {
@@ -98,6 +127,8 @@ typedef struct explain_context {
 	const char *torch_version;   /* "2.5.1+cu124" of the first Python found */
 	const char *torch_cuda;      /* "12.4", NULL for CPU-only or unknown */
 	const char *python;          /* that interpreter */
+	int temp_c;                  /* that GPU now, -1 unknown */
+	int power_w, power_limit_w;  /* its board power now and its limit, -1 unknown */
 } explain_context;
 
 /*

@@ -4,6 +4,7 @@
  * diagnoses, and parse PyTorch's out-of-memory message.
  */
 #include "doctor/doctor.h"
+#include "hw/hw.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -37,6 +38,8 @@ typedef struct sig {
  */
 #define SIG_WINDOW_BYTES 1024
 #define SIG_MIN_LITERAL 3
+/* Free memory below this on an OOM is a full GPU, not a broken allocator. */
+#define OOM_TIGHT_FREE_BYTES ((int64_t)256 << 20)
 
 static sig *sigs;
 static size_t nsigs;
@@ -264,8 +267,125 @@ static bool extract_literals(const char *re, char ***lits, size_t *n)
 	return ok;
 }
 
+/* ---- vendor status-code catalogs (data/error-catalog.tsv, data/xid.tsv) ---- */
+
+typedef struct cat_row {
+	const char *family, *name, *diag, *msg, *meaning, *source; /* table cells */
+	char *own_name;  /* "Xid N" rows own their name */
+	long code;
+	int depth;       /* how deep in a software stack the code is raised: 3 innermost */
+} cat_row;
+
+static cat_row *cats;  /* error-catalog rows, sorted by name */
+static size_t ncats;
+static cat_row *xids;  /* xid rows */
+static size_t nxids;
+static const cat_row **printed_rows; /* the CUDA runtime and HIP rows with a printed message */
+static size_t nprinted;
+
+/*
+ * A wrapper reports the error of the layer below: NCCL around CUDA, a
+ * cuBLAS status around a CUDA error.  The innermost code is the cause.
+ */
+static int family_depth(const char *f)
+{
+	if (!strcmp(f, "nccl"))
+		return 1;
+	if (!strcmp(f, "cublas") || !strcmp(f, "cudnn") || !strcmp(f, "cufft") || !strcmp(f, "cusolver"))
+		return 2;
+	return 3; /* cuda-runtime, cuda-driver, hip, xid */
+}
+
+static int cat_cmp(const void *a, const void *b)
+{
+	return strcmp(((const cat_row *)a)->name, ((const cat_row *)b)->name);
+}
+
+/* The diagnosis whose advice fits an Xid, as the signatures of errors.tsv pick them. */
+static const char *xid_diag(long x)
+{
+	switch (x) {
+	case 79:
+		return "gpu-fell-off-bus";
+	case 48: case 63: case 64: case 92: case 94: case 95: case 140: case 171: case 172:
+		return "ecc-error";
+	case 119: case 120:
+		return "gsp-timeout";
+	default:
+		return "xid";
+	}
+}
+
+static int load_catalog(void)
+{
+	const kb_table *t = kb_get_table("error-catalog", &sigs_err);
+	if (!t)
+		return sigs_err.code ? sigs_err.code : GW_ENOENT;
+	long cf = kb_col(t, "family"), cn = kb_col(t, "name"), cc = kb_col(t, "code"), cd = kb_col(t, "diagnosis"),
+	     cm = kb_col(t, "message"), cw = kb_col(t, "meaning"), cs = kb_col(t, "source");
+	if (cf < 0 || cn < 0 || cc < 0 || cd < 0 || cm < 0 || cw < 0 || cs < 0)
+		return gw_fail(&sigs_err, GW_EFORMAT, "table 'error-catalog': needs columns family, name, code, "
+				"diagnosis, message, meaning, source");
+	cats = xcalloc(t->nrows + 1, sizeof *cats);
+	for (size_t r = 0; r < t->nrows; r++) {
+		char *end;
+		const char *code = kb_cell(t, r, cc);
+		long v = strtol(code, &end, 10);
+		if (!*code || *end || !*kb_cell(t, r, cn))
+			return gw_fail(&sigs_err, GW_EFORMAT, "table 'error-catalog' line %zu: code '%s' is not a number",
+				       t->lines[r], code);
+		cat_row *c = &cats[ncats++];
+		c->family = kb_cell(t, r, cf);
+		c->name = kb_cell(t, r, cn);
+		c->diag = kb_cell(t, r, cd);
+		c->msg = kb_cell(t, r, cm);
+		c->meaning = kb_cell(t, r, cw);
+		c->source = kb_cell(t, r, cs);
+		c->code = v;
+		c->depth = family_depth(c->family);
+	}
+	qsort(cats, ncats, sizeof *cats, cat_cmp);
+	printed_rows = xcalloc(ncats + 1, sizeof *printed_rows);
+	for (size_t i = 0; i < ncats; i++)
+		if (*cats[i].msg && (!strcmp(cats[i].family, "cuda-runtime") || !strcmp(cats[i].family, "hip")))
+			printed_rows[nprinted++] = &cats[i];
+	const kb_table *x = kb_get_table("xid", &sigs_err);
+	if (!x)
+		return sigs_err.code ? sigs_err.code : GW_ENOENT;
+	long xx = kb_col(x, "xid"), xm = kb_col(x, "meaning"), xs = kb_col(x, "source");
+	xids = xcalloc(x->nrows + 1, sizeof *xids);
+	for (size_t r = 0; r < x->nrows; r++) {
+		cat_row *c = &xids[nxids++];
+		c->code = atol(kb_cell(x, r, xx));
+		c->own_name = xasprintf("Xid %ld", c->code);
+		c->name = c->own_name;
+		c->family = "xid";
+		c->diag = xid_diag(c->code);
+		c->msg = "";
+		c->meaning = kb_cell(x, r, xm);
+		c->source = kb_cell(x, r, xs);
+		c->depth = 3;
+	}
+	return 0;
+}
+
+static void release_catalog(void)
+{
+	for (size_t i = 0; i < nxids; i++)
+		free(xids[i].own_name);
+	free(xids);
+	free(cats);
+	free(printed_rows);
+	xids = cats = NULL;
+	printed_rows = NULL;
+	nxids = ncats = nprinted = 0;
+}
+
 static void load_sigs(void)
 {
+	if ((sigs_rc = load_catalog()) != 0)
+		return;
+
 	const kb_table *t = kb_get_table("errors", &sigs_err);
 	if (!t) {
 		sigs_rc = sigs_err.code ? sigs_err.code : GW_ENOENT;
@@ -332,6 +452,7 @@ void explain_release(void)
 	free(sigs);
 	sigs = NULL;
 	nsigs = 0;
+	release_catalog();
 	sigs_rc = 0;
 	sigs_loaded = false;
 	pthread_mutex_unlock(&sigs_lock);
@@ -435,6 +556,15 @@ static void free_match(explain_match_t *m)
 		free(m->caps[i].value);
 	}
 	free(m->caps);
+	for (size_t i = 0; i < m->n_catalog; i++) {
+		explain_catalog_row *c = &m->catalog[i];
+		free(c->family);
+		free(c->name);
+		free(c->message);
+		free(c->meaning);
+		free(c->source);
+	}
+	free(m->catalog);
 }
 
 void explain_matches_free(explain_match_t *m, size_t n)
@@ -479,6 +609,83 @@ static void fmt_size_or(char *buf, size_t n, int64_t b)
 		snprintf(buf, n, "?");
 	else
 		fmt_bytes(buf, n, (uint64_t)b);
+}
+
+/* The pip package of a compiled module ("flash_attn_2_cuda" -> "flash-attn"). */
+static char *module_package(const char *mod)
+{
+	static const struct {
+		const char *prefix, *pkg;
+	} known[] = {
+		{"flash_attn", "flash-attn"}, {"transformer_engine", "transformer-engine"}, {"xformers", "xformers"},
+		{"vllm", "vllm"}, {"apex", "apex"}, {"deepspeed", "deepspeed"}, {"bitsandbytes", "bitsandbytes"},
+		{"torchvision", "torchvision"}, {"torchaudio", "torchaudio"}, {"mamba_ssm", "mamba-ssm"},
+		{"causal_conv1d", "causal-conv1d"}, {"sageattention", "sageattention"},
+	};
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+		if (strncmp(mod, known[i].prefix, strlen(known[i].prefix)) == 0)
+			return xstrdup(known[i].pkg);
+	char *p = xstrdup(mod);
+	for (char *q = p; *q; q++)
+		if (*q == '_')
+			*q = '-';
+	return p;
+}
+
+/* undefined symbol: _ZN3c10...: say which library's ABI is missing. */
+static void enrich_symbol(explain_match_t *m)
+{
+	const char *sym = explain_cap(m, "symbol");
+	const char *mod = explain_cap(m, "module");
+	if (mod) {
+		char *pkg = module_package(mod);
+		cap_set(m, "package", pkg);
+		add_fix(m, xasprintf("reinstall it for the installed torch: pip uninstall -y %s && pip install "
+				     "--no-build-isolation --no-cache-dir %s", pkg, pkg), true);
+		free(pkg);
+	}
+	char *d = sym ? explain_demangle(sym) : NULL;
+	if (!d)
+		return;
+	cap_set(m, "demangled", d);
+	const char *lib = explain_symbol_library(d);
+	free(m->title);
+	m->title = xasprintf("a compiled extension%s%s does not match the installed %s (undefined symbol %s)",
+			     mod ? " " : "", mod ? mod : "", lib ? lib : "libraries", d);
+	if (lib) {
+		cap_set(m, "library", lib);
+		add_cause(m, xasprintf("the extension calls %s from %s, which the installed version does not export: "
+				       "it was built against another version%s", d, lib,
+				       strncmp(lib, "PyTorch", 7) == 0 ? " of torch (rebuild it against the installed torch)" : ""),
+			  true);
+	}
+	if (strstr(sym, "__cxx11"))
+		add_cause(m, xstrdup("the symbol uses the C++11 string ABI (std::__cxx11): a cxx11abiTRUE build on a torch "
+				     "built with the old ABI, or the reverse"), false);
+	free(d);
+}
+
+/* pip: no torch==X(+cuYYY) for this Python and index. */
+static void enrich_pip(explain_match_t *m)
+{
+	const char *pkg = explain_cap(m, "pkg"), *ver = explain_cap(m, "ver");
+	const char *variant = explain_cap(m, "variant"), *versions = explain_cap(m, "versions");
+	if (!pkg || !ver)
+		return;
+	bool torch_index = versions && strchr(versions, '+');
+	if (variant && !torch_index) {
+		add_cause(m, xasprintf("pip searched PyPI only: the +%s build of %s %s lives on PyTorch's index "
+				       "(https://download.pytorch.org/whl/%s), never on PyPI", variant, pkg, ver, variant), true);
+		add_fix(m, xasprintf("pip install %s==%s --index-url https://download.pytorch.org/whl/%s", pkg, ver, variant),
+			true);
+	}
+	if (torch_index || (versions && !strcmp(versions, "none"))) {
+		add_cause(m, xasprintf("the index%s has no %s %s wheel for this Python or platform: the release has no "
+				       "wheel for this Python version (too new, or 32-bit)", torch_index ? " was searched but" : "",
+				       pkg, ver), !variant || torch_index);
+		add_fix(m, xasprintf("use a Python version %s %s has wheels for (a new venv: python3.10 -m venv .venv), "
+				     "or pick a version the list offers", pkg, ver), false);
+	}
 }
 
 /* Specific causes and fixes computed from what the text says. */
@@ -541,6 +748,24 @@ static void enrich(explain_match_t *m, const char *text)
 					   "several GPUs or a larger one; gpuwise plan MODEL shows what fits"), true);
 			break;
 		case OOM_NOT_SHORTAGE:
+			if (o.total > 0 && o.free < OOM_TIGHT_FREE_BYTES) {
+				/* a nearly full GPU: the figures are the whole story */
+				char b4[32], b5[32];
+				int64_t mine = o.process >= 0 ? o.process : o.reserved >= 0 ? o.reserved : 0;
+				int64_t rest = o.total - o.free - mine;
+				fmt_bytes(b3, sizeof b3, (uint64_t)o.total);
+				fmt_bytes(b4, sizeof b4, (uint64_t)mine);
+				fmt_bytes(b5, sizeof b5, (uint64_t)(rest > 0 ? rest : 0));
+				add_cause(m, xasprintf("the GPU is full, not broken: only %s of its %s was free, and a request "
+						       "that leaves almost nothing fails (the driver allocates in 2 MiB pages and "
+						       "keeps a reserve); this job holds %s and %s is held outside it: on a Windows "
+						       "or WSL laptop that is the desktop (dwm.exe), the browser and other apps "
+						       "drawing on the GPU", b2, b3, b4, b5), true);
+				add_fix(m, xstrdup("free what other programs hold: close GPU-heavy apps (a browser with hardware "
+						   "acceleration, games, video); on a hybrid laptop run the desktop on the "
+						   "integrated GPU; gpuwise status (nvidia-smi on Windows) lists who holds it"), true);
+				break;
+			}
 			add_cause(m, xasprintf("not a plain shortage: %s was free for a %s request, so the memory "
 					       "belongs to something outside this allocator (another CUDA context, a "
 					       "driver problem) or the job used another GPU than intended", b2, b1), true);
@@ -602,7 +827,18 @@ static void enrich(explain_match_t *m, const char *text)
 	} else if (strcmp(m->id, "arch-unsupported") == 0) {
 		const char *cc = explain_cap(m, "cc");
 		int ma, mi;
-		if (cc && sscanf(cc, "%d.%d", &ma, &mi) == 2) {
+		if (cc && sscanf(cc, "%d.%d", &ma, &mi) == 2 && (ma < 3 || (ma == 3 && mi < 5))) {
+			/* no torch wheel ever covered it: pinning an older one cannot help */
+			for (size_t i = 0; i < m->n_fixes; i++)
+				free(m->fixes[i]);
+			m->n_fixes = 0;
+			add_cause(m, xasprintf("no PyTorch build supports CC %d.%d: CUDA itself dropped it (Fermi, CC 2.x, after "
+					       "CUDA 8; Kepler CC 3.0 after CUDA 10) and PyTorch wheels start at CC 3.5", ma, mi), true);
+			add_fix(m, xstrdup("run on the CPU: pip install --force-reinstall torch --index-url "
+					   "https://download.pytorch.org/whl/cpu (and use device='cpu')"), false);
+			add_fix(m, xstrdup("or use another GPU: current wheels run on CC 5.0 and newer (gpuwise cards MODEL "
+					   "lists cards for a model)"), false);
+		} else if (cc && sscanf(cc, "%d.%d", &ma, &mi) == 2) {
 			torch_pick p;
 			if (compat_pick_torch(ma, mi, NULL, &p, NULL) == 0 && (p.found || p.driver_too_old)) {
 				add_fix(m, xasprintf("then check the driver: this build (torch %s, CUDA %s) needs "
@@ -611,6 +847,10 @@ static void enrich(explain_match_t *m, const char *text)
 				cap_set(m, "pip_line", p.pip_line);
 			}
 		}
+	} else if (strcmp(m->id, "extension-abi-mismatch") == 0) {
+		enrich_symbol(m);
+	} else if (strcmp(m->id, "pip-torch-no-version") == 0) {
+		enrich_pip(m);
 	} else if (explain_cap(m, "xid")) {
 		const char *meaning, *sev, *action;
 		int xid = atoi(explain_cap(m, "xid"));
@@ -632,6 +872,315 @@ static void enrich(explain_match_t *m, const char *text)
 		if (*floor)
 			add_fix(m, xasprintf("a CUDA %d.x build of PyTorch needs driver >= %s (minor-version "
 					     "compatibility); upgrade to at least that", major + 1, floor), true);
+	}
+}
+
+/* Title, causes and fixes of signature s with the captures x holds. */
+static void render_sig(explain_match_t *x, const sig *s)
+{
+	derive_caps(x);
+	bool ok;
+	x->title = render(s->title, x, &ok);
+	if (!ok) {
+		/* drop the parenthesised detail that had no value */
+		char *paren = strstr(x->title, " (");
+		if (paren)
+			*paren = '\0';
+	}
+	render_list(s->causes, s->n_causes, x, &x->causes, &x->n_causes);
+	render_list(s->fixes, s->n_fixes, x, &x->fixes, &x->n_fixes);
+}
+
+static const sig *sig_by_id(const char *id)
+{
+	for (size_t i = 0; i < nsigs; i++)
+		if (strcmp(sigs[i].id, id) == 0)
+			return &sigs[i];
+	return NULL;
+}
+
+/* ---- catalog hits ------------------------------------------------------- */
+
+#define CAT_MAX_HITS 16
+
+typedef struct cat_hit {
+	const cat_row *row;
+	size_t off;
+} cat_hit;
+
+static bool ident_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+static const cat_row *cat_by_name(const char *s, size_t n)
+{
+	size_t lo = 0, hi = ncats;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strncmp(s, cats[mid].name, n);
+		if (c == 0 && cats[mid].name[n])
+			c = -1;
+		if (c == 0)
+			return &cats[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+static const cat_row *cat_by_code(const char *family, long code)
+{
+	if (!strcmp(family, "xid")) {
+		for (size_t i = 0; i < nxids; i++)
+			if (xids[i].code == code)
+				return &xids[i];
+		return NULL;
+	}
+	for (size_t i = 0; i < ncats; i++)
+		if (cats[i].code == code && !strcmp(cats[i].family, family))
+			return &cats[i];
+	/* a driver-API number the runtime does not list */
+	if (!strcmp(family, "cuda-runtime"))
+		return cat_by_code("cuda-driver", code);
+	return NULL;
+}
+
+static void hit_add(cat_hit *h, size_t *n, const cat_row *r, size_t off)
+{
+	if (!r || r->code == 0) /* success codes explain nothing */
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (h[i].row == r) {
+			if (off < h[i].off)
+				h[i].off = off;
+			return;
+		}
+	if (*n < CAT_MAX_HITS)
+		h[(*n)++] = (cat_hit){r, off};
+}
+
+/* A decimal number at p not followed by '.' or a digit; -1 when none. */
+static long number_at(const char *p)
+{
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	char *end;
+	long v = strtol(p, &end, 10);
+	if (*end == '.' && isdigit((unsigned char)end[1]))
+		return -1;
+	return end - p > 6 ? -1 : v;
+}
+
+/*
+ * The catalog rows a message names: status names as whole words
+ * (cudaErrorLaunchFailure, CUBLAS_STATUS_EXECUTION_FAILED, ncclSystemError),
+ * numbered forms ("CUDA error 2", "Cuda failure 999", "cusolver error: 7"),
+ * printed messages ("CUDA error: misaligned address", "HIP error: ...")
+ * and kernel-log Xids ("Xid (PCI:0000:01:00): 31,").  Linear in len.
+ */
+static size_t catalog_scan(const char *text, const char *lower, size_t len, cat_hit *h)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len;) {
+		if (!ident_char(text[i]) || (i && ident_char(text[i - 1]))) {
+			i++;
+			continue;
+		}
+		size_t j = i;
+		while (j < len && ident_char(text[j]))
+			j++;
+		char c = text[i];
+		if (j - i >= 6 && (c == 'c' || c == 'C' || c == 'n' || c == 'h'))
+			hit_add(h, &n, cat_by_name(text + i, j - i), i);
+		i = j;
+	}
+	static const struct {
+		const char *lit, *family;
+	} numbered[] = {
+		{"cuda error ", "cuda-runtime"}, {"cuda failure ", "cuda-runtime"}, {"cuda error code ", "cuda-runtime"},
+		{"cusolver error: ", "cusolver"}, {"cufft error(", "cufft"}, {"cublas failure ", "cublas"},
+		{"cublas error ", "cublas"}, {"cudnn error ", "cudnn"}, {"nccl error ", "nccl"}, {"hip error ", "hip"},
+	};
+	for (size_t k = 0; k < sizeof numbered / sizeof numbered[0]; k++) {
+		size_t ll = strlen(numbered[k].lit);
+		for (const char *p = lower; (p = memmem(p, len - (size_t)(p - lower), numbered[k].lit, ll)); p += ll) {
+			long v = number_at(p + ll);
+			if (v > 0)
+				hit_add(h, &n, cat_by_code(numbered[k].family, v), (size_t)(p - lower));
+		}
+	}
+	static const struct {
+		const char *lit, *family;
+	} printed[] = {
+		{"cuda error: ", "cuda-runtime"}, {"cuda failure '", "cuda-runtime"}, {"hip error: ", "hip"},
+	};
+	for (size_t k = 0; k < sizeof printed / sizeof printed[0]; k++) {
+		size_t ll = strlen(printed[k].lit);
+		for (const char *p = lower; (p = memmem(p, len - (size_t)(p - lower), printed[k].lit, ll)); p += ll) {
+			const char *q = text + (p - lower) + ll;
+			const cat_row *best = NULL;
+			size_t best_len = 0;
+			char c0 = (char)tolower((unsigned char)*q);
+			for (size_t i = 0; i < nprinted; i++) {
+				const cat_row *c = printed_rows[i];
+				if (tolower((unsigned char)c->msg[0]) != c0 || strcmp(c->family, printed[k].family))
+					continue;
+				size_t ml = strlen(c->msg);
+				if (ml > best_len && strncasecmp(q, c->msg, ml) == 0 && !ident_char(q[ml])) {
+					best = c;
+					best_len = ml;
+				}
+			}
+			hit_add(h, &n, best, (size_t)(p - lower));
+		}
+	}
+	/* Xid, Xid (PCI:0000:01:00): 31, Xid 79 */
+	for (const char *p = lower; (p = memmem(p, len - (size_t)(p - lower), "xid", 3)); p += 3) {
+		if (p > lower && ident_char(p[-1]))
+			continue;
+		const char *q = p + 3;
+		while (*q == ' ')
+			q++;
+		if (*q == '(') {
+			const char *e = memchr(q, ')', strnlen(q, 64));
+			if (!e)
+				continue;
+			q = e + 1;
+		}
+		if (*q == ':')
+			q++;
+		while (*q == ' ')
+			q++;
+		long v = number_at(q);
+		if (v > 0)
+			hit_add(h, &n, cat_by_code("xid", v), (size_t)(p - lower));
+	}
+	return n;
+}
+
+static const char *catalog_fallback_id(const char *family)
+{
+	if (!strcmp(family, "cuda-runtime") || !strcmp(family, "cuda-driver"))
+		return "cuda-error";
+	if (!strcmp(family, "hip"))
+		return "hip-error";
+	if (!strcmp(family, "nccl"))
+		return "nccl-status";
+	if (!strcmp(family, "cudnn"))
+		return "cudnn-status";
+	if (!strcmp(family, "xid"))
+		return "xid";
+	return "cublas-status";
+}
+
+static void catalog_attach(explain_match_t *x, const cat_row *r)
+{
+	for (size_t i = 0; i < x->n_catalog; i++)
+		if (!strcmp(x->catalog[i].name, r->name))
+			return;
+	x->catalog = xrealloc(x->catalog, (x->n_catalog + 1) * sizeof *x->catalog);
+	x->catalog[x->n_catalog++] = (explain_catalog_row){
+		.family = xstrdup(r->family), .name = xstrdup(r->name), .code = r->code,
+		.message = xstrdup(r->msg), .meaning = xstrdup(r->meaning), .source = xstrdup(r->source)};
+}
+
+/* A match for catalog row r when no signature of its diagnosis matched. */
+static void catalog_synthesize(explain_match_t *x, const char *id, const cat_row *r, size_t off)
+{
+	memset(x, 0, sizeof *x);
+	x->id = xstrdup(id);
+	x->offset = off;
+	x->length = strlen(r->name);
+	char code[24];
+	snprintf(code, sizeof code, "%ld", r->code);
+	if (!strcmp(r->family, "xid")) {
+		cap_set(x, "xid", code);
+	} else {
+		cap_set(x, "status", r->name);
+		cap_set(x, "code", code);
+	}
+	const sig *s = sig_by_id(id);
+	if (s) {
+		/* below any signature that matched the text itself */
+		x->priority = s->priority - 20;
+		render_sig(x, s);
+		return;
+	}
+	x->priority = 40;
+	x->title = xasprintf("%s (%s code %ld): %s", r->name, r->family, r->code, r->meaning);
+	if (*r->msg)
+		add_cause(x, xasprintf("the library reports it as '%s'", r->msg), false);
+	add_cause(x, xstrdup(r->meaning), false);
+	if (!strcmp(r->family, "hip")) {
+		add_fix(x, xstrdup("rerun with AMD_SERIALIZE_KERNEL=3 so the failing call is the one reported"), false);
+		add_fix(x, xstrdup("check the GPU's gfx target with rocminfo against the ROCm build"), false);
+	} else if (!strcmp(r->family, "nccl")) {
+		add_fix(x, xstrdup("rerun with NCCL_DEBUG=INFO: the lines before the error name the failing call"), false);
+	} else {
+		add_fix(x, xstrdup("rerun with CUDA_LAUNCH_BLOCKING=1 so the failing call is the one reported"), false);
+		add_fix(x, xstrdup("gpuwise doctor checks the driver, the CUDA runtime and the PyTorch build"), false);
+	}
+}
+
+/*
+ * Give every catalog row the text names to a match: the one of its
+ * diagnosis (made from that diagnosis's first signature when none
+ * matched), or a match of its own.  When codes of several layers appear
+ * (NCCL around a CUDA error, a cuBLAS status around one), the innermost
+ * one's diagnosis ranks first: the outer layers only report it.
+ */
+static void apply_catalog(explain_match_t **mp, size_t *nmp, const char *text, const char *lower, size_t len)
+{
+	cat_hit h[CAT_MAX_HITS];
+	size_t nh = catalog_scan(text, lower, len, h);
+	if (!nh)
+		return;
+	size_t inner = 0;
+	bool wrapped = false;
+	for (size_t i = 1; i < nh; i++)
+		if (h[i].row->depth > h[inner].row->depth ||
+		    (h[i].row->depth == h[inner].row->depth && h[i].off < h[inner].off))
+			inner = i;
+	for (size_t i = 0; i < nh; i++)
+		wrapped |= h[i].row->depth < h[inner].row->depth;
+	int top = 0;
+	for (size_t k = 0; k < *nmp; k++)
+		if ((*mp)[k].priority > top)
+			top = (*mp)[k].priority;
+	for (size_t i = 0; i < nh; i++) {
+		const cat_row *r = h[i].row;
+		const char *id = *r->diag ? r->diag : catalog_fallback_id(r->family);
+		size_t k;
+		for (k = 0; k < *nmp; k++)
+			if (!strcmp((*mp)[k].id, id))
+				break;
+		if (k == *nmp) {
+			*mp = xrealloc(*mp, (*nmp + 1) * sizeof **mp);
+			catalog_synthesize(&(*mp)[k], id, r, h[i].off);
+			(*nmp)++;
+		}
+		explain_match_t *x = &(*mp)[k];
+		catalog_attach(x, r);
+		if (i == inner && wrapped && x->priority <= top) {
+			x->priority = top + 1;
+			char *what = *r->msg ? xasprintf(" '%s'", r->msg) : xstrdup("");
+			add_cause(x, xasprintf("the innermost error is %s (%ld%s): the layers around it (NCCL, cuBLAS, "
+					       "cuDNN) only pass it on", r->name, r->code, what), true);
+			free(what);
+		}
+	}
+	/* the innermost row first in each list */
+	for (size_t k = 0; k < *nmp; k++) {
+		explain_match_t *x = &(*mp)[k];
+		for (size_t i = 1; i < x->n_catalog; i++)
+			if (!strcmp(x->catalog[i].name, h[inner].row->name)) {
+				explain_catalog_row t = x->catalog[0];
+				x->catalog[0] = x->catalog[i];
+				x->catalog[i] = t;
+			}
 	}
 }
 
@@ -747,20 +1296,11 @@ int explain_match(const char *text, explain_match_t **out, size_t *n, gw_error *
 			cap_set(x, s->names[g], t);
 			free(v);
 		}
-		derive_caps(x);
-		bool ok;
-		x->title = render(s->title, x, &ok);
-		if (!ok) {
-			/* drop the parenthesised detail that had no value */
-			char *paren = strstr(x->title, " (");
-			if (paren)
-				*paren = '\0';
-		}
-		render_list(s->causes, s->n_causes, x, &x->causes, &x->n_causes);
-		render_list(s->fixes, s->n_fixes, x, &x->fixes, &x->n_fixes);
+		render_sig(x, s);
 	}
-	free(lower);
 	sb_release(&win);
+	apply_catalog(&m, &nm, text, lower, len);
+	free(lower);
 	for (size_t k = 0; k < nm; k++)
 		enrich(&m[k], text);
 	if (nm > 1)
@@ -796,6 +1336,8 @@ static int64_t size_at(const char *p)
 	size_t u = 0;
 	while (u < 4 && isalpha((unsigned char)p[j + u]))
 		u++;
+	if (u == 4 && strncasecmp(p + j, "byte", 4) == 0)
+		u = 1; /* "0 bytes is free": the unit is B */
 	if (i + 1 + u >= sizeof buf)
 		return -1;
 	memcpy(buf, p, i);
@@ -965,10 +1507,121 @@ static void proc_user(uint32_t pid, char *buf, size_t n)
 	free(st);
 }
 
+bool explain_platform_is_wsl(void)
+{
+	return hw_platform() != HW_PLATFORM_LINUX;
+}
+
+/*
+ * WSL2: the driver is the Windows one (seen through /usr/lib/wsl/lib) and
+ * the kernel is Microsoft's, so the steps of the diagnoses that touch the
+ * driver are Windows steps, and a Linux driver inside WSL is the mistake.
+ */
+static const struct {
+	const char *id, *fix;
+} wsl_fixes[] = {
+	{"driver-too-old", "WSL2: the driver is the Windows one: install the newest NVIDIA driver for Windows, then run "
+			   "wsl --shutdown in PowerShell (never install a Linux NVIDIA driver inside WSL)"},
+	{"no-driver", "WSL2: check the Windows driver (nvidia-smi.exe in PowerShell), /dev/dxg and /usr/lib/wsl/lib/libcuda.so.1; "
+		      "update it and WSL (wsl --update), then wsl --shutdown; remove any Linux driver installed inside WSL: "
+		      "sudo apt purge 'nvidia-driver-*' 'libnvidia-compute-*' 'nvidia-utils-*'"},
+	{"no-cuda-device", "WSL2: the GPU comes from Windows: update the NVIDIA driver for Windows and WSL (wsl --update), "
+			   "then wsl --shutdown; check that /dev/dxg exists and nvidia-smi works inside WSL"},
+	{"device-busy", "WSL2: the GPU is shared with Windows: close Windows apps holding it (Task Manager > Performance > GPU), "
+			"or a Windows-side compute mode; then wsl --shutdown"},
+	{"library-missing", "WSL2: libcuda and libnvidia-ml come from /usr/lib/wsl/lib: export "
+			    "LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH; do not install the cuda-drivers or cuda "
+			    "metapackages inside WSL (use cuda-toolkit-X-Y from the wsl-ubuntu repository)"},
+	{"container-toolkit", "WSL2 with Docker Desktop: the GPU comes from Windows; a 'file exists' mount error means the "
+			      "image carries its own libnvidia-ml/libcuda copies: remove them from the image, and update "
+			      "Docker Desktop and the Windows driver"},
+	{"cuda-unknown-error", "WSL2: update the NVIDIA driver for Windows and WSL (wsl --update), then wsl --shutdown; no "
+			       "module reload is possible inside WSL"},
+	{"cuda-init-oom", "WSL2: this is the Windows driver or the VM's memory limit: update the driver for Windows, "
+			  "wsl --update, raise memory= in %UserProfile%\\.wslconfig, then wsl --shutdown"},
+	{"driver-library-mismatch", "WSL2: a Linux NVIDIA user-space library shadows the Windows driver's: sudo apt purge "
+				    "'libnvidia-*' 'nvidia-utils-*', then wsl --shutdown"},
+	{"nvml-version-warning", "WSL2: use the nvidia-smi from /usr/lib/wsl/lib (remove Linux nvidia-utils packages "
+				 "installed inside WSL)"},
+};
+
+/* Fixes that cannot work inside WSL2: there is no Linux kernel driver to load, reset or rebuild. */
+static bool bare_metal_only(const char *fix)
+{
+	static const char *const words[] = {"modprobe", "rmmod", "nvidia-smi -r", "dkms", "nvidia-driver", "mokutil",
+					    "nouveau", "nvidia-persistenced", "update-initramfs", "/proc/driver/nvidia",
+					    "NVreg_", "fuser /dev/nvidia", "nvidia-suspend"};
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+		if (strstr(fix, words[i]) && !strstr(fix, "WSL"))
+			return true;
+	return false;
+}
+
+static void wsl_rewrite(explain_match_t *x)
+{
+	for (size_t i = 0; i < x->n_fixes; i++)
+		if (bare_metal_only(x->fixes[i])) {
+			free(x->fixes[i]);
+			memmove(x->fixes + i, x->fixes + i + 1, (x->n_fixes - i - 1) * sizeof *x->fixes);
+			x->n_fixes--;
+			i--;
+		}
+	const char *lib = explain_cap(x, "lib");
+	/* only the driver's libraries come from Windows */
+	if (strcmp(x->id, "library-missing") == 0 && lib && strncmp(lib, "libcuda.", 8) && strncmp(lib, "libnvidia-ml", 12))
+		return;
+	for (size_t i = 0; i < sizeof wsl_fixes / sizeof wsl_fixes[0]; i++)
+		if (strcmp(x->id, wsl_fixes[i].id) == 0)
+			add_fix(x, xstrdup(wsl_fixes[i].fix), true);
+}
+
+/* The desktop/browser findings of doctor that bear on a message, as causes and fixes. */
+static void add_desktop_findings(explain_match_t *x)
+{
+	doctor_report rep = {0};
+	doctor_check_desktop(&rep);
+	for (size_t i = 0; i < rep.n; i++) {
+		const doctor_finding *f = &rep.findings[i];
+		if (f->severity < DOC_INFO)
+			continue;
+		/* a warning doctor sees here is the likeliest cause; facts go after the guide's list */
+		bool confirmed = f->severity >= DOC_WARN;
+		add_cause(x, xasprintf("on this machine (gpuwise doctor, %s): %s%s%s", f->id, f->title,
+				       f->evidence && *f->evidence ? ": " : "", f->evidence ? f->evidence : ""), confirmed);
+		if (f->fix && *f->fix && confirmed)
+			add_fix(x, xasprintf("on this machine: %s", f->fix), true);
+	}
+	doctor_report_release(&rep);
+}
+
 void explain_contextualize(explain_match_t *m, size_t n, const char *text, const explain_context *ctx)
 {
+	bool wsl = explain_platform_is_wsl();
 	for (size_t i = 0; i < n; i++) {
 		explain_match_t *x = &m[i];
+		if (wsl)
+			wsl_rewrite(x);
+		if (strcmp(x->id, "browser-gpu-acceleration") == 0) {
+			add_desktop_findings(x);
+			continue;
+		}
+		if (strcmp(x->id, "gpu-crash-dump") == 0) {
+			/* the guide's first two checks, with what the GPU says now */
+			if (ctx->temp_c >= 0)
+				add_cause(x, xasprintf("on this machine: the GPU is at %d C now%s", ctx->temp_c,
+						       ctx->temp_c >= 80 ? ", above ~80 C: cooling is the first suspect"
+									 : " (watch it under load: the crash comes at the peak)"),
+					  ctx->temp_c >= 80);
+			if (ctx->power_w >= 0 && ctx->power_limit_w > 0)
+				add_cause(x, xasprintf("on this machine: the GPU draws %d W of its %d W limit now; the power "
+						       "supply needs headroom above the limit for transient spikes",
+						       ctx->power_w, ctx->power_limit_w), false);
+			if (ctx->driver_version)
+				add_fix(x, xasprintf("on this machine: %s runs driver %s; if the crashes began with it, that "
+						     "is the release to roll back from", ctx->gpu_name ? ctx->gpu_name : "the GPU",
+						     ctx->driver_version), false);
+			continue;
+		}
 		if (strcmp(x->id, "arch-unsupported") == 0 || strcmp(x->id, "torch-cpu-only") == 0 ||
 		    strcmp(x->id, "driver-too-old") == 0) {
 			int ma = ctx->cc_major, mi = ctx->cc_minor;

@@ -47,6 +47,24 @@ bad:
 		       t->name, t->lines[row], s);
 }
 
+/*
+ * The tensor-rate columns added after the first tables shipped: optional,
+ * so a data directory's older gpus.tsv still loads (its rows then have no
+ * int8 / fp16-accumulate rates and no sparsity flag).  Empty = not stated.
+ */
+static int read_rates(const kb_table *t, size_t r, gpu_spec *g, gw_error *err)
+{
+	long c8 = kb_col(t, "int8_tops"), c16 = kb_col(t, "fp16_acc16_tflops"), cs = kb_col(t, "sparse");
+	int rc;
+	if (c8 >= 0 && (rc = kb_cell_double(t, r, c8, 0, 1e6, true, &g->int8_tops, err)))
+		return rc;
+	if (c16 >= 0 && (rc = kb_cell_double(t, r, c16, 0, 1e6, true, &g->fp16_acc16_tflops, err)))
+		return rc;
+	if (cs >= 0 && *kb_cell(t, r, cs) && (rc = kb_cell_bool(t, r, cs, &g->sparse, err)))
+		return rc;
+	return 0;
+}
+
 static int read_row(const kb_table *t, size_t r, const long *c, gpu_spec *g, gw_error *err)
 {
 	double vram_gib;
@@ -79,7 +97,7 @@ static int read_row(const kb_table *t, size_t r, const long *c, gpu_spec *g, gw_
 	    (rc = kb_cell_double(t, r, c[C_USED], 0, 1e7, true, &g->used_price_usd, err)))
 		return rc;
 	g->vram_bytes = (uint64_t)llround(vram_gib * (double)GiB);
-	return 0;
+	return read_rates(t, r, g, err);
 }
 
 static int read_row_any(const kb_table *t, size_t r, const long *c, void *rec, gw_error *err)

@@ -73,6 +73,10 @@ typedef struct gpu_spec {
 	double bandwidth_gbs;  /* GB/s, decimal */
 	double fp32_tflops;
 	double fp16_tflops;    /* dense FP16/BF16 tensor, FP32 accumulate; 0: no tensor units */
+	double int8_tops;      /* dense INT8 tensor/matrix TOPS; 0: not stated (or none) */
+	double fp16_acc16_tflops; /* dense FP16 tensor with FP16 accumulate (GeForce: 2x
+				   * fp16_tflops); 0: not stated */
+	bool sparse;           /* the vendor also states 2:4-sparse rates (twice these) */
 	int tdp_w;
 	int pcie_gen;          /* 0 for SoC */
 	bool mig;

@@ -97,4 +97,11 @@ void plan_speed_notes(const plan_request *rq, plan_result *r);
 /* Attention FLOPs per prompt token over a prompt of ctx tokens. */
 double plan_attn_flops(const model_desc *m, uint64_t ctx);
 
+/* The CPU-only plan (cpu.c): verdict (all in host RAM or not), then
+ * decode/prefill from the host model, replacing plan_speed's, and its
+ * assumptions in place of plan_speed_notes'. */
+void plan_cpu_verdict(const work *wk, plan_result *r);
+void plan_cpu_speed(const work *wk, plan_result *r);
+void plan_cpu_notes(const plan_request *rq, plan_result *r);
+
 #endif

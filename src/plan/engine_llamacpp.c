@@ -277,8 +277,9 @@ void plan_llamacpp_setup(work *wk)
 /* The notes both llama.cpp and Ollama state. */
 void plan_llamacpp_notes(const plan_request *rq, plan_result *r)
 {
-	plan_note(r, "token embedding (%.2f GiB) stays in host RAM, as llama.cpp keeps it",
-		  (double)r->embd_bytes / (double)GiB);
+	if (rq->n_gpus) /* on the CPU alone everything is host RAM */
+		plan_note(r, "token embedding (%.2f GiB) stays in host RAM, as llama.cpp keeps it",
+			  (double)r->embd_bytes / (double)GiB);
 	plan_note(r, "KV cache %s, %llu cells (context padded to 256)%s%s", plan_kv_type_name(r->kv_type),
 		  (unsigned long long)r->kv_cells,
 		  r->flash_attn ? ", flash attention" : ", no flash attention (f32 KQ in the compute buffer)",
@@ -288,6 +289,8 @@ void plan_llamacpp_notes(const plan_request *rq, plan_result *r)
 		  : r->flash_attn ? " (assumed: -fa auto, the default since llama.cpp pull 15434; --flash-attn off "
 				    "for builds before it)"
 				  : " (assumed: this build's default; --flash-attn on overrides)");
+	if (!rq->n_gpus)
+		return;
 	plan_note(r, "runtime overhead %s per GPU (CUDA context; Ollama's reserve, ml/device.go)",
 		  rq->n_gpus && rq->gpus[0].unified_memory ? "512 MiB" : "457 MiB");
 	if (rq->engine == PLAN_ENGINE_LLAMACPP && rq->gpu_layers < 0 && !strcmp(r->engine_build, "b2824"))

@@ -248,7 +248,11 @@ static int plan_one(const plan_request *rq, plan_result *r, gw_error *err)
 	for (uint32_t il = 0; il < wk.n; il++)
 		r->kv_total_bytes += wk.layer_kv[il];
 	plan_engine_ops_of(rq->engine)->place(&wk, r);
+	if (rq->cpu_only)
+		plan_cpu_verdict(&wk, r);
 	plan_speed(&wk, r);
+	if (rq->cpu_only)
+		plan_cpu_speed(&wk, r);
 	work_release(&wk);
 	return 0;
 }
@@ -298,7 +302,10 @@ static void describe(const plan_result *r, char *buf, size_t n)
 	char v[32];
 	fmt_gib(v, sizeof v, r->vram_bytes);
 	int k;
-	if (r->verdict == PLAN_FITS)
+	if (r->verdict == PLAN_FITS && r->n_devices == 0) {
+		fmt_gib(v, sizeof v, r->host_bytes);
+		k = snprintf(buf, n, "fits: %s in host RAM", v);
+	} else if (r->verdict == PLAN_FITS)
 		k = snprintf(buf, n, "fits: %s on the GPU", v);
 	else if (r->verdict == PLAN_OFFLOAD)
 		k = snprintf(buf, n, "offload: %u of %u layers on the GPU", r->gpu_layers, r->total_layers);
@@ -363,7 +370,7 @@ static void advice_set(plan_advice *a, const plan_result *res, const plan_result
 		set_num(a, "flash_attn", after->flash_attn, true);
 	if (after->n_cpu_moe != res->n_cpu_moe)
 		set_num(a, "n_cpu_moe", after->n_cpu_moe, false);
-	if (after->n_devices && res->n_devices && strcmp(after->devices[0].name, res->devices[0].name)) {
+	if (after->n_devices && (!res->n_devices || strcmp(after->devices[0].name, res->devices[0].name))) {
 		const gpu_spec *g = kb_gpu_find(after->devices[0].name);
 		set_str(a, "gpu", g ? g->id : after->devices[0].name);
 	}
@@ -560,6 +567,14 @@ static void advise(const plan_request *rq, plan_result *res)
 				add_advice(res, r, "offload layers to the CPU with llama.cpp, changing the weights from %s "
 						   "to 4-bit Q4_K_M (--engine llama.cpp --quant q4_k_m)", res->quant);
 		}
+	} else if (res->verdict == PLAN_NOFIT && rq->cpu_only && res->ram_known && !res->ram_ok) {
+		char need[32];
+		fmt_gib(need, sizeof need, res->host_bytes);
+		t = *rq;
+		t.skip_advice = true;
+		t.ram_bytes = res->host_bytes + GiB;
+		if (plan_one(&t, r, &e) == 0)
+			add_advice(res, r, "more host RAM: the model and its cache need %s", need);
 	} else if (res->verdict == PLAN_NOFIT && res->ram_known && !res->ram_ok && res->gpu_layers > 0 &&
 		   !(rq->n_gpus && rq->gpus[0].unified_memory)) { /* unified memory: no RAM to add */
 		char need[32];
@@ -612,6 +627,7 @@ static void advise(const plan_request *rq, plan_result *res)
 		for (size_t i = 0; i < k; i++) {
 			t = *rq;
 			t.skip_advice = true;
+			t.cpu_only = false; /* a CPU plan that does not fit: the cheapest GPU that holds it */
 			t.n_gpus = 1;
 			plan_gpu_from_spec(&t.gpus[0], cards[i].g);
 			if (plan_one(&t, r, &e) == 0 && r->verdict == PLAN_FITS) {
@@ -642,8 +658,11 @@ int plan_run(const plan_request *rq, plan_result *res, gw_error *err)
 		plan_note(res, "experts of the first %u blocks in host RAM (--n-cpu-moe); decode reads only the "
 			       "active ones",
 			  res->n_cpu_moe);
-	plan_speed_notes(rq, res);
-	if (rq->n_gpus == 0)
+	if (rq->cpu_only)
+		plan_cpu_notes(rq, res);
+	else
+		plan_speed_notes(rq, res);
+	if (rq->n_gpus == 0 && !rq->cpu_only)
 		plan_note(res, "no GPU given: everything in host RAM");
 	if (!res->ram_known && res->host_bytes > 0 && !ops->tensor_parallel)
 		plan_note(res, "host RAM not checked (give --ram)");

@@ -90,8 +90,9 @@ typedef struct plan_request {
 	double ram_bw_gbs;      /* host memory bandwidth; 0: default assumption */
 	const char *ram_bw_from; /* where ram_bw_gbs comes from ("gpuwise bench ..."); NULL: --ram-bw */
 	plan_backend backend;   /* llama.cpp backend; AUTO: by the GPU's vendor */
-	uint32_t cpu_threads;   /* threads of the CPU backend; 0: 8 */
 	double gpu_mem_util;    /* vllm gpu_memory_utilization; 0: 0.9 */
+	bool cpu_only;          /* --gpu none: llama.cpp on the host CPU alone (n_gpus 0) */
+	uint32_t cpu_threads;   /* threads of the CPU backend (llama.cpp -t); 0: 8 */
 	bool skip_advice;       /* internal: no advice, no max-context search */
 } plan_request;
 
@@ -255,6 +256,57 @@ const char *plan_verdict_name(plan_verdict v); /* "fits" "offload" "no-fit" */
  */
 uint64_t plan_unified_gpu_bytes(uint64_t total);
 uint64_t plan_unified_host_bytes(uint64_t total);
+
+/*
+ * The host side of a CPU-only plan (cpu.c): the host's peak memory
+ * bandwidth (--host-bw, or dual-channel DDR4-3200 assumed), what llama.cpp's
+ * decode streams of it with rq->cpu_threads threads (GB/s), and the
+ * threads' prefill GFLOP/s.  The speed model's backend table may replace
+ * these; they are the whole host model.
+ */
+double plan_host_peak_gbs(const plan_request *rq);
+double plan_host_read_gbs(const plan_request *rq);
+double plan_host_gflops(const plan_request *rq);
+
+/* ---- serving many users (serve.c) ---------------------------------------- */
+#define PLAN_SERVE_MAX_POINTS 16
+typedef struct plan_serve_point {
+	uint32_t n;              /* sequences decoded together */
+	double step_ms;          /* one batched decode step */
+	double per_request_tok_s, aggregate_tok_s;
+	bool compute_bound;      /* the step's FLOPs outlast its memory reads */
+} plan_serve_point;
+
+typedef struct plan_serve {
+	bool known;              /* false: the plan at one sequence does not fit or has no speed */
+	uint64_t ctx;            /* context per sequence */
+	uint32_t n_asked;        /* rq->n_parallel (1 when 0) */
+	plan_serve_point asked;  /* at n_asked */
+	bool asked_fits;         /* n_asked <= max_seqs */
+	plan_serve_point points[PLAN_SERVE_MAX_POINTS]; /* N = 1, 2, 4 ... up to max_seqs */
+	size_t n_points;
+	uint32_t kv_max_seqs;    /* most sequences of ctx whose KV cache fits */
+	uint32_t engine_max_seqs; /* the engine's own cap (vLLM max_num_seqs 256); 0 none */
+	uint32_t max_seqs;       /* the smaller of the two */
+	uint32_t compute_bound_from; /* smallest N where decode is compute-bound; 0: not up to max_seqs */
+	double per_user_tok_s;   /* the target asked; 0 none */
+	uint32_t users_at_target; /* most N (<= max_seqs) with per-request tok/s >= the target; 0 none */
+	/* the step's parts */
+	double t1_ms;            /* one sequence alone (the speed model's decode) */
+	double kv_ms_per_seq;    /* each further sequence's KV cache read */
+	double compute_ms_per_seq;
+	double overhead_ms_per_seq; /* the engine's work per sequence and step */
+	uint64_t kv_bytes_per_seq;
+} plan_serve;
+
+/*
+ * Many users at once on the plan rq describes (rq->n_parallel sequences):
+ * per-request and aggregate decode tok/s as N grows, where decode turns
+ * compute-bound, the most sequences the KV cache holds, and how many users
+ * get per_user_tok_s each (0: not asked).  Returns 0 (s->known false when
+ * the plan at one sequence does not fit) or a negative code with err set.
+ */
+int plan_serve_run(const plan_request *rq, double per_user_tok_s, plan_serve *s, gw_error *err);
 
 /* Fill a plan_gpu from a catalog entry (count copies are the caller's). */
 void plan_gpu_from_spec(plan_gpu *g, const gpu_spec *s);

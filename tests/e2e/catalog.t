@@ -48,4 +48,26 @@ is "$(printf '%s' "$out" | jget 'd["kv_total_bytes"]')" 5200936960 "OLMo 3 32B K
 # Phi-4 Q4_K_M: bartowski/phi-4-GGUF ships 9.05 GB.
 run_gw plan microsoft/phi-4 --gpu rtx-4090 --json
 is "$(printf '%s' "$out" | jget 'abs(d["model_bytes"] / 9.05e9 - 1) < 0.01')" True "Phi-4 Q4_K_M within 1% of 9.05 GB"
+# The GPUs issue 19 adds: each plans by its id and by the name its driver
+# reports (NVML, ROCm, Level Zero), and gpuwise list gpus shows them.
+run_gw list gpus --json
+ids=$(printf '%s' "$out" | jget '",".join(r["id"] for r in d["rows"])')
+for id in rtx-4090-d rtx-pro-6000-max-q rtx-pro-4000 a30 a40 quadro-rtx-6000 quadro-rtx-8000 dgx-spark \
+	mi50 mi60 mi100 mi210 mi300x radeon-pro-w7900 rx-9070 radeon-ai-pro-r9700 arc-a770 m3 m3-pro m3-max m3-ultra \
+	m4 m4-pro m4-max; do
+	case ",$ids," in *",$id,"*) ok 0 "list gpus has $id" ;; *) ok 1 "list gpus has $id" ;; esac
+done
+# (every name of every new row resolves in test_catalog; here one per driver's spelling)
+names=$(printf '%s' "$out" | jget 'json.dumps({r["id"]: r["name"] for r in d["rows"]})')
+for pair in "NVIDIA GeForce RTX 4090 D|rtx-4090-d" "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition|rtx-pro-6000-max-q" \
+	"Quadro RTX 8000|quadro-rtx-8000" "AMD Instinct MI210|mi210" "AMD Radeon AI PRO R9700|radeon-ai-pro-r9700" \
+	"Intel(R) Arc(TM) A770 Graphics|arc-a770" "Apple M4 Pro|m4-pro"; do
+	name=${pair%|*} id=${pair#*|}
+	run_gw plan llama3.1:8b --gpu "$name" --json
+	is "$rc:$(printf '%s' "$out" | jget 'd["devices"][0]["name"]')" "0:$(printf '%s' "$names" | jget "d['$id']")" "--gpu '$name' plans the $id row"
+done
+run_gw plan llama3.1:70b --gpu dgx-spark --json
+is "$(printf '%s' "$out" | jget 'd["verdict"]')" fits "Llama 3.1 70B Q4_K_M fits the GB10's 128 GB unified memory"
+run_gw plan llama3.1:8b --gpu "AMD Radeon RX 9070 XT" --json
+is "$(printf '%s' "$out" | jget 'd["devices"][0]["name"]')" "AMD Radeon RX 9070 XT" "the RX 9070 XT keeps its own row"
 done_testing

@@ -156,6 +156,8 @@ jcheck() {
 run_gw plan llama-2-13b --vram 10G --json
 is "$rc" 3 "plan llama-2-13b --vram 10G: exit 3 (offload)"
 jcheck plan json-plan.md
+run_gw plan llama-3.1-8b --gpu rtx-4090 --engine vllm --parallel 4 --per-user-tps 20 --json
+jcheck plan-serve json-plan.md
 run_gw plan llama-2-7b --train lora --vram 8G --json
 is "$rc" 4 "plan --train lora --vram 8G: exit 4"
 jcheck plan-train "json-plan-workloads.md#fine-tuning-train-full-lora-qlora"

@@ -3,7 +3,8 @@
 character class: long lines of letters, capitals, digits, spaces,
 punctuation, a mix, and lines where every literal of data/errors.tsv recurs
 densely between runs of the characters its captures accept (the cases that
-made a backtracking or restart-at-every-offset matcher quadratic).  An
+made a backtracking or restart-at-every-offset matcher quadratic), and the
+status-code catalog's forms recurring densely.  An
 optional last argument appends a real message at the very end, which must
 still be found.   usage: adversarial.py DIR [TAIL_MESSAGE]"""
 import os
@@ -53,6 +54,17 @@ def main():
             parts.append(s)
             n += len(s)
     write(os.path.join(out, "literals.txt"), "".join(parts), tail)
+    # the status-code catalog's forms, densely: printed messages that almost
+    # match, numbered forms, Xids, names (explain scans each occurrence)
+    cat = ["CUDA error: an illegal memory acces ", "HIP error: invalid device functio ", "Cuda failure 99999999 ",
+           "CUDA error 7160000 ", "Xid (PCI:0000:01:00): 1, ", "Xid 9999999 ", "cudaErrorIllegalAddres ",
+           "CUBLAS_STATUS_ALLOC_FAILE ", "cusolver error: 70000000 ", "CUFFT error(55555555 "]
+    parts, n = [], 0
+    while n < SIZE:
+        for c in cat:
+            parts.append(c)
+            n += len(c)
+    write(os.path.join(out, "catalog.txt"), "".join(parts), tail)
 
 
 if __name__ == "__main__":

@@ -511,6 +511,96 @@ static void test_gguf_llama4(void **state)
 	ggw_free(&w);
 }
 
+/*
+ * The GPUs issue 19 adds to data/gpus.tsv: each resolves by the id people
+ * type, by its NVML / driver name (NVIDIA, AMD ROCm, Intel Level Zero
+ * spellings) and by a short alias, to the row with the vendor's figures.
+ */
+typedef struct gpu_case {
+	const char *typed, *driver_name, *alias, *id;
+	double vram_gib, bw_gbs, fp16, int8; /* int8 0: the row states none */
+	bool unified;
+} gpu_case;
+
+static const gpu_case new_gpus[] = {
+	{"rtx-4090-d", "NVIDIA GeForce RTX 4090 D", "4090d", "rtx-4090-d", 24, 1008, 147.1, 588.4, false},
+	{"rtx-pro-6000-max-q", "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "pro6000-max-q",
+	 "rtx-pro-6000-max-q", 96, 1792, 440.5, 881.2, false},
+	{"rtx-pro-4000", "NVIDIA RTX PRO 4000 Blackwell", "pro4000", "rtx-pro-4000", 24, 672, 187.6, 375.2, false},
+	{"a30", "NVIDIA A30", "a30-24g", "a30", 24, 933, 165, 330, false},
+	{"a40", "NVIDIA A40", "a40-48g", "a40", 48, 696, 149.7, 299.3, false},
+	{"quadro-rtx-6000", "Quadro RTX 6000", "rtx-6000-turing", "quadro-rtx-6000", 24, 672, 130.5, 261, false},
+	{"quadro-rtx-8000", "Quadro RTX 8000", "rtx-8000", "quadro-rtx-8000", 48, 672, 130.5, 261, false},
+	{"dgx-spark", "NVIDIA GB10", "gb10", "dgx-spark", 128, 273, 125, 250, true},
+	{"mi50", "AMD Instinct MI50", "radeon-instinct-mi50", "mi50", 16, 1024, 0, 0, false},
+	{"mi60", "AMD Radeon Instinct MI60", "instinct-mi60", "mi60", 32, 1024, 0, 0, false},
+	{"mi100", "AMD Instinct MI100", "instinct-mi100", "mi100", 32, 1228.8, 184.6, 184.6, false},
+	{"mi210", "AMD Instinct MI210", "instinct-mi210", "mi210", 64, 1638.4, 181.0, 181.0, false},
+	{"mi300x", "AMD Instinct MI300X", "instinct-mi300x", "mi300x", 192, 5300, 1307.4, 0, false},
+	{"radeon-pro-w7900", "AMD Radeon PRO W7900", "w7900", "radeon-pro-w7900", 48, 864, 122.6, 0, false},
+	{"rx-9070", "AMD Radeon RX 9070", "9070", "rx-9070", 16, 640, 72.3, 289, false},
+	{"radeon-ai-pro-r9700", "AMD Radeon AI PRO R9700", "r9700", "radeon-ai-pro-r9700", 32, 640, 95.7, 383, false},
+	{"arc-a770", "Intel(R) Arc(TM) A770 Graphics", "a770", "arc-a770", 16, 560, 137.6, 275.3, false},
+	{"m3", "Apple M3", "m3-10c", "m3", 24, 102.4, 0, 0, true},
+	{"m3-pro", "Apple M3 Pro", "m3-pro-18c", "m3-pro", 36, 153.6, 0, 0, true},
+	{"m3-max", "Apple M3 Max", "m3-max-40c", "m3-max", 128, 400, 0, 0, true},
+	{"m3-ultra", "Apple M3 Ultra", "m3-ultra-80c", "m3-ultra", 512, 819, 0, 0, true},
+	{"m4", "Apple M4", "m4-10c", "m4", 32, 120, 0, 0, true},
+	{"m4-pro", "Apple M4 Pro", "m4-pro-20c", "m4-pro", 64, 273, 0, 0, true},
+	{"m4-max", "Apple M4 Max", "m4-max-40c", "m4-max", 128, 546, 0, 0, true},
+};
+
+static void test_new_gpus(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof new_gpus / sizeof *new_gpus; i++) {
+		const gpu_case *c = &new_gpus[i];
+		const char *names[] = {c->typed, c->driver_name, c->alias};
+		for (size_t k = 0; k < 3; k++) {
+			const gpu_spec *g = kb_gpu_find(names[k]);
+			if (!g)
+				fail_msg("'%s' does not resolve", names[k]);
+			if (strcmp(g->id, c->id))
+				fail_msg("'%s' resolved to '%s', expected '%s'", names[k], g->id, c->id);
+		}
+		const gpu_spec *g = kb_gpu_find(c->id);
+		if (fabs((double)g->vram_bytes / (double)GiB - c->vram_gib) > 0.01 ||
+		    fabs(g->bandwidth_gbs - c->bw_gbs) > 0.05 || fabs(g->fp16_tflops - c->fp16) > 0.05 ||
+		    fabs(g->int8_tops - c->int8) > 0.05 || g->unified_memory != c->unified)
+			fail_msg("'%s': %.1f GiB %.1f GB/s fp16 %.1f int8 %.1f uma %d", c->id,
+				 (double)g->vram_bytes / (double)GiB, g->bandwidth_gbs, g->fp16_tflops, g->int8_tops,
+				 g->unified_memory);
+		assert_non_null(g->source);
+		assert_true(strlen(g->source) > 20);
+	}
+	/* the new rows take no name from an older one */
+	assert_string_equal(kb_gpu_find("4090")->id, "rtx-4090");
+	assert_string_equal(kb_gpu_find("NVIDIA GeForce RTX 4090")->id, "rtx-4090");
+	assert_string_equal(kb_gpu_find("rtx-pro-6000")->id, "rtx-pro-6000");
+	assert_string_equal(kb_gpu_find("NVIDIA RTX PRO 6000 Blackwell Workstation Edition")->id, "rtx-pro-6000");
+	assert_string_equal(kb_gpu_find("9070xt")->id, "rx-9070-xt");
+	assert_string_equal(kb_gpu_find("m3-max-64g")->id, "m3-max-64g");
+}
+
+/* The rate columns: stated where a source gives them, the sparsity flag
+ * where the vendor states sparse rates, empty (0) elsewhere. */
+static void test_gpu_rates(void **state)
+{
+	(void)state;
+	const gpu_spec *g = kb_gpu_find("rtx-4090");
+	assert_true(fabs(g->int8_tops - 660.6) < 0.05 && fabs(g->fp16_acc16_tflops - 330.3) < 0.05);
+	/* GeForce: FP16 accumulate at twice the FP32-accumulate rate */
+	assert_true(fabs(g->fp16_acc16_tflops - 2 * g->fp16_tflops) < 0.1);
+	assert_true(g->sparse);
+	g = kb_gpu_find("a100-80g-sxm");
+	assert_true(fabs(g->int8_tops - 624) < 0.05 && fabs(g->fp16_acc16_tflops - g->fp16_tflops) < 0.05);
+	assert_true(kb_gpu_find("mi300x")->sparse);
+	assert_false(kb_gpu_find("quadro-rtx-6000")->sparse); /* Turing: no structured sparsity */
+	assert_false(kb_gpu_find("mi50")->sparse);
+	assert_true(kb_gpu_find("rtx-4090-d")->fp16_acc16_tflops > kb_gpu_find("rtx-4090-d")->fp16_tflops * 1.99);
+	assert_true(kb_gpu_find("gtx-1080-ti")->int8_tops == 0); /* not stated: 0 */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -520,6 +610,7 @@ int main(void)
 		cmocka_unit_test(test_olmo3_kv),        cmocka_unit_test(test_phi4),
 		cmocka_unit_test(test_hfconfig_llama4), cmocka_unit_test(test_hfconfig_olmo3),
 		cmocka_unit_test(test_gguf_llama4),
+		cmocka_unit_test(test_new_gpus),        cmocka_unit_test(test_gpu_rates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -219,6 +219,154 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The Itanium names of the symbols users meet in extension import errors. */
+static void test_demangle(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *sym, *want, *lib;
+	} cases[] = {
+		{"_ZN3c104cuda9SetDeviceEi", "c10::cuda::SetDevice", "PyTorch (libc10)"},
+		{"_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",
+		 "c10::Error::Error", "PyTorch (libc10)"},
+		{"_ZN2at4_ops5zeros4callEN3c108ArrayRefINS2_6SymIntEEENS2_8optionalINS2_10ScalarTypeEEE",
+		 "at::_ops::zeros::call", "PyTorch (ATen, libtorch_cpu/libtorch_cuda)"},
+		{"_ZN3c104cuda20CUDACachingAllocator9allocatorE", "c10::cuda::CUDACachingAllocator::allocator",
+		 "PyTorch (libc10)"},
+		{"_ZNK3c1010TensorImpl4sizeEl", "c10::TensorImpl::size", "PyTorch (libc10)"},
+		{"_ZN5torch3jit6tracer9getTracerEv", "torch::jit::tracer::getTracer", "PyTorch (libtorch)"},
+		{"_Z16THPVariable_WrapN2at10TensorBaseE", "THPVariable_Wrap", NULL},
+		{"_ZNSt6vectorIiSaIiEE9push_backERKi", "std::vector::push_back", "the C++ standard library (libstdc++)"},
+		{"_ZN3c1011StorageImplD2Ev", "c10::StorageImpl::~StorageImpl", "PyTorch (libc10)"},
+		{"_ZTVN3c1011StorageImplE", "vtable for c10::StorageImpl", "PyTorch (libc10)"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *d = explain_demangle(cases[i].sym);
+		assert_non_null(d);
+		assert_string_equal(d, cases[i].want);
+		const char *lib = explain_symbol_library(d);
+		if (cases[i].lib)
+			assert_string_equal(lib, cases[i].lib);
+		else
+			assert_null(lib);
+		free(d);
+	}
+	/* not mangled, truncated or hostile: NULL, never a crash */
+	static const char *const bad[] = {"cudaMalloc", "_Z", "_ZN", "_ZN99999c10E", "_ZN3c1", "_ZNS9_E", "_ZNS_E",
+					  "_ZN4abcdIIIIIIIII", ""};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char *d = explain_demangle(bad[i]);
+		if (d && i < 3)
+			fail_msg("'%s' demangled to '%s'", bad[i], d);
+		free(d);
+	}
+	assert_null(explain_demangle(NULL));
+}
+
+/* Does some match of the text carry catalog row (family, name)? */
+static bool explains_row(const char *text, const char *family, const char *name, long code)
+{
+	explain_match_t *m;
+	size_t n;
+	assert_int_equal(explain_match(text, &m, &n, NULL), 0);
+	bool found = false;
+	for (size_t i = 0; i < n && !found; i++)
+		for (size_t k = 0; k < m[i].n_catalog; k++)
+			if (!strcmp(m[i].catalog[k].family, family) && !strcmp(m[i].catalog[k].name, name) &&
+			    m[i].catalog[k].code == code && *m[i].catalog[k].meaning)
+				found = true;
+	explain_matches_free(m, n);
+	return found;
+}
+
+/*
+ * Catalog coverage: every status code of data/error-catalog.tsv (every
+ * cudaError_t and CUresult name among them) and every Xid of data/xid.tsv
+ * is explained by its own row when a message names it.
+ */
+static void test_catalog_coverage(void **state)
+{
+	(void)state;
+	const kb_table *t = kb_get_table("error-catalog", NULL);
+	assert_non_null(t);
+	long cf = kb_col(t, "family"), cn = kb_col(t, "name"), cc = kb_col(t, "code");
+	size_t runtime = 0, driver = 0, rows = 0;
+	for (size_t r = 0; r < t->nrows; r++) {
+		const char *family = kb_cell(t, r, cf), *name = kb_cell(t, r, cn);
+		long code = atol(kb_cell(t, r, cc));
+		assert_true(*kb_cell(t, r, kb_col(t, "source")));
+		if (code == 0)
+			continue; /* success codes are not errors */
+		char msg[256];
+		snprintf(msg, sizeof msg, "RuntimeError: failed with %s at line 12", name);
+		if (!explains_row(msg, family, name, code))
+			fail_msg("%s (%s %ld) is not explained by its catalog row", name, family, code);
+		runtime += !strcmp(family, "cuda-runtime");
+		driver += !strcmp(family, "cuda-driver");
+		rows++;
+	}
+	/* CUDA 12.9: 133 cudaError_t values and 100 CUresult values (less cudaSuccess, CUDA_SUCCESS) */
+	assert_true(runtime >= 130);
+	assert_true(driver >= 95);
+	const kb_table *x = kb_get_table("xid", NULL);
+	assert_non_null(x);
+	size_t nx = 0;
+	bool have44 = false;
+	for (size_t r = 0; r < x->nrows; r++) {
+		long v = atol(kb_cell(x, r, kb_col(x, "xid")));
+		char msg[160], name[32];
+		snprintf(msg, sizeof msg, "[ 12.5] NVRM: Xid (PCI:0000:01:00): %ld, pid=4242, name=python3, Ch 00000008", v);
+		snprintf(name, sizeof name, "Xid %ld", v);
+		if (!explains_row(msg, "xid", name, v))
+			fail_msg("Xid %ld is not explained by its row", v);
+		have44 |= v == 44;
+		nx++;
+	}
+	assert_true(have44);
+	assert_true(nx >= 100);
+	print_message("# catalog coverage: %zu status codes (%zu runtime, %zu driver API) and %zu Xids explained by their rows\n",
+		      rows, runtime, driver, nx);
+}
+
+/* A wrapped error is explained by its innermost cause. */
+static void test_innermost(void **state)
+{
+	(void)state;
+	explain_match_t *m;
+	size_t n;
+	assert_int_equal(explain_match("torch.distributed.DistBackendError: NCCL error in: NCCLUtils.cpp:93, unhandled cuda "
+				       "error (run with NCCL_DEBUG=INFO for details), NCCL version 2.28.9\n"
+				       "ncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\n"
+				       "Cuda failure 999 'unknown error'", &m, &n, NULL), 0);
+	assert_true(n >= 2);
+	assert_string_equal(m[0].id, "cuda-unknown-error");
+	assert_string_equal(m[0].catalog[0].name, "cudaErrorUnknown");
+	assert_int_equal(m[0].catalog[0].code, 999);
+	explain_matches_free(m, n);
+	/* cuBLAS around a CUDA out-of-memory */
+	assert_int_equal(explain_match("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate(handle); "
+				       "CUDA error: out of memory", &m, &n, NULL), 0);
+	assert_string_equal(m[0].id, "cuda-oom");
+	explain_matches_free(m, n);
+	/* one layer only: the wrapper's own diagnosis */
+	assert_int_equal(explain_match("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling cublasSgemm", &m,
+				       &n, NULL), 0);
+	assert_string_equal(m[0].id, "cublas-error");
+	assert_string_equal(m[0].catalog[0].name, "CUBLAS_STATUS_EXECUTION_FAILED");
+	explain_matches_free(m, n);
+	/* numbered forms */
+	assert_int_equal(explain_match("RuntimeError: cusolver error: 7, when calling `cusolverDnCreate(handle)`", &m, &n,
+				       NULL), 0);
+	assert_string_equal(m[0].id, "cusolver-error");
+	assert_string_equal(m[0].catalog[0].name, "CUSOLVER_STATUS_INTERNAL_ERROR");
+	explain_matches_free(m, n);
+	/* a CUDA version is not an error number */
+	assert_int_equal(explain_match("built with CUDA error 12.1 toolkit", &m, &n, NULL), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(m[i].n_catalog, 0);
+	explain_matches_free(m, n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +379,9 @@ int main(void)
 		cmocka_unit_test(test_pick_torch),
 		cmocka_unit_test(test_match_rank_and_captures),
 		cmocka_unit_test(test_bad_table),
+		cmocka_unit_test(test_demangle),
+		cmocka_unit_test(test_catalog_coverage),
+		cmocka_unit_test(test_innermost),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, teardown);
 	return rc;
