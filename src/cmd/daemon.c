@@ -1,5 +1,5 @@
 /*
- * gpuwise daemon: run the shared-server queue (src/queue/daemon.c) in the
+ * gpuwise daemon: run the shared-server queue (src/queue/loop.c and its siblings) in the
  * foreground, logging one line per event to stderr (journald under systemd).
  */
 #include <getopt.h>

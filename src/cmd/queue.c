@@ -595,16 +595,35 @@ int cmd_queue(int argc, char **argv)
 	} else if (!(conn = open_conn(socket_opt)))
 		return GW_EXIT_RUNTIME;
 	if (conn) {
-		json_t *req = req_new("queue");
-		if (all)
-			json_object_set_new(req, "all", json_true());
-		if (limit)
-			json_object_set_new(req, "limit", json_integer(limit));
-		bool refused;
-		rep = call(conn, req, &refused);
+		/* the daemon answers in pages of at most 200 jobs; 'next' continues (docs/queue-protocol.md) */
+		json_t *cursor = NULL;
+		do {
+			json_t *req = req_new("queue");
+			if (all)
+				json_object_set_new(req, "all", json_true());
+			if (limit)
+				json_object_set_new(req, "limit", json_integer(limit));
+			if (cursor)
+				json_object_set_new(req, "cursor", cursor);
+			cursor = NULL;
+			bool refused;
+			json_t *page = call(conn, req, &refused);
+			if (!page) {
+				queue_close(conn);
+				json_decref(rep);
+				return refused ? EXIT_REFUSED : GW_EXIT_RUNTIME;
+			}
+			json_t *next = json_object_get(page, "next");
+			if (json_is_string(next))
+				cursor = json_incref(next);
+			if (!rep)
+				rep = page;
+			else {
+				json_array_extend(json_object_get(rep, "jobs"), json_object_get(page, "jobs"));
+				json_decref(page);
+			}
+		} while (cursor);
 		queue_close(conn);
-		if (!rep)
-			return refused ? EXIT_REFUSED : GW_EXIT_RUNTIME;
 	}
 	json_t *jobs = json_array();
 	size_t ji;

@@ -386,6 +386,23 @@ int proto_parse(const char *line, size_t len, proto_req *r, char *err, size_t n)
 		} else if (r->op == PROTO_QUEUE && strcmp(key, "limit") == 0) {
 			if (get_u64(v, key, 1000000, &r->limit, err, n))
 				goto out;
+		} else if (r->op == PROTO_QUEUE && strcmp(key, "cursor") == 0) {
+			/* "a:ID" (active jobs after ID) or "e:ID:LEFT" (ended jobs before ID, LEFT more) */
+			const char *cs = json_string_value(v);
+			unsigned long long id = 0, left = 0;
+			int used = 0;
+			if (cs && sscanf(cs, "a:%llu%n", &id, &used) == 1 && !cs[used])
+				r->cursor_ended = false;
+			else if (cs && sscanf(cs, "e:%llu:%llu%n", &id, &left, &used) == 2 && !cs[used] &&
+				 left <= 1000000)
+				r->cursor_ended = true;
+			else {
+				fail(err, n, "'cursor' must be a string from a previous reply's 'next'");
+				goto out;
+			}
+			r->has_cursor = true;
+			r->cursor_id = id;
+			r->cursor_left = left;
 		} else if (r->op == PROTO_LOGS && strcmp(key, "offset") == 0) {
 			if (get_u64(v, key, 1ULL << 50, &r->offset, err, n))
 				goto out;

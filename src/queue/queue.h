@@ -1,6 +1,6 @@
 /*
  * queue: the shared-server queue's daemon and the client side of its
- * socket.  The daemon (daemon.c) owns the socket, the SQLite state and the
+ * socket.  The daemon (daemon_int.h lists its files) owns the socket, the SQLite state and the
  * jobs' processes and calls sched/ for every decision; it reports through
  * a log callback and never prints itself.
  */
@@ -48,5 +48,7 @@ int queue_call(queue_conn *c, json_t *req, json_t **reply, gw_error *err);
 int queue_send(queue_conn *c, json_t *req, gw_error *err);
 int queue_recv(queue_conn *c, json_t **reply, gw_error *err);
 void queue_close(queue_conn *c);
+/* A reply not complete within ms (and a send stuck as long) is an error. */
+void queue_set_timeout(queue_conn *c, uint64_t ms);
 
 #endif

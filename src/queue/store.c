@@ -248,11 +248,18 @@ int store_get_job(store *s, uint64_t id, job *out, gw_error *err)
 int store_each_ended(store *s, uint64_t limit, void (*fn)(void *ctx, const job *j), void *ctx,
 		     gw_error *err)
 {
+	return store_each_ended_before(s, 0, limit, fn, ctx, err);
+}
+
+int store_each_ended_before(store *s, uint64_t before_id, uint64_t limit, void (*fn)(void *ctx, const job *j),
+			    void *ctx, gw_error *err)
+{
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db, "SELECT " JOB_COLS " FROM jobs WHERE state >= 3 ORDER BY id DESC LIMIT ?",
+	if (sqlite3_prepare_v2(s->db, "SELECT " JOB_COLS " FROM jobs WHERE state >= 3 AND id < ? ORDER BY id DESC LIMIT ?",
 			       -1, &st, NULL) != SQLITE_OK)
 		return db_fail(s, err, "list jobs");
-	sqlite3_bind_int64(st, 1, (sqlite3_int64)limit);
+	sqlite3_bind_int64(st, 1, before_id ? (sqlite3_int64)before_id : INT64_MAX);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
 	int rc = 0;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		job j;

@@ -38,6 +38,9 @@ int store_get_job(store *s, uint64_t id, job *out, gw_error *err);
 /* Ended jobs, newest first, at most limit; each passed to fn. */
 int store_each_ended(store *s, uint64_t limit, void (*fn)(void *ctx, const job *j), void *ctx,
 		     gw_error *err);
+/* The same, only ids below before_id (0: no bound): one page of a listing. */
+int store_each_ended_before(store *s, uint64_t before_id, uint64_t limit, void (*fn)(void *ctx, const job *j),
+			    void *ctx, gw_error *err);
 /* Ended jobs whose logs are older than before_ms and still kept: ids, marked gone. */
 int store_expire_logs(store *s, uint64_t before_ms, uint64_t **ids, size_t *n, gw_error *err);
 uint64_t store_count_jobs(store *s);
