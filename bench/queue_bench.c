@@ -87,10 +87,10 @@ static int bench_pass(void)
 		g[i].nvlink_group = g[i].pcie_switch = -1;
 	}
 	sched_project pr[N_PROJ] = {
-		{"p0", 160 * GiB, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0},
-		{"p1", 160 * GiB, 4, SCHED_UNLIMITED, 0, 0, 0},
-		{"p2", 160 * GiB, SCHED_UNLIMITED, 20, 0, 0, 0},
-		{"p3", 160 * GiB, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0},
+		{.name = "p0", .quota_vram_bytes = 160 * GiB, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED},
+		{.name = "p1", .quota_vram_bytes = 160 * GiB, .quota_gpus = 4, .quota_jobs = SCHED_UNLIMITED},
+		{.name = "p2", .quota_vram_bytes = 160 * GiB, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = 20},
+		{.name = "p3", .quota_vram_bytes = 160 * GiB, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED},
 	};
 	static const char *const names[N_PROJ] = {"p0", "p1", "p2", "p3"};
 	static const uint64_t sizes[] = {2, 4, 8, 12, 16, 20, 24, 40};
@@ -108,7 +108,7 @@ static int bench_pass(void)
 		j->spec.priority = i % 101 == 0 ? 5 : 0;
 		ptr[i] = j;
 	}
-	sched_config cfg = {SCHED_POLICY_GPUWISE, true, 512 * MiB};
+	sched_config cfg = {.policy = SCHED_POLICY_GPUWISE, .borrowing = true, .context_reserve_bytes = 512 * MiB};
 	sched_result res = {0};
 	/* the first pass fills the GPUs; the timed passes run with them full */
 	sched_pass(&cfg, g, N_GPUS, pr, N_PROJ, ptr, N_JOBS, &res);

@@ -93,6 +93,21 @@ void bench_report_release(bench_report *r);
 const bench_fig *bench_find(const bench_device *d, const char *id);
 
 /*
+ * The cache of this machine's measured bandwidth (cache.c), for plan:
+ * $GPUWISE_CACHE_DIR/bench.tsv, else $XDG_CACHE_HOME/gpuwise/bench.tsv, else
+ * ~/.cache/gpuwise/bench.tsv.  One row per device with a validated Triad:
+ * device ("cpu" or "gpu"), name, triad_gbs, date (UTC, YYYY-MM-DD), bench
+ * version.  bench_cache_write replaces the file; 0 or a negative code.
+ */
+int bench_cache_write(const bench_report *r, const char *version, gw_error *err);
+/*
+ * The cached Triad GB/s of the device named name (case-insensitive; "cpu"
+ * with kind "cpu" for the host); from gets "gpuwise bench VERSION on DATE".
+ * 0 found, GW_ENOENT none (no cache, no such row).
+ */
+int bench_cache_lookup(const char *kind, const char *name, double *gbs, char *from, size_t n);
+
+/*
  * Internal pieces, shared with doctor --deep: the embedded kernels.
  * gw_bench_kernels_ptx: gw_copy, gw_triad, gw_dot, gw_sumsq, gw_fma (sm_75+);
  * gw_bench_mma_ptx: gw_mma_f16, gw_mma_bf16, gw_mma_tf32 (sm_80+);

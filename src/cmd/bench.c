@@ -521,6 +521,11 @@ int cmd_bench(int argc, char **argv)
 		print_lessons(&r);
 	}
 	rc = wrong ? GW_EXIT_VERDICT4 : failed ? GW_EXIT_RUNTIME : GW_EXIT_OK;
+	if (!wrong) { /* plan on this machine reads the measured bandwidth */
+		gw_error cerr = {0};
+		if (bench_cache_write(&r, GPUWISE_VERSION, &cerr))
+			gw_errorf("cannot cache the measured bandwidth: %s", cerr.msg);
+	}
 	bench_report_release(&r);
 out:
 	free(peaks);

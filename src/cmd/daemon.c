@@ -1,5 +1,5 @@
 /*
- * gpuwise daemon: run the shared-server queue (src/queue/daemon.c) in the
+ * gpuwise daemon: run the shared-server queue (src/queue/loop.c and its siblings) in the
  * foreground, logging one line per event to stderr (journald under systemd).
  */
 #include <getopt.h>
@@ -13,7 +13,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise daemon [--state DIR] [--socket PATH] [--config FILE]\n\n"
+		"usage: gpuwise daemon [--state DIR] [--socket PATH] [--config FILE] [--new-state]\n\n"
 		"Run the GPU job queue in the foreground.  Run as root it serves every user\n"
 		"of this server and starts each job as the user who submitted it; run as a\n"
 		"normal user it is that user's personal queue.  Clients talk to it over a\n"
@@ -30,9 +30,15 @@ static void usage(FILE *f)
 		"                        else $XDG_RUNTIME_DIR/gpuwise.sock)\n"
 		"  --config FILE         settings (default %s as root, if present;\n"
 		"                        see the commented sample daemon.conf)\n"
+		"  --new-state           start anew: move state.db (and its -wal, -shm) aside\n"
+		"                        as state.db.old-TIME and create a new one whose\n"
+		"                        job ids continue after the old ones\n"
 		"  -h, --help            show this help\n\n"
+		"The state files are 0600 (the daemon sets umask 0077).  A state.db that is\n"
+		"empty, damaged (PRAGMA quick_check) or behind the job ids already handed\n"
+		"out is refused: restore it from a backup, or start anew with --new-state.\n\n"
 		"Exit status: 0 stopped by SIGTERM or SIGINT; 1 cannot start (socket in\n"
-		"use, state unreadable, bad config); 2 usage error.\n",
+		"use, state unreadable, damaged or lost, bad config); 2 usage error.\n",
 		QUEUE_SYSTEM_STATE, QUEUE_SYSTEM_SOCKET, QUEUE_SYSTEM_CONFIG);
 }
 
@@ -49,10 +55,11 @@ static void log_line(void *ctx, const char *line)
 
 int cmd_daemon(int argc, char **argv)
 {
-	enum { O_STATE = 256, O_SOCKET, O_CONFIG };
+	enum { O_STATE = 256, O_SOCKET, O_CONFIG, O_NEW_STATE };
 	static const struct option opts[] = {
 		{"state", required_argument, 0, O_STATE}, {"socket", required_argument, 0, O_SOCKET},
-		{"config", required_argument, 0, O_CONFIG}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+		{"config", required_argument, 0, O_CONFIG}, {"new-state", no_argument, 0, O_NEW_STATE},
+		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
 	};
 	queue_daemon_opts o = {.log = log_line};
 	int c;
@@ -63,6 +70,7 @@ int cmd_daemon(int argc, char **argv)
 		case O_STATE: o.state_dir = optarg; break;
 		case O_SOCKET: o.socket_path = optarg; break;
 		case O_CONFIG: o.config_path = optarg; break;
+		case O_NEW_STATE: o.new_state = true; break;
 		case 'h': usage(stdout); return 0;
 		default: return usage_error("daemon", "unknown option '%s'", argv[optind - 1]);
 		}

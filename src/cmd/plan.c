@@ -18,6 +18,7 @@
 #include "hw/hw.h"
 #include "kb/kb.h"
 #include "model/model.h"
+#include "bench/bench.h"
 #include "plan/cards.h"
 #include "plan/plan.h"
 #include "plan/prices.h"
@@ -31,7 +32,7 @@ enum {
 	OPT_GPU = 1100, OPT_VRAM, OPT_RAM, OPT_RAM_BW, OPT_CPU, OPT_THREADS, OPT_HOST_MEM,
 	/* inference run */
 	OPT_CTX = 1200, OPT_BATCH, OPT_PARALLEL, OPT_KV_TYPE, OPT_FLASH_ATTN, OPT_ENGINE,
-	OPT_GPU_LAYERS, OPT_GPU_UTIL, OPT_N_CPU_MOE, OPT_PER_USER_TPS,
+	OPT_GPU_LAYERS, OPT_GPU_UTIL, OPT_N_CPU_MOE, OPT_PER_USER_TPS, OPT_BACKEND,
 	/* output */
 	OPT_JSON = 1300, OPT_HELP,
 };
@@ -61,6 +62,7 @@ static const struct option long_opts[] = {
 	{"kv-type", required_argument, NULL, OPT_KV_TYPE},
 	{"flash-attn", optional_argument, NULL, OPT_FLASH_ATTN},
 	{"engine", required_argument, NULL, OPT_ENGINE},
+	{"backend", required_argument, NULL, OPT_BACKEND},
 	{"gpu-layers", required_argument, NULL, OPT_GPU_LAYERS},
 	{"gpu-util", required_argument, NULL, OPT_GPU_UTIL},
 	{"n-cpu-moe", required_argument, NULL, OPT_N_CPU_MOE},
@@ -83,6 +85,8 @@ typedef struct plan_cli {
 	bool json;
 	bool help;
 	bool engine_set, fa_set;
+	char bw_from[PLAN_MAX_GPUS][64]; /* "gpuwise bench 0.1.0 on 2026-12-01" per GPU */
+	char ram_bw_from[64];
 	workload wl;            /* --train / --image (cmd/workload.c) */
 	/* planning on this machine */
 	bool on_machine;
@@ -117,7 +121,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: gpuwise plan MODEL [--gpu ID[,ID...] | --gpu 2x3090 | --vram 8G | --gpu none] [--ram 32G]\n"
 		"                    [--quant Q] [--ctx N] [--batch N] [--kv-type T] [--flash-attn on|off|auto]\n"
-		"                    [--engine E] [--json]\n"
+		"                    [--engine E] [--backend B] [--json]\n"
 		"       gpuwise plan --params 13b --layers 40 --hidden 5120 --heads 40 [...]\n\n"
 		"Will MODEL fit these GPUs (plus host RAM)?  Prints the memory breakdown per\n"
 		"GPU, the verdict, the largest context, decode and prefill tokens/s and the\n"
@@ -134,7 +138,8 @@ static void usage(FILE *f)
 		"  --ram SIZE         host RAM for offloaded layers (default on this machine:\n"
 		"                     MemAvailable of /proc/meminfo less headroom for the OS\n"
 		"                     and the engine)\n"
-		"  --ram-bw GBS       host memory bandwidth in GB/s (default 51.2, DDR4-3200 x2);\n"
+		"  --ram-bw GBS       host memory bandwidth in GB/s (default 51.2, DDR4-3200 x2;\n"
+		"                     on this machine: what `gpuwise bench` measured, when it ran)\n"
 		"  --host-bw GBS      the same (DDR5-5600 x2: 89.6; 12-channel DDR5-4800: 460.8)\n"
 		"  --gpu none, --cpu  no GPU: llama.cpp on this host's CPU alone (--gpu cpu too);\n"
 		"                     the verdict is whether it all fits host RAM, the speed is\n"
@@ -166,6 +171,9 @@ static void usage(FILE *f)
 		"                     llama.cpp@b2824, per model family in Ollama); bare: on\n"
 		"  --engine E         llama.cpp (default), ollama, vllm, transformers;\n"
 		"                     llama.cpp@BUILD plans an older build (b2824)\n"
+		"  --backend B        llama.cpp backend the speed models: cuda, rocm, vulkan, metal,\n"
+		"                     sycl, cpu (default: CUDA on NVIDIA, ROCm on AMD, Metal on\n"
+		"                     Apple, SYCL on Intel; cpu keeps every layer in host RAM)\n"
 		"  --gpu-layers N     fix the layers on the GPUs (llama.cpp -ngl) instead of searching\n"
 		"  --gpu-util F       vllm gpu_memory_utilization (default 0.9)\n"
 		"  --n-cpu-moe N      MoE: keep the experts of the first N layers in host RAM\n"
@@ -330,6 +338,10 @@ static int opt_run(plan_cli *c, int opt, const char *arg)
 					   plan_engine_builds(PLAN_ENGINE_LLAMACPP));
 		c->engine_set = true;
 		return 1;
+	case OPT_BACKEND:
+		if (plan_backend_parse(arg, &c->rq.backend))
+			return usage_error("plan", "unknown --backend '%s' (cuda, rocm, vulkan, metal, sycl, cpu)", arg);
+		return 1;
 	case OPT_GPU_LAYERS:
 		if (parse_u32("--gpu-layers", arg, 0, 100000, &v))
 			return 2;
@@ -444,6 +456,12 @@ static int machine_gpus(plan_cli *c, bool required)
 				memset(g, 0, sizeof *g);
 			snprintf(g->name, sizeof g->name, "%s", h->name);
 			g->vram_bytes = (uint64_t)h->mem_total_bytes.v;
+			double gbs;
+			size_t gi = rq->n_gpus - 1;
+			if (bench_cache_lookup("gpu", h->name, &gbs, c->bw_from[gi], sizeof c->bw_from[gi]) == 0) {
+				g->bandwidth_gbs = gbs; /* what `gpuwise bench` measured here */
+				g->bandwidth_from = c->bw_from[gi];
+			}
 			if (HW_VALID(h->mem_free_bytes) && h->mem_free_bytes.v > 0)
 				g->free_bytes = (uint64_t)h->mem_free_bytes.v;
 			c->on_machine = true;
@@ -808,6 +826,13 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_object_set_new(o, "flash_attn", json_boolean(r->flash_attn));
 	json_object_set_new(o, "flash_attn_assumed", json_boolean(r->flash_attn_assumed));
 	json_object_set_new(o, "engine_build", r->engine_build[0] ? json_string(r->engine_build) : json_null());
+	json_object_set_new(o, "backend", json_string(plan_backend_name(r->backend)));
+	json_t *sm = json_object();
+	json_object_set_new(sm, "build", r->speed_build[0] ? json_string(r->speed_build) : json_null());
+	json_object_set_new(sm, "backend", json_string(plan_backend_name(r->backend)));
+	json_object_set_new(sm, "family", r->speed_family[0] ? json_string(r->speed_family) : json_null());
+	json_object_set_new(sm, "table", json_string(r->speed_build[0] ? "data/speed.tsv" : "engine constants"));
+	json_object_set_new(o, "speed_model", sm);
 	json_object_set_new(o, "verdict", json_string(plan_verdict_name(r->verdict)));
 	json_object_set_new(o, "cpu_only", json_boolean(c->rq.cpu_only));
 	if (c->rq.cpu_only) {
@@ -1275,10 +1300,27 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 			c->rq.ram_bytes = c->ram_avail > c->ram_headroom ? c->ram_avail - c->ram_headroom : 1;
 		}
 	}
+	if (!c->gpu_arg && !c->vram && c->rq.ram_bw_gbs <= 0) {
+		double gbs; /* this machine's host bandwidth as `gpuwise bench` measured it */
+		if (bench_cache_lookup("cpu", "cpu", &gbs, c->ram_bw_from, sizeof c->ram_bw_from) == 0) {
+			c->rq.ram_bw_gbs = gbs;
+			c->rq.ram_bw_from = c->ram_bw_from;
+		}
+	}
 	if (c->wl.kind == WORKLOAD_IMAGE) {
 		return plan_image(c);
 	}
 
+	if (c->rq.backend != PLAN_BACKEND_AUTO) {
+		if (c->rq.engine != PLAN_ENGINE_LLAMACPP && c->rq.engine != PLAN_ENGINE_OLLAMA)
+			return usage_error("plan", "--backend applies to llama.cpp and ollama, not %s",
+					   plan_engine_name(c->rq.engine));
+		for (size_t i = 0; i < c->rq.n_gpus; i++)
+			if (plan_backend_check(c->rq.backend, c->rq.gpus[i].spec, c->rq.gpus[i].unified_memory, &err))
+				return usage_error("plan", "%s", err.msg);
+		if (c->rq.backend == PLAN_BACKEND_CPU && c->rq.gpu_layers < 0)
+			c->rq.gpu_layers = 0; /* a CPU build offloads nothing */
+	}
 	model_desc m;
 	if (model_load(c->model, &c->nums, &m, &err)) {
 		gw_errorf("%s", err.msg);

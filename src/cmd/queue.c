@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "kb/kb.h"
 #include "queue/proto.h"
 #include "queue/queue.h"
 #include "sched/job.h"
@@ -98,7 +99,9 @@ static void submit_usage(FILE *f)
 		"Queue CMD on the shared GPU server and print its job id.  The job runs as\n"
 		"you, in this directory, under 'gpuwise run', with CUDA_VISIBLE_DEVICES set\n"
 		"to its GPUs' UUIDs, CUDA_DEVICE_ORDER=PCI_BUS_ID, GPUWISE_JOB_ID and\n"
-		"GPUWISE_PROJECT, and a clean environment plus what --env passes.\n\n"
+		"GPUWISE_PROJECT, and your environment (--export) less the queue's deny\n"
+		"list (env_deny: LD_*, GPUWISE_* ...), then what --env passes.  CMD is\n"
+		"looked up on your PATH now: a command not found is refused (exit 1).\n\n"
 		"Options:\n"
 		"  --project P           charge project P (default: default)\n"
 		"  --vram SIZE|auto      GPU memory per GPU (e.g. 20G); auto asks the planner,\n"
@@ -111,6 +114,8 @@ static void submit_usage(FILE *f)
 		"  --time-limit DUR      stop the job after DUR (e.g. 2h)\n"
 		"  --after JOBID         start only after job JOBID ended\n"
 		"  --env NAME[=VALUE]    pass a variable (NAME alone: its value here)\n"
+		"  --export WHAT         what the job inherits, as sbatch: ALL (default, your\n"
+		"                        environment), NONE (a clean one), or NAME[=VALUE],...\n"
 		"  --restart POLICY      never (default), on-failure or always (as 'gpuwise run')\n"
 		"  --max-restarts N      at most N restarts (default 3; 'unlimited')\n"
 		"  --backoff MIN..MAX    back-off between attempts (as 'gpuwise run')\n"
@@ -140,20 +145,29 @@ static void submit_usage(FILE *f)
 		QUEUE_SYSTEM_SOCKET, exit_text);
 }
 
-/* Run 'gpuwise plan ARGS --json' and take the largest per-GPU total as the request. */
-static int plan_vram(char **args, int n, uint64_t *bytes, char **summary, int *n_dev)
+/*
+ * Run 'gpuwise plan ARGS [EXTRA] --json'.  The request is the largest
+ * per-GPU total of the plan's split, and the summary names that GPU's
+ * breakdown, so its parts add up to the request.  *fits: the plan's verdict
+ * is that it fits on the GPUs.  Returns 0, or -1 when the planner gave no
+ * answer.
+ */
+static int plan_vram(char **args, int n, char **extra, int n_extra, uint64_t *bytes, char **summary,
+		     int *n_dev, bool *fits)
 {
 	int pipefd[2];
 	if (pipe(pipefd))
 		return -1;
 	pid_t pid = fork();
 	if (pid == 0) {
-		char **av = xcalloc((size_t)n + 4, sizeof *av);
+		char **av = xcalloc((size_t)n + (size_t)n_extra + 4, sizeof *av);
 		av[0] = "gpuwise";
 		av[1] = "plan";
 		for (int i = 0; i < n; i++)
 			av[2 + i] = args[i];
-		av[2 + n] = "--json";
+		for (int i = 0; i < n_extra; i++)
+			av[2 + n + i] = extra[i];
+		av[2 + n + n_extra] = "--json";
 		dup2(pipefd[1], 1);
 		close(pipefd[0]);
 		close(pipefd[1]);
@@ -175,16 +189,22 @@ static int plan_vram(char **args, int n, uint64_t *bytes, char **summary, int *n
 	if (!o)
 		return -1;
 	uint64_t best = 0;
-	json_t *dev;
+	json_t *dev, *top = NULL;
 	size_t i;
+	*n_dev = 0;
 	json_array_foreach(json_object_get(o, "devices"), i, dev) {
 		uint64_t t = (uint64_t)json_integer_value(json_object_get(dev, "total_bytes"));
-		best = t > best ? t : best;
+		if (t > best) {
+			best = t;
+			top = dev;
+		}
 		*n_dev += t > 0;
 	}
+	/* the breakdown of the GPU that needs the most (the whole plan's without GPUs) */
+	json_t *b = top ? top : json_object_get(o, "breakdown");
 	if (!best)
 		best = (uint64_t)json_integer_value(json_object_get(o, "vram_bytes"));
-	json_t *b = json_object_get(o, "breakdown");
+	*fits = WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && strcmp(jstr(o, "verdict"), "fits") == 0;
 	char a[32], w[32], k[32], c[32], h[32];
 	*summary = xasprintf("%s %s ctx %lld (%s): %s per GPU = weights %s + KV cache %s + compute %s + overhead %s",
 			     jstr(o, "model"), jstr(o, "quant"), jint(o, "ctx"), jstr(o, "verdict"),
@@ -197,6 +217,59 @@ static int plan_vram(char **args, int n, uint64_t *bytes, char **summary, int *n
 	return best ? 0 : -1;
 }
 
+/* Does the user's plan options already name the hardware? */
+static bool plan_names_gpus(char **args, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(args[i], "--gpu") || !strncmp(args[i], "--gpu=", 6) || !strcmp(args[i], "--vram") ||
+		    !strncmp(args[i], "--vram=", 7))
+			return true;
+	return false;
+}
+
+/* A GPU type of the server: its memory, how many usable GPUs of it, its name. */
+typedef struct gpu_type {
+	uint64_t total;
+	int count;
+	char name[96];
+	char id[64];    /* catalog id for the planner; a stand-in when unknown (only --vram counts) */
+} gpu_type;
+
+/*
+ * The server's usable GPU types (not lost, not MIG-partitioned), from the
+ * daemon's ping, smallest memory first.  Returns how many (at most max).
+ */
+static size_t server_gpu_types(json_t *ping, gpu_type *t, size_t max)
+{
+	json_t *g;
+	size_t i, n = 0;
+	json_array_foreach(json_object_get(ping, "topology"), i, g) {
+		uint64_t total = (uint64_t)json_integer_value(json_object_get(g, "mem_total_bytes"));
+		if (json_is_true(json_object_get(g, "lost")) || jint(g, "mig_instances") > 0 || !total)
+			continue;
+		size_t k = 0;
+		while (k < n && !(t[k].total == total && strcmp(t[k].name, jstr(g, "name")) == 0))
+			k++;
+		if (k == n) {
+			if (n == max)
+				continue;
+			t[n] = (gpu_type){.total = total};
+			snprintf(t[n].name, sizeof t[n].name, "%s", jstr(g, "name"));
+			const gpu_spec *sp = kb_gpu_find(t[n].name);
+			snprintf(t[n].id, sizeof t[n].id, "%s", sp ? sp->id : "h100-sxm");
+			n++;
+		}
+		t[k].count++;
+	}
+	for (size_t x = 1; x < n; x++) /* insertion sort by memory */
+		for (size_t y = x; y > 0 && t[y].total < t[y - 1].total; y--) {
+			gpu_type tmp = t[y];
+			t[y] = t[y - 1];
+			t[y - 1] = tmp;
+		}
+	return n;
+}
+
 static void strv_add(json_t *arr, const char *s)
 {
 	json_array_append_new(arr, json_string(s));
@@ -206,6 +279,7 @@ enum {
 	O_PROJECT = 256, O_VRAM, O_GPUS, O_MODE, O_PRIORITY, O_NAME, O_TIME_LIMIT, O_AFTER, O_ENV,
 	O_RESTART, O_MAX_RESTARTS, O_RUN_OPT, O_BACKOFF, O_START_LIMIT, O_NO_RESTART_ON, O_MEM_LIMIT, O_SOCKET, O_JSON, O_ALL, O_FOLLOW, O_MEMBERS, O_JOBS, O_LIMIT,
 	O_BACKEND, O_PARTITION, O_SHARDS, O_MEM_PER_GPU, O_GPUWISE, O_OUTPUT,
+	O_EXPORT,
 };
 
 int cmd_submit(int argc, char **argv)
@@ -223,8 +297,10 @@ int cmd_submit(int argc, char **argv)
 		{"backend", required_argument, 0, O_BACKEND}, {"partition", required_argument, 0, O_PARTITION},
 		{"shards", required_argument, 0, O_SHARDS}, {"mem-per-gpu", required_argument, 0, O_MEM_PER_GPU},
 		{"gpuwise", required_argument, 0, O_GPUWISE}, {"output", required_argument, 0, O_OUTPUT},
-		{"json", no_argument, 0, O_JSON}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+		{"json", no_argument, 0, O_JSON}, {"help", no_argument, 0, 'h'},
+		{"export", required_argument, 0, O_EXPORT}, {0, 0, 0, 0},
 	};
+	const char *export_opt = NULL;
 	slurm_submit_opts so = {0};
 	bool slurm = false, gpus_given = false, slurm_opt = false;
 	json_t *jspec = json_object(), *env = json_array(), *run_args = json_array();
@@ -317,6 +393,7 @@ int cmd_submit(int argc, char **argv)
 			rc = GW_EXIT_USAGE;
 			json_object_set_new(jspec, "after", json_integer((json_int_t)u));
 			break;
+		case O_EXPORT: export_opt = optarg; break;
 		case O_ENV:
 			if (!*optarg || *optarg == '=') {
 				rc = usage_error("submit", "--env needs NAME or NAME=VALUE");
@@ -425,11 +502,79 @@ int cmd_submit(int argc, char **argv)
 	if (vram_auto) {
 		char *summary = NULL;
 		int n_dev = 0;
-		if (plan_vram(argv + plan_from, plan_n, &u, &summary, &n_dev)) {
+		bool fits = false;
+		char *extra[4] = {0};
+		int n_extra = 0;
+		char gpu_arg[96], vram_arg[32];
+		int want = gpus_given ? (int)json_integer_value(json_object_get(jspec, "gpus")) : 0;
+		if (!slurm && !plan_names_gpus(argv + plan_from, plan_n)) {
+			/* plan for the GPUs the job will get: the server's smallest type */
+			if (!(conn = open_conn(socket_opt))) {
+				rc = GW_EXIT_RUNTIME;
+				goto out;
+			}
+			bool refused;
+			json_t *ping = call(conn, req_new("ping"), &refused);
+			gpu_type types[16];
+			size_t n_types = ping ? server_gpu_types(ping, types, 16) : 0;
+			json_decref(ping);
+			queue_close(conn); /* planning may take longer than the daemon waits for a client */
+			conn = NULL;
+			if (!n_types) {
+				if (ping)
+					gw_errorf("--vram auto: the queue's server has no usable GPU to plan for");
+				rc = GW_EXIT_RUNTIME;
+				goto out;
+			}
+			/*
+			 * The fewest GPUs the plan fits on, of the smallest type that
+			 * has that many (one GPU of the smallest type first); with
+			 * --gpus, that many.
+			 */
+			int max_count = 0;
+			for (size_t t = 0; t < n_types; t++)
+				max_count = types[t].count > max_count ? types[t].count : max_count;
+			int from = want ? want : 1, to = want ? want : max_count;
+			for (int k = from; k <= to && !fits; k++)
+				for (size_t t = 0; t < n_types && !fits; t++) {
+					if (types[t].count < k)
+						continue;
+					snprintf(gpu_arg, sizeof gpu_arg, "%dx%s", k, types[t].id);
+					snprintf(vram_arg, sizeof vram_arg, "%lluM", (unsigned long long)(types[t].total / MiB));
+					extra[0] = "--gpu";
+					extra[1] = gpu_arg;
+					extra[2] = "--vram";
+					extra[3] = vram_arg;
+					n_extra = 4;
+					free(summary);
+					summary = NULL;
+					if (plan_vram(argv + plan_from, plan_n, extra, n_extra, &u, &summary, &n_dev, &fits)) {
+						gw_errorf("--vram auto: the planner could not size the job (try 'gpuwise plan' with the same options)");
+						free(summary);
+						rc = GW_EXIT_RUNTIME;
+						goto out;
+					}
+					if (fits)
+						want = k;
+				}
+			if (!fits) {
+				char tb[32];
+				const gpu_type *big = &types[n_types - 1];
+				gw_errorf("--vram auto: the model does not fit on %s%d x %s (%s each) of this server%s",
+					  want ? "" : "up to ", want ? want : big->count, big->name, fmt_bytes(tb, sizeof tb, big->total),
+					  n_types > 1 ? " (its largest GPUs)" : "");
+				free(summary);
+				rc = EXIT_REFUSED;
+				goto out;
+			}
+			json_object_set_new(jspec, "gpus", json_integer(want));
+		} else if (plan_vram(argv + plan_from, plan_n, extra, 0, &u, &summary, &n_dev, &fits)) {
 			gw_errorf("--vram auto: the planner could not size the job (try 'gpuwise plan' with the same options)");
 			free(summary);
 			rc = GW_EXIT_RUNTIME;
 			goto out;
+		} else if (!slurm && !gpus_given && n_dev > 1) {
+			json_object_set_new(jspec, "gpus", json_integer(n_dev));
 		}
 		json_object_set_new(jspec, "vram_bytes", json_integer((json_int_t)u));
 		json_object_set_new(jspec, "vram_auto", json_true());
@@ -461,8 +606,29 @@ int cmd_submit(int argc, char **argv)
 		rc = slurm_backend_submit(jspec, &so, json_out);
 		goto out;
 	}
+	{
+		/* the local queue: the command as your PATH finds it, the environment --export gives */
+		gw_error e;
+		char *exe = NULL;
+		json_t *inh = json_array();
+		if (queue_export_env(export_opt, environ, inh, &e)) {
+			json_decref(inh);
+			rc = usage_error("submit", "%s", e.msg);
+			goto out;
+		}
+		json_object_set_new(jspec, "env_inherited", inh);
+		if (queue_resolve_command(argv[first], getenv("PATH"), &exe, &e)) {
+			gw_errorf("%s; the job is not queued", e.msg);
+			rc = GW_EXIT_RUNTIME;
+			goto out;
+		}
+		if (!json_object_get(jspec, "name"))
+			json_object_set_new(jspec, "name", json_string(argv[first]));
+		json_array_set_new(a, 0, json_string(exe));
+		free(exe);
+	}
 	rc = GW_EXIT_RUNTIME;
-	if (!(conn = open_conn(socket_opt)))
+	if (!conn && !(conn = open_conn(socket_opt)))
 		goto out;
 	json_t *req = req_new("submit");
 	json_object_set(req, "job", jspec);
@@ -525,8 +691,10 @@ static const char *bytes_text(char *buf, size_t n, json_t *v)
 
 static void print_jobs(json_t *jobs)
 {
-	static const char *const hdr[] = {"ID", "NAME", "USER", "PROJECT", "STATE", "GPUS", "VRAM", "USED", "WAIT", "RUN", "REASON"};
-	table *t = table_new(11, hdr);
+	static const char *const hdr[] = {"ID", "NAME", "USER", "PROJECT", "STATE", "GPUS", "VRAM", "USED", "WAIT", "RUN",
+					  "POS", "START", "REASON"};
+	table *t = table_new(13, hdr);
+	uint64_t now = wall_ms();
 	table_set_align(t, 0, true);
 	size_t i;
 	json_t *j;
@@ -544,10 +712,26 @@ static void print_jobs(json_t *jobs)
 		const char *mode = jstr(j, "mode");
 		const char *vreq = strcmp(mode, "shared") == 0 ? bytes_text(vr, sizeof vr, json_object_get(j, "vram_request_bytes"))
 							       : mode;
+		char pos[16] = "-", est[40] = "-", vsz[48];
+		if (json_is_integer(json_object_get(j, "queue_position")))
+			snprintf(pos, sizeof pos, "%lld", jint(j, "queue_position"));
+		if (json_is_integer(json_object_get(j, "estimated_start_ms"))) {
+			uint64_t at = (uint64_t)jint(j, "estimated_start_ms");
+			char d[32];
+			if (at <= now + 1000)
+				snprintf(est, sizeof est, "now");
+			else
+				snprintf(est, sizeof est, "in %s", fmt_duration(d, sizeof d, at - now));
+		}
+		if (json_is_integer(json_object_get(j, "vram_asked_bytes")) && strcmp(mode, "shared") == 0) {
+			/* rounded up to a standard size */
+			snprintf(vsz, sizeof vsz, "%s (std)", vreq);
+			vreq = vsz;
+		}
 		const char *cells[] = {id, jstr(j, "name"), jstr(j, "user"), jstr(j, "project"), jstr(j, "state"), g, vreq,
 				       bytes_text(vu, sizeof vu, json_object_get(j, "vram_measured_bytes")),
 				       ms_text(w, sizeof w, json_object_get(j, "wait_ms")),
-				       ms_text(r, sizeof r, json_object_get(j, "run_ms")), jstr(j, "reason")};
+				       ms_text(r, sizeof r, json_object_get(j, "run_ms")), pos, est, jstr(j, "reason")};
 		table_addv(t, cells);
 	}
 	table_print(t, stdout);
@@ -595,16 +779,35 @@ int cmd_queue(int argc, char **argv)
 	} else if (!(conn = open_conn(socket_opt)))
 		return GW_EXIT_RUNTIME;
 	if (conn) {
-		json_t *req = req_new("queue");
-		if (all)
-			json_object_set_new(req, "all", json_true());
-		if (limit)
-			json_object_set_new(req, "limit", json_integer(limit));
-		bool refused;
-		rep = call(conn, req, &refused);
+		/* the daemon answers in pages of at most 200 jobs; 'next' continues (docs/queue-protocol.md) */
+		json_t *cursor = NULL;
+		do {
+			json_t *req = req_new("queue");
+			if (all)
+				json_object_set_new(req, "all", json_true());
+			if (limit)
+				json_object_set_new(req, "limit", json_integer(limit));
+			if (cursor)
+				json_object_set_new(req, "cursor", cursor);
+			cursor = NULL;
+			bool refused;
+			json_t *page = call(conn, req, &refused);
+			if (!page) {
+				queue_close(conn);
+				json_decref(rep);
+				return refused ? EXIT_REFUSED : GW_EXIT_RUNTIME;
+			}
+			json_t *next = json_object_get(page, "next");
+			if (json_is_string(next))
+				cursor = json_incref(next);
+			if (!rep)
+				rep = page;
+			else {
+				json_array_extend(json_object_get(rep, "jobs"), json_object_get(page, "jobs"));
+				json_decref(page);
+			}
+		} while (cursor);
 		queue_close(conn);
-		if (!rep)
-			return refused ? EXIT_REFUSED : GW_EXIT_RUNTIME;
 	}
 	json_t *jobs = json_array();
 	size_t ji;
@@ -735,10 +938,21 @@ int cmd_show(int argc, char **argv)
 		json_array_foreach(json_object_get(s, "argv"), i, v)
 			printf(" %s", json_string_value(v));
 		printf("\n  directory   %s\n", jstr(s, "cwd"));
-		printf("  request     %s, %lld GPU%s, VRAM %s per GPU%s\n", jstr(j, "mode"), jint(j, "gpus_requested"),
+		char asked[80] = "";
+		if (json_is_integer(json_object_get(j, "vram_asked_bytes")))
+			snprintf(asked, sizeof asked, " (the standard size for the %s asked)",
+				 bytes_text(b, sizeof b, json_object_get(j, "vram_asked_bytes")));
+		printf("  request     %s, %lld GPU%s, VRAM %s per GPU%s%s\n", jstr(j, "mode"), jint(j, "gpus_requested"),
 		       jint(j, "gpus_requested") == 1 ? "" : "s",
 		       bytes_text(a, sizeof a, json_object_get(j, "vram_request_bytes")),
-		       json_is_true(json_object_get(s, "vram_auto")) ? " (planner)" : "");
+		       json_is_true(json_object_get(s, "vram_auto")) ? " (planner)" : "", asked);
+		if (json_is_integer(json_object_get(j, "queue_position")))
+			printf("  position    %lld in the queue%s\n", jint(j, "queue_position"), "");
+		if (json_is_integer(json_object_get(j, "estimated_start_ms"))) {
+			uint64_t at = (uint64_t)jint(j, "estimated_start_ms"), now = wall_ms();
+			printf("  starts      %s%s (estimated from the time limits)\n", at <= now + 1000 ? "now" : "in ",
+			       at <= now + 1000 ? "" : fmt_duration(b, sizeof b, at - now));
+		}
 		if (json_is_string(json_object_get(s, "vram_plan")))
 			printf("  planner     %s\n", jstr(s, "vram_plan"));
 		printf("  priority    %lld\n", jint(j, "priority"));
@@ -1082,11 +1296,12 @@ int cmd_quota(int argc, char **argv)
 		json_t *o = json_object();
 		json_object_set(o, "projects", json_object_get(rep, "projects"));
 		json_object_set(o, "borrowing", json_object_get(rep, "borrowing"));
+		json_object_set(o, "fairshare_half_life_ms", json_object_get(rep, "fairshare_half_life_ms"));
 		json_print(o, stdout);
 		json_decref(o);
 	} else {
-		static const char *const hdr[] = {"PROJECT", "VRAM", "GPUS", "JOBS", "WAITING", "MEMBERS"};
-		table *t = table_new(6, hdr);
+		static const char *const hdr[] = {"PROJECT", "VRAM", "GPUS", "JOBS", "WAITING", "USAGE (decayed)", "FAIR SHARE", "MEMBERS"};
+		table *t = table_new(8, hdr);
 		size_t i;
 		json_t *p;
 		json_array_foreach(json_object_get(rep, "projects"), i, p) {
@@ -1100,12 +1315,23 @@ int cmd_quota(int argc, char **argv)
 				 jint(p, "jobs_borrowing") ? " (borrowing)" : "");
 			snprintf(w, sizeof w, "%lld", jint(p, "jobs_waiting"));
 			const char *m = jstr(p, "members");
-			const char *cells[] = {jstr(p, "project"), vram, gpus, jobs, w, *m ? m : "everyone"};
+			char use[80], fs[64];
+			snprintf(use, sizeof use, "%.2f GiB-h, %.2f GPU-h", json_number_value(json_object_get(p, "usage_vram_gib_hours")),
+				 json_number_value(json_object_get(p, "usage_gpu_hours")));
+			snprintf(fs, sizeof fs, "%.3f (%.0f%% of use, %.0f%% of shares)",
+				 json_number_value(json_object_get(p, "fairshare_factor")),
+				 100 * json_number_value(json_object_get(p, "usage_share")),
+				 100 * json_number_value(json_object_get(p, "fairshare_share")));
+			const char *cells[] = {jstr(p, "project"), vram, gpus, jobs, w, use, fs, *m ? m : "everyone"};
 			table_addv(t, cells);
 		}
 		table_print(t, stdout);
 		table_free(t);
 		printf("borrowing of idle quota: %s\n", json_is_true(json_object_get(rep, "borrowing")) ? "on" : "off");
+		char hl[32];
+		printf("fair share: projects with the highest factor start first; usage halves every %s\n",
+		       json_is_integer(json_object_get(rep, "fairshare_half_life_ms")) && jint(rep, "fairshare_half_life_ms") > 0
+			       ? fmt_duration(hl, sizeof hl, (uint64_t)jint(rep, "fairshare_half_life_ms")) : "never (no decay)");
 	}
 	json_decref(rep);
 out:

@@ -43,6 +43,10 @@ static void usage(FILE *f)
 		"  --stop PCT        arrived demand to stop at, 1 to 200 (default 130)\n"
 		"  --replay times    replay the pods at the trace's own times instead\n"
 		"  --gpu-only        ignore the pods' and nodes' CPU (cpu_milli)\n"
+		"  --vram-sizes LIST standard sizes (e.g. 4G,8G,16G): run again with every\n"
+		"                    shared request rounded up to the next size, as the\n"
+		"                    daemon's vram_sizes does, and compare allocation and\n"
+		"                    fragmentation with the free-form runs\n"
 		"  --json            machine-readable output (docs/json-sim.md)\n"
 		"  --plot FILE.svg   write the allocation ratio against arrived demand,\n"
 		"                    one line per policy (mean over the seeds)\n"
@@ -401,6 +405,102 @@ static int parse_policies(const char *s, bool on[N_POLICIES])
 	return rc;
 }
 
+/* "4G,8G,16G": ascending, at most 16; 0 or -1. */
+static int parse_sizes(const char *v, uint64_t *out, size_t *n)
+{
+	char buf[512];
+	if (strlen(v) >= sizeof buf)
+		return -1;
+	strcpy(buf, v);
+	*n = 0;
+	char *sp = NULL;
+	for (char *t = strtok_r(buf, ",", &sp); t; t = strtok_r(NULL, ",", &sp)) {
+		uint64_t u;
+		if (*n == 16 || parse_size(str_trim(t), &u) || u == 0 || (*n && u <= out[*n - 1]))
+			return -1;
+		out[(*n)++] = u;
+	}
+	return *n ? 0 : -1;
+}
+
+/*
+ * Run every policy again with each GPU's shared requests rounded up to the
+ * standard sizes (a request over every size takes the whole GPU) and set
+ * the allocation ratio (what the pods asked for, not the slots they hold)
+ * and the fragmentation at 100% arrived demand against the free-form runs.
+ */
+static void compare_sizes(sim_cluster *cl, const pol_runs *free_runs, const bool *on, const uint64_t *sizes,
+			  size_t n_sizes, uint64_t seed, int n_seeds, double stop, json_t *j)
+{
+	int mark = 3; /* 100% */
+	for (size_t i = 0; i < cl->n_gpus; i++) {
+		cl->gpus[i].slot_bytes = sizes;
+		cl->gpus[i].n_slots = n_sizes;
+	}
+	char list[256] = "";
+	size_t l = 0;
+	for (size_t i = 0; i < n_sizes && l < sizeof list; i++) {
+		char b[32];
+		l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", i ? "," : "", fmt_bytes(b, sizeof b, sizes[i]));
+	}
+	json_t *arr = j ? json_array() : NULL;
+	table *t = NULL;
+	if (!j) {
+		const char *hdr[5] = {"policy", "allocation free-form", "allocation sized", "fragmentation free-form",
+				      "fragmentation sized"};
+		t = table_new(5, hdr);
+	}
+	for (int p = 0; p < N_POLICIES; p++) {
+		if (!on[p] || !free_runs[p].on)
+			continue;
+		double fa[64], fs[64], sa[64], ss[64];
+		int n = n_seeds < 64 ? n_seeds : 64;
+		for (int k = 0; k < n; k++) {
+			sim_result r;
+			sim_inflate(cl, (sched_policy)p, seed + (uint64_t)k, stop, &r);
+			sa[k] = r.alloc_pct[mark];
+			ss[k] = r.frag_pct[mark];
+			fa[k] = free_runs[p].runs[k].alloc_pct[mark];
+			fs[k] = free_runs[p].runs[k].frag_pct[mark];
+		}
+		stat a0 = stat_of(fa, n), a1 = stat_of(sa, n), f0 = stat_of(fs, n), f1 = stat_of(ss, n);
+		if (j) {
+			json_t *o = json_object();
+			json_object_set_new(o, "policy", json_string(sched_policy_name(p)));
+			json_object_set_new(o, "alloc_free_form_pct", jreal_round(a0.mean, 3));
+			json_object_set_new(o, "alloc_sized_pct", jreal_round(a1.mean, 3));
+			json_object_set_new(o, "frag_free_form_pct", jreal_round(f0.mean, 3));
+			json_object_set_new(o, "frag_sized_pct", jreal_round(f1.mean, 3));
+			json_array_append_new(arr, o);
+		} else {
+			char c1[32], c2[32], c3[32], c4[32];
+			snprintf(c1, sizeof c1, "%.2f%%", a0.mean);
+			snprintf(c2, sizeof c2, "%.2f%%", a1.mean);
+			snprintf(c3, sizeof c3, "%.2f%%", f0.mean);
+			snprintf(c4, sizeof c4, "%.2f%%", f1.mean);
+			table_add(t, sched_policy_name(p), c1, c2, c3, c4);
+		}
+	}
+	for (size_t i = 0; i < cl->n_gpus; i++) {
+		cl->gpus[i].slot_bytes = NULL;
+		cl->gpus[i].n_slots = 0;
+	}
+	if (j) {
+		json_t *o = json_object();
+		json_object_set_new(o, "sizes", json_string(list));
+		json_object_set_new(o, "at_arrived_pct", json_integer(100));
+		json_object_set_new(o, "policies", arr);
+		json_object_set_new(j, "vram_sizes", o);
+		return;
+	}
+	printf("\nStandard sizes %s against free-form requests, at 100%% arrived demand (mean of %d seeds):\n"
+	       "allocation counts what the pods asked for, not the slots they hold; fragmentation\n"
+	       "is F(M) (free GPU the next request could not use), with sizes measured by slots\n",
+	       list, n_seeds);
+	table_print(t, stdout);
+	table_free(t);
+}
+
 int cmd_sim(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -409,12 +509,14 @@ int cmd_sim(int argc, char **argv)
 		{"seeds", required_argument, NULL, 'S'},  {"stop", required_argument, NULL, 't'},
 		{"replay", required_argument, NULL, 'r'}, {"json", no_argument, NULL, 'j'},
 		{"plot", required_argument, NULL, 'o'},   {"help", no_argument, NULL, 'h'},
-		{"gpu-only", no_argument, NULL, 'G'},
+		{"gpu-only", no_argument, NULL, 'G'},     {"vram-sizes", required_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *pods_path = NULL, *nodes_path = NULL, *plot = NULL;
 	bool on[N_POLICIES], json = false, replay = false, gpu_only = false;
 	long long seed = 1, n_seeds = 5, stop = 130;
+	uint64_t sizes[16];
+	size_t n_sizes = 0;
 	int c, rc;
 	parse_policies("all", on);
 	opterr = 0;
@@ -443,6 +545,10 @@ int cmd_sim(int argc, char **argv)
 			break;
 		case 'j': json = true; break;
 		case 'G': gpu_only = true; break;
+		case 'V':
+			if (parse_sizes(optarg, sizes, &n_sizes))
+				return usage_error("sim", "--vram-sizes '%.60s' is not ascending sizes such as 4G,8G,16G", optarg);
+			break;
 		case 'o': plot = optarg; break;
 		case 'h': usage(stdout); return GW_EXIT_OK;
 		case ':': return usage_error("sim", "option '%s' needs a value", argv[optind - 1]);
@@ -455,6 +561,8 @@ int cmd_sim(int argc, char **argv)
 		return usage_error("sim", "give --pods FILE and --nodes FILE");
 	if (plot && replay)
 		return usage_error("sim", "--plot draws the inflation runs; it does not go with --replay");
+	if (n_sizes && replay)
+		return usage_error("sim", "--vram-sizes compares inflation runs; it does not go with --replay");
 
 	trace_pod *pods = NULL;
 	trace_node *nodes = NULL;
@@ -562,6 +670,8 @@ int cmd_sim(int argc, char **argv)
 			json_object_set_new(j, "inflation", inflation_json(pr, (uint64_t)seed, (int)n_seeds, (double)stop));
 		else
 			print_inflation(&cl, pr, (uint64_t)seed, (int)n_seeds, (double)stop);
+		if (n_sizes)
+			compare_sizes(&cl, pr, on, sizes, n_sizes, (uint64_t)seed, (int)n_seeds, (double)stop, j);
 	}
 	rc = GW_EXIT_OK;
 	if (plot)

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/page.h"
 #include "hw/hw.h"
 #include "util/json.h"
 
@@ -33,6 +34,7 @@ typedef struct status_opts {
 	long long bench;      /* --bench-refresh N (hidden) */
 	int prom_names;       /* PROM_DCGM or PROM_GPUWISE */
 	const char *serve;    /* --serve ADDR:PORT */
+	const char *socket;   /* --socket: the queue daemon the page shows */
 } status_opts;
 
 static volatile sig_atomic_t stop_flag;
@@ -48,7 +50,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: gpuwise status [--json | --prometheus] [--watch DURATION] [--count N]\n"
 		"                      [--all] [--wake] [--prometheus-names dcgm|gpuwise]\n"
-		"       gpuwise status --serve ADDR:PORT [--prometheus-names dcgm|gpuwise] [--wake]\n\n"
+		"       gpuwise status --serve ADDR:PORT [--socket PATH] [--prometheus-names dcgm|gpuwise]\n"
+		"                      [--wake]\n\n"
 		"Show the GPUs of this machine now: memory, utilisation, temperature, power\n"
 		"and the processes on each, with their users.  Non-NVIDIA GPUs are listed with\n"
 		"what sysfs knows of them.\n\n"
@@ -62,7 +65,14 @@ static void usage(FILE *f)
 		"                     base units\n"
 		"  --serve ADDR:PORT  serve the Prometheus metrics over HTTP at /metrics until\n"
 		"                     Ctrl-C (\"127.0.0.1:9400\", \":9400\", \"[::1]:9400\"; port 0\n"
-		"                     picks a free one); needs libmicrohttpd\n"
+		"                     picks a free one), and at / a read-only page refreshing\n"
+		"                     every 5 s: each GPU's memory and utilisation, the queue\n"
+		"                     as 'gpuwise queue' shows it to every user (never a job's\n"
+		"                     arguments or environment) and each project's use against\n"
+		"                     its quota; /metrics gains the queue's gpuwise_queue_* and\n"
+		"                     gpuwise_project_* series; needs libmicrohttpd\n"
+		"  --socket PATH      the queue daemon the page and the queue series show\n"
+		"                     (default: as 'gpuwise queue' finds it)\n"
 		"  --watch DURATION   refresh every DURATION (\"1s\", \"500ms\") until Ctrl-C;\n"
 		"                     in place on a terminal, repeated otherwise (JSON: one\n"
 		"                     document per line)\n"
@@ -1134,9 +1144,13 @@ typedef struct serve_ctx {
 	mhd_api api;
 	hw *h;
 	int names;
+	const char *socket;      /* the queue daemon asked for the page and the queue series */
 	pthread_mutex_t lock;
 	unsigned long long scrapes;
 } serve_ctx;
+
+#define PAGE_REFRESH_S 5
+#define PAGE_QUEUE_TIMEOUT_MS 2000
 
 static int mhd_load(mhd_api *m, char *why, size_t whyn)
 {
@@ -1199,26 +1213,44 @@ static enum MHD_Result serve_request(void *cls, struct MHD_Connection *conn, con
 		int n = snprintf(text, sizeof text, "method %s not allowed\n", method);
 		return serve_reply(c, conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8", text, (size_t)n);
 	}
-	if (strcmp(url, "/metrics") != 0) {
-		int n = snprintf(text, sizeof text, "gpuwise status --serve: the metrics are at /metrics\n");
-		return serve_reply(c, conn, strcmp(url, "/") == 0 ? MHD_HTTP_OK : MHD_HTTP_NOT_FOUND,
-				   "text/plain; charset=utf-8", text, (size_t)n);
+	bool page = strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0;
+	if (strcmp(url, "/metrics") != 0 && !page) {
+		int n = snprintf(text, sizeof text, "gpuwise status --serve: the page is at /, the metrics at /metrics\n");
+		return serve_reply(c, conn, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", text, (size_t)n);
 	}
 	char *body = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&body, &len);
 	if (!f)
 		return MHD_NO;
+	/* the queue first, outside the lock: a slow daemon holds up no NVML reading */
+	page_queue q;
+	page_queue_fetch(c->socket, PAGE_QUEUE_TIMEOUT_MS, &q);
+	strbuf extra = STRBUF_INIT;
 	pthread_mutex_lock(&c->lock);
 	hw_snapshot s;
 	gw_error err = {0};
-	if (hw_sample(c->h, &s, &err) == 0) {
-		print_prometheus(&s, c->names, f);
-		hw_snapshot_release(&s);
+	bool have = hw_sample(c->h, &s, &err) == 0;
+	if (page) {
+		page_html(have ? &s : NULL, err.msg, &q, PAGE_REFRESH_S, &extra);
+	} else {
+		if (have)
+			print_prometheus(&s, c->names, f);
+		page_prometheus(&q, &extra);
 	}
+	if (have)
+		hw_snapshot_release(&s);
 	c->scrapes++;
 	pthread_mutex_unlock(&c->lock);
+	fputs(sb_str(&extra), f);
+	sb_release(&extra);
+	page_queue_release(&q);
 	fclose(f);
+	if (page) {
+		enum MHD_Result ok = serve_reply(c, conn, MHD_HTTP_OK, "text/html; charset=utf-8", body, len);
+		free(body);
+		return ok;
+	}
 	/* the exposition format's content type (Prometheus text format 0.0.4) */
 	enum MHD_Result ok = serve_reply(c, conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len);
 	free(body);
@@ -1275,7 +1307,7 @@ static int serve_addr(const char *spec, struct sockaddr_storage *out, socklen_t 
 }
 
 /* Serve /metrics until SIGINT or SIGTERM; the exit status. */
-static int serve(hw *h, const char *spec, int names)
+static int serve(hw *h, const char *spec, int names, const char *socket)
 {
 	struct sockaddr_storage sa;
 	socklen_t salen = 0;
@@ -1286,6 +1318,7 @@ static int serve(hw *h, const char *spec, int names)
 	memset(&c, 0, sizeof c);
 	c.h = h;
 	c.names = names;
+	c.socket = socket;
 	pthread_mutex_init(&c.lock, NULL);
 	if (mhd_load(&c.api, why, sizeof why)) {
 		gw_errorf("%s", why);
@@ -1314,7 +1347,7 @@ static int serve(hw *h, const char *spec, int names)
 	const union MHD_DaemonInfo *bi = c.api.info(d, MHD_DAEMON_INFO_BIND_PORT);
 	char shown[300];
 	snprintf(shown, sizeof shown, "%.*s", (int)(strrchr(spec, ':') - spec), spec);
-	printf("serving http://%s:%u/metrics (Ctrl-C stops)\n", shown[0] ? shown : "0.0.0.0", bi ? bi->port : 0);
+	printf("serving http://%s:%u/metrics and the page at / (Ctrl-C stops)\n", shown[0] ? shown : "0.0.0.0", bi ? bi->port : 0);
 	fflush(stdout);
 	struct sigaction sig, old_int, old_term;
 	memset(&sig, 0, sizeof sig);
@@ -1369,9 +1402,10 @@ int cmd_status(int argc, char **argv)
 		{"bench-refresh", required_argument, NULL, 'B'},
 		{"prometheus-names", required_argument, NULL, 'N'},
 		{"serve", required_argument, NULL, 'S'},
+		{"socket", required_argument, NULL, 's'},
 		{NULL, 0, NULL, 0},
 	};
-	status_opts o = {FMT_TEXT, false, false, 1000, 0, 0, PROM_DCGM, NULL};
+	status_opts o = {FMT_TEXT, false, false, 1000, 0, 0, PROM_DCGM, NULL, NULL};
 	hw_opts ho = {0};
 	int c;
 	optind = 1;
@@ -1411,6 +1445,7 @@ int cmd_status(int argc, char **argv)
 				return usage_error("status", "--prometheus-names is 'dcgm' or 'gpuwise', not '%s'", optarg);
 			break;
 		case 'S': o.serve = optarg; break;
+		case 's': o.socket = optarg; break;
 		case 'a': o.all = true; break;
 		case 'W': ho.wake = true; break;
 		case 'h': usage(stdout); return GW_EXIT_OK;
@@ -1425,6 +1460,8 @@ int cmd_status(int argc, char **argv)
 		return usage_error("status", "unexpected argument '%s'", argv[optind]);
 	if (o.count && !o.watch)
 		return usage_error("status", "--count needs --watch");
+	if (o.socket && !o.serve)
+		return usage_error("status", "--socket needs --serve");
 	if (o.serve && (o.watch || o.format == FMT_JSON))
 		return usage_error("status", "--serve excludes --watch and --json");
 	/* The CUDA driver is slow to initialise; only --all asks it.  PCIe
@@ -1444,7 +1481,7 @@ int cmd_status(int argc, char **argv)
 		return r;
 	}
 	if (o.serve) {
-		int r = serve(h, o.serve, o.prom_names);
+		int r = serve(h, o.serve, o.prom_names, o.socket);
 		hw_close(h);
 		return r;
 	}

@@ -210,6 +210,15 @@ const char *hw_throttle_words(uint64_t bits, char *buf, size_t n);
 /* Host memory from /proc/meminfo (root-prefixed): MemTotal and MemAvailable in bytes. */
 int hw_meminfo(uint64_t *total_bytes, uint64_t *available_bytes, gw_error *err);
 const char *hw_vendor_name(hw_vendor v);
+
+/*
+ * Topology (topo.c).  GPU i's NVLink group: the lowest index of the GPUs of
+ * s it reaches over NVLink, directly or through an NVSwitch; -1 without
+ * NVLink.  The PCIe switch above the GPU at bus id bdf: an index into
+ * keys[] (max entries, *n_keys used, grown as new switches appear), or -1.
+ */
+int hw_nvlink_group_of(const hw_snapshot *s, size_t i);
+int hw_pcie_switch_of(const char *bdf, char keys[][32], size_t *n_keys, size_t max);
 const char *hw_status_name(hw_status s);
 
 /* ---- kernel log: NVIDIA Xid events ----------------------------------- */

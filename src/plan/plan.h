@@ -22,6 +22,7 @@
 
 #include "kb/kb.h"
 #include "model/model.h"
+#include "plan/speed.h"
 #include "util/util.h"
 
 #define PLAN_MAX_GPUS 16
@@ -63,6 +64,9 @@ typedef struct plan_gpu {
 	double bandwidth_gbs;   /* peak memory bandwidth; 0 unknown */
 	double fp16_tflops;     /* dense fp16 tensor TFLOPS; 0 unknown */
 	bool unified_memory;    /* Apple / SoC: VRAM is host RAM */
+	/* where bandwidth_gbs comes from when not the spec sheet ("gpuwise bench
+	 * 0.1.0 on 2026-12-01"); NULL: the catalog's peak */
+	const char *bandwidth_from;
 } plan_gpu;
 
 /* What to plan.  Zero values mean "the engine's default". */
@@ -84,6 +88,8 @@ typedef struct plan_request {
 	uint32_t n_cpu_moe;     /* llama.cpp --n-cpu-moe: experts of the first N layers in RAM */
 	uint64_t ram_bytes;     /* host RAM available; 0 unknown */
 	double ram_bw_gbs;      /* host memory bandwidth; 0: default assumption */
+	const char *ram_bw_from; /* where ram_bw_gbs comes from ("gpuwise bench ..."); NULL: --ram-bw */
+	plan_backend backend;   /* llama.cpp backend; AUTO: by the GPU's vendor */
 	double gpu_mem_util;    /* vllm gpu_memory_utilization; 0: 0.9 */
 	bool cpu_only;          /* --gpu none: llama.cpp on the host CPU alone (n_gpus 0) */
 	uint32_t cpu_threads;   /* threads of the CPU backend (llama.cpp -t); 0: 8 */
@@ -137,6 +143,9 @@ typedef struct plan_result {
 	bool flash_attn;         /* as planned (auto resolved) */
 	bool flash_attn_assumed; /* resolved from the engine's default (auto) */
 	char engine_build[24];   /* the engine profile planned ("0c1e570"); "" none */
+	plan_backend backend;    /* the backend the speed models (resolved) */
+	char speed_family[16];   /* architecture family of its data/speed.tsv row; "" none */
+	char speed_build[16];    /* build column of that row ("latest", "b2824"); "" built-in constants */
 	uint32_t gpu_layers, total_layers;
 	uint32_t n_cpu_moe;      /* MoE layers whose experts stay in host RAM */
 

@@ -1,29 +1,62 @@
 /*
  * speed.c: decode and prefill tokens/s from the bytes each device reads per
- * token and the FLOPs of a batch.  Engine constants come from its ops.
+ * token and the FLOPs of a batch, with the constants of data/speed.tsv: one
+ * row per engine build x backend x GPU architecture family.
  *
- * Decode time per token (llama.cpp / Ollama):
+ * Today's llama.cpp (build column "latest"), per token of decode:
+ *   t = tok_us + n_blocks * layer_us + (GPUs - 1) * gpu_us
+ *       + sum_dev weights_dev / (peak_dev * bw_<kernel>)
+ *       + sum_dev (KV read + scores) / (peak_dev * bw_f16)
+ *       + host_bytes / (host_bw * cpu bw fraction)
+ * The weight-format kernel family picks the fraction of peak bandwidth the
+ * matrix-vector kernels reach (ggml-cuda mmvq.cu for quantized types, mmv /
+ * cuBLAS for F16; the Vulkan mul_mat_vec shaders; Metal's mul_mv kernels):
+ * k-quants and i-quants, the legacy Q4_0...Q8_0 blocks, MXFP4, F16.  The KV
+ * cache is read at its average fill (half the context); without flash
+ * attention the KQ scores (n_heads x position x F32) are also written and
+ * read back by the softmax and the KQV product [derived: ggml's non-FA
+ * attention graph, llama-graph.cpp build_attn_mha].
+ *
+ * Prefill, per prompt token, over a layer split run one GPU after another:
+ *   t = sum_dev share_dev * (2 x active params / (R_dev * pp_q_eff)
+ *                            + attention FLOPs / (fp16_dev * attn_eff))
+ * R is the peak of the kernel that runs: quantized weights through int8
+ * MMQ on CUDA/ROCm (ggml-cuda mmq.cu ggml_cuda_should_use_mmq: int8 MMA
+ * from Turing on, dp4a before; MFMA on CDNA, WMMA on RDNA3/4), through
+ * dequantise + fp16 cooperative-matrix GEMM on Vulkan, simdgroup matrices
+ * at the FP32 rate on Apple (no separate fp16 tensor rate), oneDNN/XMX on
+ * SYCL.  NVIDIA's int8 dense rate is 2x its full-rate fp16; the catalog's
+ * fp16 column for GeForce is the halved FP32-accumulate rate, so GeForce
+ * int8 is 4x that column (NVIDIA Ada/Ampere/Blackwell whitepapers) while a
+ * professional card's is 2x.  MoE counts the active experts only, plus a
+ * fixed cost per MoE block (routing, mul_mat_id) in decode and prefill.
+ *
+ * Several GPUs: llama.cpp's layer split, the default: decode adds each
+ * device's bytes over its own bandwidth plus gpu_us per extra GPU (the
+ * hand-over of the activations); prefill runs each device's share of the
+ * layers one after the other.  Row split is not modelled: current builds
+ * dropped it from CUDA (ggml-org/llama.cpp pull 24216, "remove -sm row").
+ *
+ * The CPU backend (no GPU, --backend cpu, or no layer offloaded) reads the
+ * whole model from host memory at the cpu row's fraction of the host
+ * bandwidth and runs prefill on rq->cpu_threads threads (plan_speed_cpu).
+ *
+ * llama.cpp@b2824 keeps the 2024 closed form (its row says legacy):
  *   t = n_blocks * c + sum_dev gpu_bytes_dev / min(0.92 * peak_dev, 1200 GB/s)
  *       + host_bytes / (host_bw * 0.55)
- * c = 0.10 ms per block on CUDA/ROCm and 0.40 ms on Apple Metal; 0.92 of
- * peak bandwidth with an effective ceiling of 1200 GB/s (the HBM cards of
- * the data set, A100 SXM and H100 PCIe, read only ~1000-1050 GB/s in that
- * llama.cpp build).  Fitted by least squares on log(tok/s) to the 41
- * llama-bench tg points of XiongjieDai/GPU-Benchmarks-on-LLM-Inference
- * (llama.cpp b2824; Llama-3-8B Q4_K_M / F16 and Llama-3-70B Q4_K_M on 19
- * GPUs and multi-GPU rigs, Llama-2 7B/13B/70B; the rows of
- * tests/validation/plan-measurements.tsv), median error 5%.  An explicit
- * growth of the efficiency with bytes per token fitted to zero: the
- * per-block latency already makes the apparent efficiency (tok/s * bytes /
- * peak) rise with bytes, as shared/reference/vram-planner.md section 5.4
- * shows (4090: 62% at Q4_K_M, 87% at F16).
- * Several GPUs in a layer split: 2% slower per extra GPU (3090: 111.7,
- * 108.1, 104.9, 101.1 tok/s on 1, 2, 4, 6 cards, same source).
- * The per-engine constants (c, fraction, ceiling) are in each engine's ops.
+ * fitted to the 41 llama-bench tg rows of XiongjieDai/GPU-Benchmarks-on-
+ * LLM-Inference (tests/validation/plan-measurements.tsv), prefill 2 x params
+ * at 55% of the fp16 tensor peak.  Ollama, vLLM and transformers keep the
+ * constants of their engine ops in the same closed form.
  */
 #include "plan/engine.h"
+#include "plan/speed.h"
 
+#include <ctype.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 #define DEC_MULTI_PENALTY 0.02
 /* Host RAM for the offloaded part: dual-channel DDR4-3200 = 2 channels x
@@ -31,11 +64,223 @@
  * path reads weights at about half the peak DRAM bandwidth [assumption]. */
 #define HOST_BW_DEFAULT_GBS 51.2
 #define HOST_BW_FRACTION 0.50
-/* Prefill: 2 x active parameters FLOPs per token at 55% of the dense fp16
- * tensor peak [assumption; llama.cpp pp512 on an RTX 4090 runs Llama-3-8B
- * Q4_K_M at roughly 0.6 of 165 TFLOPS]. */
+/* Prefill of the closed form: 55% of the dense fp16 tensor peak. */
 #define PREFILL_EFF 0.55
+/* CPU backend threads when not given [assumption: a desktop's cores]. */
+#define CPU_THREADS_DEFAULT 8
 
+/* ---- backends ------------------------------------------------------------- */
+static const char *const backend_names[] = {"auto", "cuda", "rocm", "vulkan", "metal", "sycl", "cpu"};
+
+const char *plan_backend_name(plan_backend b)
+{
+	return (unsigned)b < sizeof backend_names / sizeof backend_names[0] ? backend_names[b] : "auto";
+}
+
+int plan_backend_parse(const char *s, plan_backend *b)
+{
+	for (size_t i = 1; s && i < sizeof backend_names / sizeof backend_names[0]; i++)
+		if (str_ieq(s, backend_names[i]) || (i == PLAN_BACKEND_ROCM && str_ieq(s, "hip"))) {
+			*b = (plan_backend)i;
+			return 0;
+		}
+	return GW_EINVAL;
+}
+
+static const char *vendor_of(const gpu_spec *s, bool unified)
+{
+	if (s && s->vendor)
+		return s->vendor;
+	return unified ? "Apple" : "";
+}
+
+plan_backend plan_backend_default(const gpu_spec *s, bool unified_memory)
+{
+	const char *v = vendor_of(s, unified_memory);
+	if (str_ieq(v, "AMD"))
+		return PLAN_BACKEND_ROCM;
+	if (str_ieq(v, "Apple"))
+		return PLAN_BACKEND_METAL;
+	if (str_ieq(v, "Intel"))
+		return PLAN_BACKEND_SYCL;
+	if (!s && !unified_memory)
+		return PLAN_BACKEND_CUDA; /* --vram only: the common case */
+	return PLAN_BACKEND_CUDA;
+}
+
+int plan_backend_check(plan_backend b, const gpu_spec *s, bool unified_memory, gw_error *err)
+{
+	const char *v = vendor_of(s, unified_memory);
+	const char *need = NULL;
+	switch (b) {
+	case PLAN_BACKEND_CUDA: need = "NVIDIA"; break;
+	case PLAN_BACKEND_ROCM: need = "AMD"; break;
+	case PLAN_BACKEND_METAL: need = "Apple"; break;
+	case PLAN_BACKEND_SYCL: need = "Intel"; break;
+	default: return 0; /* Vulkan runs on every vendor's GPU, the CPU backend anywhere */
+	}
+	if (!*v || str_ieq(v, need))
+		return 0;
+	return gw_fail(err, GW_EINVAL, "--backend %s needs an %s GPU ('%s' is %s)", plan_backend_name(b), need,
+		       s && s->name ? s->name : "this GPU", v);
+}
+
+const char *plan_speed_family(const gpu_spec *s, bool unified_memory)
+{
+	const char *v = vendor_of(s, unified_memory);
+	if (str_ieq(v, "Apple"))
+		return "apple";
+	if (!s)
+		return "*";
+	const char *a = s->arch ? s->arch : "";
+	if (str_ieq(v, "Intel"))
+		return "xe";
+	if (str_ieq(v, "AMD")) {
+		if (strstr(a, "CDNA 3") || strstr(a, "CDNA3"))
+			return "cdna3";
+		if (strstr(a, "CDNA"))
+			return "cdna";
+		if (strstr(a, "RDNA 4") || strstr(a, "RDNA4"))
+			return "rdna4";
+		if (strstr(a, "RDNA 3") || strstr(a, "RDNA3"))
+			return "rdna3";
+		if (strstr(a, "RDNA"))
+			return "rdna2";
+		return "gcn";
+	}
+	if (s->cc_major < 0)
+		return "*";
+	int cc = s->cc_major * 10 + s->cc_minor;
+	if (cc < 60)
+		return "maxwell";
+	if (cc < 70)
+		return "pascal";
+	if (cc < 75)
+		return "volta";
+	if (cc < 80)
+		return "turing";
+	if (cc == 80)
+		return "ampere-hpc";
+	if (cc < 89)
+		return "ampere";
+	if (cc < 90)
+		return "ada";
+	if (cc < 100)
+		return "hopper";
+	if (cc < 110)
+		return "blackwell-hpc";
+	return "blackwell";
+}
+
+/* The family with "-pro" for NVIDIA workstation and data-center cards of a
+ * GeForce architecture (their clocks and power limits differ). */
+static const char *family_of(const gpu_spec *s, bool unified_memory, char *buf, size_t n)
+{
+	const char *f = plan_speed_family(s, unified_memory);
+	bool split = !strcmp(f, "turing") || !strcmp(f, "ampere") || !strcmp(f, "ada") || !strcmp(f, "blackwell");
+	if (split && s && !(s->name && strstr(s->name, "GeForce")) && !s->laptop)
+		snprintf(buf, n, "%s-pro", f);
+	else
+		snprintf(buf, n, "%s", f);
+	return buf;
+}
+
+/* GeForce (and laptop) cards: the catalog's fp16 column is their halved
+ * FP32-accumulate rate (docs/data-tables.md, gpus.tsv). */
+static bool is_geforce(const gpu_spec *s)
+{
+	return s && s->vendor && str_ieq(s->vendor, "NVIDIA") &&
+	       ((s->name && strstr(s->name, "GeForce")) || s->laptop);
+}
+
+const char *plan_speed_kernel(const char *q)
+{
+	if (!q || !*q)
+		return "kq";
+	if (!strncasecmp(q, "mxfp4", 5))
+		return "mxfp4";
+	if (!strncasecmp(q, "f16", 3) || !strncasecmp(q, "bf16", 4) || !strncasecmp(q, "f32", 3))
+		return "f16";
+	if ((q[0] == 'Q' || q[0] == 'q') && isdigit((unsigned char)q[1]) && q[2] == '_' &&
+	    (q[3] == '0' || q[3] == '1'))
+		return "legacy";
+	return "kq";
+}
+
+/* ---- the table ---------------------------------------------------------------- */
+static double num(const kb_table *t, size_t r, const char *col)
+{
+	const char *c = kb_cell(t, r, kb_col(t, col));
+	return *c ? strtod(c, NULL) : 0;
+}
+
+static void row_from(const kb_table *t, size_t r, plan_speed_row *o)
+{
+	memset(o, 0, sizeof *o);
+	snprintf(o->build, sizeof o->build, "%s", kb_cell(t, r, kb_col(t, "build")));
+	snprintf(o->backend, sizeof o->backend, "%s", kb_cell(t, r, kb_col(t, "backend")));
+	snprintf(o->family, sizeof o->family, "%s", kb_cell(t, r, kb_col(t, "family")));
+	o->tok_us = num(t, r, "tok_us");
+	o->layer_us = num(t, r, "layer_us");
+	o->gpu_us = num(t, r, "gpu_us");
+	o->bw_kq = num(t, r, "bw_kq");
+	o->bw_legacy = num(t, r, "bw_legacy");
+	o->bw_mxfp4 = num(t, r, "bw_mxfp4");
+	o->bw_f16 = num(t, r, "bw_f16");
+	o->bw_ceil_gbs = num(t, r, "bw_ceil_gbs");
+	snprintf(o->pp_q_rate, sizeof o->pp_q_rate, "%s", kb_cell(t, r, kb_col(t, "pp_q_rate")));
+	o->pp_q_x = num(t, r, "pp_q_x");
+	o->pp_q_eff = num(t, r, "pp_q_eff");
+	o->pp_f_eff = num(t, r, "pp_f_eff");
+	o->attn_eff_fa = num(t, r, "attn_eff_fa");
+	o->attn_eff_nofa = num(t, r, "attn_eff_nofa");
+	o->pp_layer_us = num(t, r, "pp_layer_us");
+	o->moe_us = num(t, r, "moe_us");
+	o->moe_pp_us = num(t, r, "moe_pp_us");
+	o->legacy = !strcmp(kb_cell(t, r, kb_col(t, "model")), "2024");
+	o->source = kb_cell(t, r, kb_col(t, "source"));
+}
+
+int plan_speed_row_find(const char *build, plan_backend b, const char *family, plan_speed_row *out)
+{
+	const kb_table *t = kb_get_table("speed", NULL);
+	if (!t)
+		return GW_ENOENT;
+	long cb = kb_col(t, "build"), ck = kb_col(t, "backend"), cf = kb_col(t, "family");
+	const char *bn = plan_backend_name(b);
+	/* the family, then its stem ("ada-pro" -> "ada"), then "*" */
+	char stem[16];
+	snprintf(stem, sizeof stem, "%s", family);
+	char *dash = strstr(stem, "-pro");
+	if (dash)
+		*dash = 0;
+	long hit[3] = {-1, -1, -1};
+	for (size_t r = 0; r < t->nrows; r++) {
+		if (strcmp(kb_cell(t, r, cb), build) || strcmp(kb_cell(t, r, ck), bn))
+			continue;
+		const char *f = kb_cell(t, r, cf);
+		int k = !strcmp(f, family) ? 0 : !strcmp(f, stem) ? 1 : !strcmp(f, "*") ? 2 : -1;
+		if (k >= 0 && hit[k] < 0)
+			hit[k] = (long)r;
+	}
+	for (int k = 0; k < 3; k++)
+		if (hit[k] >= 0) {
+			row_from(t, (size_t)hit[k], out);
+			return 0;
+		}
+	return GW_ENOENT;
+}
+
+static double kernel_bw(const plan_speed_row *row, const char *kernel)
+{
+	double f = !strcmp(kernel, "legacy") ? row->bw_legacy
+		   : !strcmp(kernel, "mxfp4") ? row->bw_mxfp4
+		   : !strcmp(kernel, "f16")   ? row->bw_f16
+					      : row->bw_kq;
+	return f > 0 ? f : row->bw_kq;
+}
+
+/* ---- bytes and FLOPs ------------------------------------------------------------ */
 static double moe_read_fraction(const model_desc *m)
 {
 	if (m->n_experts > 0 && m->n_experts_used > 0)
@@ -43,8 +288,8 @@ static double moe_read_fraction(const model_desc *m)
 	return 1.0;
 }
 
-/* Bytes of layers [a, b) read per token: MoE reads only the active experts. */
-static double read_bytes(const work *wk, uint32_t a, uint32_t b)
+/* Weight bytes of layers [a, b) read per token: MoE reads only the active experts. */
+static double weight_bytes(const work *wk, uint32_t a, uint32_t b)
 {
 	double f = moe_read_fraction(wk->m), sum = 0;
 	for (uint32_t il = a; il < b; il++) {
@@ -54,9 +299,44 @@ static double read_bytes(const work *wk, uint32_t a, uint32_t b)
 		}
 		double x = (double)wk->w.layer_expert_bytes[il];
 		sum += (double)wk->w.layer_bytes[il] - x + x * f;
-		/* attention reads the KV cache, on average half full */
-		sum += (double)wk->layer_kv[il] * 0.5;
 	}
+	return sum;
+}
+
+/* KV cache of layers [a, b) read per token: on average half full. */
+static double kv_bytes(const work *wk, uint32_t a, uint32_t b)
+{
+	double sum = 0;
+	for (uint32_t il = a; il < b && il < wk->n; il++)
+		sum += (double)wk->layer_kv[il] * 0.5;
+	return sum;
+}
+
+/* Bytes of layers [a, b) read per token in the closed form. */
+static double read_bytes(const work *wk, uint32_t a, uint32_t b)
+{
+	return weight_bytes(wk, a, b) + kv_bytes(wk, a, b);
+}
+
+/* Mean KV position a token attends to in layer il (half the cells, at most
+ * the sliding window); 0 for recurrent layers. */
+static double mean_pos(const model_desc *m, uint32_t il, double cells)
+{
+	if (model_layer_recurrent(m, il))
+		return 0;
+	double pos = cells / 2;
+	if (m->swa_window && m->layer_swa && m->layer_swa[il] && pos > m->swa_window)
+		pos = m->swa_window;
+	return pos;
+}
+
+/* Without flash attention: the F32 KQ scores of layers [a, b) are written,
+ * read and written by the softmax, and read by the KQV product (4 passes). */
+static double score_bytes(const work *wk, uint32_t a, uint32_t b)
+{
+	double sum = 0;
+	for (uint32_t il = a; il < b && il < wk->n; il++)
+		sum += 4.0 * 4.0 * wk->m->n_heads * mean_pos(wk->m, il, (double)wk->cells / wk->nseq);
 	return sum;
 }
 
@@ -71,37 +351,54 @@ double plan_attn_flops(const model_desc *m, uint64_t ctx)
 {
 	double sum = 0;
 	for (uint32_t il = 0; il < m->n_layers; il++) {
-		if (model_layer_recurrent(m, il))
-			continue;
 		uint32_t nkv = m->layer_kv_heads ? m->layer_kv_heads[il] : m->n_kv_heads;
 		if (!nkv)
 			continue;
-		double pos = (double)ctx / 2;
-		if (m->swa_window && m->layer_swa && m->layer_swa[il] && pos > m->swa_window)
-			pos = m->swa_window;
-		sum += 2.0 * m->n_heads * ((double)m->head_dim_k + m->head_dim_v) * pos;
+		sum += 2.0 * m->n_heads * ((double)m->head_dim_k + m->head_dim_v) * mean_pos(m, il, (double)ctx);
 	}
 	return sum;
 }
 
-void plan_speed(const work *wk, plan_result *r)
+/* ---- CPU backend ------------------------------------------------------------------ */
+int plan_speed_cpu(const char *build, const char *quant, uint32_t n_blocks, double bytes_per_token,
+		   double flops_per_token, double host_bw_gbs, uint32_t threads, double *decode,
+		   double *prefill)
+{
+	plan_speed_row row;
+	if (plan_speed_row_find(build, PLAN_BACKEND_CPU, "*", &row))
+		return GW_ENOENT;
+	if (host_bw_gbs <= 0)
+		host_bw_gbs = HOST_BW_DEFAULT_GBS;
+	if (!threads)
+		threads = CPU_THREADS_DEFAULT;
+	const char *k = plan_speed_kernel(quant);
+	double t = (row.tok_us + n_blocks * row.layer_us) * 1e-6 +
+		   bytes_per_token / (host_bw_gbs * 1e9 * kernel_bw(&row, k));
+	*decode = t > 0 ? 1.0 / t : 0;
+	/* pp_q_x: GFLOPS per thread of the quantized dot-product kernels;
+	 * F16 weights at pp_f_eff of that */
+	double rate = threads * row.pp_q_x * 1e9 * (!strcmp(k, "f16") ? row.pp_f_eff : row.pp_q_eff);
+	*prefill = rate > 0 && flops_per_token > 0 ? rate / flops_per_token : 0;
+	return 0;
+}
+
+/* ---- the closed form (b2824, other engines) ------------------------------------------ */
+static void speed_closed(const work *wk, plan_result *r, double lat_ms, double frac, double ceil_gbs,
+			 double pp_eff)
 {
 	const plan_request *rq = wk->rq;
 	const plan_engine_ops *ops = plan_engine_ops_of(rq->engine);
-	bool metal = rq->n_gpus > 0 && rq->gpus[0].unified_memory;
-	double lat_ms = metal ? ops->dec_lat_metal_ms : ops->dec_lat_ms;
 	double host_bw = (rq->ram_bw_gbs > 0 ? rq->ram_bw_gbs : HOST_BW_DEFAULT_GBS) * 1e9;
 	double t = wk->n * lat_ms / 1000.0;
 	bool known = true;
 	size_t used = 0;
 	double gpu_bytes = 0;
 
-	r->decode_tok_s = r->prefill_tok_s = 0;
 	if (ops->tensor_parallel) {
 		/* tensor parallel: every GPU reads its share at once */
 		if (rq->n_gpus == 0 || r->verdict == PLAN_NOFIT)
 			return;
-		double bw = rq->gpus[0].bandwidth_gbs * 1e9 * ops->dec_bw_fraction;
+		double bw = rq->gpus[0].bandwidth_gbs * 1e9 * frac;
 		if (bw <= 0)
 			return;
 		gpu_bytes = read_bytes(wk, 0, wk->total);
@@ -115,11 +412,9 @@ void plan_speed(const work *wk, plan_result *r)
 			if (pd->layers == 0)
 				continue;
 			used++;
-			double peak = rq->gpus[d].bandwidth_gbs * 1e9;
-			double bw;
-			bw = peak * ops->dec_bw_fraction;
-			if (ops->dec_bw_ceil_gbs > 0)
-				bw = fmin(bw, ops->dec_bw_ceil_gbs * 1e9);
+			double bw = rq->gpus[d].bandwidth_gbs * 1e9 * frac;
+			if (ceil_gbs > 0)
+				bw = fmin(bw, ceil_gbs * 1e9);
 			uint32_t a = pd->first_layer, b = pd->first_layer + pd->layers;
 			double bytes = read_bytes(wk, a, b) -
 				       (double)plan_cpu_expert_bytes(wk, a, b) * moe_read_fraction(wk->m);
@@ -162,7 +457,7 @@ void plan_speed(const work *wk, plan_result *r)
 		else if (d == 0 || rq->gpus[d].fp16_tflops < tf)
 			tf = rq->gpus[d].fp16_tflops; /* a layer split runs one GPU at a time */
 	}
-	double tp = flops / (tf * 1e12 * PREFILL_EFF);
+	double tp = flops / (tf * 1e12 * pp_eff);
 	if (r->gpu_layers < r->total_layers && !ops->tensor_parallel) {
 		/* host weights cross PCIe once per batch of tokens */
 		int gen = rq->gpus[0].spec ? rq->gpus[0].spec->pcie_gen : 4;
@@ -174,28 +469,234 @@ void plan_speed(const work *wk, plan_result *r)
 	r->prefill_tok_s = 1.0 / tp;
 }
 
+/* ---- today's llama.cpp ------------------------------------------------------------------ */
+/* Peak TFLOPS of the kernel a row names for GPU g. */
+static double kernel_tflops(const plan_gpu *g, const char *rate, double x)
+{
+	double fp16 = g->fp16_tflops, fp32 = g->spec ? g->spec->fp32_tflops : 0;
+	if (!strcmp(rate, "fp32") || fp16 <= 0)
+		return fp32 * x;
+	if (!strcmp(rate, "int8") || !strcmp(rate, "fp16acc")) /* GeForce's column is the halved rate */
+		return fp16 * x * (is_geforce(g->spec) ? 2.0 : 1.0);
+	return fp16 * x;
+}
+
+static double fp16_tflops(const plan_gpu *g)
+{
+	if (g->fp16_tflops > 0)
+		return g->fp16_tflops;
+	return g->spec ? g->spec->fp32_tflops : 0;
+}
+
+/* The row for GPU d (the first GPU's backend for every GPU). */
+static bool gpu_row(const work *wk, plan_backend be, size_t d, plan_speed_row *row)
+{
+	const plan_gpu *g = &wk->rq->gpus[d];
+	char fam[16];
+	return plan_speed_row_find("latest", be, family_of(g->spec, g->unified_memory, fam, sizeof fam), row) == 0;
+}
+
+static void speed_latest(const work *wk, plan_result *r, plan_backend be)
+{
+	const plan_request *rq = wk->rq;
+	const char *k = plan_speed_kernel(wk->w.quant);
+	double params = wk->m->params_active > 0 ? wk->m->params_active : wk->w.params;
+	double host_bw = rq->ram_bw_gbs > 0 ? rq->ram_bw_gbs : HOST_BW_DEFAULT_GBS;
+	plan_speed_row row, cpu;
+	bool have_cpu = plan_speed_row_find("latest", PLAN_BACKEND_CPU, "*", &cpu) == 0;
+
+	if (be == PLAN_BACKEND_CPU || rq->n_gpus == 0 || r->gpu_layers == 0) {
+		/* everything on the host */
+		double bytes = read_bytes(wk, 0, wk->total);
+		r->gpu_bytes_per_token = 0;
+		r->host_bytes_per_token = bytes;
+		double flops = 2.0 * params + plan_attn_flops(wk->m, wk->ctx), dec = 0, pre = 0;
+		if (plan_speed_cpu("latest", wk->w.quant, wk->n, bytes, flops, host_bw, rq->cpu_threads, &dec, &pre))
+			return;
+		if (r->verdict != PLAN_NOFIT) {
+			r->decode_tok_s = dec;
+			r->prefill_tok_s = pre;
+		}
+		return;
+	}
+
+	double t = 0, gpu_bytes = 0, tp = 0;
+	size_t used = 0;
+	bool known = true;
+	uint32_t on_gpu = 0, n_moe = 0;
+	for (uint32_t il = 0; il < wk->n; il++)
+		if (wk->w.layer_expert_bytes[il])
+			n_moe++;
+	for (size_t d = 0; d < r->n_devices; d++)
+		on_gpu += r->devices[d].layers;
+	for (size_t d = 0; d < r->n_devices; d++) {
+		const plan_device *pd = &r->devices[d];
+		if (pd->layers == 0)
+			continue;
+		if (!gpu_row(wk, be, d, &row)) {
+			known = false;
+			continue;
+		}
+		const plan_gpu *g = &rq->gpus[d];
+		if (!used)
+			t += (row.tok_us + wk->n * row.layer_us + n_moe * row.moe_us) * 1e-6;
+		else
+			t += row.gpu_us * 1e-6;
+		used++;
+		double peak = g->bandwidth_gbs * 1e9;
+		if (row.bw_ceil_gbs > 0)
+			peak = fmin(peak, row.bw_ceil_gbs * 1e9 / kernel_bw(&row, k));
+		uint32_t a = pd->first_layer, b = pd->first_layer + pd->layers;
+		double w = weight_bytes(wk, a, b) - (double)plan_cpu_expert_bytes(wk, a, b) * moe_read_fraction(wk->m);
+		double kv = kv_bytes(wk, a, b) + (wk->fa ? 0 : score_bytes(wk, a, b));
+		gpu_bytes += w + kv;
+		if (peak <= 0) {
+			known = false;
+			continue;
+		}
+		t += w / (peak * kernel_bw(&row, k)) + kv / (peak * row.bw_f16);
+
+		/* prefill: this device's share of the layers, one device after another */
+		double share = on_gpu ? (double)pd->layers / on_gpu : 1;
+		double rw = !strcmp(k, "f16") ? fp16_tflops(g) * row.pp_f_eff
+					      : kernel_tflops(g, row.pp_q_rate, row.pp_q_x) * row.pp_q_eff;
+		double ra = fp16_tflops(g) * (wk->fa ? row.attn_eff_fa : row.attn_eff_nofa);
+		if (rw <= 0 || ra <= 0) {
+			tp = -1;
+			continue;
+		}
+		if (tp >= 0)
+			tp += share * (2.0 * params / (rw * 1e12) + plan_attn_flops(wk->m, wk->ctx) / (ra * 1e12) +
+				       (wk->n * row.pp_layer_us + n_moe * row.moe_pp_us) * 1e-6);
+	}
+	double host_bytes = read_bytes(wk, 0, wk->total - r->gpu_layers) +
+			    (double)plan_cpu_expert_bytes(wk, wk->total - r->gpu_layers, wk->n) * moe_read_fraction(wk->m);
+	if (host_bytes > 0)
+		t += host_bytes / (host_bw * 1e9 * (have_cpu ? kernel_bw(&cpu, k) : HOST_BW_FRACTION));
+	r->gpu_bytes_per_token = gpu_bytes;
+	r->host_bytes_per_token = host_bytes;
+	if (!known || !used || r->verdict == PLAN_NOFIT)
+		return;
+	r->decode_tok_s = 1.0 / t;
+	if (params <= 0 || tp <= 0)
+		return;
+	if (r->gpu_layers < r->total_layers) {
+		/* host weights cross PCIe once per batch of tokens */
+		int gen = rq->gpus[0].spec ? rq->gpus[0].spec->pcie_gen : 4;
+		double pcie = gen >= 5 ? 48e9 : gen == 4 ? 24e9 : gen == 3 ? 12e9 : 6e9;
+		if (rq->gpus[0].unified_memory)
+			pcie = host_bw * 1e9;
+		tp += (double)r->host_weights_bytes / pcie / (double)wk->batch;
+	}
+	r->prefill_tok_s = 1.0 / tp;
+}
+
+/* The backend planned: as asked, else the first GPU's default (CPU without GPUs). */
+static plan_backend resolve_backend(const plan_request *rq)
+{
+	if (rq->backend != PLAN_BACKEND_AUTO)
+		return rq->backend;
+	if (rq->n_gpus == 0)
+		return PLAN_BACKEND_CPU;
+	return plan_backend_default(rq->gpus[0].spec, rq->gpus[0].unified_memory);
+}
+
+void plan_speed(const work *wk, plan_result *r)
+{
+	const plan_request *rq = wk->rq;
+	const plan_engine_ops *ops = plan_engine_ops_of(rq->engine);
+	bool metal = rq->n_gpus > 0 && rq->gpus[0].unified_memory;
+	plan_backend be = resolve_backend(rq);
+	plan_speed_row row;
+
+	r->decode_tok_s = r->prefill_tok_s = 0;
+	r->backend = be;
+	r->speed_family[0] = r->speed_build[0] = 0;
+	char fb[16];
+	const char *fam = rq->n_gpus && be != PLAN_BACKEND_CPU
+				  ? family_of(rq->gpus[0].spec, rq->gpus[0].unified_memory, fb, sizeof fb)
+				  : "*";
+	if (rq->engine == PLAN_ENGINE_LLAMACPP && wk->build) {
+		const char *bid = wk->build == plan_llamacpp_build_find(NULL) ? "latest" : wk->build->id;
+		if (plan_speed_row_find(bid, be, fam, &row) == 0) {
+			snprintf(r->speed_family, sizeof r->speed_family, "%s", row.family);
+			snprintf(r->speed_build, sizeof r->speed_build, "%s", row.build);
+			if (row.legacy) {
+				speed_closed(wk, r, row.layer_us / 1000.0, row.bw_kq, row.bw_ceil_gbs, row.pp_q_eff);
+			} else {
+				speed_latest(wk, r, be);
+			}
+			return;
+		}
+	}
+	speed_closed(wk, r, metal ? ops->dec_lat_metal_ms : ops->dec_lat_ms, ops->dec_bw_fraction,
+		     ops->dec_bw_ceil_gbs, PREFILL_EFF);
+}
+
 void plan_speed_notes(const plan_request *rq, plan_result *r)
 {
 	const plan_engine_ops *ops = plan_engine_ops_of(rq->engine);
 	const model_desc *m = rq->model;
 	bool metal = rq->n_gpus && rq->gpus[0].unified_memory;
-	if (ops->calibrated)
-		plan_note(r, "decode: %.2f ms/layer + GPU bytes at min(%.0f%% of peak, %.0f GB/s); fit to llama.cpp "
-			     "b2824 llama-bench tg (XiongjieDai)",
-			  metal ? ops->dec_lat_metal_ms : ops->dec_lat_ms, ops->dec_bw_fraction * 100,
-			  ops->dec_bw_ceil_gbs);
-	else
-		plan_note(r, "decode: %.2f ms/layer + GPU bytes at %.0f%% of peak bandwidth (uncalibrated for %s)",
-			  ops->dec_lat_ms, ops->dec_bw_fraction * 100, ops->name);
-	plan_note(r, "decode reads the KV cache half full; batch of one sequence");
-	if (r->gpu_layers < r->total_layers && !ops->tensor_parallel)
-		plan_note(r, "host part read at %.1f GB/s x %.0f%% (%s)",
-			  rq->ram_bw_gbs > 0 ? rq->ram_bw_gbs : HOST_BW_DEFAULT_GBS, HOST_BW_FRACTION * 100,
-			  rq->ram_bw_gbs > 0 ? "--ram-bw" : "dual-channel DDR4-3200; set --ram-bw");
+	plan_speed_row row;
+	bool have = r->speed_build[0] &&
+		    plan_speed_row_find(r->speed_build, r->backend, r->speed_family, &row) == 0;
+	const char *k = plan_speed_kernel(r->quant);
 	double p2 = 2 * (m->params_active > 0 ? m->params_active : m->params_total);
 	double att = plan_attn_flops(m, r->ctx);
-	plan_note(r, "prefill: 2 x %.2fB active params + attention %.2f GFLOPs/token (%.0f%% of the total at "
-		     "ctx %llu) at %.0f%% of fp16 tensor peak",
-		  p2 / 2e9, att / 1e9, p2 + att > 0 ? 100 * att / (p2 + att) : 0, (unsigned long long)r->ctx,
-		  PREFILL_EFF * 100);
+
+	/* this machine's measured bandwidth (gpuwise bench's cache), one note */
+	const plan_gpu *mg = NULL;
+	for (size_t d = 0; d < rq->n_gpus && !mg; d++)
+		if (rq->gpus[d].bandwidth_from)
+			mg = &rq->gpus[d];
+	if (mg && rq->ram_bw_from)
+		plan_note(r, "bandwidth measured here by %s: GPU %.0f GB/s (spec sheet %.0f), host %.1f GB/s",
+			  mg->bandwidth_from, mg->bandwidth_gbs, mg->spec ? mg->spec->bandwidth_gbs : 0, rq->ram_bw_gbs);
+	else if (mg)
+		plan_note(r, "bandwidth measured here by %s: GPU %.0f GB/s (spec sheet %.0f)", mg->bandwidth_from,
+			  mg->bandwidth_gbs, mg->spec ? mg->spec->bandwidth_gbs : 0);
+	else if (rq->ram_bw_from)
+		plan_note(r, "host bandwidth measured here by %s: %.1f GB/s", rq->ram_bw_from, rq->ram_bw_gbs);
+	if (have && !row.legacy) {
+		plan_note(r, "speed model: llama.cpp %s on %s, family %s (data/speed.tsv); decode %.0f us/token + "
+			     "%.1f us/block + weights at %.0f%% of peak (%s kernels)",
+			  r->engine_build, plan_backend_name(r->backend), row.family, row.tok_us, row.layer_us,
+			  kernel_bw(&row, k) * 100, k);
+		if (r->backend == PLAN_BACKEND_CPU || r->gpu_layers == 0)
+			plan_note(r, "CPU backend: host memory at %.1f GB/s (%s), %u threads at %.0f GFLOPS each",
+				  rq->ram_bw_gbs > 0 ? rq->ram_bw_gbs : HOST_BW_DEFAULT_GBS,
+				  rq->ram_bw_from ? rq->ram_bw_from : rq->ram_bw_gbs > 0 ? "--ram-bw" : "DDR4-3200 x2; set --ram-bw",
+				  rq->cpu_threads ? rq->cpu_threads : CPU_THREADS_DEFAULT, row.pp_q_x);
+		else
+			plan_note(r, "prefill: 2 x %.2fB params at %.0f%% of the %s peak x%.1f%s; attention %.2f GFLOPs/token "
+				     "at %.0f%% of fp16 (flash attention %s)",
+				  p2 / 2e9, (!strcmp(k, "f16") ? row.pp_f_eff : row.pp_q_eff) * 100,
+				  !strcmp(k, "f16") ? "fp16" : row.pp_q_rate, !strcmp(k, "f16") ? 1.0 : row.pp_q_x,
+				  !strcmp(k, "f16") ? "" : (!strcmp(row.pp_q_rate, "int8") ? " (int8 MMQ)" : ""),
+				  att / 1e9, (r->flash_attn ? row.attn_eff_fa : row.attn_eff_nofa) * 100,
+				  r->flash_attn ? "on" : "off");
+		plan_note(r, "decode reads the KV cache half full%s; batch of one sequence",
+			  r->flash_attn ? "" : " and writes/reads the F32 attention scores (no flash attention)");
+	} else {
+		double lat = have ? row.layer_us / 1000.0 : metal ? ops->dec_lat_metal_ms : ops->dec_lat_ms;
+		if (have || ops->calibrated)
+			plan_note(r, "decode: %.2f ms/layer + GPU bytes at min(%.0f%% of peak, %.0f GB/s); fit to "
+				     "llama.cpp b2824 llama-bench tg (XiongjieDai)%s%s",
+				  lat, (have ? row.bw_kq : ops->dec_bw_fraction) * 100,
+				  have ? row.bw_ceil_gbs : ops->dec_bw_ceil_gbs, have ? "; backend " : "",
+				  have ? plan_backend_name(r->backend) : "");
+		else
+			plan_note(r, "decode: %.2f ms/layer + GPU bytes at %.0f%% of peak bandwidth (uncalibrated for %s)",
+				  ops->dec_lat_ms, ops->dec_bw_fraction * 100, ops->name);
+		plan_note(r, "decode reads the KV cache half full; batch of one sequence");
+		plan_note(r, "prefill: 2 x %.2fB active params + attention %.2f GFLOPs/token (%.0f%% of the total at "
+			     "ctx %llu) at %.0f%% of fp16 tensor peak",
+			  p2 / 2e9, att / 1e9, p2 + att > 0 ? 100 * att / (p2 + att) : 0, (unsigned long long)r->ctx,
+			  (have ? row.pp_q_eff : PREFILL_EFF) * 100);
+	}
+	if (r->gpu_layers < r->total_layers && r->gpu_layers > 0 && !ops->tensor_parallel)
+		plan_note(r, "host part read at %.1f GB/s (%s)", rq->ram_bw_gbs > 0 ? rq->ram_bw_gbs : HOST_BW_DEFAULT_GBS,
+			  rq->ram_bw_from ? rq->ram_bw_from
+			  : rq->ram_bw_gbs > 0 ? "--ram-bw" : "dual-channel DDR4-3200; set --ram-bw");
 }

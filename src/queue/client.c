@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -77,6 +78,13 @@ int queue_connect(const char *path, queue_conn **out, gw_error *err)
 	return 0;
 }
 
+void queue_set_timeout(queue_conn *c, uint64_t ms)
+{
+	struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
 void queue_close(queue_conn *c)
 {
 	if (!c)
@@ -137,6 +145,8 @@ int queue_recv(queue_conn *c, json_t **reply, gw_error *err)
 		ssize_t r = read(c->fd, buf, sizeof buf);
 		if (r < 0 && errno == EINTR)
 			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return gw_fail(err, GW_EIO, "the queue daemon did not answer in time");
 		if (r <= 0)
 			return gw_fail(err, GW_EIO, "the queue daemon closed the connection");
 		sb_add(&c->in, buf, (size_t)r);

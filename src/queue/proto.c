@@ -130,6 +130,8 @@ json_t *proto_spec_to_json(const job_spec *s, bool stored)
 	if (s->name)
 		json_object_set_new(o, "name", json_string(s->name));
 	json_object_set_new(o, "vram_bytes", json_integer((json_int_t)s->vram_bytes));
+	if (s->vram_asked_bytes)
+		json_object_set_new(o, "vram_asked_bytes", json_integer((json_int_t)s->vram_asked_bytes));
 	if (s->vram_auto)
 		json_object_set_new(o, "vram_auto", json_true());
 	if (s->vram_plan)
@@ -177,6 +179,9 @@ int proto_spec_from_json(json_t *o, bool stored, job_spec *s, char *err, size_t 
 				goto bad;
 		} else if (strcmp(key, "env") == 0) {
 			if (get_strv(v, key, true, &s->env, &s->n_env, err, n))
+				goto bad;
+		} else if (strcmp(key, "env_inherited") == 0 && !stored) {
+			if (get_strv(v, key, true, &s->env_inherited, &s->n_env_inherited, err, n))
 				goto bad;
 		} else if (strcmp(key, "run_args") == 0) {
 			if (get_strv(v, key, false, &s->run_args, &s->n_run_args, err, n))
@@ -249,6 +254,9 @@ int proto_spec_from_json(json_t *o, bool stored, job_spec *s, char *err, size_t 
 				goto bad;
 			}
 			s->max_restarts = (int)json_integer_value(v);
+		} else if (stored && strcmp(key, "vram_asked_bytes") == 0) {
+			if (get_u64(v, key, 1ULL << 50, &s->vram_asked_bytes, err, n))
+				goto bad;
 		} else if (stored && strcmp(key, "uid") == 0) {
 			if (get_u64(v, key, UINT32_MAX, &u, err, n))
 				goto bad;
@@ -386,6 +394,23 @@ int proto_parse(const char *line, size_t len, proto_req *r, char *err, size_t n)
 		} else if (r->op == PROTO_QUEUE && strcmp(key, "limit") == 0) {
 			if (get_u64(v, key, 1000000, &r->limit, err, n))
 				goto out;
+		} else if (r->op == PROTO_QUEUE && strcmp(key, "cursor") == 0) {
+			/* "a:ID" (active jobs after ID) or "e:ID:LEFT" (ended jobs before ID, LEFT more) */
+			const char *cs = json_string_value(v);
+			unsigned long long id = 0, left = 0;
+			int used = 0;
+			if (cs && sscanf(cs, "a:%llu%n", &id, &used) == 1 && !cs[used])
+				r->cursor_ended = false;
+			else if (cs && sscanf(cs, "e:%llu:%llu%n", &id, &left, &used) == 2 && !cs[used] &&
+				 left <= 1000000)
+				r->cursor_ended = true;
+			else {
+				fail(err, n, "'cursor' must be a string from a previous reply's 'next'");
+				goto out;
+			}
+			r->has_cursor = true;
+			r->cursor_id = id;
+			r->cursor_left = left;
 		} else if (r->op == PROTO_LOGS && strcmp(key, "offset") == 0) {
 			if (get_u64(v, key, 1ULL << 50, &r->offset, err, n))
 				goto out;

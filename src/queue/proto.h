@@ -19,6 +19,7 @@
 #define PROTO_MAX_LINE (1024 * 1024)   /* bytes in one request line */
 #define PROTO_MAX_IDS 1024
 #define PROTO_MAX_ARGS 4096             /* argv, env and run_args entries */
+#define PROTO_QUEUE_PAGE 200            /* jobs in one 'queue' reply; 'next' asks for more */
 
 typedef enum {
 	PROTO_PING, PROTO_SUBMIT, PROTO_QUEUE, PROTO_SHOW, PROTO_LOGS, PROTO_CANCEL,
@@ -32,6 +33,8 @@ typedef struct proto_req {
 	size_t n_ids;
 	bool all;                 /* queue: ended jobs too */
 	uint64_t limit;           /* queue: at most this many ended jobs (0 = 1000) */
+	bool has_cursor, cursor_ended;  /* queue: where the previous page ended (its 'next') */
+	uint64_t cursor_id, cursor_left;
 	uint64_t offset;          /* logs: byte offset to read from */
 	/* quota set */
 	char *project;

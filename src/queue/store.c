@@ -2,6 +2,7 @@
  * queue/store: SQLite persistence of jobs and projects.
  */
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +36,47 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
 	"INSERT OR IGNORE INTO meta VALUES ('schema', '1');";
 
+/* True for the codes SQLite gives a file that is not (or no longer) a database. */
+static bool damaged_code(int code)
+{
+	code &= 0xff;
+	return code == SQLITE_CORRUPT || code == SQLITE_NOTADB;
+}
+
+/* First row of PRAGMA quick_check: "ok", or what is wrong (malloc'd). */
+static char *quick_check(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	char *res = NULL;
+	if (sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &st, NULL) != SQLITE_OK)
+		return xstrdup(sqlite3_errmsg(db));
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		res = xstrdup(t ? t : "no result");
+		/* one line: "*** in database main ***\nPage 2: ..." becomes "Page 2: ..." */
+		const char *head = "*** in database main ***\n";
+		if (str_starts(res, head))
+			memmove(res, res + strlen(head), strlen(res) - strlen(head) + 1);
+		for (char *c = res; *c; c++)
+			if (*c == '\n')
+				*c = ' ';
+	} else
+		res = xstrdup(sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return res;
+}
+
 int store_open(const char *path, store **out, gw_error *err)
 {
 	store *s = xcalloc(1, sizeof *s);
 	int rc = GW_EIO;
+	struct stat sb;
+	/* SQLite takes a 0-byte file for a new database: ours never is one */
+	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0) {
+		rc = gw_fail(err, GW_EFORMAT, "is empty (0 bytes)");
+		goto out;
+	}
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK) {
 		rc = gw_fail(err, GW_EIO, "cannot open state database '%s': %s", path,
@@ -47,10 +85,23 @@ int store_open(const char *path, store **out, gw_error *err)
 	}
 	sqlite3_busy_timeout(s->db, 5000);
 	/* WAL with synchronous=FULL: a commit is on disk before it returns */
-	if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size=-2000;",
-			 NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_exec(s->db, schema, NULL, NULL, NULL) != SQLITE_OK) {
-		rc = gw_fail(err, GW_EIO, "cannot set up state database '%s': %s", path, sqlite3_errmsg(s->db));
+	int e = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size=-2000;",
+			     NULL, NULL, NULL);
+	if (e == SQLITE_OK) {
+		char *qc = quick_check(s->db);
+		bool good = strcmp(qc, "ok") == 0;
+		if (!good)
+			rc = gw_fail(err, GW_EFORMAT, "is damaged (quick_check: %s)", qc);
+		free(qc);
+		if (!good)
+			goto out;
+		e = sqlite3_exec(s->db, schema, NULL, NULL, NULL);
+	}
+	if (e != SQLITE_OK) {
+		if (damaged_code(sqlite3_extended_errcode(s->db)))
+			rc = gw_fail(err, GW_EFORMAT, "is damaged (%s)", sqlite3_errmsg(s->db));
+		else
+			rc = gw_fail(err, GW_EIO, "cannot set up state database '%s': %s", path, sqlite3_errmsg(s->db));
 		goto out;
 	}
 	if (sqlite3_prepare_v2(s->db,
@@ -93,6 +144,51 @@ int store_begin(store *s, gw_error *err)
 int store_commit(store *s, gw_error *err)
 {
 	return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : db_fail(s, err, "commit");
+}
+
+void store_rollback(store *s)
+{
+	/* after SQLITE_FULL SQLite may have rolled back already: then this fails, harmlessly */
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+bool store_in_tx(store *s)
+{
+	return !sqlite3_get_autocommit(s->db);
+}
+
+uint64_t store_last_id(store *s)
+{
+	sqlite3_stmt *st;
+	uint64_t n = 0;
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0),"
+			       " coalesce((SELECT max(id) FROM jobs), 0))",
+			       -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			n = (uint64_t)sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	return n;
+}
+
+int store_set_last_id(store *s, uint64_t id, gw_error *err)
+{
+	sqlite3_stmt *st;
+	/* AUTOINCREMENT hands out max(seq, max(id)) + 1; sqlite_sequence exists with the jobs table */
+	if (sqlite3_prepare_v2(s->db, "DELETE FROM sqlite_sequence WHERE name = 'jobs'", -1, &st, NULL) != SQLITE_OK)
+		return db_fail(s, err, "set the next id");
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE ||
+	    sqlite3_prepare_v2(s->db, "INSERT INTO sqlite_sequence (name, seq) VALUES ('jobs', ?)", -1, &st, NULL) !=
+		    SQLITE_OK)
+		return db_fail(s, err, "set the next id");
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : db_fail(s, err, "set the next id");
 }
 
 int store_add_job(store *s, job *j, gw_error *err)
@@ -248,11 +344,18 @@ int store_get_job(store *s, uint64_t id, job *out, gw_error *err)
 int store_each_ended(store *s, uint64_t limit, void (*fn)(void *ctx, const job *j), void *ctx,
 		     gw_error *err)
 {
+	return store_each_ended_before(s, 0, limit, fn, ctx, err);
+}
+
+int store_each_ended_before(store *s, uint64_t before_id, uint64_t limit, void (*fn)(void *ctx, const job *j),
+			    void *ctx, gw_error *err)
+{
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db, "SELECT " JOB_COLS " FROM jobs WHERE state >= 3 ORDER BY id DESC LIMIT ?",
+	if (sqlite3_prepare_v2(s->db, "SELECT " JOB_COLS " FROM jobs WHERE state >= 3 AND id < ? ORDER BY id DESC LIMIT ?",
 			       -1, &st, NULL) != SQLITE_OK)
 		return db_fail(s, err, "list jobs");
-	sqlite3_bind_int64(st, 1, (sqlite3_int64)limit);
+	sqlite3_bind_int64(st, 1, before_id ? (sqlite3_int64)before_id : INT64_MAX);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
 	int rc = 0;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		job j;
@@ -360,4 +463,24 @@ void store_projects_free(store_project *p, size_t n)
 		free(p[i].members);
 	}
 	free(p);
+}
+
+int store_each_ran_since(store *s, uint64_t since_ms, void (*fn)(void *ctx, const job *j), void *ctx,
+			 gw_error *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT " JOB_COLS " FROM jobs WHERE state >= 3 AND start_ms > 0 AND end_ms >= ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_fail(s, err, "list jobs");
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)since_ms);
+	int rc = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		job j;
+		if ((rc = row_to_job(st, &j, err)))
+			break;
+		fn(ctx, &j);
+		job_release(&j);
+	}
+	sqlite3_finalize(st);
+	return rc;
 }

@@ -22,10 +22,23 @@ typedef struct store_project {
 	char *members;                     /* "alice,@lab"; "" = everyone */
 } store_project;
 
+/*
+ * Open (creating) the database at path.  GW_EFORMAT, with err->msg the
+ * rest of a sentence about the file ("is empty (0 bytes)", "is damaged
+ * (...)"), when it is not a sound database: a 0-byte file, or one that
+ * fails PRAGMA quick_check or is not SQLite at all.
+ */
 int store_open(const char *path, store **out, gw_error *err);
 void store_close(store *s);
 int store_begin(store *s, gw_error *err);
 int store_commit(store *s, gw_error *err);
+/* Undo the open transaction, if SQLite has not already. */
+void store_rollback(store *s);
+bool store_in_tx(store *s);
+/* The highest job id ever handed out (AUTOINCREMENT's sequence), 0 for none. */
+uint64_t store_last_id(store *s);
+/* Make the next job id last + 1 (a new database continuing an old one's ids). */
+int store_set_last_id(store *s, uint64_t last, gw_error *err);
 
 /* Insert a new job; sets j->id. */
 int store_add_job(store *s, job *j, gw_error *err);
@@ -38,6 +51,12 @@ int store_get_job(store *s, uint64_t id, job *out, gw_error *err);
 /* Ended jobs, newest first, at most limit; each passed to fn. */
 int store_each_ended(store *s, uint64_t limit, void (*fn)(void *ctx, const job *j), void *ctx,
 		     gw_error *err);
+/* The same, only ids below before_id (0: no bound): one page of a listing. */
+int store_each_ended_before(store *s, uint64_t before_id, uint64_t limit, void (*fn)(void *ctx, const job *j),
+			    void *ctx, gw_error *err);
+/* Ended jobs that ran and ended at since_ms or later, each passed to fn (fair-share usage). */
+int store_each_ran_since(store *s, uint64_t since_ms, void (*fn)(void *ctx, const job *j), void *ctx,
+			 gw_error *err);
 /* Ended jobs whose logs are older than before_ms and still kept: ids, marked gone. */
 int store_expire_logs(store *s, uint64_t before_ms, uint64_t **ids, size_t *n, gw_error *err);
 uint64_t store_count_jobs(store *s);

@@ -20,6 +20,7 @@ void job_spec_release(job_spec *s)
 {
 	free_strv(s->argv, s->argc);
 	free_strv(s->env, s->n_env);
+	free_strv(s->env_inherited, s->n_env_inherited);
 	free_strv(s->run_args, s->n_run_args);
 	free(s->cwd);
 	free(s->user);

@@ -44,6 +44,8 @@ typedef struct job_spec {
 	size_t argc;
 	char **env;              /* "NAME=value" the user passed explicitly */
 	size_t n_env;
+	char **env_inherited;    /* the submitter's environment (--export); merged into env at submit */
+	size_t n_env_inherited;
 	char *cwd;               /* the submitter's working directory */
 	uint32_t uid, gid;       /* the submitter, from SO_PEERCRED */
 	char *user;              /* the submitter's login name (display, exports) */
@@ -52,6 +54,7 @@ typedef struct job_spec {
 
 	/* what it asks for */
 	uint64_t vram_bytes;     /* per GPU; 0 = whole GPU (exclusive, mig) */
+	uint64_t vram_asked_bytes; /* what was asked when vram_bytes was rounded to a standard size; 0 */
 	bool vram_auto;          /* vram_bytes came from the planner */
 	char *vram_plan;         /* the planner's summary when vram_auto, else NULL */
 	int n_gpus;              /* >= 1 */
@@ -85,6 +88,8 @@ typedef struct job {
 	int exit_status;         /* when ended: 0..255, 128+signal */
 	uint64_t vram_peak_bytes;/* measured by the supervisor; 0 unknown */
 	char *reason;            /* why it waits, failed or was stopped; NULL none */
+	uint32_t queue_pos;      /* set by sched_pass: 1 = considered first; 0 not waiting in order */
+	uint64_t est_start_ms;   /* set by sched_estimate: wall clock; 0 unknown */
 } job;
 
 void job_spec_release(job_spec *s);

@@ -56,9 +56,17 @@ int sched_policy_parse(const char *name, sched_policy *p)
 
 uint64_t sched_need_bytes(const sched_gpu *g, const sched_req *r)
 {
+	uint64_t raw = r->vram_bytes;
 	if (r->gpu_milli > 0 && r->gpu_milli < 1000)
-		return (uint64_t)((unsigned __int128)g->mem_total_bytes * r->gpu_milli / 1000);
-	return r->vram_bytes;
+		raw = (uint64_t)((unsigned __int128)g->mem_total_bytes * r->gpu_milli / 1000);
+	if (g->n_slots) {
+		/* a request over every size takes the whole GPU */
+		for (size_t i = 0; i < g->n_slots; i++)
+			if (g->slot_bytes[i] >= raw)
+				return g->slot_bytes[i] < g->mem_total_bytes ? g->slot_bytes[i] : g->mem_total_bytes;
+		return raw > g->mem_total_bytes ? raw : g->mem_total_bytes;
+	}
+	return raw;
 }
 
 static bool usable(const sched_gpu *g)
@@ -323,10 +331,28 @@ static int gap_milli(uint64_t free, const sched_gpu *g)
  * and whole ones, which the node term gives back when the node has the
  * CPU and the idle GPUs for them.
  */
-static double gpu_term(const prep *p, cpu_cut c, const sched_gpu *g, uint64_t free, bool is_usable)
+/*
+ * With standard sizes a shared request takes a whole slot, so what a GPU
+ * can still give a request is its largest slot that fits in its free
+ * memory (all of it when the GPU is idle).
+ */
+static uint64_t slot_free(const sched_gpu *g, uint64_t free)
 {
-	if (!is_usable || free == 0)
+	if (!g->n_slots || free >= g->mem_total_bytes)
+		return free;
+	uint64_t best = 0;
+	for (size_t i = 0; i < g->n_slots; i++)
+		if (g->slot_bytes[i] <= free && g->slot_bytes[i] < g->mem_total_bytes)
+			best = g->slot_bytes[i];
+	return best;
+}
+
+static double gpu_term(const prep *p, cpu_cut c, const sched_gpu *g, uint64_t free_bytes, bool is_usable)
+{
+	if (!is_usable || free_bytes == 0)
 		return 0;
+	/* the free share counts; what requests can use of it is by slots */
+	uint64_t free = slot_free(g, free_bytes);
 	double w;
 	if (p->tables) {
 		w = p->p_f - p->f_pfx[c.j_f] + p->f_tab[c.j_f * GAPS + (size_t)gap_milli(free, g)];
@@ -346,7 +372,7 @@ static double gpu_term(const prep *p, cpu_cut c, const sched_gpu *g, uint64_t fr
 			lo = mid + 1;
 	}
 	w += p->b_suf[lo];
-	return free_share(free, g) * (w + p->p_w);
+	return free_share(free_bytes, g) * (w + p->p_w);
 }
 
 /* The node term: minus the idle share that the whole requests it can run could use. */

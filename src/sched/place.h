@@ -47,6 +47,12 @@ typedef struct sched_gpu {
 	 * at; NULL when CPU is not modelled (requests' cpu_milli then ignored).
 	 */
 	uint64_t *node_cpu_free_milli;
+	/*
+	 * Standard sizes (ascending): a shared request takes the first slot
+	 * that holds it (the slot includes its context reserve); NULL none.
+	 */
+	const uint64_t *slot_bytes;
+	size_t n_slots;
 } sched_gpu;
 
 typedef struct sched_req {
@@ -94,7 +100,10 @@ void sched_demand_release(sched_demand *d);
  */
 int sched_place(sched_policy p, const sched_gpu *gpus, size_t n, const sched_req *req,
 		const sched_demand *demand, int *out_idx);
-/* What req needs on GPU g, in bytes (vram_bytes, or its gpu_milli share). */
+/*
+ * What req needs on GPU g, in bytes: vram_bytes or its gpu_milli share,
+ * rounded up to g's standard sizes (the whole GPU when over them all).
+ */
 uint64_t sched_need_bytes(const sched_gpu *g, const sched_req *req);
 /*
  * Fragmentation of gpus[0..n) measured against demand (Weng et al.'s F(M)):

@@ -2,6 +2,7 @@
  * sched/queue: one scheduling pass (admission, order, placement, backfill,
  * preemption of borrowed jobs).  See queue.h for the contract.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,12 +89,18 @@ const char *sched_check_fits(const job_spec *s, const sched_node_gpu *gpus, size
 		if (gpus[i].n_migs || gpus[i].lost)
 			continue;
 		whole++;
-		if (gpus[i].mem_total_bytes >= s->vram_bytes + context_reserve_bytes)
+		uint64_t need = gpus[i].n_slots ? sched_round_size(gpus[i].slot_bytes, gpus[i].n_slots, s->vram_bytes)
+						: s->vram_bytes + context_reserve_bytes;
+		if (gpus[i].mem_total_bytes >= need)
 			fit++;
 	}
 	if ((size_t)s->n_gpus > whole) {
 		snprintf(buf, n, "this server has %zu usable GPU%s, the job asks for %d", whole,
 			 whole == 1 ? "" : "s", s->n_gpus);
+		return buf;
+	}
+	if (s->mode == JOB_MODE_SHARED && (size_t)s->n_gpus > fit && n_gpus && gpus[0].n_slots) {
+		snprintf(buf, n, "no GPU here has %s (the request)", fmt_bytes(a, sizeof a, s->vram_bytes));
 		return buf;
 	}
 	if (s->mode == JOB_MODE_SHARED && (size_t)s->n_gpus > fit) {
@@ -104,6 +111,137 @@ const char *sched_check_fits(const job_spec *s, const sched_node_gpu *gpus, size
 		return buf;
 	}
 	return NULL;
+}
+
+uint64_t sched_round_size(const uint64_t *slot_bytes, size_t n_slots, uint64_t bytes)
+{
+	for (size_t i = 0; i < n_slots; i++)
+		if (slot_bytes[i] >= bytes)
+			return slot_bytes[i];
+	return bytes;
+}
+
+const char *sched_check_quota(const job_spec *s, const sched_project *pr, const sched_project *all,
+			      size_t n_all, bool borrowing, const sched_node_gpu *gpus, size_t n_gpus,
+			      char *buf, size_t n)
+{
+	if (!pr)
+		return NULL;
+	job tmp = {.spec = *s};
+	uint64_t req[2] = {sched_job_vram_bytes(&tmp, gpus, n_gpus), sched_job_gpus(&tmp)};
+	uint64_t quota[2] = {pr->quota_vram_bytes, pr->quota_gpus};
+	for (int d = 0; d < 2; d++) {
+		if (quota[d] == SCHED_UNLIMITED || req[d] <= quota[d])
+			continue;
+		/* with borrowing, the others' quotas may lend the rest (when all are limited) */
+		uint64_t room = quota[d];
+		bool bounded = true;
+		for (size_t i = 0; borrowing && i < n_all; i++) {
+			if (&all[i] == pr)
+				continue;
+			uint64_t q = d == 0 ? all[i].quota_vram_bytes : all[i].quota_gpus;
+			if (q == SCHED_UNLIMITED)
+				bounded = false;
+			else
+				room += q;
+		}
+		if (!bounded || req[d] <= room)
+			continue;
+		char a[32], b[32];
+		if (d == 0)
+			snprintf(buf, n, "the job asks for %s of GPU memory and project %s's VRAM quota is %s%s: it could never start",
+				 fmt_bytes(a, sizeof a, req[0]), pr->name, fmt_bytes(b, sizeof b, quota[0]),
+				 borrowing ? " (with all the others' to borrow)" : "");
+		else
+			snprintf(buf, n, "the job asks for %llu whole GPUs and project %s's GPU quota is %llu%s: it could never start",
+				 (unsigned long long)req[1], pr->name, (unsigned long long)quota[1],
+				 borrowing ? " (with all the others' to borrow)" : "");
+		return buf;
+	}
+	/* a running-job quota of 0 pauses a project: its jobs wait, they are not refused */
+	return NULL;
+}
+
+/* ---- fair share ----------------------------------------------------------- */
+
+void sched_usage_decay(sched_usage *u, uint64_t now_ms, uint64_t half_life_ms)
+{
+	if (now_ms <= u->at_ms) {
+		if (!u->at_ms)
+			u->at_ms = now_ms;
+		return;
+	}
+	if (half_life_ms) {
+		double f = exp2(-(double)(now_ms - u->at_ms) / (double)half_life_ms);
+		u->vram_byte_s *= f;
+		u->gpu_s *= f;
+	}
+	u->at_ms = now_ms;
+}
+
+void sched_usage_add(sched_usage *u, uint64_t vram_bytes, uint64_t n_gpus, uint64_t start_ms,
+		     uint64_t end_ms, uint64_t half_life_ms)
+{
+	uint64_t at = u->at_ms;
+	if (!end_ms || end_ms > at)
+		end_ms = at;
+	if (!start_ms || start_ms >= end_ms)
+		return;
+	/* the integral of 2^(-(at - t) / H) over [start, end], in seconds */
+	double secs;
+	if (half_life_ms) {
+		double h = (double)half_life_ms / 1000.0 / M_LN2;
+		secs = h * (exp2(-(double)(at - end_ms) / (double)half_life_ms) -
+			    exp2(-(double)(at - start_ms) / (double)half_life_ms));
+	} else {
+		secs = (double)(end_ms - start_ms) / 1000.0;
+	}
+	u->vram_byte_s += (double)vram_bytes * secs;
+	u->gpu_s += (double)n_gpus * secs;
+}
+
+/*
+ * Slurm's classic fair-share factor per project: F = 2^(-U/S), U the
+ * project's part of all projects' decayed usage (the mean of its parts of
+ * GPU-memory-seconds and of GPU-seconds), S its part of the shares.
+ */
+void sched_fair_share(sched_project *pr, size_t n, const sched_node_gpu *gpus, size_t n_gpus)
+{
+	double tot_mem = 0, tot_gpu = 0, tot_w = 0, known_w = 0;
+	size_t n_known = 0;
+	uint64_t big = max_gpu_total(gpus, n_gpus);
+	double *w = xcalloc(n ? n : 1, sizeof *w);
+	for (size_t i = 0; i < n; i++) {
+		tot_mem += pr[i].usage_vram_byte_s > 0 ? pr[i].usage_vram_byte_s : 0;
+		tot_gpu += pr[i].usage_gpu_s > 0 ? pr[i].usage_gpu_s : 0;
+		if (pr[i].shares > 0)
+			w[i] = pr[i].shares;
+		else if (pr[i].quota_vram_bytes != SCHED_UNLIMITED)
+			w[i] = (double)pr[i].quota_vram_bytes / (double)GiB;
+		else if (pr[i].quota_gpus != SCHED_UNLIMITED)
+			w[i] = (double)pr[i].quota_gpus * (double)(big ? big : GiB) / (double)GiB;
+		if (w[i] > 0) {
+			known_w += w[i];
+			n_known++;
+		}
+	}
+	/* a project without a quota or shares gets the mean share of the others */
+	for (size_t i = 0; i < n; i++) {
+		if (w[i] <= 0 && !(pr[i].shares > 0) && pr[i].quota_vram_bytes == SCHED_UNLIMITED &&
+		    pr[i].quota_gpus == SCHED_UNLIMITED)
+			w[i] = n_known ? known_w / (double)n_known : 1;
+		tot_w += w[i];
+	}
+	for (size_t i = 0; i < n; i++) {
+		double um = tot_mem > 0 ? pr[i].usage_vram_byte_s / tot_mem : -1;
+		double ug = tot_gpu > 0 ? pr[i].usage_gpu_s / tot_gpu : -1;
+		double u = um >= 0 && ug >= 0 ? (um + ug) / 2 : um >= 0 ? um : ug >= 0 ? ug : 0;
+		pr[i].usage_norm = u > 0 ? u : 0;
+		pr[i].share_norm = tot_w > 0 ? w[i] / tot_w : 0;
+		pr[i].fairshare = pr[i].share_norm > 0 ? exp2(-pr[i].usage_norm / pr[i].share_norm)
+						       : (pr[i].usage_norm > 0 ? 0 : 1);
+	}
+	free(w);
 }
 
 /* ---- the pass ----------------------------------------------------------- */
@@ -136,6 +274,8 @@ typedef struct pass {
 	} fails[32];              /* shapes that found no room since the last change */
 	size_t n_fails;
 	size_t n_borrowed;        /* running borrowed jobs (possible victims) */
+	bool slots;               /* standard sizes: a slot includes the context */
+	uint32_t n_pos;           /* queue positions handed out */
 } pass;
 
 static sched_project *project_of(pass *p, const job *j)
@@ -149,7 +289,7 @@ static sched_project *project_of(pass *p, const job *j)
 static sched_req req_of(const pass *p, const job *j)
 {
 	sched_req r = {
-		.vram_bytes = j->spec.vram_bytes + p->cfg->context_reserve_bytes,
+		.vram_bytes = j->spec.vram_bytes + (p->slots ? 0 : p->cfg->context_reserve_bytes),
 		.n_gpus = j->spec.n_gpus,
 		.exclusive = j->spec.mode == JOB_MODE_EXCLUSIVE,
 	};
@@ -282,16 +422,15 @@ static int find_mig(pass *p, const job *j, int *gpu)
 static int place(pass *p, const sched_req *r, bool ignore_reservation, int *idx)
 {
 	bool saved[64];
-	if (p->have_reservation && !ignore_reservation)
-		for (size_t i = 0; i < p->n_gpus; i++) {
-			saved[i] = p->view[i].unavailable;
-			if (p->reserved[i])
-				p->view[i].unavailable = true;
-		}
+	bool hide_reserved = p->have_reservation && !ignore_reservation;
+	for (size_t i = 0; i < p->n_gpus; i++) {
+		saved[i] = p->view[i].unavailable;
+		if ((hide_reserved && p->reserved[i]) || (r->exclusive && p->node[i].foreign))
+			p->view[i].unavailable = true;
+	}
 	int rc = sched_place(p->cfg->policy, p->view, p->n_gpus, r, &p->demand, idx);
-	if (p->have_reservation && !ignore_reservation)
-		for (size_t i = 0; i < p->n_gpus; i++)
-			p->view[i].unavailable = saved[i];
+	for (size_t i = 0; i < p->n_gpus; i++)
+		p->view[i].unavailable = saved[i];
 	return rc;
 }
 
@@ -301,9 +440,21 @@ static void no_room_reason(pass *p, const job *j, char *why, size_t n)
 	char a[32], b[32];
 	sched_req r = req_of(p, j);
 	if (j->spec.mode == JOB_MODE_EXCLUSIVE) {
-		snprintf(why, n, "waiting for %d idle GPU%s", r.n_gpus, r.n_gpus == 1 ? "" : "s");
+		char list[64] = "";
+		size_t l = 0, n_foreign = 0;
+		for (size_t i = 0; i < p->n_gpus && l < sizeof list; i++)
+			if (p->node[i].foreign && !p->node[i].lost) {
+				l += (size_t)snprintf(list + l, sizeof list - l, "%s%zu", n_foreign ? "," : "", i);
+				n_foreign++;
+			}
+		if (n_foreign)
+			snprintf(why, n, "waiting for %d idle GPU%s (GPU %s: a process outside the queue uses %s)",
+				 r.n_gpus, r.n_gpus == 1 ? "" : "s", list, n_foreign == 1 ? "it" : "them");
+		else
+			snprintf(why, n, "waiting for %d idle GPU%s", r.n_gpus, r.n_gpus == 1 ? "" : "s");
 		return;
 	}
+	uint64_t need = p->n_gpus ? sched_need_bytes(&p->view[0], &r) : r.vram_bytes;
 	/* the running job whose end frees the most on a GPU that would then fit */
 	for (size_t i = 0; i < p->n_running; i++) {
 		const job *k = p->running[i];
@@ -319,17 +470,18 @@ static void no_room_reason(pass *p, const job *j, char *why, size_t n)
 				uint64_t out = p->node[gi].mem_outside_bytes, t = p->node[gi].mem_total_bytes;
 				after = t > out ? t - out : 0;
 			} else {
-				after = p->view[gi].mem_free_bytes + k->spec.vram_bytes + p->cfg->context_reserve_bytes;
+				sched_req kr = req_of(p, k);
+				after = p->view[gi].mem_free_bytes + sched_need_bytes(&p->view[gi], &kr);
 			}
-			if (after >= r.vram_bytes) {
+			if (after >= need) {
 				snprintf(why, n, "no GPU has %s free; GPU %d frees %s when job %llu ends",
-					 fmt_bytes(a, sizeof a, r.vram_bytes), gi, fmt_bytes(b, sizeof b, after),
+					 fmt_bytes(a, sizeof a, need), gi, fmt_bytes(b, sizeof b, after),
 					 (unsigned long long)k->id);
 				return;
 			}
 		}
 	}
-	snprintf(why, n, "no GPU has %s free", fmt_bytes(a, sizeof a, r.vram_bytes));
+	snprintf(why, n, "no GPU has %s free", fmt_bytes(a, sizeof a, need));
 }
 
 /*
@@ -347,6 +499,8 @@ static void reserve_for(pass *p, const job *j, sched_result *res)
 		empty[i].exclusive = false;
 		uint64_t taken = g->mem_outside_bytes;
 		empty[i].mem_free_bytes = g->mem_total_bytes > taken ? g->mem_total_bytes - taken : 0;
+		if (j->spec.mode == JOB_MODE_EXCLUSIVE && g->foreign)
+			empty[i].unavailable = true;
 	}
 	sched_req r = req_of(p, j);
 	int idx[16];
@@ -419,6 +573,18 @@ static bool reclaim(pass *p, job *j, const sched_project *pr, sched_result *res,
 	return true;
 }
 
+/* A job started in this pass weighs on its project's order as if it had run its expected time. */
+static void project_run(pass *p, const job *j, sched_project *pr)
+{
+	uint64_t ms = j->spec.time_limit_ms ? j->spec.time_limit_ms : p->cfg->expected_run_ms;
+	if (!ms)
+		return;
+	double s = (double)ms / 1000.0;
+	pr->usage_vram_byte_s += (double)sched_job_vram_bytes(j, p->node, p->n_gpus) * s;
+	pr->usage_gpu_s += (double)j->spec.n_gpus * s;
+	sched_fair_share(p->projects, p->n_projects, p->node, p->n_gpus);
+}
+
 static int cmp_job(const void *a, const void *b)
 {
 	const job *x = *(job *const *)a, *y = *(job *const *)b;
@@ -455,7 +621,9 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			.pcie_switch = g->pcie_switch, .mem_total_bytes = g->mem_total_bytes,
 			.mem_free_bytes = g->mem_total_bytes > out ? g->mem_total_bytes - out : 0,
 			.unavailable = g->lost || g->n_migs > 0,
+			.slot_bytes = g->slot_bytes, .n_slots = g->n_slots,
 		};
+		p.slots |= g->n_slots > 0;
 	}
 	p.mig_taken = xcalloc(n_migs ? n_migs : 1, sizeof *p.mig_taken);
 	for (size_t i = 0; i < n_projects; i++)
@@ -470,6 +638,7 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 	size_t n_queued = 0;
 	for (size_t i = 0; i < n_jobs; i++) {
 		job *j = jobs[i];
+		j->queue_pos = 0;
 		if (j->state == JOB_RUNNING) {
 			p.running[p.n_running++] = j;
 			charge(&p, j, project_of(&p, j), +1);
@@ -556,8 +725,43 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 		i = k;
 	}
 
+	sched_fair_share(projects, n_projects, gpus, n_gpus);
+	/* the job the GPUs were held for last pass goes first in its project */
+	job *sticky = NULL;
+	for (size_t i = 0; cfg->prev_reserved_job && i < n_ready; i++)
+		if (queued[i]->id == cfg->prev_reserved_job) {
+			sched_project *pr = project_of(&p, queued[i]);
+			if (!pr)
+				break;
+			size_t slot = (size_t)(pr - projects);
+			if (queued[start[slot]]->spec.priority > queued[i]->spec.priority)
+				break;
+			/* only when it can start now: else the reservation is decided anew */
+			const char *qwhy;
+			sched_req r = req_of(&p, queued[i]);
+			int idx[16], g;
+			if (admit(&p, queued[i], pr, &qwhy) == ADMIT_NO ||
+			    (queued[i]->spec.mode == JOB_MODE_MIG ? find_mig(&p, queued[i], &g) < 0
+								  : place(&p, &r, true, idx) != 0))
+				break;
+			sticky = queued[i];
+			memmove(&queued[start[slot] + 1], &queued[start[slot]], (i - start[slot]) * sizeof *queued);
+			queued[start[slot]] = sticky;
+			break;
+		}
+	double *saved_usage = xcalloc(2 * n_projects + 1, sizeof *saved_usage);
+	for (size_t i = 0; i < n_projects; i++) {
+		saved_usage[2 * i] = projects[i].usage_vram_byte_s;
+		saved_usage[2 * i + 1] = projects[i].usage_gpu_s;
+	}
+
 	for (;;) {
-		/* the next job: priority, then the lowest share, then submission */
+		/*
+		 * The next job: priority, then the project's fair-share factor
+		 * (decayed usage against its shares), then its share of its quota
+		 * in use now, then submission.  The job holding a reservation from
+		 * the last pass wins over jobs of its priority.
+		 */
 		size_t best = SIZE_MAX;
 		double best_share = 0;
 		for (size_t s = 0; s < n_projects; s++) {
@@ -570,6 +774,15 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			job *b = queued[head[best]];
 			if (j->spec.priority != b->spec.priority) {
 				if (j->spec.priority > b->spec.priority)
+					goto take;
+				continue;
+			}
+			if (b == sticky)
+				continue;
+			if (j == sticky)
+				goto take;
+			if (projects[s].fairshare != projects[best].fairshare) {
+				if (projects[s].fairshare > projects[best].fairshare)
 					goto take;
 				continue;
 			}
@@ -588,6 +801,9 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 		if (best == SIZE_MAX)
 			break;
 		job *j = queued[head[best]++];
+		if (j == sticky)
+			sticky = NULL;
+		j->queue_pos = ++p.n_pos; /* taken back below when it starts */
 		sched_project *pr = &projects[best];
 		const char *qwhy = NULL;
 		int verdict = admit(&p, j, pr, &qwhy);
@@ -610,8 +826,11 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			d.gpu_idx[0] = g;
 			d.n_gpus = 1;
 			d.mig_idx = k;
+			j->queue_pos = 0;
+			p.n_pos--;
 			charge(&p, j, pr, +1);
 			res_add(res, &d);
+			project_run(&p, j, pr);
 			continue;
 		}
 		sched_req r = req_of(&p, j);
@@ -652,11 +871,20 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			continue;
 		}
 		d.n_gpus = r.n_gpus;
+		j->queue_pos = 0;
+		p.n_pos--;
 		sched_commit(p.view, &r, d.gpu_idx);
 		p.n_fails = 0;
 		charge(&p, j, pr, +1);
 		res_add(res, &d);
+		project_run(&p, j, pr);
 	}
+	for (size_t i = 0; i < n_projects; i++) {
+		projects[i].usage_vram_byte_s = saved_usage[2 * i];
+		projects[i].usage_gpu_s = saved_usage[2 * i + 1];
+	}
+	sched_fair_share(projects, n_projects, gpus, n_gpus);
+	free(saved_usage);
 	/* victims return to the queue; the caller requeues them */
 	for (size_t i = 0; i < res->n; i++)
 		if (res->d[i].action == SCHED_PREEMPT)
@@ -673,4 +901,148 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 	free(p.mig_base);
 	free(p.view);
 	return 0;
+}
+
+/* ---- estimated start times ------------------------------------------------ */
+
+typedef struct est_end {
+	uint64_t at_ms;
+	const job *j;
+	int idx[16];
+	sched_req r;
+} est_end;
+
+static int cmp_pos(const void *a, const void *b)
+{
+	const job *x = *(job *const *)a, *y = *(job *const *)b;
+	return (x->queue_pos > y->queue_pos) - (x->queue_pos < y->queue_pos);
+}
+
+void sched_estimate(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpus,
+		    const sched_project *projects, size_t n_projects, job **jobs, size_t n_jobs,
+		    uint64_t now_ms, size_t max_jobs)
+{
+	if (n_gpus > 64)
+		n_gpus = 64;
+	pass p = {.cfg = cfg, .node = gpus, .n_gpus = n_gpus};
+	sched_gpu view[64];
+	for (size_t i = 0; i < n_gpus; i++) {
+		const sched_node_gpu *g = &gpus[i];
+		uint64_t out = g->mem_outside_bytes;
+		view[i] = (sched_gpu){.numa = g->numa, .nvlink_group = g->nvlink_group,
+				      .pcie_switch = g->pcie_switch, .mem_total_bytes = g->mem_total_bytes,
+				      .mem_free_bytes = g->mem_total_bytes > out ? g->mem_total_bytes - out : 0,
+				      .unavailable = g->lost || g->n_migs > 0,
+				      .slot_bytes = g->slot_bytes, .n_slots = g->n_slots};
+		p.slots |= g->n_slots > 0;
+	}
+	uint64_t *used = xcalloc(n_projects * 3 + 1, sizeof *used);
+	est_end *ends = xcalloc(n_jobs + 1, sizeof *ends);
+	size_t n_ends = 0;
+	job **wait = xcalloc(n_jobs + 1, sizeof *wait);
+	size_t n_wait = 0;
+	for (size_t i = 0; i < n_jobs; i++) {
+		job *j = jobs[i];
+		j->est_start_ms = 0;
+		const sched_project *pr = NULL;
+		for (size_t k = 0; k < n_projects; k++)
+			if (j->spec.project && strcmp(projects[k].name, j->spec.project) == 0)
+				pr = &projects[k];
+		if (j->state == JOB_QUEUED && j->queue_pos)
+			wait[n_wait++] = j;
+		if (j->state != JOB_RUNNING || j->spec.mode == JOB_MODE_MIG)
+			continue;
+		est_end *e = &ends[n_ends++];
+		e->j = j;
+		e->r = req_of(&p, j);
+		e->at_ms = j->spec.time_limit_ms ? j->start_ms + j->spec.time_limit_ms : UINT64_MAX;
+		if (e->at_ms != UINT64_MAX && e->at_ms < now_ms)
+			e->at_ms = now_ms;
+		bool valid = j->n_placed == j->spec.n_gpus;
+		for (int k = 0; k < j->n_placed; k++)
+			valid &= j->gpu_idx[k] >= 0 && (size_t)j->gpu_idx[k] < n_gpus;
+		if (valid) {
+			memcpy(e->idx, j->gpu_idx, sizeof e->idx);
+			sched_commit(view, &e->r, e->idx);
+		} else {
+			n_ends--;
+			continue;
+		}
+		if (pr) {
+			size_t k = (size_t)(pr - projects) * 3;
+			used[k] += sched_job_vram_bytes(j, gpus, n_gpus);
+			used[k + 1] += sched_job_gpus(j);
+			used[k + 2]++;
+		}
+	}
+	qsort(wait, n_wait, sizeof *wait, cmp_pos);
+	uint64_t t = now_ms;
+	for (size_t w = 0; w < n_wait && w < max_jobs; w++) {
+		job *j = wait[w];
+		if (j->spec.mode == JOB_MODE_MIG)
+			break;
+		const sched_project *pr = NULL;
+		for (size_t k = 0; k < n_projects; k++)
+			if (j->spec.project && strcmp(projects[k].name, j->spec.project) == 0)
+				pr = &projects[k];
+		if (!pr)
+			break;
+		size_t pk = (size_t)(pr - projects) * 3;
+		sched_req r = req_of(&p, j);
+		uint64_t need[3] = {sched_job_vram_bytes(j, gpus, n_gpus), sched_job_gpus(j), 1};
+		uint64_t quota[3] = {pr->quota_vram_bytes, pr->quota_gpus, pr->quota_jobs};
+		int idx[16];
+		bool placed = false;
+		for (;;) {
+			/* what has ended by t gives its GPUs and quota back */
+			for (size_t e = 0; e < n_ends; e++)
+				if (ends[e].at_ms <= t && ends[e].j) {
+					sched_uncommit(view, &ends[e].r, ends[e].idx);
+					for (size_t k = 0; k < n_projects; k++)
+						if (ends[e].j->spec.project && strcmp(projects[k].name, ends[e].j->spec.project) == 0) {
+							used[k * 3] -= sched_job_vram_bytes(ends[e].j, gpus, n_gpus);
+							used[k * 3 + 1] -= sched_job_gpus(ends[e].j);
+							used[k * 3 + 2]--;
+						}
+					ends[e].j = NULL;
+				}
+			bool fits_quota = true;
+			for (int d = 0; d < 3; d++)
+				fits_quota &= quota[d] == SCHED_UNLIMITED || used[pk + d] + need[d] <= quota[d];
+			bool saved[64];
+			for (size_t i = 0; i < n_gpus; i++) {
+				saved[i] = view[i].unavailable;
+				if (r.exclusive && gpus[i].foreign)
+					view[i].unavailable = true;
+			}
+			if (fits_quota && sched_place(cfg->policy, view, n_gpus, &r, NULL, idx) == 0)
+				placed = true;
+			for (size_t i = 0; i < n_gpus; i++)
+				view[i].unavailable = saved[i];
+			if (placed)
+				break;
+			uint64_t next = UINT64_MAX;
+			for (size_t e = 0; e < n_ends; e++)
+				if (ends[e].j && ends[e].at_ms > t && ends[e].at_ms < next)
+					next = ends[e].at_ms;
+			if (next == UINT64_MAX)
+				break;
+			t = next;
+		}
+		if (!placed)
+			break; /* unknown from here on */
+		j->est_start_ms = t;
+		est_end *e = &ends[n_ends++];
+		e->j = j;
+		e->r = r;
+		memcpy(e->idx, idx, sizeof e->idx);
+		e->at_ms = j->spec.time_limit_ms ? t + j->spec.time_limit_ms : UINT64_MAX;
+		sched_commit(view, &r, idx);
+		used[pk] += need[0];
+		used[pk + 1] += need[1];
+		used[pk + 2]++;
+	}
+	free(used);
+	free(ends);
+	free(wait);
 }

@@ -10,6 +10,8 @@ export NO_COLOR=1
 _n=0
 _failed=0
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gw-test.XXXXXX")
+# gpuwise bench caches measured bandwidth for plan: never the user's own cache
+export GPUWISE_CACHE_DIR="$TMP/cache"
 trap 'rm -rf "$TMP"' EXIT
 
 diag() { printf '# %s\n' "$*"; }

@@ -85,8 +85,9 @@ like "$err" "line 3: bad value 'maybe' for 'borrowing'" "a bad config value is n
 run_gw daemon --config "$TMP/missing.conf" --state "$TMP/state3" --socket "$TMP/s3"
 is "$rc" 1 "a missing --config: exit 1"
 # the shipped sample config, every setting uncommented, is accepted
-sed 's/^#\([a-z_]* =\)/\1/' "$GW_TOP/dist/daemon.conf" > "$TMP/sample.conf"
-is "$(grep -c '^[a-z_]* =' "$TMP/sample.conf")" 10 "the sample config has its 10 settings"
+# (the lab page on a port the kernel picks, not the sample's 9400)
+sed 's/^#\([a-z_]* =\)/\1/; s/^http = .*/http = 127.0.0.1:0/' "$GW_TOP/dist/daemon.conf" > "$TMP/sample.conf"
+is "$(grep -c '^[a-z_]* =' "$TMP/sample.conf")" 23 "the sample config has its 23 settings"
 "$GW" daemon --state "$TMP/state4" --socket "$TMP/s4" --config "$TMP/sample.conf" 2>"$TMP/s4.log" &
 s4=$!
 for _i in $(seq 100); do "$GW" queue --socket "$TMP/s4" >/dev/null 2>&1 && break; sleep 0.05; done

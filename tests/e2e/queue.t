@@ -64,7 +64,7 @@ run_gw logs "$id"
 is "$rc" 0 "logs of an ended job"
 like "$out" "^hello from $id in default$" "... the job saw GPUWISE_JOB_ID and GPUWISE_PROJECT"
 like "$out" "cvd=GPU-0[ab]0[ab]0[ab]0[ab]-1111-4222-8333-444455556666 order=PCI_BUS_ID foo=bar home=/root" "... CUDA_VISIBLE_DEVICES is a UUID, CUDA_DEVICE_ORDER=PCI_BUS_ID, --env passed"
-like "$out" "leak=none" "... and a clean environment (the client's variables do not leak)"
+like "$out" "leak=client" "... the submitter's environment is kept (--export ALL), the daemon's LEAKME=daemon is not"
 run_gw show --json "$id"
 is "$(printf '%s' "$out" | jget "[d['state'], d['exit_status'], len(d['gpu_uuids'])]")" '["done", 0, 1]' "show --json: state, exit status, its GPU"
 id=$("$GW" submit --vram 1G -- sh -c 'for i in 1 2 3; do echo line$i; sleep 0.3; done')

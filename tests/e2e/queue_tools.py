@@ -26,6 +26,16 @@ def call(sock, req):
     return json.loads(buf)
 
 
+def all_jobs(sock):
+    """Every active job: the daemon answers in pages ('next' continues)."""
+    r = call(sock, {"op": "queue"})
+    out = list(r["jobs"])
+    while r.get("next"):
+        r = call(sock, {"op": "queue", "cursor": r["next"]})
+        out += r["jobs"]
+    return out
+
+
 def show(gw, jid):
     out = subprocess.run([gw, "show", "--json", str(jid)], capture_output=True, text=True).stdout
     return json.loads(out)
@@ -40,7 +50,7 @@ def main():
     cmd = sys.argv[1]
     a = sys.argv[2:]
     if cmd == "active":
-        print(" ".join(str(j["id"]) for j in call(a[0], {"op": "queue"})["jobs"]))
+        print(" ".join(str(j["id"]) for j in all_jobs(a[0])))
     elif cmd == "load":
         # LOAD SOCK CLIENT COUNT ACKFILE: submit COUNT jobs, pipelined 32 deep;
         # each acknowledged one is appended as "name id" before the next read.
@@ -165,7 +175,7 @@ def main():
     elif cmd == "nvlink":
         print(" ".join(str(g["nvlink_group"]) for g in call(a[0], {"op": "ping"})["topology"]))
     elif cmd == "running":
-        print(" ".join(str(j["id"]) for j in call(a[0], {"op": "queue"})["jobs"] if j["state"] == "running"))
+        print(" ".join(str(j["id"]) for j in all_jobs(a[0]) if j["state"] == "running"))
     elif cmd == "drain":
         end = time.time() + float(a[1])
         while time.time() < end and call(a[0], {"op": "queue"})["jobs"]:
@@ -184,7 +194,7 @@ def main():
         end = time.time() + secs
         with open(path, "w") as f:
             while time.time() < end:
-                r = call(sock, {"op": "queue"})
+                r = {"jobs": all_jobs(sock)}
                 f.write(json.dumps(r["jobs"]) + "\n")
                 if not r["jobs"]:
                     return 0

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +99,7 @@ static void assert_no_overcommit(job **jobs, size_t n, const sched_node_gpu *g, 
 
 static sched_config cfg_of(bool borrowing)
 {
-	sched_config c = {SCHED_POLICY_GPUWISE, borrowing, RES};
+	sched_config c = {.policy = SCHED_POLICY_GPUWISE, .borrowing = borrowing, .context_reserve_bytes = RES};
 	return c;
 }
 
@@ -107,7 +108,7 @@ static void test_quota(void **state)
 	(void)state;
 	sched_node_gpu g[2];
 	node(g, 2, 48);
-	sched_project pr[1] = {{"nlp", 40 * GiB, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0}};
+	sched_project pr[1] = {{.name = "nlp", .quota_vram_bytes = 40 * GiB, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED}};
 	job *jobs[3] = {mk(1, "nlp", JOB_MODE_SHARED, 20, 1, 0), mk(2, "nlp", JOB_MODE_SHARED, 20, 1, 0),
 			mk(3, "nlp", JOB_MODE_SHARED, 20, 1, 0)};
 	sched_config c = cfg_of(false);
@@ -137,7 +138,7 @@ static void test_packing(void **state)
 	(void)state;
 	sched_node_gpu g[2];
 	node(g, 2, 48);
-	sched_project pr[1] = {{"default", SCHED_UNLIMITED, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0}};
+	sched_project pr[1] = {{.name = "default", .quota_vram_bytes = SCHED_UNLIMITED, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED}};
 	job *jobs[10];
 	for (int i = 0; i < 10; i++)
 		jobs[i] = mk((uint64_t)i + 1, "default", JOB_MODE_SHARED, 10, 1, 0);
@@ -165,7 +166,7 @@ static void test_exclusive(void **state)
 	(void)state;
 	sched_node_gpu g[2];
 	node(g, 2, 48);
-	sched_project pr[1] = {{"default", SCHED_UNLIMITED, 1, SCHED_UNLIMITED, 0, 0, 0}};
+	sched_project pr[1] = {{.name = "default", .quota_vram_bytes = SCHED_UNLIMITED, .quota_gpus = 1, .quota_jobs = SCHED_UNLIMITED}};
 	job *jobs[3] = {mk(1, "default", JOB_MODE_SHARED, 4, 1, 0), mk(2, "default", JOB_MODE_EXCLUSIVE, 0, 1, 0),
 			mk(3, "default", JOB_MODE_EXCLUSIVE, 0, 1, 0)};
 	sched_config c = cfg_of(false);
@@ -186,8 +187,8 @@ static void test_priority_and_fair_share(void **state)
 	(void)state;
 	sched_node_gpu g[1];
 	node(g, 1, 48);
-	sched_project pr[2] = {{"a", 40 * GiB, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0},
-			       {"b", 40 * GiB, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0}};
+	sched_project pr[2] = {{.name = "a", .quota_vram_bytes = 40 * GiB, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED},
+			       {.name = "b", .quota_vram_bytes = 40 * GiB, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED}};
 	job *jobs[8];
 	for (int i = 0; i < 4; i++)
 		jobs[i] = mk((uint64_t)i + 1, "a", JOB_MODE_SHARED, 10, 1, 0);
@@ -232,7 +233,7 @@ static void test_backfill(void **state)
 	(void)state;
 	sched_node_gpu g[2];
 	node(g, 2, 48);
-	sched_project pr[1] = {{"default", SCHED_UNLIMITED, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0}};
+	sched_project pr[1] = {{.name = "default", .quota_vram_bytes = SCHED_UNLIMITED, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED}};
 	job *jobs[64];
 	size_t n = 0;
 	/* two running 30 GiB jobs, one on each GPU */
@@ -283,8 +284,8 @@ static void test_borrow_and_preempt(void **state)
 	(void)state;
 	sched_node_gpu g[2];
 	node(g, 2, 48);
-	sched_project pr[2] = {{"a", 24 * GiB, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0},
-			       {"b", 72 * GiB, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0}};
+	sched_project pr[2] = {{.name = "a", .quota_vram_bytes = 24 * GiB, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED},
+			       {.name = "b", .quota_vram_bytes = 72 * GiB, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED}};
 	job *jobs[5] = {mk(1, "a", JOB_MODE_SHARED, 20, 1, 0), mk(2, "a", JOB_MODE_SHARED, 20, 1, 0),
 			mk(3, "a", JOB_MODE_SHARED, 20, 1, 0)};
 	size_t n = 3;
@@ -338,7 +339,7 @@ static void test_mig_and_after(void **state)
 	sched_mig migs[2] = {{"MIG-a", "1g.10gb", 10 * GiB, 0}, {"MIG-b", "1g.10gb", 10 * GiB, 0}};
 	g[1].migs = migs;
 	g[1].n_migs = 2;
-	sched_project pr[1] = {{"default", SCHED_UNLIMITED, SCHED_UNLIMITED, SCHED_UNLIMITED, 0, 0, 0}};
+	sched_project pr[1] = {{.name = "default", .quota_vram_bytes = SCHED_UNLIMITED, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED}};
 	job *jobs[5];
 	for (int i = 0; i < 3; i++) {
 		jobs[i] = mk((uint64_t)i + 1, "default", JOB_MODE_MIG, 0, 1, 0);
@@ -477,6 +478,235 @@ static void test_proto_corpus(void **state)
 	assert_true(n >= 7);
 }
 
+/*
+ * Run jobs one at a time (each 40 GiB on one 48 GiB GPU, 1 s long) and
+ * return the projects in the order they started, as the daemon's usage
+ * bookkeeping would see them: ended runs decayed, the running one to now.
+ */
+static void run_one_at_a_time(sched_project *pr, size_t n_pr, job **jobs, size_t n, size_t steps, char *order,
+			      uint64_t half_life_ms)
+{
+	sched_node_gpu g[1];
+	node(g, 1, 48);
+	sched_usage u[2] = {{0, 0, 1000}, {0, 0, 1000}};
+	sched_config c = cfg_of(false);
+	c.expected_run_ms = 1000;
+	sched_result r = {0};
+	uint64_t t = 1000;
+	size_t k = 0;
+	for (size_t step = 0; step < steps; step++) {
+		for (size_t p = 0; p < n_pr; p++) {
+			sched_usage_decay(&u[p], t, half_life_ms);
+			pr[p].usage_vram_byte_s = u[p].vram_byte_s;
+			pr[p].usage_gpu_s = u[p].gpu_s;
+		}
+		sched_pass(&c, g, 1, pr, n_pr, jobs, n, &r);
+		if (getenv("DEBUG_FS"))
+			print_message("# t %llu F %g %g U %g %g S %g %g res %lld\n", (unsigned long long)t, pr[0].fairshare, pr[1].fairshare,
+				      pr[0].usage_norm, pr[1].usage_norm, pr[0].share_norm, pr[1].share_norm, (long long)r.reserved_job);
+		c.prev_reserved_job = r.reserved_job > 0 ? (uint64_t)r.reserved_job : 0;
+		assert_int_equal(apply(&r, t), 1);
+		job *j = r.d[0].job;
+		order[k++] = j->spec.project[0];
+		t += 1000;
+		j->state = JOB_DONE;
+		size_t p = strcmp(j->spec.project, pr[0].name) == 0 ? 0 : 1;
+		sched_usage_decay(&u[p], t, half_life_ms);
+		sched_usage_add(&u[p], j->spec.vram_bytes, 1, j->start_ms, t, half_life_ms);
+	}
+	order[k] = 0;
+	sched_result_release(&r);
+}
+
+static void test_fair_share_decayed(void **state)
+{
+	(void)state;
+	/* equal quotas: a submitted all four first, yet the projects alternate */
+	sched_project pr[2] = {{.name = "a", .quota_vram_bytes = 40 * GiB, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED},
+			       {.name = "b", .quota_vram_bytes = 40 * GiB, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED}};
+	job *jobs[12];
+	for (int i = 0; i < 4; i++)
+		jobs[i] = mk((uint64_t)i + 1, "a", JOB_MODE_SHARED, 40, 1, 0);
+	for (int i = 4; i < 8; i++)
+		jobs[i] = mk((uint64_t)i + 1, "b", JOB_MODE_SHARED, 40, 1, 0);
+	char order[16];
+	run_one_at_a_time(pr, 2, jobs, 8, 8, order, 20000);
+	assert_string_equal(order, "abababab");
+	assert_true(pr[0].fairshare > 0 && pr[0].fairshare <= 1);
+	free_jobs(jobs, 8);
+	/* shares 2:1 (the VRAM quotas): a gets two starts of three */
+	pr[0].quota_vram_bytes = 80 * GiB;
+	for (int i = 0; i < 8; i++)
+		jobs[i] = mk((uint64_t)i + 1, "a", JOB_MODE_SHARED, 40, 1, 0);
+	for (int i = 8; i < 12; i++)
+		jobs[i] = mk((uint64_t)i + 1, "b", JOB_MODE_SHARED, 40, 1, 0);
+	run_one_at_a_time(pr, 2, jobs, 12, 9, order, 20000);
+	int na = 0;
+	for (int i = 0; i < 9; i++)
+		na += order[i] == 'a';
+	print_message("# 2:1 shares, start order %s\n", order);
+	assert_int_equal(na, 6);
+	free_jobs(jobs, 12);
+}
+
+static void test_usage_decay(void **state)
+{
+	(void)state;
+	/* one GiB for an hour, seen one half-life after it ended: half of what it was */
+	sched_usage u = {0, 0, 3600001};
+	sched_usage_add(&u, GiB, 1, 1, 3600001, 0);
+	assert_true(fabs(u.gpu_s - 3600) < 1e-6);
+	sched_usage v = {0, 0, 3600001};
+	sched_usage_add(&v, GiB, 1, 1, 3600001, 3600000ULL * 1000);
+	sched_usage_decay(&v, 3600001 + 3600000ULL * 1000, 3600000ULL * 1000);
+	assert_true(fabs(v.gpu_s / 3600 - 0.5) < 1e-3);
+	assert_true(fabs(v.vram_byte_s / (double)GiB / 3600 - 0.5) < 1e-3);
+}
+
+static void test_reservation_sticks(void **state)
+{
+	(void)state;
+	/* b1 holds the GPUs; when they free, b1 starts although a2 is older and a's usage is lower now */
+	sched_node_gpu g[1];
+	node(g, 1, 48);
+	sched_project pr[2] = {{.name = "a", .quota_vram_bytes = 40 * GiB, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED},
+			       {.name = "b", .quota_vram_bytes = 40 * GiB, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED}};
+	job *jobs[3] = {mk(1, "a", JOB_MODE_SHARED, 40, 1, 0), mk(2, "a", JOB_MODE_SHARED, 40, 1, 0),
+			mk(3, "b", JOB_MODE_SHARED, 40, 1, 0)};
+	jobs[0]->state = JOB_RUNNING;
+	jobs[0]->n_placed = 1;
+	jobs[0]->gpu_idx[0] = 0;
+	sched_config c = cfg_of(false);
+	sched_result r = {0};
+	pr[0].usage_gpu_s = 10;
+	sched_pass(&c, g, 1, pr, 2, jobs, 3, &r);
+	assert_int_equal(r.reserved_job, 3);
+	assert_non_null(strstr(jobs[2]->reason, "GPUs are held for it"));
+	assert_int_equal(jobs[2]->queue_pos, 1);
+	assert_int_equal(jobs[1]->queue_pos, 2);
+	/* a1 ends; now b has more usage than a, but b1 holds the reservation */
+	jobs[0]->state = JOB_DONE;
+	pr[0].usage_gpu_s = 0;
+	pr[1].usage_gpu_s = 10;
+	c.prev_reserved_job = 3;
+	sched_pass(&c, g, 1, pr, 2, jobs, 3, &r);
+	assert_int_equal(apply(&r, 2), 1);
+	assert_int_equal(r.d[0].job->id, 3);
+	/* without the reservation a2 would have gone first */
+	jobs[2]->state = JOB_QUEUED;
+	c.prev_reserved_job = 0;
+	sched_pass(&c, g, 1, pr, 2, jobs, 3, &r);
+	assert_int_equal(r.d[0].job->id, 2);
+	sched_result_release(&r);
+	free_jobs(jobs, 3);
+}
+
+static void test_estimate(void **state)
+{
+	(void)state;
+	sched_node_gpu g[1];
+	node(g, 1, 48);
+	sched_project pr[1] = {{.name = "default", .quota_vram_bytes = SCHED_UNLIMITED, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED}};
+	job *jobs[4] = {mk(1, "default", JOB_MODE_SHARED, 40, 1, 0), mk(2, "default", JOB_MODE_SHARED, 40, 1, 0),
+			mk(3, "default", JOB_MODE_SHARED, 40, 1, 0), mk(4, "default", JOB_MODE_SHARED, 40, 1, 0)};
+	jobs[0]->spec.time_limit_ms = 60000;
+	jobs[1]->spec.time_limit_ms = 30000;
+	sched_config c = cfg_of(false);
+	sched_result r = {0};
+	sched_pass(&c, g, 1, pr, 1, jobs, 4, &r);
+	assert_int_equal(apply(&r, 1000), 1);
+	sched_pass(&c, g, 1, pr, 1, jobs, 4, &r);
+	sched_estimate(&c, g, 1, pr, 1, jobs, 4, 5000, 100);
+	/* job 2 when job 1's limit runs out, job 3 after job 2's, job 4 unknown (job 3 has no limit) */
+	assert_int_equal(jobs[1]->queue_pos, 1);
+	assert_int_equal(jobs[1]->est_start_ms, 61000);
+	assert_int_equal(jobs[2]->est_start_ms, 91000);
+	assert_int_equal(jobs[3]->est_start_ms, 0);
+	sched_result_release(&r);
+	free_jobs(jobs, 4);
+}
+
+static void test_check_quota(void **state)
+{
+	(void)state;
+	sched_node_gpu g[2];
+	node(g, 2, 48);
+	sched_project pr[2] = {{.name = "small", .quota_vram_bytes = 16 * GiB, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED},
+			       {.name = "big", .quota_vram_bytes = 80 * GiB, .quota_gpus = 1, .quota_jobs = SCHED_UNLIMITED}};
+	job_spec s = {.vram_bytes = 20 * GiB, .n_gpus = 1, .mode = JOB_MODE_SHARED};
+	char buf[256];
+	const char *why = sched_check_quota(&s, &pr[0], pr, 2, false, g, 2, buf, sizeof buf);
+	assert_non_null(why);
+	assert_string_equal(why, "the job asks for 20.00 GiB of GPU memory and project small's VRAM quota is 16.00 GiB: it could never start");
+	/* with borrowing the others' quota could lend the rest */
+	assert_null(sched_check_quota(&s, &pr[0], pr, 2, true, g, 2, buf, sizeof buf));
+	s.vram_bytes = 16 * GiB;
+	assert_null(sched_check_quota(&s, &pr[0], pr, 2, false, g, 2, buf, sizeof buf));
+	s.mode = JOB_MODE_EXCLUSIVE;
+	s.n_gpus = 2;
+	why = sched_check_quota(&s, &pr[1], pr, 2, false, g, 2, buf, sizeof buf);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "VRAM quota is 80.00 GiB"));
+}
+
+static void test_standard_sizes(void **state)
+{
+	(void)state;
+	/* two 24 GiB GPUs: two 12 GiB jobs and a 20 GiB one */
+	static const uint64_t sizes[] = {8 * GiB, 12 * GiB, 24 * GiB};
+	sched_project pr[1] = {{.name = "default", .quota_vram_bytes = SCHED_UNLIMITED, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED}};
+	for (int with_sizes = 0; with_sizes < 2; with_sizes++) {
+		sched_node_gpu g[2];
+		node(g, 2, 24);
+		for (int i = 0; with_sizes && i < 2; i++) {
+			g[i].slot_bytes = sizes;
+			g[i].n_slots = 3;
+		}
+		job *jobs[3] = {mk(1, "default", JOB_MODE_SHARED, 12, 1, 0), mk(2, "default", JOB_MODE_SHARED, 12, 1, 0),
+				mk(3, "default", JOB_MODE_SHARED, 20, 1, 0)};
+		sched_config c = cfg_of(false);
+		sched_result r = {0};
+		size_t started = 0;
+		for (int k = 0; k < 3; k++) { /* one arrives per pass */
+			sched_pass(&c, g, 2, pr, 1, jobs, (size_t)k + 1, &r);
+			started += apply(&r, (uint64_t)k + 1);
+		}
+		/* free-form: 12 GiB + the 512 MiB context twice is over 24 GiB, so the two
+		 * spread over both GPUs and the 20 GiB job finds 11.5 GiB on each */
+		assert_int_equal(started, with_sizes ? 3 : 2);
+		if (with_sizes) {
+			assert_int_equal(jobs[0]->gpu_idx[0], jobs[1]->gpu_idx[0]);
+			assert_int_not_equal(jobs[2]->gpu_idx[0], jobs[0]->gpu_idx[0]);
+		} else {
+			assert_non_null(strstr(jobs[2]->reason, "no GPU has 20.50 GiB free"));
+		}
+		sched_result_release(&r);
+		free_jobs(jobs, 3);
+	}
+	assert_int_equal(sched_round_size(sizes, 3, 5 * GiB), 8 * GiB);
+	assert_int_equal(sched_round_size(sizes, 3, 12 * GiB), 12 * GiB);
+	assert_int_equal(sched_round_size(sizes, 3, 30 * GiB), 30 * GiB);
+}
+
+static void test_exclusive_foreign(void **state)
+{
+	(void)state;
+	sched_node_gpu g[2];
+	node(g, 2, 48);
+	g[0].foreign = true;
+	g[0].mem_outside_bytes = 20 * GiB;
+	sched_project pr[1] = {{.name = "default", .quota_vram_bytes = SCHED_UNLIMITED, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED}};
+	job *jobs[2] = {mk(1, "default", JOB_MODE_EXCLUSIVE, 0, 1, 0), mk(2, "default", JOB_MODE_EXCLUSIVE, 0, 1, 0)};
+	sched_config c = cfg_of(false);
+	sched_result r = {0};
+	sched_pass(&c, g, 2, pr, 1, jobs, 2, &r);
+	assert_int_equal(apply(&r, 1), 1);
+	assert_int_equal(jobs[0]->gpu_idx[0], 1);
+	assert_non_null(strstr(jobs[1]->reason, "waiting for 1 idle GPU (GPU 0: a process outside the queue uses it)"));
+	sched_result_release(&r);
+	free_jobs(jobs, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -487,6 +717,13 @@ int main(void)
 		cmocka_unit_test(test_backfill),
 		cmocka_unit_test(test_borrow_and_preempt),
 		cmocka_unit_test(test_mig_and_after),
+		cmocka_unit_test(test_fair_share_decayed),
+		cmocka_unit_test(test_usage_decay),
+		cmocka_unit_test(test_reservation_sticks),
+		cmocka_unit_test(test_estimate),
+		cmocka_unit_test(test_check_quota),
+		cmocka_unit_test(test_standard_sizes),
+		cmocka_unit_test(test_exclusive_foreign),
 		cmocka_unit_test(test_proto),
 		cmocka_unit_test(test_proto_corpus),
 	};

@@ -1,0 +1,25 @@
+#!/bin/sh
+# The speed model against public llama-bench rows of current llama.cpp
+# builds (tests/validation/llamabench-current.tsv) with held-out GPUs, and
+# the b2824 profile's 2024 figures unchanged.
+. "$(dirname "$0")/lib.sh"
+
+report=$(python3 "$GW_TOP/tests/validation/validate_speed.py" "$GW" "$GW_TOP/tests/validation" 2>&1)
+status=$?
+printf '%s\n' "$report" | grep '^#' | sed 's/^/# /'
+is "$status" 0 "llama-bench rows: held-out decode median <= 10%, prefill <= 20%; every backend and generation within 20%/30%"
+like "$report" '# held-out decode: [1-9][0-9]* rows' "held-out decode rows were planned"
+like "$report" '# held-out prefill: [1-9][0-9]* rows' "held-out prefill rows were planned"
+like "$report" '# fitted decode: [1-9][0-9]* rows' "fitted rows printed apart"
+for be in cuda rocm vulkan metal; do
+	like "$report" "# decode median per backend \(all rows\):.* $be " "backend $be validated"
+done
+unlike "$report" 'FAIL' "no target missed"
+# (the 2024 closed form's errors on the same rows: validate_speed.py --before)
+
+# llama.cpp@b2824 keeps its 2024 constants: the 41 rows' median stays at 6.3%
+old=$(python3 "$GW_TOP/tests/validation/validate_plan.py" "$GW" "$GW_TOP/tests/validation" 2>&1 | grep '^# decode tok/s')
+diag "b2824: $old"
+like "$old" '# decode tok/s: 41 rows, median \|error\| 6\.3%' "b2824 profile: 41 rows, median 6.3% as before"
+
+done_testing

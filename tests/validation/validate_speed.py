@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Predict every row of llamabench-current.tsv (public llama-bench results of
+current llama.cpp builds) with `gpuwise plan` and print predicted against
+measured decode (tg) and prefill (pp) tokens/s, with the error.
+
+The GPUs whose rows say held_out 1 were set aside before data/speed.tsv was
+fitted.  The summary gives, for the fitted and the held-out GPUs apart, the
+median and worst |error| per backend, then the median per GPU generation
+(speed family) over all rows, and checks the targets:
+
+- held-out GPUs: decode median |error| <= 10%, prefill median <= 20%;
+- no backend and no GPU generation with a median beyond 20% (decode) or
+  30% (prefill), among those with at least one fitted GPU (a generation
+  whose rows are all held out runs on assumed constants; it is printed).
+
+Rows whose GPU or model the catalog lacks, and rows whose source marks a
+setup the planner does not model ([not expressible: ...]), are printed as
+skipped.
+
+Usage: validate_speed.py GPUWISE [DIR] [--before] [--fit]
+  --before  plan with the 2024 closed form (llama.cpp@b2824), the model
+            every build used before data/speed.tsv: the "before" figures
+  --fit     fitted GPUs only, with the constants' suggested corrections
+            (what fitting data/speed.tsv looked at; never the held-out rows)
+"""
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+GW = args[0] if args else "./gpuwise"
+DIR = args[1] if len(args) > 1 else os.path.dirname(os.path.abspath(__file__))
+BEFORE = "--before" in sys.argv
+FIT = "--fit" in sys.argv
+
+# decode targets and prefill targets (fractions)
+HELD_DEC, HELD_PP, GROUP_DEC, GROUP_PP = 0.10, 0.20, 0.20, 0.30
+
+
+def plan(a):
+    p = subprocess.run([GW, "plan"] + a + ["--json"], capture_output=True, text=True)
+    if p.returncode not in (0, 3, 4):
+        return None, p.stderr.strip().splitlines()[0] if p.stderr.strip() else f"exit {p.returncode}"
+    return json.loads(p.stdout), None
+
+
+def main():
+    with open(os.path.join(DIR, "llamabench-current.tsv")) as f:
+        rows = list(csv.DictReader((l for l in f if not l.startswith("#")), delimiter="\t"))
+    out, res = [], []  # res: (set, backend, family, kind, err)
+    gpus = set()
+    for r in rows:
+        held = r["held_out"] == "1"
+        if FIT and held:
+            continue
+        what = f"{r['gpu']} {r['backend']} {r['model']} {r['quant']} fa{r['fa']}"
+        if "[not expressible" in r["source"]:
+            out.append(f"skip     {what:<58} ({r['source'].split('[not expressible: ')[1].split(';')[0]})")
+            continue
+        base = [r["model"], "--quant", r["quant"], "--gpu", r["gpu"], "--gpu-layers", "999",
+                "--flash-attn", "on" if r["fa"] == "1" else "off"]
+        if BEFORE:
+            base += ["--engine", "llama.cpp@b2824"]
+        else:
+            base += ["--backend", r["backend"]]
+        if r["ram_bw_gbs"]:
+            base += ["--ram-bw", r["ram_bw_gbs"]]
+        for kind, tok, meas in (("decode", r["tg_tokens"], r["tg_tok_s"]), ("prefill", r["pp_tokens"], r["pp_tok_s"])):
+            if not meas:
+                continue
+            d, why = plan(base + ["--ctx", tok])
+            if d is None:
+                out.append(f"skip     {what:<58} ({why})")
+                break
+            fam = (d.get("speed_model") or {}).get("family") or "?"
+            pred = d["decode_tok_s" if kind == "decode" else "prefill_tok_s"] or 0.0
+            m = float(meas)
+            e = pred / m - 1
+            gpus.add(r["gpu"])
+            res.append(("held-out" if held else "fitted", r["backend"], fam, kind, e))
+            out.append(f"{kind:<8} {what:<58} {fam:<13} {pred:>9.1f} {m:>9.1f} {e * 100:+7.1f}%"
+                       f"{'  held-out' if held else ''}")
+    print(f"{'kind':<8} {'row':<58} {'family':<13} {'predicted':>9} {'measured':>9} {'error':>8}")
+    print("\n".join(out))
+
+    def med(x):
+        return statistics.median(x) if x else float("nan")
+
+    fails = []
+    print(f"# model: {'2024 closed form (llama.cpp@b2824)' if BEFORE else 'data/speed.tsv (latest build)'}; "
+          f"{len(rows)} rows, {len(gpus)} GPUs planned")
+    for s in ("fitted", "held-out"):
+        for kind in ("decode", "prefill"):
+            allx = [abs(e) for (ss, b, f, k, e) in res if ss == s and k == kind]
+            if not allx:
+                continue
+            parts = []
+            for be in sorted({b for (ss, b, f, k, e) in res if ss == s and k == kind}):
+                x = [abs(e) for (ss, b, f, k, e) in res if ss == s and k == kind and b == be]
+                parts.append(f"{be} {med(x) * 100:.1f}%/{max(x) * 100:.0f}% (n={len(x)})")
+            print(f"# {s} {kind}: {len(allx)} rows, median |error| {med(allx) * 100:.1f}%, worst "
+                  f"{max(allx) * 100:.0f}%; per backend median/worst: {', '.join(parts)}")
+            if s == "held-out" and not FIT:
+                lim = HELD_DEC if kind == "decode" else HELD_PP
+                if med(allx) > lim:
+                    fails.append(f"held-out {kind} median {med(allx) * 100:.1f}% > {lim * 100:.0f}%")
+    for kind in ("decode", "prefill"):
+        lim = GROUP_DEC if kind == "decode" else GROUP_PP
+        for col, label in ((1, "backend"), (2, "generation")):
+            groups = {}
+            for t in res:
+                if t[3] == kind:
+                    groups.setdefault(t[col], []).append(abs(t[4]))
+            line = ", ".join(f"{g} {med(x) * 100:.1f}%" for g, x in sorted(groups.items()))
+            print(f"# {kind} median per {label} (all rows): {line}")
+            fitted = {t[col] for t in res if t[0] == "fitted"}
+            unfit = sorted(g for g in groups if g not in fitted)
+            if unfit:
+                print(f"# {kind} {label}s with no fitted GPU (constants are assumptions, not checked "
+                      f"against the targets): {', '.join(unfit)}")
+            for g, x in groups.items():
+                if med(x) > lim and not BEFORE and g in fitted:
+                    fails.append(f"{kind} median of {label} {g} {med(x) * 100:.1f}% > {lim * 100:.0f}%")
+    if FIT:
+        # suggested corrections: measured / predicted per (backend, family), median
+        corr = {}
+        for (ss, b, f, k, e) in res:
+            corr.setdefault((b, f, k), []).append(1 / (1 + e))
+        for (b, f, k), x in sorted(corr.items()):
+            print(f"# fit {b} {f} {k}: measured/predicted median {med(x):.3f} (n={len(x)})")
+        return 0
+    if not BEFORE and not res:
+        fails.append("no row was planned")
+    for f_ in fails:
+        print(f"FAIL: {f_}")
+    return 1 if fails and not BEFORE else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
