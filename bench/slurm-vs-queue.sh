@@ -36,23 +36,25 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/gw-bench-slurm.XXXXXX")
 S=$tmp/slurm
 dpid=""
 cleanup() {
+	set +e
 	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
 	if [ -n "${SLURM_CONF:-}" ] && [ -s "$S/slurmctld.pid" ]; then
 		scancel --quiet --partition=gwbench 2>/dev/null || true
 	fi
+	pids=
 	for p in slurmd slurmctld munged; do
-		[ -s "$S/$p.pid" ] && kill "$(cat "$S/$p.pid")" 2>/dev/null
+		pid=$(cat "$S/$p.pid" 2>/dev/null) && [ -n "$pid" ] && kill "$pid" 2>/dev/null && pids="$pids $pid"
 	done
 	# wait for them to go before their files (and the device nodes) are removed
 	for _i in 1 2 3 4 5 6 7 8 9 10; do
 		alive=
-		for p in slurmd slurmctld munged; do
-			[ -s "$S/$p.pid" ] && kill -0 "$(cat "$S/$p.pid")" 2>/dev/null && alive=1
+		for pid in $pids; do
+			kill -0 "$pid" 2>/dev/null && alive=1
 		done
 		[ -z "$alive" ] && break
 		sleep 0.5
 	done
-	rm -rf "$tmp"
+	[ -n "${KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
@@ -122,12 +124,12 @@ sock=$tmp/sock
 "$GW" daemon --state "$tmp/state" --socket "$sock" 2>>"$tmp/daemon.log" &
 dpid=$!
 i=0
-while ! "$GW" queue --socket "$sock" >/dev/null 2>&1; do
+# (not 'queue': with SLURM_CONF set it answers with Slurm's jobs alone while no daemon is up)
+while ! "$GW" quota set bench --jobs 0 --socket "$sock" >/dev/null 2>&1; do
 	sleep 0.05
 	i=$((i + 1))
 	[ $i -lt 200 ] || { echo "the daemon did not start" >&2; cat "$tmp/daemon.log" >&2; exit 1; }
 done
-"$GW" quota set bench --jobs 0 --socket "$sock" >/dev/null
 
 # ---- the same load for both: CLIENTS parallel clients, PER submissions each ---------------
 now() { date +%s%N; }
