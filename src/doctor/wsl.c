@@ -46,30 +46,6 @@ char *doctor_wsl_driver_fix(const char *min_version)
 
 /* ---- files under the root ------------------------------------------------ */
 
-static size_t rooted_glob(const char *pattern, char ***out)
-{
-	char *p = gw_path(pattern);
-	glob_t g;
-	size_t n = 0;
-	*out = NULL;
-	if (glob(p, 0, NULL, &g) == 0) {
-		size_t rl = strlen(gw_root());
-		*out = xcalloc(g.gl_pathc + 1, sizeof **out);
-		for (size_t i = 0; i < g.gl_pathc; i++)
-			(*out)[n++] = xstrdup(g.gl_pathv[i] + rl);
-		globfree(&g);
-	}
-	free(p);
-	return n;
-}
-
-static void free_list(char **l, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(l[i]);
-	free(l);
-}
-
 /* lstat under the root: 1 a symlink, 0 another file, -1 absent */
 static int rooted_is_link(const char *abs)
 {
@@ -207,10 +183,10 @@ static void conf_dirs(const char *file, ldir **d, size_t *n, size_t *cap, int de
 			char *pat = str_trim(t + 7);
 			char *full = *pat == '/' ? xstrdup(pat) : xasprintf("/etc/%s", pat);
 			char **l;
-			size_t k = rooted_glob(full, &l); /* glob sorts, as ldconfig does */
+			size_t k = gw_glob(full, &l); /* glob sorts, as ldconfig does */
 			for (size_t i = 0; i < k; i++)
 				conf_dirs(l[i], d, n, cap, depth + 1);
-			free_list(l, k);
+			gw_list_free(l, k);
 			free(full);
 		} else if (*t == '/') {
 			add_dir(d, n, cap, t, file);
@@ -317,10 +293,10 @@ static void check_linux_driver(const doctor_input *in, const pkg *pk, size_t npk
 		for (size_t k = 0; k < 2; k++) {
 			char *pat = xasprintf("%s/%s", dirs[i].dir, pats[k]);
 			char **l;
-			size_t n = rooted_glob(pat, &l);
+			size_t n = gw_glob(pat, &l);
 			for (size_t j = 0; j < n; j++, nfiles++)
 				sb_printf(&files, "%s%s", nfiles ? ", " : "", l[j]);
-			free_list(l, n);
+			gw_list_free(l, n);
 			free(pat);
 		}
 	}
@@ -481,7 +457,7 @@ static void cuda_repos(bool *wsl_repo, bool *other_repo, char *other, size_t n)
 	*wsl_repo = *other_repo = false;
 	other[0] = '\0';
 	char **l;
-	size_t k = rooted_glob("/etc/apt/sources.list.d/*", &l);
+	size_t k = gw_glob("/etc/apt/sources.list.d/*", &l);
 	for (size_t i = 0; i <= k; i++) {
 		const char *file = i < k ? l[i] : "/etc/apt/sources.list";
 		char *text;
@@ -499,7 +475,7 @@ static void cuda_repos(bool *wsl_repo, bool *other_repo, char *other, size_t n)
 		}
 		free(text);
 	}
-	free_list(l, k);
+	gw_list_free(l, k);
 }
 
 static void check_toolkit_origin(const doctor_input *in, const pkg *pk, size_t npk, doctor_report *rep)

@@ -67,31 +67,6 @@ static char *dirname_of(const char *path)
 	return xstrndup(path, (size_t)(s - path));
 }
 
-/* Glob a pattern under the root; results are returned without the root. */
-static size_t rooted_glob(const char *pattern, char ***out)
-{
-	char *p = gw_path(pattern);
-	glob_t g;
-	size_t n = 0;
-	*out = NULL;
-	if (glob(p, 0, NULL, &g) == 0) {
-		size_t rl = strlen(gw_root());
-		*out = xcalloc(g.gl_pathc + 1, sizeof **out);
-		for (size_t i = 0; i < g.gl_pathc; i++)
-			(*out)[n++] = xstrdup(g.gl_pathv[i] + rl);
-		globfree(&g);
-	}
-	free(p);
-	return n;
-}
-
-static void free_list(char **l, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(l[i]);
-	free(l);
-}
-
 /* ---- running programs ------------------------------------------------------ */
 
 int stack_run(char *const argv[], int timeout_ms, char **out, int *status, gw_error *err)
@@ -358,16 +333,16 @@ static void find_toolkits(stack_info *s, const stack_opts *o)
 			t->is_cuda_home = true;
 	}
 	char **l;
-	size_t n = rooted_glob("/usr/local/cuda*", &l);
+	size_t n = gw_glob("/usr/local/cuda*", &l);
 	for (size_t i = 0; i < n; i++)
 		if (rooted_isdir(l[i]))
 			add_toolkit(s, l[i], "/usr/local/cuda*");
-	free_list(l, n);
-	n = rooted_glob("/opt/cuda*", &l);
+	gw_list_free(l, n);
+	n = gw_glob("/opt/cuda*", &l);
 	for (size_t i = 0; i < n; i++)
 		if (rooted_isdir(l[i]))
 			add_toolkit(s, l[i], "/opt/cuda*");
-	free_list(l, n);
+	gw_list_free(l, n);
 	/* conda environments */
 	const char *cp = getenv("CONDA_PREFIX");
 	if (cp && *cp)
@@ -377,16 +352,16 @@ static void find_toolkits(stack_info *s, const stack_opts *o)
 			      "/miniforge3/envs/*", "/miniconda3", "/anaconda3", "/miniforge3"};
 	for (size_t k = 0; h && *h && k < sizeof pats / sizeof pats[0]; k++) {
 		char *pat = xasprintf("%s%s", h, pats[k]);
-		n = rooted_glob(pat, &l);
+		n = gw_glob(pat, &l);
 		for (size_t i = 0; i < n; i++)
 			add_toolkit(s, l[i], "conda env");
-		free_list(l, n);
+		gw_list_free(l, n);
 		free(pat);
 	}
-	n = rooted_glob("/opt/conda/envs/*", &l);
+	n = gw_glob("/opt/conda/envs/*", &l);
 	for (size_t i = 0; i < n; i++)
 		add_toolkit(s, l[i], "conda env");
-	free_list(l, n);
+	gw_list_free(l, n);
 	for (size_t i = 0; i < s->n_toolkits; i++) {
 		if (*s->cuda_home && !s->toolkits[i].is_cuda_home) {
 			char a[1024], b[1024];
@@ -405,7 +380,7 @@ static bool lib_in_dir(const char *dir, const char *lib, char *path, size_t pn, 
 {
 	char *pat = xasprintf("%s/%s.so*", dir, lib);
 	char **l;
-	size_t n = rooted_glob(pat, &l);
+	size_t n = gw_glob(pat, &l);
 	free(pat);
 	const char *best = NULL;
 	size_t prefix = strlen(dir) + 1 + strlen(lib) + 3; /* ".so" */
@@ -433,7 +408,7 @@ static bool lib_in_dir(const char *dir, const char *lib, char *path, size_t pn, 
 			}
 		}
 	}
-	free_list(l, n);
+	gw_list_free(l, n);
 	return best != NULL;
 }
 
@@ -522,10 +497,10 @@ static void ld_conf_dirs(const char *file, strbuf *dirs, int depth)
 			char *pat = str_trim(t + 7);
 			char **l;
 			char *full = *pat == '/' ? xstrdup(pat) : xasprintf("/etc/%s", pat);
-			size_t n = rooted_glob(full, &l);
+			size_t n = gw_glob(full, &l);
 			for (size_t i = 0; i < n; i++)
 				ld_conf_dirs(l[i], dirs, depth + 1);
-			free_list(l, n);
+			gw_list_free(l, n);
 			free(full);
 		} else if (*t == '/') {
 			sb_printf(dirs, "%s\n", t);
@@ -787,20 +762,20 @@ static void py_probe(stack_info *s, stack_python *py, const stack_opts *o)
 	for (size_t k = 0; k < sizeof pats / sizeof pats[0]; k++) {
 		char *pat = xasprintf("%s%s", strcmp(prefix, "/") == 0 ? "" : prefix, pats[k]);
 		char **l;
-		size_t n = rooted_glob(pat, &l);
+		size_t n = gw_glob(pat, &l);
 		for (size_t i = 0; i < n; i++)
 			sb_printf(&sites, "%s\n", l[i]);
-		free_list(l, n);
+		gw_list_free(l, n);
 		free(pat);
 	}
 	const char *home = getenv("HOME");
 	if (!venv && home && *home) {
 		char *pat = xasprintf("%s/.local/lib/python3*/site-packages", home);
 		char **l;
-		size_t n = rooted_glob(pat, &l);
+		size_t n = gw_glob(pat, &l);
 		for (size_t i = 0; i < n; i++)
 			sb_printf(&sites, "%s\n", l[i]);
-		free_list(l, n);
+		gw_list_free(l, n);
 		free(pat);
 	}
 	free(prefix);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -168,4 +169,28 @@ void sleep_ms(uint64_t ms)
 	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+size_t gw_glob(const char *pattern, char ***out)
+{
+	char *p = gw_path(pattern);
+	glob_t g;
+	size_t n = 0;
+	*out = NULL;
+	if (glob(p, 0, NULL, &g) == 0) {
+		size_t rl = strlen(gw_root());
+		*out = xcalloc(g.gl_pathc + 1, sizeof **out);
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			(*out)[n++] = xstrdup(g.gl_pathv[i] + rl);
+		globfree(&g);
+	}
+	free(p);
+	return n;
+}
+
+void gw_list_free(char **l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(l[i]);
+	free(l);
 }

@@ -124,6 +124,10 @@ const char *gw_root(void);
 void gw_set_root(const char *root); /* tests; NULL = read env again */
 /* Malloc'd root + abs path. */
 char *gw_path(const char *abs);
+/* Glob a pattern under the root; *out gets malloc'd paths without the root
+ * (NULL-terminated), the count is returned; free with gw_list_free. */
+size_t gw_glob(const char *pattern, char ***out);
+void gw_list_free(char **l, size_t n);
 /*
  * Open path for reading without ever blocking: O_NONBLOCK (a FIFO with no
  * writer would otherwise hang open()), then refuse anything that is not a
