@@ -43,6 +43,9 @@ static void usage(FILE *f)
 		"  --json              machine-readable output (docs/json-cards.md)\n"
 		"LLM inference (as gpuwise plan):\n"
 		"  --quant Q --ctx N --batch N --kv-type T --flash-attn --engine E\n"
+		"  --backend B         llama.cpp backend for every card: cuda, rocm, vulkan, metal,\n"
+		"                      sycl (default: each vendor's own; cards it does not run on\n"
+		"                      are left out)\n"
 		"  --params N --layers N --hidden N --heads N --kv-heads N --head-dim N --ffn N\n"
 		"  --vocab N           explicit numbers for a model the catalog lacks\n"
 		"%s\n"
@@ -64,6 +67,7 @@ typedef struct cards_ctx {
 	plan_kv_type kv;
 	bool flash;
 	plan_engine engine;
+	plan_backend backend;
 } cards_ctx;
 
 /* Weight formats from the most to the least precise, for "one step lower". */
@@ -110,6 +114,7 @@ static int eval_llm(cards_ctx *c, const gpu_spec *g, uint32_t n, unsigned level,
 	rq.kv_type = c->kv;
 	rq.flash_attn = c->flash;
 	rq.engine = c->engine;
+	rq.backend = c->backend;
 	rq.skip_advice = true;
 	bool offload_ok = false;
 	switch (level) {
@@ -344,13 +349,21 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		printf("\n%swarning:%s %d of these prices are more than %d months old; check a current listing before "
 		       "buying (or update data/%s with --data-dir)\n",
 		       c_yellow(f), c_reset(f), stale, PRICE_STALE_MONTHS, o->used ? "used-prices.tsv" : "new-prices.tsv");
-	printf("\n%zu GPUs considered: %zu listed, %zu do not fit with %u cards, %zu over budget, %zu %s\n",
+	printf("\n%zu GPUs considered: %zu listed, %zu do not fit with %u cards, %zu over budget, %zu %s",
 	       res->n_considered, res->n_rows, res->n_no_fit, o->max_gpus, res->n_over_budget, res->n_no_price,
 	       o->used ? "without a used price" : "not on sale new (try --used)");
+	if (o->backend != PLAN_BACKEND_AUTO)
+		printf(", %zu not run by the %s backend", res->n_no_backend, plan_backend_name(o->backend));
+	printf("\n");
 	printf("Prices: median of the dated rows of data/%s (gpuwise list gpus shows them).\n",
 	       o->used ? "used-prices.tsv" : "new-prices.tsv");
-	if (c->w.kind == WORKLOAD_LLM)
-		printf("Speed: single-stream decode tokens/s as gpuwise plan predicts it (see its notes).\n");
+	if (c->w.kind == WORKLOAD_LLM && c->backend != PLAN_BACKEND_AUTO)
+		printf("Speed: single-stream decode tokens/s as gpuwise plan predicts it on the %s backend "
+		       "(%zu cards it does not run on left out).\n",
+		       plan_backend_name(c->backend), res->n_no_backend);
+	else if (c->w.kind == WORKLOAD_LLM)
+		printf("Speed: single-stream decode tokens/s as gpuwise plan predicts it, each vendor's default "
+		       "llama.cpp backend (see its notes; --backend chooses one).\n");
 	else if (c->w.kind == WORKLOAD_TRAIN)
 		printf("Speed: training tokens/s at %.0f%% of dense FP16 TFLOPS [assumption].\n", TRAIN_MFU * 100);
 	else
@@ -480,6 +493,8 @@ static void print_json(const cards_ctx *c, const cards_opts *o, const cards_resu
 	json_object_set_new(j, "no_fit", json_integer((json_int_t)res->n_no_fit));
 	json_object_set_new(j, "over_budget", json_integer((json_int_t)res->n_over_budget));
 	json_object_set_new(j, "no_price", json_integer((json_int_t)res->n_no_price));
+	json_object_set_new(j, "no_backend", json_integer((json_int_t)res->n_no_backend));
+	json_object_set_new(j, "backend", json_string(plan_backend_name(c->backend)));
 	json_print(j, stdout);
 	json_decref(j);
 }
@@ -499,6 +514,7 @@ enum {
 	OPT_KV_TYPE,
 	OPT_FLASH,
 	OPT_ENGINE,
+	OPT_BACKEND,
 	OPT_PARAMS,
 	OPT_LAYERS,
 	OPT_HIDDEN,
@@ -525,6 +541,7 @@ static const struct option own_options[] = {
 	{"kv-type", required_argument, NULL, OPT_KV_TYPE},
 	{"flash-attn", no_argument, NULL, OPT_FLASH},
 	{"engine", required_argument, NULL, OPT_ENGINE},
+	{"backend", required_argument, NULL, OPT_BACKEND},
 	{"params", required_argument, NULL, OPT_PARAMS},
 	{"layers", required_argument, NULL, OPT_LAYERS},
 	{"hidden", required_argument, NULL, OPT_HIDDEN},
@@ -624,6 +641,12 @@ int cmd_cards(int argc, char **argv)
 		case OPT_ENGINE:
 			if (plan_engine_parse(optarg, &c.engine))
 				rc = usage_error("cards", "invalid --engine '%s' (llama.cpp, ollama, vllm, transformers)", optarg);
+			break;
+		case OPT_BACKEND:
+			if (plan_backend_parse(optarg, &c.backend))
+				rc = usage_error("cards", "unknown --backend '%s' (cuda, rocm, vulkan, metal, sycl, cpu)", optarg);
+			else if (c.backend == PLAN_BACKEND_CPU)
+				rc = usage_error("cards", "--backend cpu ranks no card (plan MODEL --gpu none plans the CPU)");
 			break;
 		case OPT_PARAMS:
 			if (parse_count(optarg, &d) || !(d > 0))
@@ -734,6 +757,18 @@ int cmd_cards(int argc, char **argv)
 		if (m.name)
 			c.model_name = m.name;
 		c.w.train.flash_attn = c.w.train.flash_attn || c.flash;
+	}
+	if (c.backend != PLAN_BACKEND_AUTO) {
+		if (c.w.kind != WORKLOAD_LLM) {
+			usage_error("cards", "--backend is for LLM inference with llama.cpp or ollama, not %s",
+				    c.w.kind == WORKLOAD_TRAIN ? "fine-tuning" : "image generation");
+			goto out;
+		}
+		if (c.engine != PLAN_ENGINE_LLAMACPP && c.engine != PLAN_ENGINE_OLLAMA) {
+			usage_error("cards", "--backend applies to llama.cpp and ollama, not %s", plan_engine_name(c.engine));
+			goto out;
+		}
+		o.backend = c.backend;
 	}
 	int month;
 	this_month(&o.year, &month);

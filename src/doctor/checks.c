@@ -5,6 +5,7 @@
  * Thresholds cite their source where they come from the world.
  */
 #include "doctor/doctor.h"
+#include "kb/lifecycle.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -304,6 +305,27 @@ static void check_hardware(const doctor_input *in, doctor_report *rep)
 			      *g->kernel_driver ? g->kernel_driver : on_wsl(in) ? "the Windows driver's (GPU-PV)" : "none",
 			      g->asleep ? ", runtime-suspended (not woken)" : ""),
 		    NULL);
+		const kb_lifecycle *lc = has_cc(g) ? kb_lifecycle_for_cc(cc) : NULL;
+		if (lc) {
+			/* the wheel's tag is the first word of torch_wheel ("cu126 (legacy; ...)") */
+			char wheel[32];
+			snprintf(wheel, sizeof wheel, "%.*s", (int)strcspn(lc->torch_wheel, " "), lc->torch_wheel);
+			doctor_finding *l = doctor_add(rep, "gpu-lifecycle", DOC_INFO, DG_HARDWARE, g->index);
+			say(l, xasprintf("%s (%s, compute capability %s): its software support is ending", lb, lc->arch, cc),
+			    xasprintf("as of %s: last PyTorch %s, wheel %s; last driver branch %s; builds: %s; prebuilt "
+				      "engines: %s; hardware: %s (data/lifecycle.tsv cites the sources)",
+				      lc->as_of, *lc->last_torch ? lc->last_torch : "current", lc->torch_wheel,
+				      *lc->last_driver ? lc->last_driver : "current", lc->cuda_build, lc->prebuilt,
+				      lc->hardware),
+			    xasprintf("keep PyTorch at %s (pip install 'torch~=%s.0' --index-url "
+				      "https://download.pytorch.org/whl/%s) and the driver on the %s branch; build "
+				      "llama.cpp and other CUDA code with a CUDA 12.x toolkit "
+				      "(cmake -DCMAKE_CUDA_ARCHITECTURES=%lld%lld)",
+				      *lc->last_torch ? lc->last_torch : "the newest", *lc->last_torch ? lc->last_torch : "2",
+				      wheel,
+				      *lc->last_driver ? lc->last_driver : "current",
+				      (long long)g->cc_major.v, (long long)g->cc_minor.v));
+		}
 		if (!hybrid_done && !g->integrated && !on_wsl(in)) {
 			const hw_gpu *igpu = NULL;
 			for (size_t k = 0; k < snap->n_gpus; k++)

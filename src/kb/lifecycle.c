@@ -263,14 +263,21 @@ const kb_lifecycle *kb_lifecycle_for(const gpu_spec *g)
 {
 	if (!g || g->cc_major < 0 || !g->cc || !*g->cc)
 		return NULL;
-	size_t n = kb_lifecycle_count(), k = strlen(g->cc);
+	return kb_lifecycle_for_cc(g->cc);
+}
+
+const kb_lifecycle *kb_lifecycle_for_cc(const char *cc)
+{
+	if (!cc || !*cc)
+		return NULL;
+	size_t n = kb_lifecycle_count(), k = strlen(cc);
 	for (size_t i = 0; i < n; i++) {
 		const lc_rec *x = &((const lc_rec *)lc_records.recs)[i];
 		for (const char *s = x->ccs; *s;) {
 			while (*s == ' ')
 				s++;
 			size_t m = strcspn(s, " ");
-			if (m == k && !strncmp(s, g->cc, k))
+			if (m == k && !strncmp(s, cc, k))
 				return &x->pub;
 			s += m;
 		}

@@ -39,6 +39,8 @@ typedef struct kb_install {
 int kb_lifecycle_load(gw_error *err);
 /* The lifecycle row for g's compute capability; NULL when none (or not CUDA). */
 const kb_lifecycle *kb_lifecycle_for(const gpu_spec *g);
+/* The same by compute capability ("6.1"), for a GPU the hardware reports. */
+const kb_lifecycle *kb_lifecycle_for_cc(const char *cc);
 /* The install row of g; NULL when the card is an ordinary desktop card. */
 const kb_install *kb_install_for(const gpu_spec *g);
 const char *kb_form_name(kb_form_factor f); /* "PCIe", "SXM2" ... */

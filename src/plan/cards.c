@@ -163,6 +163,11 @@ int cards_rank(const cards_opts *o, cards_eval_fn fn, void *ctx, cards_result *r
 		if (o->vendor && *o->vendor && !str_ieq(o->vendor, g->vendor))
 			continue;
 		res->n_considered++;
+		gw_error be;
+		if (o->backend != PLAN_BACKEND_AUTO && plan_backend_check(o->backend, g, g->unified_memory, &be)) {
+			res->n_no_backend++;
+			continue;
+		}
 		cards_row row;
 		memset(&row, 0, sizeof row);
 		row.gpu = g;

@@ -13,6 +13,7 @@
 #include "kb/kb.h"
 #include "kb/lifecycle.h"
 #include "plan/prices.h"
+#include "plan/speed.h"
 #include "util/util.h"
 
 /* What the workload does on n copies of a GPU. */
@@ -43,6 +44,8 @@ typedef struct cards_opts {
 	uint32_t max_gpus;      /* 1..16 */
 	bool estimates;         /* used: estimate a price for cards without a used row */
 	int year;               /* this year, for used-price estimates */
+	plan_backend backend;   /* llama.cpp backend; AUTO: each vendor's default; others leave out the
+	                         * cards that backend does not run on (n_no_backend) */
 } cards_opts;
 
 #define CARDS_MAX_CAVEATS 12
@@ -71,6 +74,7 @@ typedef struct cards_result {
 	size_t n_rows;
 	size_t n_considered;     /* GPUs looked at (after the vendor filter) */
 	size_t n_over_budget, n_no_price, n_no_fit;
+	size_t n_no_backend;     /* GPUs the chosen --backend does not run on */
 	bool has_cheapest_over;  /* nothing or something over budget: the cheapest that fits */
 	cards_row cheapest_over; /* the cheapest priced row over the budget */
 } cards_result;
