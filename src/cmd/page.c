@@ -319,20 +319,6 @@ void page_html(const hw_snapshot *s, const char *hw_err, const page_queue *q, un
 }
 
 /* ---- Prometheus ---------------------------------------------------------------- */
-static void label(strbuf *sb, const char *k, const char *v, bool first)
-{
-	sb_printf(sb, "%s%s=\"", first ? "" : ",", k);
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			sb_printf(sb, "\\%c", *v);
-		else if (*v == '\n')
-			sb_puts(sb, "\\n");
-		else
-			sb_add(sb, v, 1);
-	}
-	sb_puts(sb, "\"");
-}
-
 static void header(strbuf *sb, const char *name, const char *help)
 {
 	sb_printf(sb, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
@@ -353,9 +339,9 @@ static void per_project(strbuf *sb, json_t *arr, const char *name, const char *h
 			header(sb, name, help);
 		first = false;
 		sb_printf(sb, "%s{", name);
-		label(sb, "project", jstr(p, "project"), true);
+		sb_prom_label(sb, "project", jstr(p, "project"), true);
 		if (state)
-			label(sb, "state", state, false);
+			sb_prom_label(sb, "state", state, false);
 		if (json_is_integer(v))
 			sb_printf(sb, "} %lld\n", (long long)json_integer_value(v));
 		else
@@ -367,8 +353,8 @@ void page_prometheus(const page_queue *q, strbuf *sb)
 {
 	header(sb, "gpuwise_queue_up", "1 when the queue daemon answered this scrape, else 0 with the reason.");
 	sb_puts(sb, "gpuwise_queue_up{");
-	label(sb, "socket", q->socket ? q->socket : "", true);
-	label(sb, "error", q->quota ? "" : q->err, false);
+	sb_prom_label(sb, "socket", q->socket ? q->socket : "", true);
+	sb_prom_label(sb, "error", q->quota ? "" : q->err, false);
 	sb_printf(sb, "} %d\n", q->quota ? 1 : 0);
 	json_t *arr = q->quota ? json_object_get(q->quota, "projects") : NULL;
 	if (!arr)
@@ -384,8 +370,8 @@ void page_prometheus(const page_queue *q, strbuf *sb)
 				header(sb, "gpuwise_queue_jobs", "Jobs of one project waiting (queued or held) or running.");
 			first = false;
 			sb_puts(sb, "gpuwise_queue_jobs{");
-			label(sb, "project", jstr(p, "project"), true);
-			label(sb, "state", st[k].state, false);
+			sb_prom_label(sb, "project", jstr(p, "project"), true);
+			sb_prom_label(sb, "state", st[k].state, false);
 			sb_printf(sb, "} %lld\n", jint(p, st[k].key, 0));
 		}
 	}

@@ -460,56 +460,41 @@ typedef struct prom_ctx {
 	char host[128];
 } prom_ctx;
 
-/* Label values escape backslash, double quote and newline (exposition format). */
-static void prom_label(strbuf *sb, const char *k, const char *v, bool first)
-{
-	sb_printf(sb, "%s%s=\"", first ? "" : ",", k);
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			sb_printf(sb, "\\%c", *v);
-		else if (*v == '\n')
-			sb_puts(sb, "\\n");
-		else
-			sb_add(sb, v, 1);
-	}
-	sb_puts(sb, "\"");
-}
-
 /* The labels of one GPU (and of one of its MIG instances when m is set),
  * without the braces. */
 static void prom_gpu_labels(const prom_ctx *c, const hw_gpu *g, const hw_mig *m)
 {
 	char idx[16], dev[32], gi[16];
 	snprintf(idx, sizeof idx, "%d", g->index);
-	prom_label(c->sb, "gpu", idx, true);
+	sb_prom_label(c->sb, "gpu", idx, true);
 	if (c->names == PROM_GPUWISE) {
-		prom_label(c->sb, "uuid", g->uuid, false);
-		prom_label(c->sb, "pci_bus_id", g->pci_bus_id, false);
+		sb_prom_label(c->sb, "uuid", g->uuid, false);
+		sb_prom_label(c->sb, "pci_bus_id", g->pci_bus_id, false);
 		if (m) {
 			snprintf(gi, sizeof gi, "%u", m->gpu_instance);
-			prom_label(c->sb, "gpu_instance_id", gi, false);
-			prom_label(c->sb, "mig_profile", m->profile, false);
+			sb_prom_label(c->sb, "gpu_instance_id", gi, false);
+			sb_prom_label(c->sb, "mig_profile", m->profile, false);
 		}
 		return;
 	}
 	/* dcgm-exporter: gpu, UUID, pci_bus_id, device ("nvidia<N>"),
 	 * modelName, GPU_I_PROFILE and GPU_I_ID for MIG, Hostname, and the
 	 * driver version as a label (DCGM_FI_DRIVER_VERSION) */
-	prom_label(c->sb, "UUID", g->uuid, false);
-	prom_label(c->sb, "pci_bus_id", g->pci_bus_id, false);
+	sb_prom_label(c->sb, "UUID", g->uuid, false);
+	sb_prom_label(c->sb, "pci_bus_id", g->pci_bus_id, false);
 	if (g->nvml_index >= 0)
 		snprintf(dev, sizeof dev, "nvidia%d", g->nvml_index);
 	else
 		snprintf(dev, sizeof dev, "%s", g->kernel_driver);
-	prom_label(c->sb, "device", dev, false);
-	prom_label(c->sb, "modelName", g->name, false);
+	sb_prom_label(c->sb, "device", dev, false);
+	sb_prom_label(c->sb, "modelName", g->name, false);
 	if (m) {
 		snprintf(gi, sizeof gi, "%u", m->gpu_instance);
-		prom_label(c->sb, "GPU_I_PROFILE", m->profile, false);
-		prom_label(c->sb, "GPU_I_ID", gi, false);
+		sb_prom_label(c->sb, "GPU_I_PROFILE", m->profile, false);
+		sb_prom_label(c->sb, "GPU_I_ID", gi, false);
 	}
-	prom_label(c->sb, "Hostname", c->host, false);
-	prom_label(c->sb, "DCGM_FI_DRIVER_VERSION", g->vendor == HW_VENDOR_NVIDIA ? c->s->driver_version : "", false);
+	sb_prom_label(c->sb, "Hostname", c->host, false);
+	sb_prom_label(c->sb, "DCGM_FI_DRIVER_VERSION", g->vendor == HW_VENDOR_NVIDIA ? c->s->driver_version : "", false);
 }
 
 static void prom_header(const prom_ctx *c, const char *name, const char *type, const char *help)
@@ -688,11 +673,11 @@ static void prom_processes(const prom_ctx *c)
 					*sp = '\0';
 				sb_printf(sb, "%s{", pmetrics[m].name);
 				prom_gpu_labels(c, g, NULL);
-				prom_label(sb, "pid", pid, false);
-				prom_label(sb, "user", p->user, false);
-				prom_label(sb, "command", cmd, false);
-				prom_label(sb, "container", p->container, false);
-				prom_label(sb, c->names == PROM_DCGM ? "GPU_I_ID" : "gpu_instance_id", gi, false);
+				sb_prom_label(sb, "pid", pid, false);
+				sb_prom_label(sb, "user", p->user, false);
+				sb_prom_label(sb, "command", cmd, false);
+				sb_prom_label(sb, "container", p->container, false);
+				sb_prom_label(sb, c->names == PROM_DCGM ? "GPU_I_ID" : "gpu_instance_id", gi, false);
 				if (pmetrics[m].scale == 1)
 					sb_printf(sb, "} %lld\n", (long long)v->v);
 				else
@@ -733,7 +718,7 @@ static void prom_containers(const prom_ctx *c)
 			header = true;
 			sb_puts(sb, "gpuwise_container_memory_used_bytes{");
 			prom_gpu_labels(c, g, NULL);
-			prom_label(sb, "container", p->container, false);
+			sb_prom_label(sb, "container", p->container, false);
 			sb_printf(sb, "} %lld\n", (long long)sum);
 		}
 	}
@@ -750,9 +735,9 @@ static void print_prometheus(const hw_snapshot *s, int names, FILE *f)
 	prom_header(&c, "gpuwise_nvml_up", "gauge",
 		    "1 when NVML answers (or is not needed: no NVIDIA driver, GPU asleep), 0 when it cannot be used.");
 	sb_puts(&sb, "gpuwise_nvml_up{");
-	prom_label(&sb, "library", s->nvml_path, true);
-	prom_label(&sb, "state", nvml_state(s), false);
-	prom_label(&sb, "error", broken ? s->nvml_error : "", false);
+	sb_prom_label(&sb, "library", s->nvml_path, true);
+	sb_prom_label(&sb, "state", nvml_state(s), false);
+	sb_prom_label(&sb, "error", broken ? s->nvml_error : "", false);
 	sb_printf(&sb, "} %d\n", broken ? 0 : 1);
 	prom_header(&c, "gpuwise_gpus", "gauge", "GPUs found (NVML and PCI display controllers).");
 	sb_printf(&sb, "gpuwise_gpus %zu\n", s->n_gpus);
@@ -762,11 +747,11 @@ static void print_prometheus(const hw_snapshot *s, int names, FILE *f)
 		sb_puts(&sb, "gpuwise_gpu_info{");
 		prom_gpu_labels(&c, g, NULL);
 		if (names == PROM_GPUWISE) {
-			prom_label(&sb, "name", g->name, false);
-			prom_label(&sb, "driver_version", g->vendor == HW_VENDOR_NVIDIA ? s->driver_version : "", false);
+			sb_prom_label(&sb, "name", g->name, false);
+			sb_prom_label(&sb, "driver_version", g->vendor == HW_VENDOR_NVIDIA ? s->driver_version : "", false);
 		}
-		prom_label(&sb, "vendor", hw_vendor_name(g->vendor), false);
-		prom_label(&sb, "driver", g->kernel_driver, false);
+		sb_prom_label(&sb, "vendor", hw_vendor_name(g->vendor), false);
+		sb_prom_label(&sb, "driver", g->kernel_driver, false);
 		sb_puts(&sb, "} 1\n");
 	}
 	prom_header(&c, "gpuwise_gpu_asleep", "gauge", "1 when the GPU is runtime-suspended and was not woken.");

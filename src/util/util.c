@@ -238,3 +238,17 @@ size_t str_split(char *s, char sep, char **parts, size_t max)
 	}
 	return n;
 }
+
+void sb_prom_label(strbuf *sb, const char *k, const char *v, bool first)
+{
+	sb_printf(sb, "%s%s=\"", first ? "" : ",", k);
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			sb_printf(sb, "\\%c", *v);
+		else if (*v == '\n')
+			sb_puts(sb, "\\n");
+		else
+			sb_add(sb, v, 1);
+	}
+	sb_puts(sb, "\"");
+}

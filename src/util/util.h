@@ -80,6 +80,9 @@ void sb_release(strbuf *sb);
 void sb_add(strbuf *sb, const char *s, size_t n);
 void sb_puts(strbuf *sb, const char *s);
 void sb_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One Prometheus label k="v" (preceded by a comma unless first), the value
+ * escaped as the exposition format asks: backslash, double quote, newline. */
+void sb_prom_label(strbuf *sb, const char *k, const char *v, bool first);
 void sb_vprintf(strbuf *sb, const char *fmt, va_list ap);
 char *sb_detach(strbuf *sb); /* caller frees; sb is reset */
 const char *sb_str(const strbuf *sb); /* never NULL */
