@@ -319,13 +319,20 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then
 	like "$out" "^region=/dev/shm/gpuwise-cap-[0-9a-f]{32}/region\$" "... its region is in a fresh private directory of /dev/shm"
 	is "$(printf '%s\n' "$out" | grep '^alloc' | tr '\n' ' ')" "alloc 600M rc=0 alloc 600M rc=2 " "... and the cap holds"
 	find /dev/shm -maxdepth 1 -user nobody -name 'gpuwise-cap-*' -exec rm -rf {} +
-	# a job of nobody's own gets a directory owned by nobody
+	# a job of nobody's own gets a directory owned by nobody (when nobody can reach the
+	# build: a checkout under a private directory, such as a mktemp -d clone, it cannot)
 	chmod 755 "$TMP"
+	if ! setpriv --reuid nobody --regid nogroup --clear-groups sh -c 'test -x "$1" && test -r "$2" && test -r "$3"' sh \
+		"$GW" "$CT" "$GW_FAKE/libcuda.so"; then
+		chmod 700 "$TMP"
+		skip "nobody's capped job: nobody cannot reach the build tree ($GW) from a private checkout directory"
+	else
 	out=$(setpriv --reuid nobody --regid nogroup --clear-groups env -u XDG_RUNTIME_DIR "$GW" run --no-gpu --vram-cap 1G -- \
 		sh -c 'stat -c "%a %U" "${GPUWISE_CAP_REGION%/region}"; "$1" alloc 600M alloc 600M' sh "$CT" 2>/dev/null)
 	chmod 700 "$TMP"
 	is "$(printf '%s\n' "$out" | tr '\n' ' ')" "700 nobody alloc 600M rc=0 alloc 600M rc=2 " \
 		"nobody's capped job: the region's directory is 0700 and nobody's, and the cap holds"
+	fi
 else
 	skip "/dev/shm is not writable here"
 fi
