@@ -515,7 +515,7 @@ int cmd_cost(int argc, char **argv)
 					 (year - g->year) + c.in.years, ratio * 100, nc);
 			} else {
 				snprintf(c.resale_from, sizeof c.resale_from, "%g%% [assumption: %s]", COST_DEFAULT_RESALE_PCT,
-					 g->price_usd > 0 ? "too few priced cards of that age" : "no USD launch price to compare with");
+					 g->price_usd > 0 ? "too few priced cards of that age" : "no catalog launch price to compare with");
 			}
 		}
 	} else if (!resale_given) {
