@@ -122,14 +122,13 @@ int parse_money_opt(const char *cmd, const char *opt, const char *arg, double ma
 		goto bad;
 	memcpy(buf, s, len);
 	buf[len] = 0;
+	double v;
+	if (parse_usd_number(buf, max, &v))
+		goto bad;
 	if (*named && strcmp(named, cur))
 		return usage_error(cmd, "%s '%s' is in %s, but this answer is in %s: give it in %s (or --currency %s); "
 					"gpuwise never mixes currencies",
 				   opt, arg, named, cur, cur, named);
-	double v;
-	char *num = buf;
-	if (parse_usd_number(num, max, &v))
-		goto bad;
 	*out = v;
 	return 0;
 bad:
