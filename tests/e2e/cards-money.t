@@ -112,6 +112,29 @@ is "$(printf '%s' "$out" | jget '[r["speed_estimated"] for r in d["rows"] if r["
 run_gw cards llama3.1:8b --used
 like "$out" "~ speed: no public llama-bench measurement" "the mark is explained"
 
+# every Pascal/Volta pick of a used list carries its lifecycle line and install caveats; an SXM2 module always
+# says it needs an adapter board
+for m in llama3.1:8b qwen2.5:32b llama3.1:70b; do
+	run_gw cards "$m" --used --json
+	printf '%s' "$out" > "$TMP/u.json"
+	python3 - "$TMP/u.json" <<'PY' > "$TMP/lc" 2>&1
+import json, sys
+d = json.load(open(sys.argv[1]))
+old = [r for r in d["rows"] if r["gpu"] in ("tesla-p100", "tesla-p40", "gtx-1080-ti", "gtx-1060", "v100", "v100-pcie-16g")]
+assert old, "no Pascal/Volta pick"
+for r in old:
+    cv = " | ".join(r["caveats"])
+    assert r["lifecycle"] and r["lifecycle"]["last_torch"] and r["lifecycle"]["last_driver"], r["gpu"] + ": no lifecycle"
+    assert "lifecycle as of" in cv and "to build from source" in cv, r["gpu"] + ": no lifecycle line"
+    if r["gpu"] != "gtx-1080-ti" and r["gpu"] != "gtx-1060":
+        assert r["install"], r["gpu"] + ": no install caveats"
+    if r["install"] and r["install"]["form_factor"].startswith("SXM"):
+        assert "adapter board" in cv, r["gpu"] + ": SXM without the adapter caveat"
+print("ok %d" % len(old))
+PY
+	like "$(cat "$TMP/lc")" "^ok [0-9]+$" "cards $m --used: Pascal/Volta picks carry lifecycle and install caveats, SXM2 the adapter"
+done
+
 # data/llamabench-gpus.tsv names exactly the GPUs of the validation files
 python3 - "$GW_TOP" <<'PY' > "$TMP/lb" 2>&1
 import sys
