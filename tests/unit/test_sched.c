@@ -765,6 +765,32 @@ static void test_model_sizes(void **state)
 	free_jobs(one, 1);
 }
 
+/*
+ * A job stored by a daemon that rounded requests at submit (vram_bytes the
+ * standard size, vram_asked_bytes the request) loads with its request back,
+ * so that placement charges it by the sizes of the model it runs on.
+ */
+static void test_stored_rounded_request(void **state)
+{
+	(void)state;
+	json_error_t je;
+	json_t *o = json_loads("{\"argv\":[\"true\"],\"cwd\":\"/\",\"vram_bytes\":12884901888,"
+			       "\"vram_asked_bytes\":10737418240}", 0, &je);
+	assert_non_null(o);
+	job_spec s;
+	char err[256];
+	assert_int_equal(proto_spec_from_json(o, true, &s, err, sizeof err), 0);
+	assert_int_equal(s.vram_bytes, 10 * GiB);
+	json_t *back = proto_spec_to_json(&s, true);
+	assert_null(json_object_get(back, "vram_asked_bytes"));
+	json_decref(back);
+	job_spec_release(&s);
+	/* a client may not send it */
+	assert_int_not_equal(proto_spec_from_json(o, false, &s, err, sizeof err), 0);
+	assert_string_equal(err, "unknown key 'vram_asked_bytes' in 'job'");
+	json_decref(o);
+}
+
 static void test_exclusive_foreign(void **state)
 {
 	(void)state;
@@ -801,6 +827,7 @@ int main(void)
 		cmocka_unit_test(test_check_quota),
 		cmocka_unit_test(test_standard_sizes),
 		cmocka_unit_test(test_model_sizes),
+		cmocka_unit_test(test_stored_rounded_request),
 		cmocka_unit_test(test_exclusive_foreign),
 		cmocka_unit_test(test_proto),
 		cmocka_unit_test(test_proto_corpus),
