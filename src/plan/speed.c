@@ -359,6 +359,45 @@ double plan_attn_flops(const model_desc *m, uint64_t ctx)
 	return sum;
 }
 
+/*
+ * Prefill FLOPs per prompt token of the routed experts, and how full the
+ * expert GEMMs run.  llama.cpp's mul_mat_id gathers, per ubatch, the tokens
+ * routed to each expert and runs one quantized GEMM per expert (ggml-cuda
+ * mmid / mmq.cu; Vulkan and Metal mul_mm_id likewise): an expert gets on
+ * average t = ubatch x used / experts tokens, and a GEMM of t columns fills
+ * t / (t + MOE_TILE_HALF_TOKENS) of the tensor-core tile throughput (tile
+ * columns left empty, per-expert weight loads not amortised).  gpt-oss-20b
+ * (32 experts, top 4) sees 64 tokens per expert at -ub 512, gpt-oss-120b
+ * (128 experts) 16: the larger model's experts run at 0.32 of the rate, the
+ * smaller's at 0.65.  MOE_TILE_HALF_TOKENS (34) and the cuda rows' moe_pp_us
+ * (1.8 us per MoE block per token: routing, gather and scatter) were fitted
+ * together on the four fitted gpt-oss rows of llamabench-current.tsv (RTX PRO
+ * 6000 and its Max-Q, 20b and 120b, pp2048 at the default ubatch): errors
+ * -11/-1/+2/+13% where one fixed cost alone left -16/+21/-2/+42%.  The dense
+ * blocks keep the dense rate.
+ */
+#define MOE_TILE_HALF_TOKENS 34.0
+
+static double expert_flops(const model_desc *m)
+{
+	if (m->n_experts == 0 || m->n_experts_used == 0 || m->expert_ffn == 0)
+		return 0;
+	double n = 0;
+	for (uint32_t il = 0; il < m->n_layers; il++)
+		if (model_layer_moe(m, il))
+			n++;
+	/* gate, up and down of each chosen expert: 3 x hidden x expert_ffn MACs */
+	return 2.0 * n * m->n_experts_used * 3.0 * m->hidden * m->expert_ffn;
+}
+
+static double expert_tile_fill(const model_desc *m, uint32_t ubatch)
+{
+	if (m->n_experts == 0 || m->n_experts_used == 0)
+		return 1;
+	double t = (double)(ubatch ? ubatch : 512) * m->n_experts_used / m->n_experts;
+	return t / (t + MOE_TILE_HALF_TOKENS);
+}
+
 /* ---- CPU backend ------------------------------------------------------------------ */
 int plan_speed_cpu(const char *build, const char *quant, uint32_t n_blocks, double bytes_per_token,
 		   double flops_per_token, double host_bw_gbs, uint32_t threads, double *decode,
@@ -529,6 +568,8 @@ static void speed_latest(const work *wk, plan_result *r, plan_backend be)
 			n_moe++;
 	for (size_t d = 0; d < r->n_devices; d++)
 		on_gpu += r->devices[d].layers;
+	double mm_flops = 2.0 * params, ex_flops = fmin(expert_flops(wk->m), mm_flops);
+	double ex_fill = expert_tile_fill(wk->m, wk->batch);
 	for (size_t d = 0; d < r->n_devices; d++) {
 		const plan_device *pd = &r->devices[d];
 		if (pd->layers == 0)
@@ -566,7 +607,8 @@ static void speed_latest(const work *wk, plan_result *r, plan_backend be)
 			continue;
 		}
 		if (tp >= 0)
-			tp += share * (2.0 * params / (rw * 1e12) + plan_attn_flops(wk->m, wk->ctx) / (ra * 1e12) +
+			tp += share * ((mm_flops - ex_flops + ex_flops / ex_fill) / (rw * 1e12) +
+				       plan_attn_flops(wk->m, wk->ctx) / (ra * 1e12) +
 				       (wk->n * row.pp_layer_us + n_moe * row.moe_pp_us) * 1e-6);
 	}
 	double host_bytes = read_bytes(wk, 0, wk->total - r->gpu_layers) +

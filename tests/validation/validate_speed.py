@@ -136,6 +136,11 @@ def main():
         if FIT and held:
             continue
         what = f"{r['gpu']} {r['backend']} {r['model']} {r['quant']} fa{r['fa']}"
+        if r["date"][:4] < "2025":
+            # an old build (discussion 4167's 2023 table): today's constants do not describe it
+            out.append(f"old      {what:<58} (build {r['build']} of {r['date']}: printed by --before only, not counted)")
+            if not BEFORE:
+                continue
         if "[not expressible" in r["source"]:
             out.append(f"skip     {what:<58} ({r['source'].split('[not expressible: ')[1].split(';')[0]})")
             continue
@@ -160,7 +165,7 @@ def main():
             e = pred / m - 1
             (gpus if sset != "added" else gpus_added).add(r["gpu"])
             res.append((sset, r["backend"], fam, kind, e))
-            if r["gpu"].startswith("arc-"):
+            if r["gpu"].startswith("arc-") and r["backend"] == "vulkan":
                 INTEL.append((sset, r["backend"], kind, e))
             out.append(f"{kind:<8} {what:<58} {fam:<13} {pred:>9.1f} {m:>9.1f} {e * 100:+7.1f}%"
                        f"{'  ' + sset if sset != 'fitted' else ''}")
@@ -215,7 +220,16 @@ def main():
         if x:
             print(f"# added after the fit (held-out, not asserted) {kind}: {len(x)} rows, median |error| "
                   f"{med(x) * 100:.1f}%, worst {max(x) * 100:.0f}%")
-    print_six(res + unasserted, cpu_rows(), med)
+    cpu = cpu_rows()
+    cur_gpus = {r["gpu"] for r in rows if r["held_out"] != "added" and r["date"][:4] >= "2025"
+                and "[not expressible" not in r["source"]} & gpus
+    cur_rows = sum(1 for r in rows if r["held_out"] != "added" and r["date"][:4] >= "2025"
+                   and "[not expressible" not in r["source"] and r["gpu"] in gpus)
+    with open(os.path.join(DIR, "cpu-llama-bench.tsv")) as f:
+        cpu_cur = sum(1 for r in csv.DictReader((l for l in f if not l.startswith("#")), delimiter="\t")
+                      if r["date"][:4] >= "2025")
+    print(f"# current-build rows: {cur_rows + cpu_cur} (GPU {cur_rows} over {len(cur_gpus)} GPUs, CPU {cpu_cur})")
+    print_six(res + unasserted, cpu, med)
     if FIT:
         # suggested corrections: measured / predicted per (backend, family), median
         corr = {}
