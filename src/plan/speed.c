@@ -241,11 +241,54 @@ static void row_from(const kb_table *t, size_t r, plan_speed_row *o)
 	o->source = kb_cell(t, r, kb_col(t, "source"));
 }
 
+static long row_find_uncached(const kb_table *t, const char *build, plan_backend b, const char *family);
+
+/* The last rows found: a plan looks the same (build, backend, family) up
+ * once per device and per plan of the context search and the advice, some
+ * seven hundred times for one `gpuwise plan` (plans run on one thread). */
+#define ROW_CACHE 8
+static struct {
+	const kb_table *t;
+	char build[24], family[16];
+	plan_backend b;
+	bool found;
+	plan_speed_row row;
+} row_cache[ROW_CACHE];
+static unsigned row_cache_next;
+
 int plan_speed_row_find(const char *build, plan_backend b, const char *family, plan_speed_row *out)
 {
 	const kb_table *t = kb_get_table("speed", NULL);
 	if (!t)
 		return GW_ENOENT;
+	for (unsigned i = 0; i < ROW_CACHE; i++)
+		if (row_cache[i].t == t && row_cache[i].b == b && !strcmp(row_cache[i].build, build) &&
+		    !strcmp(row_cache[i].family, family)) {
+			if (!row_cache[i].found)
+				return GW_ENOENT;
+			*out = row_cache[i].row;
+			return 0;
+		}
+	long found = row_find_uncached(t, build, b, family);
+	if (found >= 0)
+		row_from(t, (size_t)found, out);
+	if (strlen(build) < sizeof row_cache[0].build && strlen(family) < sizeof row_cache[0].family) {
+		unsigned k = row_cache_next++ % ROW_CACHE;
+		row_cache[k].t = t;
+		row_cache[k].b = b;
+		row_cache[k].found = found >= 0;
+		if (found >= 0)
+			row_cache[k].row = *out;
+		snprintf(row_cache[k].build, sizeof row_cache[k].build, "%s", build);
+		snprintf(row_cache[k].family, sizeof row_cache[k].family, "%s", family);
+	}
+	return found >= 0 ? 0 : GW_ENOENT;
+}
+
+/* The row index of (build, backend, family) in t: the family, then its stem
+ * ("ada-pro" -> "ada"), then "*"; -1 when none. */
+static long row_find_uncached(const kb_table *t, const char *build, plan_backend b, const char *family)
+{
 	long cb = kb_col(t, "build"), ck = kb_col(t, "backend"), cf = kb_col(t, "family");
 	const char *bn = plan_backend_name(b);
 	/* the family, then its stem ("ada-pro" -> "ada"), then "*" */
@@ -264,11 +307,9 @@ int plan_speed_row_find(const char *build, plan_backend b, const char *family, p
 			hit[k] = (long)r;
 	}
 	for (int k = 0; k < 3; k++)
-		if (hit[k] >= 0) {
-			row_from(t, (size_t)hit[k], out);
-			return 0;
-		}
-	return GW_ENOENT;
+		if (hit[k] >= 0)
+			return hit[k];
+	return -1;
 }
 
 static double kernel_bw(const plan_speed_row *row, const char *kernel)
