@@ -29,7 +29,9 @@
  * fp16 column for GeForce is the halved FP32-accumulate rate, so GeForce
  * int8 is 4x that column (NVIDIA Ada/Ampere/Blackwell whitepapers) while a
  * professional card's is 2x.  MoE counts the active experts only, plus a
- * fixed cost per MoE block (routing, mul_mat_id) in decode and prefill.
+ * fixed cost per MoE block (routing, mul_mat_id) in decode and prefill; in
+ * prefill the experts' GEMMs run at the fill their tokens per expert give
+ * (expert_tile_fill below).
  *
  * Several GPUs: llama.cpp's layer split, the default: decode adds each
  * device's bytes over its own bandwidth plus gpu_us per extra GPU (the
