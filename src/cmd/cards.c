@@ -431,7 +431,7 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		printf("\n* no %s price on record: the USD price converted at 1 USD = %.4g %s (%s%s, %s)\n", cur,
 		       conv->fx.rate, cur, conv->fx.date, conv->fx.via_eur ? ", via EUR" : "", conv->fx.source);
 	if (any_speed_est)
-		printf("\n~ speed: no public llama-bench measurement of this GPU (data/llamabench-gpus.tsv) backs it, only "
+		printf("\n~ speed: no public llama-bench measurement of this GPU (data/llamabench-gpus.tsv, from tests/validation/llamabench-current.tsv) backs it, only "
 		       "the model; ranked after every measured card\n");
 	if (stale)
 		printf("\n%swarning:%s %d of these prices are more than %d months old; check a current listing before "
