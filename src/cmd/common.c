@@ -102,11 +102,9 @@ int parse_money_opt(const char *cmd, const char *opt, const char *arg, double ma
 		named[3] = 0;
 		s += 3;
 	}
-	while (*s == ' ')
+	while (*named && *s == ' ') /* "CNY 15000"; a bare " 500" stays invalid */
 		s++;
 	len = strlen(s);
-	while (len && s[len - 1] == ' ')
-		len--;
 	if (len >= 3 && isalpha((unsigned char)s[len - 1]) && isalpha((unsigned char)s[len - 2]) &&
 	    isalpha((unsigned char)s[len - 3])) {
 		if (*named)
