@@ -97,7 +97,7 @@ const char workload_help[] =
 	"  --ui U                    how the UI allocates memory: comfyui (default:\n"
 	"                            stages swapped, bf16 VAE where the card has it),\n"
 	"                            diffusers (all resident, SDXL VAE in fp32), a1111\n"
-	"                            (as diffusers, --no-half-vae)\n";
+	"                            (as diffusers, its no-half-vae setting)\n";
 
 void workload_init(workload *w)
 {
