@@ -90,6 +90,16 @@ for v in NVIDIA AMD Intel Apple; do
 done
 like "$report" "order agrees" "the four-card SDXL order agrees with the measured order"
 
+# ---- memory against public figures (tests/validation/image-memory.tsv) --------------
+run_gw plan sdxl --image 1024x1024 --ui a1111 --json
+is "$(printf '%s' "$out" | jget 'd["vram_bytes"] > 12e9')" "True" "A1111 #13341: SDXL 1024 with --no-half-vae over 12 GB"
+run_gw plan sdxl --image 1024x1024 --json
+is "$(printf '%s' "$out" | jget '5.0e9 <= d["breakdown"]["denoiser_bytes"] + d["breakdown"]["overhead_bytes"] <= 6.5e9')" "True" "ComfyUI #4108: SDXL UNet resident 5-6 GB"
+run_gw plan sdxl --image 1024x1024 --gpu rtx-2060 --json
+is "$(printf '%s' "$out" | jget 'd["vae_dtype"]')" "fp32" "ComfyUI #1781: Turing decodes in fp32"
+run_gw plan sdxl --image 1024x1024 --gpu m1 --json
+is "$(printf '%s' "$out" | jget 'd["vae_dtype"]')" "fp32" "ComfyUI #1905: MPS decodes in fp32"
+
 # ---- bad input ----------------------------------------------------------------------
 run_gw plan sdxl --image 1024x1024 --ui invoke
 is "$rc" 2 "unknown --ui exits 2"
