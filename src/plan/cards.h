@@ -22,7 +22,9 @@ typedef struct cards_eval {
 	bool fits;
 	bool has_speed;
 	double speed;           /* higher is better, in the caller's unit */
-	bool speed_estimated;   /* no public measurement of this GPU backs the speed: marked ~, ranked after measured ones */
+	bool speed_estimated;   /* no public measurement backs the speed (LLM: no llama-bench row of the GPU,
+				   data/llamabench-gpus.tsv; images: data/image-backends.tsv): marked ~,
+				   ranked after the measured rows */
 	uint64_t need_bytes;    /* memory needed per GPU */
 	char remedy[160];       /* "" as asked; else the change that made it fit
 				   ("--quant q3_k_m", "partial offload: -ngl 30") */
