@@ -197,7 +197,7 @@ static void print_text(const cost_ctx *c)
 		for (size_t i = 0; i < c->n_conv; i++) {
 			char t[400];
 			fx_text(t, sizeof t, &c->conv[i].fx);
-			printf("  %s: %.4g %s at %s\n", c->conv[i].what, c->conv[i].from_amount, c->conv[i].fx.from, t);
+			printf("  %s: %.2f %s at %s\n", c->conv[i].what, c->conv[i].from_amount, c->conv[i].fx.from, t);
 		}
 	}
 }
