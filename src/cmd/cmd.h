@@ -67,7 +67,6 @@ int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(pri
  * with the unit forms, never read as bytes.  Context: "8192", "32k",
  * "128K" (k = 1024 tokens).
  */
-int parse_usd_opt(const char *cmd, const char *opt, const char *arg, double max, double *out);
 /* An amount in currency cur ("15000", "15,000 CNY", "$1000"); another currency named is a usage error. */
 int parse_money_opt(const char *cmd, const char *opt, const char *arg, double max, const char *cur, double *out);
 /*

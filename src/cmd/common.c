@@ -47,35 +47,6 @@ static int parse_usd_number(const char *s, double max, double *out)
 	return 0;
 }
 
-int parse_usd_opt(const char *cmd, const char *opt, const char *arg, double max, double *out)
-{
-	char buf[64];
-	size_t n = 0;
-	const char *s = arg;
-	if (*s == '$')
-		s++;
-	/* "1,000" and "1,000,000": commas only between groups of three digits */
-	for (const char *p = s; *p && n < sizeof buf - 1; p++) {
-		if (*p == ',') {
-			if (p == s || !isdigit((unsigned char)p[-1]) || strspn(p + 1, "0123456789") < 3 ||
-			    (p[4] && p[4] != ',' && p[4] != '.'))
-				goto bad;
-			continue;
-		}
-		buf[n++] = *p;
-	}
-	buf[n] = 0;
-	if (n >= 3 && strcasecmp(buf + n - 3, "usd") == 0)
-		buf[n - 3] = 0;
-	double v;
-	if (!*buf || parse_double(buf, &v) || !(v >= 0) || v > max)
-		goto bad;
-	*out = v;
-	return 0;
-bad:
-	return usage_error(cmd, "invalid %s '%s' (US dollars, e.g. 1000, 1,000 or $1000)", opt, arg);
-}
-
 /*
  * An amount of money in currency cur: "15000", "15,000", "15000 CNY",
  * "CNY15000", "$1000" (USD), "¥15000" (CNY or JPY, whichever cur is),
