@@ -38,8 +38,11 @@ typedef struct work {
 	const plan_request *rq;
 	const model_desc *m;
 	plan_weights w;
-	uint64_t ctx, cells;
+	uint64_t ctx, cells; /* cells: of a full-attention layer, all streams */
 	uint32_t batch, nseq;
+	/* the KV layout (streams); an engine's setup fills it, else one
+	 * unified cache of `cells` */
+	plan_kv_shape kvs;
 	plan_kv_type kv;
 	bool fa;
 	uint32_t n;       /* repeating blocks */

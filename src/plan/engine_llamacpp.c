@@ -25,7 +25,7 @@ static uint64_t item_bytes(const work *wk, uint32_t il)
 static uint64_t compute_bytes(const work *wk, bool multi)
 {
 	if (wk->build && wk->build->graph_phases)
-		return plan_compute_graph_bytes(wk->m, wk->cells, wk->nseq, wk->batch, wk->fa, wk->kv, multi);
+		return plan_compute_graph_bytes(wk->m, &wk->kvs, wk->fa, wk->kv, multi);
 	return plan_compute_bytes(wk->m, wk->cells, wk->batch, wk->fa, multi);
 }
 
@@ -266,7 +266,10 @@ void plan_llamacpp_setup(work *wk)
 	wk->build = plan_llamacpp_build_find(rq->engine_build);
 	if (!wk->build)
 		wk->build = plan_llamacpp_build_find(NULL);
-	wk->cells = plan_kv_cells(wk->ctx, wk->nseq);
+	/* -np N: a stream per sequence unless --kv-unified (llama.cpp's
+	 * default kv_unified = false; llama-server's -np auto sets it) */
+	plan_kv_shape_llamacpp(&wk->kvs, wk->ctx, wk->nseq, rq->kv_unified, wk->batch);
+	wk->cells = wk->kvs.cells * wk->kvs.n_stream;
 	plan_llamacpp_resolve_fa(wk, wk->build->fa_auto);
 	if (rq->gpu_layers < 0 && wk->build->fit_margin)
 		wk->margin = GiB;

@@ -128,7 +128,11 @@ static uint64_t cache_cells(const lb *b, int s)
 {
 	if (s == 0)
 		return b->p->cells;
-	uint64_t c = (uint64_t)b->m->swa_window * (b->p->n_seq ? b->p->n_seq : 1) + (uint64_t)b->T;
+	if (b->p->swa_cells)
+		return b->p->swa_cells < b->p->cells ? b->p->swa_cells : b->p->cells;
+	/* a stream per sequence holds one window; a unified one n_seq */
+	uint64_t per = b->p->n_stream > 1 ? 1 : (b->p->n_seq ? b->p->n_seq : 1);
+	uint64_t c = (uint64_t)b->m->swa_window * per + (uint64_t)b->T;
 	c = (c + 255) / 256 * 256;
 	return c < b->p->cells ? c : b->p->cells;
 }
@@ -947,8 +951,13 @@ uint64_t plan_lgraph_build(gsim *g, const model_desc *m, const lgraph_params *p)
 	for (int s = 0; s < 2; s++)
 		b.k_idxs[s] = b.v_idxs[s] = b.mask[s] = b.k_rot[s] = b.v_rot[s] = -1;
 	uint64_t T = p->n_ubatch ? p->n_ubatch : 512;
-	if (p->cells && T > p->cells)
-		T = p->cells;
+	/* min(n_ctx, n_ubatch) over all streams, made a multiple of the
+	 * sequences the reserved ubatch holds (llama_context::graph_reserve) */
+	uint64_t n_ctx = p->cells * (p->n_stream > 1 ? p->n_stream : 1);
+	if (n_ctx && T > n_ctx)
+		T = n_ctx;
+	if (p->n_seq > 1)
+		T = (T + p->n_seq - 1) / p->n_seq * p->n_seq;
 	b.T = (int64_t)T;
 	b.iswa = m->swa_window && m->layer_swa;
 	gs_reset(g);
@@ -991,6 +1000,7 @@ static void fingerprint(const model_desc *m, uint64_t f[8])
 static bool same_params(const lgraph_params *a, const lgraph_params *b)
 {
 	return a->cells == b->cells && a->n_ubatch == b->n_ubatch && a->n_seq == b->n_seq &&
+	       a->n_stream == b->n_stream && a->swa_cells == b->swa_cells &&
 	       a->flash_attn == b->flash_attn && a->kv_k == b->kv_k && a->kv_v == b->kv_v && a->alignment == b->alignment;
 }
 

@@ -10,9 +10,11 @@
 typedef struct gsim gsim;
 
 typedef struct lgraph_params {
-	uint64_t cells;     /* KV cells (padded) */
+	uint64_t cells;     /* KV cells of one stream (padded) */
 	uint32_t n_ubatch;  /* physical batch (llama.cpp -ub), 0: 512 */
 	uint32_t n_seq;     /* parallel sequences */
+	uint32_t n_stream;  /* KV streams: 0 or 1 one unified cache, n_seq one per sequence */
+	uint64_t swa_cells; /* cells of one stream of the sliding-window cache; 0: llama.cpp's rule */
 	bool flash_attn;
 	plan_kv_type kv_k, kv_v;
 	size_t alignment;   /* buffer alignment: 32 CPU, 128 CUDA; 0: 32 */

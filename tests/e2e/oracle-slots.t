@@ -1,0 +1,29 @@
+#!/bin/sh
+# llama.cpp as the oracle for llama-server's parallel slots: the GGUF files
+# of tests/oracle/llamacpp_oracle.py loaded by llama-cpp-python 0.3.36 on
+# the CPU with 4 sequences, a KV stream per sequence (llama.cpp's default,
+# `llama-server -np 4`) and one unified cache (`-np auto`, --kv-unified),
+# flash attention on and off; printed model / KV (+ RS) / compute buffers
+# against gpuwise plan --parallel 4 [--kv-unified] (tests/oracle/slots_oracle.py).
+# Several devices: only with GW_LLAMA_RPC_LIB (an RPC build of the same
+# llama.cpp); the CPU-only build has one device.  Skips without llama_cpp.
+. "$(dirname "$0")/lib.sh"
+
+if ! python3 -c 'import llama_cpp, gguf, numpy' >/dev/null 2>&1; then
+	skip "llama_cpp (llama-cpp-python) or gguf is not installed"
+	done_testing
+	exit 0
+fi
+report=$(python3 "$GW_TOP/tests/oracle/slots_oracle.py" "$GW" 2>&1)
+status=$?
+printf '%s\n' "$report" | sed 's/^/# /'
+is "$status" 0 "model and KV (+ recurrent state) buffers equal to llama.cpp's with 4 slots, split and unified"
+n=$(printf '%s\n' "$report" | sed -n 's/^# \([0-9]*\) slot loads of \([0-9]*\) architectures.*/\1 \2/p')
+set -- $n
+ok "$([ "${1:-0}" -ge 40 ] && [ "${2:-0}" -ge 10 ]; echo $?)" "llama.cpp loaded ${1:-?} files of ${2:-?} architectures with 4 slots"
+# the sliding-window caches: a stream per sequence keeps a window each
+like "$report" 'gemma3	split	0	[0-9.]*	[0-9.]*	72.00	72.00	' "Gemma 3, 4 split slots: 72.00 MiB of KV (a window per stream)"
+like "$report" 'gemma3	unified	0	[0-9.]*	[0-9.]*	57.00	57.00	' "Gemma 3, 4 unified slots: 57.00 MiB of KV (4 windows in one cache)"
+nout=$(printf '%s\n' "$report" | sed -n 's/^# compute outside 5%: \([0-9]*\) of.*/\1/p')
+is "${nout:-?}" 0 "compute within 5% of llama.cpp's on every load"
+done_testing
