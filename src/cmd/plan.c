@@ -33,7 +33,7 @@ enum {
 	/* inference run */
 	OPT_CTX = 1200, OPT_BATCH, OPT_PARALLEL, OPT_KV_TYPE, OPT_FLASH_ATTN, OPT_ENGINE,
 	OPT_GPU_LAYERS, OPT_GPU_UTIL, OPT_N_CPU_MOE, OPT_PER_USER_TPS, OPT_BACKEND, OPT_KV_UNIFIED,
-	OPT_NO_KV_UNIFIED,
+	OPT_NO_KV_UNIFIED, OPT_NO_OP_OFFLOAD,
 	/* output */
 	OPT_JSON = 1300, OPT_HELP,
 };
@@ -62,6 +62,7 @@ static const struct option long_opts[] = {
 	{"per-user-tps", required_argument, NULL, OPT_PER_USER_TPS},
 	{"kv-unified", no_argument, NULL, OPT_KV_UNIFIED},
 	{"no-kv-unified", no_argument, NULL, OPT_NO_KV_UNIFIED},
+	{"no-op-offload", no_argument, NULL, OPT_NO_OP_OFFLOAD},
 	{"kv-type", required_argument, NULL, OPT_KV_TYPE},
 	{"flash-attn", optional_argument, NULL, OPT_FLASH_ATTN},
 	{"engine", required_argument, NULL, OPT_ENGINE},
@@ -185,6 +186,9 @@ static void usage(FILE *f)
 		"  --gpu-layers N     fix the layers on the GPUs (llama.cpp -ngl) instead of searching\n"
 		"  --gpu-util F       vllm gpu_memory_utilization (default 0.9)\n"
 		"  --n-cpu-moe N      MoE: keep the experts of the first N layers in host RAM\n"
+		"  --no-op-offload    llama.cpp -nopo: ops of weights in host RAM stay on the CPU\n"
+		"                     (else GPU 0 runs the large-batch ones, copying the weight;\n"
+		"                     llama.cpp RPC devices never take them)\n"
 		"Output:\n"
 		"  --json             one JSON object (schema: docs/json-plan.md)\n"
 		"  --help             this text\n\n"
@@ -335,6 +339,9 @@ static int opt_run(plan_cli *c, int opt, const char *arg)
 	case OPT_NO_KV_UNIFIED:
 		c->rq.kv_unified = false;
 		c->no_kv_unified = true;
+		return 1;
+	case OPT_NO_OP_OFFLOAD:
+		c->rq.no_op_offload = true;
 		return 1;
 	case OPT_PER_USER_TPS:
 		if (parse_double(arg, &d) || !(d > 0 && d < 1e6))

@@ -53,6 +53,10 @@ typedef struct work {
 	uint32_t ncm;     /* --n-cpu-moe: blocks whose experts stay in host RAM */
 	const plan_llamacpp_build *build; /* llama.cpp-family engines: the build planned */
 	bool fa_assumed;  /* flash attention resolved from the engine's default */
+	/* llama.cpp: compute buffers of a split graph (several GPUs, layers or
+	 * experts in host RAM) from the graph split device by device (else the
+	 * rule the placement searches use) */
+	bool exact_split;
 } work;
 
 typedef struct plan_engine_ops {

@@ -39,6 +39,7 @@ typedef struct gs_tensor {
 	bool allocated;
 	uint64_t offset;
 	int8_t dev;   /* the device (scheduler backend) it runs on or lives in; -1 not yet */
+	uint64_t bytes; /* size when not its shape's (a copy of a weight stored quantized); 0: the shape's */
 	int8_t buf;   /* the buffer the allocator placed it in */
 } gs_tensor;
 
@@ -102,6 +103,11 @@ void gs_mark_cache(gsim *g, gs_t a)
 	g->t[a].flags |= F_CACHE;
 }
 
+void gs_pin(gsim *g, gs_t a, int dev)
+{
+	g->t[a].dev = (int8_t)dev;
+}
+
 static gs_t add(gsim *g, gs_type type, gs_op op, const int64_t ne_in[4])
 {
 	int64_t ne[4]; /* ne_in may point into g->t, which may move */
@@ -129,6 +135,8 @@ static gs_t add(gsim *g, gs_type type, gs_op op, const int64_t ne_in[4])
 
 static size_t nbytes(const gs_tensor *t)
 {
+	if (t->bytes)
+		return t->bytes;
 	/* contiguous tensors only are placed */
 	return t->nb[3] * (size_t)t->ne[3];
 }
@@ -814,6 +822,8 @@ void gs_sched_peaks(gsim *g, const gs_sched_opts *o, uint64_t *peak)
 					t = &g->t[g->nodes[i]];
 					memcpy(g->t[x].nb, g->t[s].nb, sizeof g->t[x].nb);
 					g->t[x].dev = (int8_t)cur;
+					if (is_weight(&g->t[s]) && o->weight_scale > 0)
+						g->t[x].bytes = (uint64_t)((double)nbytes(&g->t[s]) * o->weight_scale) + 1;
 					if (ncp > 1) {
 						g->t[x].flags = F_INPUT | F_OUTPUT;
 						push(&keep, &nk, &ck, x);

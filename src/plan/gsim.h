@@ -101,12 +101,15 @@ size_t gs_row_size(gs_type t, int64_t ne0);
  * recurrent state: never a reason to run an op there). */
 void gs_set_device(gsim *g, int dev);
 void gs_mark_cache(gsim *g, gs_t a);
+/* ggml_backend_sched_set_tensor_backend: a runs on dev whatever its sources. */
+void gs_pin(gsim *g, gs_t a, int dev);
 
 typedef struct gs_sched_opts {
 	int n_dev;                /* devices, the last the CPU (at most 127) */
 	int n_copies;             /* pipeline parallelism: copies of every input (4), else 1 */
 	bool offload_cpu_weights; /* device 0 runs large-batch ops of weights in host memory (CUDA) */
 	size_t alignment;         /* of every buffer; 0: 32 */
+	double weight_scale;      /* a copied weight's bytes over its shape's (quantized files); 0: 1 */
 } gs_sched_opts;
 
 /* Split the expanded graph over the devices as ggml_backend_sched does

@@ -81,6 +81,10 @@ typedef struct plan_request {
 	 * llama-server's -np auto sets); false: llama.cpp's default of a stream
 	 * of ctx cells per sequence, each with its own sliding-window cache */
 	bool kv_unified;
+	/* llama.cpp -nopo: no op offload (ops of weights in host memory stay
+	 * on the CPU; else GPU 0 runs the large-batch ones); what RPC devices
+	 * do too (ggml-rpc has no offload_op) */
+	bool no_op_offload;
 	plan_kv_type kv_type;
 	plan_fa flash_attn;
 	/* engine version profile ("b2824" for llama.cpp); NULL: the newest one
@@ -168,6 +172,8 @@ typedef struct plan_result {
 	uint64_t embd_bytes;     /* token embedding (host RAM under llama.cpp) */
 	uint64_t kv_total_bytes; /* the whole KV cache, GPU + host */
 	uint64_t host_weights_bytes, host_kv_bytes, host_compute_bytes;
+	/* the CPU's compute buffer of a graph split over devices (0: not split) */
+	uint64_t host_split_compute_bytes;
 	uint64_t host_bytes;     /* sum of the host parts */
 	bool ram_known, ram_ok;
 

@@ -25,5 +25,15 @@ ok "$([ "${1:-0}" -ge 40 ] && [ "${2:-0}" -ge 10 ]; echo $?)" "llama.cpp loaded 
 like "$report" 'gemma3	split	0	[0-9.]*	[0-9.]*	72.00	72.00	' "Gemma 3, 4 split slots: 72.00 MiB of KV (a window per stream)"
 like "$report" 'gemma3	unified	0	[0-9.]*	[0-9.]*	57.00	57.00	' "Gemma 3, 4 unified slots: 57.00 MiB of KV (4 windows in one cache)"
 nout=$(printf '%s\n' "$report" | sed -n 's/^# compute outside 5%: \([0-9]*\) of.*/\1/p')
-is "${nout:-?}" 0 "compute within 5% of llama.cpp's on every load"
+is "${nout:-?}" 0 "compute within 5% of llama.cpp's on every load (and on every device)"
+# Several devices need llama.cpp built with RPC (GW_LLAMA_RPC_LIB=.../libllama.so
+# of the same source, rpc-server beside it): two rpc-server processes on
+# this CPU are two "GPUs"; each device's compute buffer of a layer split,
+# of -ngl below all layers and of --n-cpu-moe against the plan's.
+if [ -n "${GW_LLAMA_RPC_LIB:-}" ]; then
+	ndev=$(printf '%s\n' "$report" | grep -c '	\(2 devices\|1 device\)')
+	ok "$([ "$ndev" -ge 20 ]; echo $?)" "per-device compute buffers of $ndev loads over RPC devices compared"
+else
+	skip "several devices: GW_LLAMA_RPC_LIB unset (llama-cpp-python's CPU-only build has one device)"
+fi
 done_testing

@@ -51,12 +51,32 @@ GW = sys.argv[1] if len(sys.argv) > 1 else "./gpuwise"
 MIB = 1024 * 1024
 NSEQ = 4
 CTX = 4096  # per sequence: 16384 cells over the 4
-BUF_RE = re.compile(r"(\S+) (model|KV|RS|compute|output) buffer size =\s*([0-9.]+) MiB")
+BUF_RE = re.compile(r"(\S+)\s+(model|KV|RS|compute|output) buffer size =\s*([0-9.]+) MiB")
 
 
-def load(path, n_ctx, n_seq, unified, fa, ub=512, ngl=0, split=None):
+def cpu_moe_overrides(n):
+    """llama.cpp --n-cpu-moe N: the experts of blocks 0..N-1 in the CPU buffer
+    (common/common.h llm_add_n_cpu_ffn_overrides), as a NULL-ended array."""
+    import ctypes
+
+    class Override(ctypes.Structure):
+        _fields_ = [("pattern", ctypes.c_char_p), ("buft", ctypes.c_void_p)]
+
+    cpu = ctypes.CDLL(os.path.join(os.path.dirname(_rpc_lib), "libggml-cpu.so"))
+    cpu.ggml_backend_cpu_buffer_type.restype = ctypes.c_void_p
+    buft = cpu.ggml_backend_cpu_buffer_type()
+    arr = (Override * (n + 1))()
+    for i in range(n):
+        arr[i].pattern = ("blk\\.%d\\.ffn_(up|down|gate|gate_up)_(ch|)exps" % i).encode()
+        arr[i].buft = buft
+    return arr
+
+
+def load(path, n_ctx, n_seq, unified, fa, ub=512, ngl=0, split=None, n_cpu_moe=0):
     """Load with llama.cpp; MiB by (device, buffer kind) from its log."""
     orig = C.llama_context_default_params
+    orig_m = C.llama_model_default_params
+    ovr = cpu_moe_overrides(n_cpu_moe) if n_cpu_moe else None
 
     def params():
         p = orig()
@@ -64,7 +84,15 @@ def load(path, n_ctx, n_seq, unified, fa, ub=512, ngl=0, split=None):
         p.kv_unified = unified
         return p
 
+    def mparams():
+        p = orig_m()
+        if ovr is not None:
+            import ctypes
+            p.tensor_buft_overrides = ctypes.cast(ovr, ctypes.c_void_p)
+        return p
+
     C.llama_context_default_params = params
+    C.llama_model_default_params = mparams
     fd_log = tempfile.TemporaryFile(mode="w+b")
     saved = os.dup(2)
     os.dup2(fd_log.fileno(), 2)
@@ -77,6 +105,7 @@ def load(path, n_ctx, n_seq, unified, fa, ub=512, ngl=0, split=None):
         del llm
     finally:
         C.llama_context_default_params = orig
+        C.llama_model_default_params = orig_m
         sys.stderr.flush()
         os.dup2(saved, 2)
         os.close(saved)
@@ -189,15 +218,19 @@ def devices(tmp, rows, bad, cbad):
             path = os.path.join(tmp, f"dev-{a}.gguf")
             lo.write_gguf(path, s)
             L = s["layers"] + 1
-            cases = [("2 devices, all layers", L, [1.0, 1.0], ["--gpu-layers", str(L), "--vram", "1T", "--vram", "1T"]),
+            cases = [("2 devices, all layers", L, [1.0, 1.0], ["--gpu-layers", str(L), "--gpu", "2xh100-sxm", "--vram", "1T", "--no-op-offload"]),
                      ("1 device, -ngl %d of %d" % (L - 2, L), L - 2, [1.0, 0.0],
-                      ["--gpu-layers", str(L - 2), "--vram", "1T"])]
+                      ["--gpu-layers", str(L - 2), "--vram", "1T", "--no-op-offload"])]
+            if s.get("experts"):
+                cases.append(("1 device, --n-cpu-moe 2", L, [1.0, 0.0],
+                              ["--gpu-layers", str(L), "--vram", "1T", "--no-op-offload", "--n-cpu-moe", "2"]))
             for what, ngl, split, extra in cases:
                 for fa in (False, True):
-                    got, log = load(path, CTX, 1, False, fa, ngl=ngl, split=split)
+                    ncm = 2 if "n-cpu-moe" in what else 0
+                    got, log = load(path, CTX, 1, False, fa, ngl=ngl, split=split, n_cpu_moe=ncm)
                     d = plan(path, extra + ["--flash-attn", "on" if fa else "off"])
                     comp = {dev: v for (dev, k), v in got.items() if k == "compute"}
-                    rpc = sorted(k for k in comp if k.startswith("RPC"))
+                    rpc = [k for k in comp if k.startswith("RPC")]  # in device order, as llama.cpp prints them
                     ours = [x["compute_bytes"] / MIB for x in d["devices"]]
                     host = d["host"]["compute_bytes"] / MIB
                     for i, dev in enumerate(rpc):
@@ -207,9 +240,13 @@ def devices(tmp, rows, bad, cbad):
                         rows.append((a, what, fa, dev, comp[dev], o, e))
                         if abs(e) > 0.05:
                             cbad.append(f"{a} {what} fa={int(fa)} {dev} {100 * e:+.1f}%")
-                    cpu = comp.get("CPU", 0.0)
-                    print("%s\t%s\tfa=%d\tCPU\t%.2f\t%.2f\t%s" % (a, what, fa, cpu, host,
-                          "%+.1f%%" % (100 * (host / cpu - 1)) if cpu else "-"))
+                    # the plan's host compute holds the logits output buffer too
+                    cpu = comp.get("CPU", 0.0) + got.get(("CPU", "output"), 0.0)
+                    e = host / cpu - 1 if cpu else float("nan")
+                    print("%s\t%s\tfa=%d\tCPU (+output)\t%.2f\t%.2f\t%+.1f%%" % (a, what, fa, cpu, host, 100 * e))
+                    rows.append((a, what, fa, "CPU", cpu, host, e))
+                    if not abs(e) <= 0.05:
+                        cbad.append(f"{a} {what} fa={int(fa)} CPU {100 * e:+.1f}%")
     finally:
         for p in procs:
             p.send_signal(signal.SIGTERM)
@@ -222,7 +259,8 @@ def main():
     try:
         print("arch\tkv\tfa\tllama_model_mib\tplan_model_mib\tllama_kv_mib\tplan_kv_mib\tllama_compute_mib\t"
               "plan_compute_mib\tcompute_err")
-        slots(tmp, rows, bad, cbad)
+        if not os.environ.get("GW_SLOTS_SKIP"):
+            slots(tmp, rows, bad, cbad)
         nslot = len(rows)
         if _rpc_lib:
             print("arch\tsplit\tfa\tdevice\tllama_compute_mib\tplan_compute_mib\terr")
