@@ -331,7 +331,14 @@ static int opt_run(plan_cli *c, int opt, const char *arg)
 			c->rq.kv_unified = !c->no_kv_unified;
 			return 1;
 		}
-		return parse_u32("--parallel", arg, 1, 4096, &c->rq.n_parallel) ? 2 : 1;
+		{
+			long long np;
+			if (parse_int(arg, 1, 4096, &np))
+				return usage_error("plan", "invalid --parallel '%s' (a whole number from 1 to 4096, or auto)",
+						   arg);
+			c->rq.n_parallel = (uint32_t)np;
+			return 1;
+		}
 	case OPT_KV_UNIFIED:
 		c->rq.kv_unified = true;
 		c->no_kv_unified = false;

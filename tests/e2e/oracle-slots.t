@@ -9,6 +9,26 @@
 # llama.cpp); the CPU-only build has one device.  Skips without llama_cpp.
 . "$(dirname "$0")/lib.sh"
 
+# The options themselves (no llama.cpp needed): a stream per slot by
+# default, one with --kv-unified, llama-server's -np auto = 4 unified.
+run_gw plan gemma-3-4b --vram 80G --parallel 4 --json
+j=$out
+is "$(printf '%s' "$j" | jget 'd["kv_streams"], d["kv_unified"], d["kv_stream_cells"], d["kv_swa_cells"]')" \
+	"(4, False, 4096, 1536)" "--parallel 4: a stream of 4096 cells per sequence, a window of 1536 each"
+run_gw plan gemma-3-4b --vram 80G --parallel 4 --kv-unified --json
+j=$out
+is "$(printf '%s' "$j" | jget 'd["kv_streams"], d["kv_unified"], d["kv_stream_cells"], d["kv_swa_cells"]')" \
+	"(1, True, 16384, 4608)" "--kv-unified: one stream of 16384 cells, 4 windows + the batch"
+run_gw plan gemma-3-4b --vram 80G --parallel auto --json
+j=$out
+is "$(printf '%s' "$j" | jget 'd["parallel"], d["kv_unified"]')" "(4, True)" "--parallel auto: llama-server's -np auto"
+run_gw plan gemma-3-4b --vram 80G --parallel auto --no-kv-unified --json
+j=$out
+is "$(printf '%s' "$j" | jget 'd["parallel"], d["kv_streams"]')" "(4, 4)" "--no-kv-unified after auto splits the slots"
+run_gw plan gemma-3-4b --vram 80G --parallel 0
+is "$rc" 2 "--parallel 0: exit 2"
+like "$err" "gpuwise: invalid --parallel '0' \\(a whole number from 1 to 4096, or auto\\)" "--parallel 0: the message"
+
 if ! python3 -c 'import llama_cpp, gguf, numpy' >/dev/null 2>&1; then
 	skip "llama_cpp (llama-cpp-python) or gguf is not installed"
 	done_testing
