@@ -142,8 +142,8 @@ const char *train_framework_modelled(train_framework f)
 {
 	switch (f) {
 	case TRAIN_FW_TRANSFORMERS:
-		return "Hugging Face transformers >= 4.46 Trainer + PEFT: SDPA attention, logits upcast to fp32 in "
-		       "the loss, LoRA r=8 on attention";
+		return "Hugging Face transformers >= 5 Trainer + PEFT 0.21: SDPA attention, fp32 log-softmax in the "
+		       "loss, bf16=True as autocast over fp32 weights, fused AdamW, LoRA r=8 on q,v";
 	case TRAIN_FW_TORCHTUNE:
 		return "torchtune 0.3 llama3_1 single-device recipes: SDPA, chunked cross-entropy, bf16, activation "
 		       "checkpointing";
@@ -327,6 +327,14 @@ static double lora_params(const shape *s, const train_opts *o, const model_desc 
 			per_layer += r * (s->h + mlp_f);
 		if (mk & TRAIN_LORA_DOWN)
 			per_layer += r * (mlp_f + s->h);
+	}
+	if (s->experts > 1 && (o->targets == TRAIN_LORA_ALL_LINEAR || o->targets == TRAIN_LORA_ATTN_MLP)) {
+		/* PEFT 0.21 all-linear on a fused-expert MoE (counted from its
+		 * Mixtral model): the router (h -> E) as a linear, and the 3-D
+		 * expert weights through target_parameters, rank r per expert:
+		 * gate_up_proj as 2rE x (h + 2f), down_proj rE x (f + h) */
+		double E = s->experts;
+		per_layer += r * (s->h + E) + 2 * r * E * (s->h + 2 * s->effn) + r * E * (s->effn + s->h);
 	}
 	return s->L * per_layer;
 }
@@ -519,6 +527,10 @@ int train_memory(const model_desc *m, const train_opts *o, train_breakdown *bd,
 			per_tok += 4 * s.h;
 		if (!moe && (mk & TRAIN_LORA_DOWN))
 			per_tok += 2 * s.ffn;
+		/* PEFT's expert adapters (all-linear on a MoE): each routed
+		 * token's fp32 adapter inputs, h and f wide */
+		if (moe && (o->targets == TRAIN_LORA_ALL_LINEAR || o->targets == TRAIN_LORA_ATTN_MLP))
+			per_tok += k_used * 4 * (s.h + s.effn);
 	}
 	double eager_tok = o->flash_attn ? 0 : s.a * sq * (mode == 0 ? 4 : 6) + e * s.h;
 	per_tok += eager_tok;
@@ -590,7 +602,12 @@ int train_memory(const model_desc *m, const train_opts *o, train_breakdown *bd,
 	double ph[TRAIN_N_PHASES];
 	ph[TRAIN_PHASE_FORWARD] = W + Sp + Gp + act_all + lg_fwd * bsv;
 	ph[TRAIN_PHASE_LOSS_BWD] = W + Sp + Gp + act_all + lg_bwd * bsv;
-	double start = fmax(Gp, head_g) + act_all + ws, end = G + (o->ckpt == TRAIN_CKPT_FULL ? ws : bwd_ws);
+	/* backward runs from the last layer (activations all kept, the
+	 * lm_head's gradient made) to the first (every gradient but the first
+	 * layer's and the embedding's, that layer's working set) */
+	double first = full ? (s.embed + s.layer_linear) * tb / (shard_grads ? n : 1) : 0;
+	double start = fmax(Gp, head_g) + act_all + ws,
+	       end = fmax(Gp, G - first) + (o->ckpt == TRAIN_CKPT_FULL ? ws : bwd_ws);
 	if (o->optimizer_in_bwd) {
 		/* torchtune: each parameter stepped as its gradient lands */
 		double one = fmin(T, s.max_matrix);
@@ -621,7 +638,7 @@ int train_memory(const model_desc *m, const train_opts *o, train_breakdown *bd,
 			if (o->optimizer_in_bwd)
 				opt_at += fmin(T, s.max_matrix) * tmp_b;
 		} else {
-			g_at = o->optimizer_in_bwd ? fmin(T, s.max_matrix) * tb : G;
+			g_at = o->optimizer_in_bwd ? fmin(T, s.max_matrix) * tb : fmax(Gp, G - first);
 		}
 		break;
 	default: g_at = G; opt_at = Sp + (o->optimizer_in_bwd ? 0 : tmp); break;
@@ -747,13 +764,20 @@ int train_plan_compute(const model_desc *m, const train_opts *o, uint64_t vram_b
 	p->has_budget = vram_bytes > 0;
 	p->fits = p->has_budget && p->bd.total <= vram_bytes;
 	p->notes[p->n_notes++] = train_framework_modelled(o->framework);
-	p->notes[p->n_notes++] = "activations: Korthikanti et al. 2022, 16-bit, no tensor parallelism";
+	p->notes[p->n_notes++] = "activations: the saved tensors of a Hugging Face decoder layer as PyTorch's MemTracker "
+				 "counts them (tests/validation/train-oracle.tsv); peak = the largest phase of a step";
+	if (o->precision == TRAIN_MIXED_BF16 || o->precision == TRAIN_MIXED_FP16)
+		p->notes[p->n_notes++] = o->amp == TRAIN_AMP_MASTER
+						 ? "mixed precision as DeepSpeed/FSDP keep it: 16-bit weights and gradients, fp32 master and states"
+						 : "mixed precision as the HF Trainer runs it: fp32 weights, gradients and states, bf16 weight copies under autocast";
 	if (!o->flash_attn)
 		p->notes[p->n_notes++] = "eager attention stores the s x s scores; --flash-attn drops them";
 	if (o->optimizer == TRAIN_PAGED_ADAMW_8BIT)
 		p->notes[p->n_notes++] = "paged optimizer states are counted in host RAM; they use spare GPU memory when there is some";
-	if (o->method != TRAIN_FULL && o->targets != TRAIN_LORA_ATTN)
-		p->notes[p->n_notes++] = "LoRA on every linear map of each layer (the lm_head excluded)";
+	if (o->method != TRAIN_FULL && (o->targets == TRAIN_LORA_ALL_LINEAR || o->targets == TRAIN_LORA_ATTN_MLP))
+		p->notes[p->n_notes++] = "LoRA on every linear map of each layer (the lm_head and a MoE's fused experts excluded)";
+	if (o->method != TRAIN_FULL && o->targets == TRAIN_LORA_QV)
+		p->notes[p->n_notes++] = "LoRA on q_proj and v_proj: PEFT's default for Llama, Mistral, Qwen2, Gemma";
 	if (p->has_budget && !p->fits)
 		rc = advise(m, p, err);
 	return rc;
