@@ -305,6 +305,34 @@ class _null:
         return False
 
 
+def cuda_run(r):
+    """The same step for real on a CUDA GPU (tests/device/check.sh): the
+    allocator's peak (torch.cuda.max_memory_allocated) over the two steps,
+    and memory_reserved for the caching allocator's slack."""
+    torch.manual_seed(0)
+    cfg, model = build(r)
+    model.to("cuda")
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = make_optimizer(r, params)
+    amp = {"mixed-bf16": torch.bfloat16, "mixed-fp16": torch.float16}.get(r["precision"])
+    ids = torch.randint(0, cfg.vocab_size, (r["mb"], r["seq"]), device="cuda")
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    for step in range(2):
+        for micro in range(r["accum"]):
+            ctx = torch.autocast("cuda", dtype=amp) if amp else _null()
+            with ctx:
+                loss = model(input_ids=ids, labels=ids).loss
+            (loss / r["accum"]).backward()
+            del loss
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    torch.cuda.synchronize()
+    return {"id": r["id"], "max_allocated": torch.cuda.max_memory_allocated(),
+            "max_reserved": torch.cuda.max_memory_reserved(),
+            "trainable": sum(p.numel() for p in params)}
+
+
 def row_line(o):
     return "\t".join(str(o[c]) for c in COLS)
 
@@ -315,9 +343,14 @@ def main():
     ap.add_argument("--configs")
     ap.add_argument("--check")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--cuda", action="store_true", help="run ids for real on CUDA, print JSON lines")
     ap.add_argument("ids", nargs="*")
     a = ap.parse_args()
     rows = grid()
+    if a.cuda:
+        for i in a.ids:
+            print(json.dumps(cuda_run(next(x for x in rows if x["id"] == i))), flush=True)
+        return 0
     if a.list:
         for r in rows:
             print(r["id"], r["split"], json.dumps({k: r[k] for k in BASE}))
