@@ -277,10 +277,12 @@ int workload_plan_train(workload *w, const model_desc *m, uint64_t vram_bytes, u
 		json_object_set_new(j, "peak_phase", json_string(train_phase_name(bd->peak_phase)));
 		json_object_set_new(j, "amp_layout", o.precision == TRAIN_MIXED_BF16 || o.precision == TRAIN_MIXED_FP16
 			? json_string(o.amp == TRAIN_AMP_MASTER ? "master" : "autocast") : json_null());
+		static const char *const phase_keys[TRAIN_N_PHASES] = {"forward_bytes", "loss_backward_bytes",
+								       "layer_backward_bytes", "optimizer_step_bytes"};
 		json_t *ph = json_object();
 		for (int i = 0; i < TRAIN_N_PHASES; i++)
-			json_object_set_new(ph, train_phase_name((train_phase)i), json_integer((json_int_t)bd->phase_bytes[i]));
-		json_object_set_new(j, "phase_allocated_bytes", ph);
+			json_object_set_new(ph, phase_keys[i], json_integer((json_int_t)bd->phase_bytes[i]));
+		json_object_set_new(j, "phases", ph);
 		json_t *pk = json_object();
 		json_object_set_new(pk, "phase", json_string(train_phase_name(bd->peak_phase)));
 		json_object_set_new(pk, "allocated_bytes", json_integer((json_int_t)bd->allocated));

@@ -32,7 +32,7 @@ n=$(printf '%s' "$out" | jget 'len(d["advice"])')
 ok "$([ "$n" -ge 2 ] && echo 0 || echo 1)" "at least two advice steps"
 is "$(printf '%s' "$out" | jget 'd["advice"][-1]["fits"]')" "True" "last advice fits"
 is "$(printf '%s' "$out" | jget 'd["peak_phase"]')" "loss-backward" "json peak_phase: the loss backward"
-is "$(printf '%s' "$out" | jget 'd["peak"]["phase"] == d["peak_phase"] and d["peak"]["allocated_bytes"] == max(d["phase_allocated_bytes"].values())')" "True" "the peak is the largest phase"
+is "$(printf '%s' "$out" | jget 'd["peak"]["phase"] == d["peak_phase"] and d["peak"]["allocated_bytes"] == max(d["phases"].values())')" "True" "the peak is the largest phase"
 is "$(printf '%s' "$out" | jget 'd["per_gpu_bytes"] - d["peak"]["allocated_bytes"] == d["breakdown"]["overhead_bytes"]')" "True" "per GPU = allocator peak + overhead"
 is "$(printf '%s' "$out" | jget 'sum(d["peak"][k] for k in ("parameters_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes")) == d["peak"]["allocated_bytes"]')" "True" "the peak's categories add up"
 is "$(printf '%s' "$out" | jget 'd["amp_layout"]')" "autocast" "the Trainer's mixed precision: autocast"
@@ -47,9 +47,9 @@ run_gw plan llama-2-7b --train qlora --micro-batch 1 --checkpointing full --seq 
 b=$(printf '%s' "$out" | jget 'd["per_gpu_bytes"]')
 ok "$([ "$a" -ge "$b" ] && [ $((a - b)) -lt $((b / 100)) ] && echo 0 || echo 1)" "QLoRA grad-accum: the adapters' gradients only (< 1%)"
 run_gw plan llama-2-7b --train full --micro-batch 1 --seq 512 --json
-f1=$(printf '%s' "$out" | jget 'd["phase_allocated_bytes"]["forward"]')
+f1=$(printf '%s' "$out" | jget 'd["phases"]["forward_bytes"]')
 run_gw plan llama-2-7b --train full --micro-batch 1 --seq 512 --grad-accum 8 --json
-f8=$(printf '%s' "$out" | jget 'd["phase_allocated_bytes"]["forward"]')
+f8=$(printf '%s' "$out" | jget 'd["phases"]["forward_bytes"]')
 is "$((f8 - f1))" "$(printf '%s' "$out" | jget 'd["params"] * 4')" "full grad-accum: fp32 gradients held in the forward phase"
 
 # full fine-tuning: gradients and optimizer states appear
@@ -57,7 +57,7 @@ is "$((f8 - f1))" "$(printf '%s' "$out" | jget 'd["params"] * 4')" "full grad-ac
 GPUWISE_NVML_LIB=/nonexistent GPUWISE_CUDA_LIB=/nonexistent run_gw plan llama-3.1-8b --train full --json
 is "$rc" 0 "no budget: exit 0"
 is "$(printf '%s' "$out" | jget 'd["verdict"]')" "None" "no budget: verdict null"
-g=$(printf '%s' "$out" | jget 'd["phase_allocated_bytes"]["optimizer-step"] - d["phase_allocated_bytes"]["forward"] + d["breakdown"]["activations_bytes"] + d["breakdown"]["logits_bytes"]')
+g=$(printf '%s' "$out" | jget 'd["phases"]["optimizer_step_bytes"] - d["phases"]["forward_bytes"] + d["breakdown"]["activations_bytes"] + d["breakdown"]["logits_bytes"]')
 ok "$([ "$g" -gt 0 ] && echo 0 || echo 1)" "full fine-tuning: the optimizer step holds the gradients"
 run_gw plan llama-3.1-8b --train full --checkpointing full --micro-batch 1 --seq 512 --optimizer adamw --json
 is "$(printf '%s' "$out" | jget 'd["peak_phase"]')" "optimizer-step" "checkpointed full fine-tuning peaks at the optimizer step (foreach temporaries)"
