@@ -438,11 +438,14 @@ int train_memory(const model_desc *m, const train_opts *o, train_breakdown *bd,
 		tmp_b = sb;
 		break;
 	case TRAIN_ADAMW_FUSED: states_b = 2 * sb; break;
-	/* bitsandbytes block-wise 8-bit Adam: 1 byte per state plus one fp32
-	 * absmax per 2048-element block (Dettmers et al., arXiv:2110.02861);
-	 * its kernels update in place */
+	/* bitsandbytes block-wise 8-bit Adam (Dettmers et al.,
+	 * arXiv:2110.02861): uint8 state1 and state2 plus one fp32 absmax per
+	 * 256-element block each (AdamW8bit's state as bitsandbytes
+	 * builds it: tests/validation/train-oracle.tsv llama-25); its kernels
+	 * update in place; tensors under 4096 elements (min_8bit_size: the
+	 * norms) keep 32-bit states */
 	case TRAIN_ADAMW_8BIT:
-	case TRAIN_PAGED_ADAMW_8BIT: states_b = 2 * (1 + 4.0 / 2048); break;
+	case TRAIN_PAGED_ADAMW_8BIT: states_b = 2 * (1 + 4.0 / 256); break;
 	/* SGD with momentum (foreach): the buffer, and one gradient-sized
 	 * temporary for the momentum update */
 	case TRAIN_SGD: states_b = sb; tmp_b = sb; break;
@@ -475,6 +478,8 @@ int train_memory(const model_desc *m, const train_opts *o, train_breakdown *bd,
 	double T = full ? s.params : lora_params(&s, o, m);
 	*trainable = T;
 	double grads = T * tb, states = T * states_b, mstr = T * master_b, tmp = T * tmp_b;
+	if ((o->optimizer == TRAIN_ADAMW_8BIT || o->optimizer == TRAIN_PAGED_ADAMW_8BIT) && full)
+		states += s.norms * (2 * sb - states_b);
 	if (o->optimizer == TRAIN_ADAFACTOR)
 		tmp = fmin(T, s.max_matrix) * tmp_b + T * 0; /* per tensor */
 	double host = 0;

@@ -3,7 +3,8 @@
 # tests/validation/train-oracle.tsv, written by tests/oracle/train_oracle.py
 # (torch.distributed._tools.mem_tracker.MemTracker under FakeTensorMode on
 # the CPU, real transformers + peft models built from config: Llama, Qwen2,
-# Mixtral), 72 scenarios over every plan --train option the CPU can run.
+# Mixtral), 75 scenarios over every plan --train option the CPU can run
+# (three with bitsandbytes' 8-bit AdamW, run for real on the CPU).
 # The table is asserted always; when torch, transformers and peft are
 # installed (.ci/run: build/venv-train; or GW_TORCH_PY=/path/to/python) a
 # few rows are re-run live and must give the table's bytes again.
@@ -24,7 +25,7 @@ printf '%s\n' "$report" | sed 's/^/# /'
 is "$status" 0 "every total within 10%, every part of >= 2% of the peak within 15%, trainable parameters exact"
 like "$report" '# fit: [0-9]+ rows' "the fitted part's error is printed"
 like "$report" '# holdout: [0-9]+ rows' "the held-out part's error is printed apart"
-like "$report" '# 72 rows, 0 out of bounds' "all 72 rows compared"
+like "$report" '# 75 rows, 0 out of bounds' "all 75 rows compared"
 
 # fp32 full fine-tuning is counted to the tensor: within 0.5% of the tracker
 run_gw plan "$cfg/llama.json" --train full --precision fp32 --optimizer adamw --checkpointing none --flash-attn on --seq 512 --micro-batch 2 --json
