@@ -675,7 +675,7 @@ int train_memory(const model_desc *m, const train_opts *o, train_breakdown *bd,
 /* ---- verdict and advice ----------------------------------------------- */
 
 static void add_advice(train_plan *p, size_t *cap, uint64_t before, uint64_t after, bool fits,
-		       char *action)
+		       train_phase phase, char *action)
 {
 	char a[32], d[32];
 	p->advice = xgrow(p->advice, cap, p->n_advice + 1, sizeof *p->advice);
@@ -686,8 +686,8 @@ static void add_advice(train_plan *p, size_t *cap, uint64_t before, uint64_t aft
 		fmt_bytes(d, sizeof d, before - after);
 	else
 		fmt_bytes(d, sizeof d, after - before);
-	ad->effect = xasprintf("%s per GPU (%s%s)%s", a, after <= before ? "-" : "+", d,
-			       fits ? ", fits" : ", still too large");
+	ad->effect = xasprintf("%s per GPU (%s%s; peak at the %s phase)%s", a, after <= before ? "-" : "+", d,
+			       train_phase_name(phase), fits ? ", fits" : ", still too large");
 	ad->total_after = after;
 	ad->fits_after = fits;
 }
@@ -713,7 +713,7 @@ static int advise(const model_desc *m, train_plan *p, gw_error *err)
 		if ((rc = train_memory(m, &o, &bd, &host, &t, err)))                    \
 			return rc;                                                      \
 		if (bd.total < cur) {                                                   \
-			add_advice(p, &cap, cur, bd.total, bd.total <= p->vram_bytes, text); \
+			add_advice(p, &cap, cur, bd.total, bd.total <= p->vram_bytes, bd.peak_phase, text); \
 			cur = bd.total;                                                 \
 			if (bd.total <= p->vram_bytes)                                  \
 				return 0;                                               \
@@ -743,7 +743,7 @@ static int advise(const model_desc *m, train_plan *p, gw_error *err)
 			if ((rc = train_memory(m, &q, &bd, &host, &t, err)))
 				return rc;
 			if (bd.total <= p->vram_bytes) {
-				add_advice(p, &cap, cur, bd.total, true,
+				add_advice(p, &cap, cur, bd.total, true, bd.peak_phase,
 					   xasprintf("shard across %u GPUs with FSDP / ZeRO-3 (--gpus %u --shard fsdp)", n, n));
 				return 0;
 			}

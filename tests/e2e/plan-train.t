@@ -13,6 +13,7 @@ like "$out" "fits" "the last change fits"
 
 like "$out" "peak at the loss-backward phase" "the peak's phase is named: the loss backward"
 like "$out" "total .*loss-backward" "the total row names the phase"
+like "$out" "-> 5\.[0-9]+ GiB per GPU \(-[0-9.]+ GiB; peak at the loss-backward phase\), fits" "the QLoRA remedy names its peak's phase"
 
 run_gw plan llama-2-7b --train qlora --micro-batch 1 --checkpointing full --seq 512 --vram 8G
 is "$rc" 0 "QLoRA, micro-batch 1, checkpointing, seq 512 on 8G fits (exit 0)"
