@@ -45,6 +45,9 @@ void model_release(model_desc *m)
 	free(m->default_quant);
 	free(m->layer_bytes);
 	free(m->layer_expert_bytes);
+	free(m->layer_ffn);
+	free(m->layer_recr_given);
+	free(m->layer_mix);
 	for (size_t i = 0; i < m->n_dtypes; i++)
 		free(m->dtype_names ? m->dtype_names[i] : NULL);
 	free(m->dtype_names);
@@ -70,13 +73,6 @@ bool model_layer_moe(const model_desc *m, uint32_t il)
 	if (!m->n_experts || il >= m->n_layers || il < m->n_dense_lead)
 		return false;
 	return m->moe_step <= 1 || (il + 1) % m->moe_step == 0;
-}
-
-bool model_layer_recurrent(const model_desc *m, uint32_t il)
-{
-	if (!m->recurrent || il >= m->n_layers)
-		return false;
-	return (m->layer_kv_heads ? m->layer_kv_heads[il] : m->n_kv_heads) == 0;
 }
 
 void model_set_swa_pattern(model_desc *m, uint32_t window, uint32_t period, bool dense_first)
@@ -216,6 +212,7 @@ void model_finish(model_desc *m)
 	}
 	if (m->params_active <= 0)
 		m->params_active = m->params_total;
+	model_layers_fill(m);
 }
 
 /* ---- catalog ----------------------------------------------------------- */
@@ -248,6 +245,15 @@ static void from_catalog(const model_spec *s, model_desc *m)
 	m->n_dense_lead = s->dense_lead > 0 ? (uint32_t)s->dense_lead : 0;
 	if (s->default_quant && *s->default_quant)
 		m->default_quant = xstrdup(s->default_quant);
+	if (s->ssm_conv > 0 && s->ssm_inner > 0) {
+		m->ssm_conv = (uint32_t)s->ssm_conv;
+		m->ssm_inner = (uint32_t)s->ssm_inner;
+		m->ssm_state = (uint32_t)s->ssm_state;
+		m->ssm_groups = (uint32_t)s->ssm_groups;
+		m->ssm_dt_rank = (uint32_t)s->ssm_dt_rank;
+		m->full_attn_interval = (uint32_t)s->full_attn_every;
+		m->recurrent = true;
+	}
 	if (s->kv_latent > 0) {
 		/* MLA: the K-only latent cache, one "head" of kv_latent; the
 		 * attention heads are head_dim (q/k) and 128 (v) wide */
@@ -315,6 +321,10 @@ static void apply_numbers(const model_numbers *n, model_desc *m)
 		free(m->layer_kv_heads);
 		free(m->layer_bytes);
 		free(m->layer_expert_bytes);
+		free(m->layer_ffn);
+		free(m->layer_recr_given);
+		m->layer_ffn = NULL;
+		m->layer_recr_given = NULL;
 		m->layer_swa = NULL;
 		m->layer_kv_heads = NULL;
 		m->layer_bytes = m->layer_expert_bytes = NULL;

@@ -186,7 +186,7 @@ static int work_init(work *wk, const plan_request *rq, gw_error *err)
 	plan_engine_ops_of(rq->engine)->setup(wk);
 	wk->layer_kv = xcalloc(wk->n ? wk->n : 1, sizeof *wk->layer_kv);
 	for (uint32_t il = 0; il < wk->n; il++)
-		wk->layer_kv[il] = plan_kv_bytes(m, il, 1, wk->cells, wk->nseq, wk->batch, wk->kv);
+		wk->layer_kv[il] = plan_kv_bytes_v(m, il, 1, wk->cells, wk->nseq, wk->batch, wk->kv, !wk->fa);
 	/* largest tensor of a block ~ one FFN matrix (or one expert tensor) */
 	uint64_t lb = 0, lx = 0;
 	for (uint32_t il = 0; il < wk->n; il++) {

@@ -215,6 +215,10 @@ uint64_t plan_kv_row_bytes(plan_kv_type t, uint64_t n);
 uint64_t plan_kv_bytes(const model_desc *m, uint32_t first, uint32_t count, uint64_t cells,
 		       uint32_t n_seq, uint32_t batch, plan_kv_type t);
 /* Recurrent (SSM) state of one recurrent layer for n_seq sequences. */
+/* plan_kv_bytes with V stored transposed (no flash attention): V rows
+ * padded to the widest layer's when they differ. */
+uint64_t plan_kv_bytes_v(const model_desc *m, uint32_t first, uint32_t count, uint64_t cells,
+			 uint32_t n_seq, uint32_t batch, plan_kv_type t, bool v_trans);
 uint64_t plan_rs_bytes(const model_desc *m, uint32_t n_seq);
 /* KV cells llama.cpp allocates for ctx per sequence and n_seq sequences. */
 uint64_t plan_kv_cells(uint64_t ctx, uint32_t n_seq);
