@@ -43,12 +43,14 @@ SPECS = {
     "falcon-h1": _d(arch="falcon-h1", E=1536, H=12, KV=2, HD=128, FF=4096,
                     keys={"ssm.conv_kernel": 4, "ssm.inner_size": 3072, "ssm.state_size": 256,
                           "ssm.time_step_rank": 24, "ssm.group_count": 1},
+                    opt=["ssm_conv1d.bias", "ssm_norm.weight"],
                     what="attention + Mamba-2 in every layer"),
     # Nemotron-H-8B widths: Mamba-2, MLP-only and attention layers
     "nemotron_h": _d(arch="nemotron_h", L=6, E=4096, H=32, HD=128, KV=[0, 0, 0, 8, 0, 0],
                      FF=[0, 12288, 0, 0, 0, 12288], eps="both",
                      keys={"ssm.conv_kernel": 4, "ssm.inner_size": 8192, "ssm.state_size": 128,
                            "ssm.time_step_rank": 128, "ssm.group_count": 8},
+                     opt=["ssm_conv1d.bias"],
                      what="Mamba-2 / MLP-only / attention layers"),
     # Qwen3-Next-80B-A3B widths (config.json), 8 layers: gated delta-net 3:1
     "qwen3next": _d(arch="qwen3next", L=8, E=2048, H=16, KV=2, HD=256, FF=5120, ctx=262144,
@@ -56,17 +58,20 @@ SPECS = {
                     keys={"expert_shared_feed_forward_length": 512, "ssm.conv_kernel": 4, "ssm.inner_size": 4096,
                           "ssm.state_size": 128, "ssm.time_step_rank": 32, "ssm.group_count": 16,
                           "full_attention_interval": 4, "rope.dimension_count": 64},
+                    opt=["attn_qkv.weight", "attn_gate.weight"],
                     what="gated delta-net 3:1, MoE + shared (80B-A3B widths, 16 experts)"),
     "qwen35": _d(arch="qwen35", L=4, E=2560, H=16, KV=4, HD=256, FF=9216,
                  keys={"ssm.conv_kernel": 4, "ssm.inner_size": 4096, "ssm.state_size": 128,
                        "ssm.time_step_rank": 32, "ssm.group_count": 16, "full_attention_interval": 4,
                        "rope.dimension_sections": [11, 11, 10, 0], "rope.dimension_count": 64},
-                 what="gated delta-net 3:1, dense"),
+                 opt=["attn_qkv.weight", "attn_gate.weight"],
+                    what="gated delta-net 3:1, dense"),
     "qwen35moe": _d(arch="qwen35moe", L=4, E=2048, H=16, KV=2, HD=256, FF=5120, experts=16, used=8, ffn_exp=512,
                     keys={"expert_shared_feed_forward_length": 512, "ssm.conv_kernel": 4, "ssm.inner_size": 4096,
                           "ssm.state_size": 128, "ssm.time_step_rank": 32, "ssm.group_count": 16,
                           "attention.recurrent_layers": [1, 0, 1, 0],
                           "rope.dimension_sections": [11, 11, 10, 0], "rope.dimension_count": 64},
+                    opt=["attn_qkv.weight", "attn_gate.weight"],
                     what="gated delta-net by recurrent_layers, MoE + shared"),
     "lfm2moe": _d(arch="lfm2moe", L=6, E=2048, H=32, KV=[0, 0, 8, 0, 8, 0], HD=64, FF=7168, experts=8, used=4,
                   ffn_exp=1792, keys={"shortconv.l_cache": 3, "leading_dense_block_count": 2,
@@ -89,11 +94,11 @@ SPECS = {
                          "expert_gating_func": 1},
                    what="deepseek2's MLA loader under another name"),
     # ---- sliding window, shared KV ----
-    "gemma3n": _d(arch="gemma3n", L=30, E=2048, H=8, KV=2, HD=256, FF=1024, tied=True,
+    "gemma3n": _d(arch="gemma3n", L=22, E=2048, H=8, KV=2, HD=256, FF=1024, tied=True,
                   keys={"attention.sliding_window": 512, "embedding_length_per_layer_input": 256,
                         "altup.active_idx": 0, "altup.num_inputs": 4,
-                        "activation_sparsity_scale": [0.0] * 30, "attention.shared_kv_layers": 10},
-                  what="SWA 4:1, KV of the last 10 layers shared (E2B widths)"),
+                        "activation_sparsity_scale": [0.0] * 22},
+                  what="SWA 4:1, layers from 20 on reuse KV (E2B widths, 22 layers)"),
     "gemma4": _d(arch="gemma4", L=6, E=2560, H=8, KV=2, HD=512, FF=10240, tied=True,
                  keys={"attention.sliding_window": 512, "attention.sliding_window_pattern": [1, 1, 1, 1, 1, 0],
                        "embedding_length_per_layer_input": 256, "attention.key_length_swa": 256,
@@ -105,12 +110,12 @@ SPECS = {
                      keys={"attention.sliding_window": 4096}, what="SWA 3:1 at 64 layers (32B depth)"),
     "cohere2": _d(arch="cohere2", eps="norm", tied=True, keys={"attention.sliding_window": 4096, "logit_scale": 0.25},
                   what="SWA 3:1, parallel block"),
-    "cohere2moe": _d(arch="cohere2moe", L=4, E=2048, H=16, KV=4, HD=128, FF=5632, experts=32, used=4, ffn_exp=512,
+    "cohere2moe": _d(arch="cohere2moe", L=4, E=2048, H=16, KV=4, HD=128, FF=5632, experts=8, used=4, ffn_exp=512,
                      eps="rms", tied=True,
                      keys={"attention.sliding_window": 4096, "logit_scale": 0.25, "leading_dense_block_count": 1,
                            "expert_shared_feed_forward_length": 512, "expert_shared_count": 1},
                      what="SWA, full first; MoE + shared after a dense block"),
-    "afmoe": _d(arch="afmoe", L=4, E=2048, H=32, KV=4, HD=64, FF=6144, experts=32, used=8, ffn_exp=512,
+    "afmoe": _d(arch="afmoe", L=4, E=2048, H=32, KV=4, HD=64, FF=6144, experts=12, used=8, ffn_exp=512,
                 keys={"attention.sliding_window": 1024, "leading_dense_block_count": 1, "expert_shared_count": 1,
                       "expert_gating_func": 2},
                 what="SWA 3:1, gated attention; MoE + shared"),
@@ -128,18 +133,18 @@ SPECS = {
     "hunyuan-moe": _d(arch="hunyuan-moe", L=3, E=4096, H=32, KV=8, HD=128, FF=1536, experts=8, used=4,
                       ffn_exp=1536, keys={"expert_shared_feed_forward_length": 1536},
                       what="Hunyuan-A13B widths (fewer experts), shared expert"),
-    "qwen2moe": _d(arch="qwen2moe", L=3, E=2048, H=16, KV=16, HD=128, FF=5632, experts=16, used=4, ffn_exp=1408,
+    "qwen2moe": _d(arch="qwen2moe", L=3, E=2048, H=16, KV=16, HD=128, FF=5632, experts=8, used=4, ffn_exp=1408,
                    keys={"expert_shared_feed_forward_length": 5632}, bias=True,
                    what="Qwen1.5-MoE-A2.7B widths, shared expert"),
     "phimoe": _d(arch="phimoe", L=3, E=4096, H=32, KV=8, HD=128, FF=3200, experts=4, used=2, ffn_exp=3200,
                  what="Phi-3.5-MoE widths"),
-    "bailingmoe2": _d(arch="bailingmoe2", L=4, E=2048, H=16, KV=4, HD=128, FF=5120, experts=16, used=8, ffn_exp=512,
+    "bailingmoe2": _d(arch="bailingmoe2", L=4, E=2048, H=16, KV=4, HD=128, FF=5120, experts=12, used=8, ffn_exp=512,
                       keys={"leading_dense_block_count": 1, "expert_shared_count": 1,
                             "expert_shared_feed_forward_length": 512, "expert_gating_func": 2},
                       what="Ling-mini-2.0-like, dense lead, shared"),
-    "granitemoe": _d(arch="granitemoe", L=4, E=1536, H=24, KV=8, HD=64, FF=512, experts=40, used=8, ffn_exp=512,
+    "granitemoe": _d(arch="granitemoe", L=4, E=1536, H=24, KV=8, HD=64, FF=512, experts=12, used=8, ffn_exp=512,
                      keys={"logit_scale": 6.0}, what="Granite 3 MoE"),
-    "olmoe": _d(arch="olmoe", L=4, E=2048, H=16, KV=16, HD=128, FF=1024, experts=16, used=8, ffn_exp=1024,
+    "olmoe": _d(arch="olmoe", L=4, E=2048, H=16, KV=16, HD=128, FF=1024, experts=12, used=8, ffn_exp=1024,
                 what="OLMoE"),
     # ---- llama-like dense ----
     "mistral3": _d(arch="mistral3", E=5120, H=32, KV=8, HD=128, FF=8192, what="Mistral Small 3 attention widths"),
@@ -260,15 +265,18 @@ SHAPE = re.compile(r"tensor '([^']+)' has wrong shape; expected ([0-9, ]+), got"
 
 
 def _load_error(path):
-    """Load the model only (no context) with llama.cpp; its error text, '' when it loads."""
+    """Load the model only (no context) with llama.cpp; its error text, '' when
+    every tensor was created (the load is cancelled before the data is read)."""
     import llama_cpp
     fd = tempfile.TemporaryFile(mode="w+b")
     saved = os.dup(2)
     os.dup2(fd.fileno(), 2)
+    cancel = llama_cpp.llama_progress_callback(lambda progress, user: False)
     try:
         p = llama_cpp.llama_model_default_params()
         p.n_gpu_layers = 0
         p.use_mmap = True
+        p.progress_callback = cancel
         mdl = llama_cpp.llama_model_load_from_file(path.encode(), p)
         if mdl:
             llama_cpp.llama_model_free(mdl)
@@ -277,29 +285,55 @@ def _load_error(path):
         os.close(saved)
     fd.seek(0)
     log = fd.read().decode("utf-8", "replace")
-    if mdl:
+    if mdl or "cancelled model load" in log:
         return ""
     m = re.search(r"error loading model: (.*)", log)
     return m.group(1) if m else log[-400:]
 
 
+SMALL_V = 263  # the vocabulary while discovering (a size no width has), then the real one
+
+
+def _real_vocab(tensors, V):
+    return [(n, [V if x == SMALL_V else x for x in ne]) for n, ne in tensors]
+
+
 def discover(name, tmp, verbose=False):
-    """The tensors llama.cpp asks for, one error at a time."""
-    s = SPECS[name]
+    """The tensors llama.cpp asks for, one error at a time (with a small
+    vocabulary, which only the embedding and output rows depend on)."""
+    s = dict(SPECS[name], V=SMALL_V)
     E, V = s["E"], s["V"]
     tensors = [("token_embd.weight", [E, V])]
     path = os.path.join(tmp, name + ".gguf")
-    for _ in range(2000):
+    spec_added = []  # tensors copied from the previous layer on a guess
+    no_guess = set()  # layers where that guess was wrong
+    for _ in range(4000):
         write_arch(path, s, tensors)
         err = _load_error(path)
         if not err:
             return tensors
+        if "wrong number of tensors" in err and spec_added:
+            # a guessed layer differs from the one before it: the latest
+            # guess is undone and that layer found one tensor at a time
+            layer, names = spec_added.pop()
+            tensors = [t for t in tensors if t[0] not in names]
+            no_guess.add(layer)
+            continue
         m = MISS.search(err)
         if m:
             n = m.group(1) or m.group(2)
-            # guess the previous layer's shape for the same tensor
-            guess = None
             lm = re.match(r"blk\.(\d+)\.(.*)", n)
+            if lm and int(lm.group(1)) > 0 and lm.group(1) not in no_guess and \
+                    not any(t[0].startswith(f"blk.{lm.group(1)}.") for t in tensors):
+                # a new layer: guess it is like the previous one
+                i = int(lm.group(1))
+                prev = [(f"blk.{i}." + t[0][len(f"blk.{i - 1}."):], list(t[1])) for t in tensors
+                        if t[0].startswith(f"blk.{i - 1}.")]
+                if any(t[0] == n for t in prev):
+                    tensors = tensors + prev
+                    spec_added.append((lm.group(1), {t[0] for t in prev}))
+                    continue
+            guess = None
             if lm and int(lm.group(1)) > 0:
                 prev = f"blk.{int(lm.group(1)) - 1}.{lm.group(2)}"
                 guess = next((ne for nn, ne in tensors if nn == prev), None)
@@ -312,6 +346,29 @@ def discover(name, tmp, verbose=False):
             continue
         raise RuntimeError(f"{name}: {err}")
     raise RuntimeError(f"{name}: too many tensors")
+
+
+def discover_opt(name, tmp, tensors):
+    """Optional tensors the graph uses anyway (spec opt: per-layer suffixes):
+    offered on every layer, kept where llama.cpp asks for them (it says
+    which shape it expects), dropped where it does not (wrong count)."""
+    s = dict(SPECS[name], V=SMALL_V)
+    path = os.path.join(tmp, name + ".gguf")
+    for suf in s.get("opt", []):
+        for i in range(s["L"]):
+            n = f"blk.{i}.{suf}"
+            trial = tensors + [(n, [1])]
+            for _ in range(3):
+                write_arch(path, s, trial)
+                err = _load_error(path)
+                m = SHAPE.search(err)
+                if m and m.group(1) == n:
+                    trial = tensors + [(n, [int(x) for x in m.group(2).split(",")])]
+                    continue
+                break
+            if not err:
+                tensors = trial
+    return tensors
 
 
 def main(argv):
@@ -327,15 +384,21 @@ def main(argv):
         if "--all" not in argv and tensors_for(n) is not None:
             continue
         try:
-            t = discover(n, tmp)
+            t = _real_vocab(discover_opt(n, tmp, discover(n, tmp)), SPECS[n]["V"])
         except RuntimeError as e:
             print(f"{n}: {e}")
             bad += 1
             continue
+        print(f"{n}: {len(t)} tensors", flush=True)
+        try:  # another discovery may have written meanwhile
+            with open(CACHE) as f:
+                cache = json.load(f)
+        except OSError:
+            cache = {}
         cache[n] = {"spec": spec_key(SPECS[n]), "tensors": [[a, b] for a, b in t]}
-        print(f"{n}: {len(t)} tensors")
-        with open(CACHE, "w") as f:
+        with open(CACHE + ".tmp", "w") as f:
             json.dump(cache, f, indent=0, sort_keys=True)
+        os.replace(CACHE + ".tmp", CACHE)
     shutil.rmtree(tmp, ignore_errors=True)
     return 1 if bad else 0
 
