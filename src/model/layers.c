@@ -56,6 +56,7 @@ static const struct layer_rule {
 	{"gemma4", R_KV0, MODEL_MIX_NONE, -1, false, false,
 	 "src/models/gemma4.cpp (n_layer_kv_from_start = n_layer - shared_kv_layers)"},
 	{"starcoder2", R_KV0, MODEL_MIX_NONE, 0, true, false, "src/models/starcoder2.cpp (build_ffn LLM_FFN_GELU, LLM_FFN_SEQ)"},
+	{"arcee", R_KV0, MODEL_MIX_NONE, 0, true, false, "src/models/arcee.cpp (build_ffn LLM_FFN_RELU_SQR, LLM_FFN_SEQ)"},
 	{"deepseek32", R_KV0, MODEL_MIX_NONE, 0, false, true,
 	 "src/llama-model.cpp create_memory (llama_kv_cache_dsa); src/llama-kv-cache-dsa.cpp (one indexer key head)"},
 };

@@ -34,6 +34,47 @@ enum arch_kind { A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3
 		 A_DEEPSEEK2, A_MAMBA, A_MAMBA2, A_GRANITEHYBRID, A_LFM2, A_JAMBA, A_GPTOSS, A_LLAMA4, A_PHI3,
 		 A_UNKNOWN };
 
+/* Variants of the decoder graph an architecture adds to its kind. */
+enum {
+	V_QKV_BIAS = 1,      /* biases on Q, K and V (Qwen2, Qwen2-MoE) */
+	V_SHEXP_GATE = 2,    /* the shared expert scaled by sigmoid(x . w) (Qwen2-MoE) */
+	V_NO_NORM_W = 4,     /* the chosen experts' weights not renormalised */
+	V_LAYERNORM = 8,     /* LayerNorm with bias instead of RMSNorm (StarCoder2) */
+	V_OUT_BIAS = 16,     /* biases on the attention output and the FFN (StarCoder2) */
+	V_QKNORM = 32,       /* per-head Q and K RMS norms */
+	V_QKNORM_FULL = 64,  /* Q and K RMS norms over all heads, before the reshape (OLMoE) */
+	V_RELU2 = 128,       /* the ungated FFN's activation is ReLU then square (Arcee) */
+};
+
+static const struct kind_row {
+	const char *name;
+	int k; /* enum arch_kind */
+	unsigned v;
+	const char *src;
+} kinds[] = {
+	{"seed_oss", 0 /* A_LLAMA */, 0, "src/models/seed-oss.cpp"},
+	{"exaone", 0, 0, "src/models/exaone.cpp"},
+	{"arcee", 0, V_RELU2, "src/models/arcee.cpp"},
+	{"ernie4_5", 0, 0, "src/models/ernie4-5.cpp"},
+	{"smollm3", 0, 0, "src/models/smollm3.cpp"},
+	{"granite", 0, 0, "src/models/granite.cpp"},
+	{"mistral4", -1 /* A_DEEPSEEK2 */, 0, "src/models/mistral4.cpp (deepseek2's graph)"},
+	{"starcoder2", 0, V_LAYERNORM | V_OUT_BIAS, "src/models/starcoder2.cpp"},
+	{"qwen2moe", -2 /* A_QWEN2 */, V_SHEXP_GATE | V_NO_NORM_W | V_QKV_BIAS, "src/models/qwen2moe.cpp"},
+	{"olmoe", 0, V_NO_NORM_W | V_QKNORM_FULL, "src/models/olmoe.cpp"},
+	{"hunyuan-dense", 0, V_QKNORM, "src/models/hunyuan-dense.cpp"},
+};
+
+static unsigned variant_of(const char *a)
+{
+	for (size_t i = 0; a && i < sizeof kinds / sizeof kinds[0]; i++)
+		if (!strcmp(a, kinds[i].name))
+			return kinds[i].v;
+	if (a && (!strcmp(a, "qwen2")))
+		return V_QKV_BIAS;
+	return 0;
+}
+
 static enum arch_kind kind_of(const char *a)
 {
 	static const struct {
@@ -51,6 +92,9 @@ static enum arch_kind kind_of(const char *a)
 	for (size_t i = 0; a && i < sizeof t / sizeof t[0]; i++)
 		if (!strcmp(a, t[i].name))
 			return t[i].k;
+	for (size_t i = 0; a && i < sizeof kinds / sizeof kinds[0]; i++)
+		if (!strcmp(a, kinds[i].name))
+			return kinds[i].k == -1 ? A_DEEPSEEK2 : kinds[i].k == -2 ? A_QWEN2 : A_LLAMA;
 	return A_UNKNOWN;
 }
 
@@ -110,6 +154,16 @@ static gs_t norm(lb *b, gs_t x, gs_t w)
 {
 	gs_t r = gs_unop(b->g, GS_RMS_NORM, x);
 	return w >= 0 ? gs_binop(b->g, GS_MUL, r, w) : r;
+}
+
+static gs_t weight(lb *b, int64_t ne0, int64_t ne1);
+
+/* LayerNorm with weight and bias (build_norm LLM_NORM) */
+static gs_t layer_norm(lb *b, gs_t x)
+{
+	gs_t r = gs_unop(b->g, GS_NORM, x);
+	r = gs_binop(b->g, GS_MUL, r, weight(b, b->E, 1));
+	return gs_binop(b->g, GS_ADD, r, weight(b, b->E, 1));
 }
 
 static gs_t weight(lb *b, int64_t ne0, int64_t ne1)
@@ -239,6 +293,19 @@ static gs_t rope(lb *b, gs_t x)
 static gs_t ffn_glu(lb *b, gs_t x, int64_t ff)
 {
 	gsim *g = b->g;
+	if (b->m->ffn_ungated) {
+		/* build_ffn LLM_FFN_SEQ without a gate: up (+ bias), the
+		 * activation, down (+ bias) -- StarCoder2's GELU */
+		bool bias = variant_of(b->m->arch) & V_OUT_BIAS;
+		gs_t up = mm(b, ff, x);
+		if (bias)
+			up = gs_binop(g, GS_ADD, up, weight(b, ff, 1));
+		up = gs_unop(g, GS_UNARY, up);
+		if (variant_of(b->m->arch) & V_RELU2)
+			up = gs_unop(g, GS_SQR, up);
+		gs_t down = mm(b, b->E, up);
+		return bias ? gs_binop(g, GS_ADD, down, weight(b, b->E, 1)) : down;
+	}
 	gs_t gate = mm(b, ff, x), up = mm(b, ff, x);
 	gs_t act = gs_op4(g, GS_GLU, GS_F32, (int64_t[4]){ff, gs_ne(g, x, 1), 1, 1}, gate, up, -1, -1);
 	return mm(b, b->E, act);
@@ -458,7 +525,7 @@ static gs_t out_rows(lb *b, gs_t x)
 static gs_t lm_head(lb *b, gs_t x, bool softcap)
 {
 	gsim *g = b->g;
-	gs_t cur = norm(b, x, weight(b, b->E, 1));
+	gs_t cur = variant_of(b->m->arch) & V_LAYERNORM ? layer_norm(b, x) : norm(b, x, weight(b, b->E, 1));
 	gs_set_output(g, cur);
 	cur = gs_mul_mat(g, gs_external(g, GS_F16, b->E, b->m->vocab, 1, 1), cur);
 	if (softcap) {
@@ -685,8 +752,10 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 	int64_t T = b->T, E = b->E, H = m->n_heads;
 	int64_t hd = m->head_dim_k ? m->head_dim_k : E / (H ? H : 1);
 	int64_t hv = m->head_dim_v ? m->head_dim_v : hd;
-	bool gemma = k == A_GEMMA2 || k == A_GEMMA3, olmo = k == A_OLMO2;
-	bool qknorm_head = k == A_QWEN3 || k == A_GEMMA3 || k == A_QWEN3MOE;
+	unsigned var = variant_of(m->arch);
+	bool gemma = k == A_GEMMA2 || k == A_GEMMA3, olmo = k == A_OLMO2, qkfull = olmo || (var & V_QKNORM_FULL);
+	bool qknorm_head = k == A_QWEN3 || k == A_GEMMA3 || k == A_QWEN3MOE || (var & V_QKNORM);
+	bool qkv_bias = var & V_QKV_BIAS, lnorm = var & V_LAYERNORM, out_bias = var & V_OUT_BIAS;
 
 	gs_t inpL = inp_embd(b);
 	if (gemma)
@@ -700,15 +769,15 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 		 * graph with the expert weights, before the attention output */
 		if (k == A_SMALLTHINKER && moe_layer(m, il))
 			router = gs_mul_mat(g, gs_external(g, GS_F32, E, m->n_experts, 1, 1), inpL);
-		gs_t cur = olmo ? inpL : norm(b, inpL, weight(b, E, 1));
+		gs_t cur = olmo ? inpL : lnorm ? layer_norm(b, inpL) : norm(b, inpL, weight(b, E, 1));
 		if (k == A_DEEPSEEK2 && m->mla) {
 			cur = mla_attention(b, il, cur);
 		} else {
 			gs_t q = mm(b, H * hd, cur), kk, v;
 			bool nope = k == A_SMALLTHINKER && !is_swa(m, il);
-			if (k == A_QWEN2)
+			if (qkv_bias)
 				q = gs_binop(g, GS_ADD, q, weight(b, H * hd, 1));
-			if (olmo) {
+			if (qkfull) {
 				q = norm(b, q, weight(b, H * hd, 1));
 				q = gs_reshape(g, q, hd, H, T, 1);
 			} else {
@@ -721,9 +790,9 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 			if (gemma)
 				q = gs_unop(g, GS_SCALE, q);
 			kk = mm(b, nkv * hd, cur);
-			if (k == A_QWEN2)
+			if (qkv_bias)
 				kk = gs_binop(g, GS_ADD, kk, weight(b, nkv * hd, 1));
-			if (olmo) {
+			if (qkfull) {
 				kk = norm(b, kk, weight(b, nkv * hd, 1));
 				kk = gs_reshape(g, kk, hd, nkv, T, 1);
 			} else {
@@ -734,7 +803,7 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 			if (!nope)
 				kk = rope(b, kk);
 			v = mm(b, nkv * hv, cur);
-			if (k == A_QWEN2)
+			if (qkv_bias)
 				v = gs_binop(g, GS_ADD, v, weight(b, nkv * hv, 1));
 			v = gs_reshape(g, v, hv, nkv, T, 1);
 			cur = attention(b, il, q, kk, v, k == A_GEMMA2);
@@ -742,6 +811,8 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 		if (router >= 0 && last)
 			router = out_rows(b, router);
 		cur = mm(b, E, cur);
+		if (out_bias)
+			cur = gs_binop(g, GS_ADD, cur, weight(b, E, 1));
 		if (last) {
 			cur = out_rows(b, cur);
 			inpSA = out_rows(b, inpSA);
@@ -749,11 +820,19 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 		if (gemma || olmo)
 			cur = norm(b, cur, weight(b, E, 1));
 		gs_t ffn_inp = gs_binop(g, GS_ADD, cur, inpSA);
-		cur = olmo ? ffn_inp : norm(b, ffn_inp, weight(b, E, 1));
+		cur = olmo ? ffn_inp : lnorm ? layer_norm(b, ffn_inp) : norm(b, ffn_inp, weight(b, E, 1));
 		if (moe_layer(m, il)) {
 			gs_t x = cur;
-			cur = moe_ffn(b, x, router, k == A_DEEPSEEK2, k == A_DEEPSEEK2 ? m->expert_weights_norm : true);
-			if (m->n_expert_shared || (k == A_DEEPSEEK2 && !m->has_tensors)) {
+			cur = moe_ffn(b, x, router, k == A_DEEPSEEK2,
+				      k == A_DEEPSEEK2 ? m->expert_weights_norm : !(var & V_NO_NORM_W));
+			if (var & V_SHEXP_GATE) {
+				/* Qwen2-MoE: the shared expert times sigmoid(x . w), as
+				 * silu(y) / y */
+				gs_t gi = gs_mul_mat(g, weight(b, E, 1), x);
+				gs_t gt = gs_binop(g, GS_DIV, gs_op4(g, GS_UNARY, GS_F32, (int64_t[4]){1, T, 1, 1}, gi, -1, -1, -1), gi);
+				gs_t sh = ffn_glu(b, x, m->shared_expert_ffn ? m->shared_expert_ffn : m->expert_ffn);
+				cur = gs_binop(g, GS_ADD, cur, gs_binop(g, GS_MUL, sh, gt));
+			} else if (m->n_expert_shared || (k == A_DEEPSEEK2 && !m->has_tensors)) {
 				uint32_t ns = m->n_expert_shared ? m->n_expert_shared : 1;
 				gs_t sh = ffn_glu(b, x, (int64_t)ns * (m->expert_ffn ? m->expert_ffn : m->ffn));
 				cur = gs_binop(g, GS_ADD, cur, sh);
@@ -930,8 +1009,11 @@ bool plan_lgraph_supported(const model_desc *m)
 		return false;
 	if (m->mla && k != A_DEEPSEEK2)
 		return false;
+	bool listed = false;
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		listed |= !strcmp(m->arch, kinds[i].name);
 	if (m->n_experts && k != A_QWEN3MOE && k != A_SMALLTHINKER && k != A_DEEPSEEK2 && k != A_JAMBA &&
-	    k != A_GPTOSS && k != A_LLAMA4 && k != A_GRANITEHYBRID)
+	    k != A_GPTOSS && k != A_LLAMA4 && k != A_GRANITEHYBRID && !listed)
 		return false;
 	if (k == A_GPTOSS && !m->n_experts)
 		return false;
