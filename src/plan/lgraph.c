@@ -44,6 +44,9 @@ enum {
 	V_QKNORM = 32,       /* per-head Q and K RMS norms */
 	V_QKNORM_FULL = 64,  /* Q and K RMS norms over all heads, before the reshape (OLMoE) */
 	V_RELU2 = 128,       /* the ungated FFN's activation is ReLU then square (Arcee) */
+	V_POSTNORM = 256,    /* norms after the attention and the FFN too (GLM-4) */
+	V_FUSED_UP = 512,    /* one up projection of 2 x n_ff split by the SwiGLU (GLM-4) */
+	V_MOE_BIAS = 1024,   /* expert selection on probabilities + exp_probs_b, weights renormalised (LFM2-MoE) */
 };
 
 static const struct kind_row {
@@ -63,6 +66,12 @@ static const struct kind_row {
 	{"qwen2moe", -2 /* A_QWEN2 */, V_SHEXP_GATE | V_NO_NORM_W | V_QKV_BIAS, "src/models/qwen2moe.cpp"},
 	{"olmoe", 0, V_NO_NORM_W | V_QKNORM_FULL, "src/models/olmoe.cpp"},
 	{"hunyuan-dense", 0, V_QKNORM, "src/models/hunyuan-dense.cpp"},
+	{"hunyuan-moe", 0, V_QKNORM, "src/models/hunyuan-moe.cpp"},
+	{"phimoe", 0, V_LAYERNORM | V_OUT_BIAS, "src/models/phimoe.cpp"},
+	{"glm4", 0, V_POSTNORM | V_FUSED_UP, "src/models/glm4.cpp"},
+	{"exaone4", -3 /* A_OLMO2 */, V_QKNORM, "src/models/exaone4.cpp (post-norm only, per-head QK norms)"},
+	{"lfm2moe", -4 /* A_LFM2 */, V_MOE_BIAS, "src/models/lfm2moe.cpp, lfm2.cpp build_moe_ffn"},
+	{"glm4moe", -1, 0, "src/models/glm4-moe.cpp (deepseek2's router: sigmoid, exp_probs_b)"},
 };
 
 static unsigned variant_of(const char *a)
@@ -94,7 +103,8 @@ static enum arch_kind kind_of(const char *a)
 			return t[i].k;
 	for (size_t i = 0; a && i < sizeof kinds / sizeof kinds[0]; i++)
 		if (!strcmp(a, kinds[i].name))
-			return kinds[i].k == -1 ? A_DEEPSEEK2 : kinds[i].k == -2 ? A_QWEN2 : A_LLAMA;
+			return kinds[i].k == -1 ? A_DEEPSEEK2 : kinds[i].k == -2 ? A_QWEN2 : kinds[i].k == -3 ? A_OLMO2
+			       : kinds[i].k == -4 ? A_LFM2 : A_LLAMA;
 	return A_UNKNOWN;
 }
 
@@ -724,7 +734,8 @@ static void build_recurrent(lb *b, enum arch_kind k)
 		cur = res_first ? gs_binop(g, GS_ADD, inpSA, cur) : gs_binop(g, GS_ADD, cur, inpSA);
 		if (res_first) {
 			gs_t x = norm(b, cur, weight(b, E, 1));
-			gs_t ffn = moe_layer(m, il) ? moe_ffn(b, x, -1, false, false) : ffn_glu(b, x, m->ffn);
+			bool mb = variant_of(m->arch) & V_MOE_BIAS;
+			gs_t ffn = moe_layer(m, il) ? moe_ffn(b, x, -1, mb, mb) : ffn_glu(b, x, m->ffn);
 			cur = gs_binop(g, GS_ADD, cur, ffn);
 		} else if (k == A_GRANITEHYBRID && (m->ffn || m->n_experts)) {
 			gs_t res = cur, x = norm(b, cur, weight(b, E, 1));
@@ -753,7 +764,8 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 	int64_t hd = m->head_dim_k ? m->head_dim_k : E / (H ? H : 1);
 	int64_t hv = m->head_dim_v ? m->head_dim_v : hd;
 	unsigned var = variant_of(m->arch);
-	bool gemma = k == A_GEMMA2 || k == A_GEMMA3, olmo = k == A_OLMO2, qkfull = olmo || (var & V_QKNORM_FULL);
+	bool gemma = k == A_GEMMA2 || k == A_GEMMA3, olmo = k == A_OLMO2;
+	bool qkfull = (olmo && !(var & V_QKNORM)) || (var & V_QKNORM_FULL), post = gemma || olmo || (var & V_POSTNORM);
 	bool qknorm_head = k == A_QWEN3 || k == A_GEMMA3 || k == A_QWEN3MOE || (var & V_QKNORM);
 	bool qkv_bias = var & V_QKV_BIAS, lnorm = var & V_LAYERNORM, out_bias = var & V_OUT_BIAS;
 
@@ -817,7 +829,7 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 			cur = out_rows(b, cur);
 			inpSA = out_rows(b, inpSA);
 		}
-		if (gemma || olmo)
+		if (post)
 			cur = norm(b, cur, weight(b, E, 1));
 		gs_t ffn_inp = gs_binop(g, GS_ADD, cur, inpSA);
 		cur = olmo ? ffn_inp : lnorm ? layer_norm(b, ffn_inp) : norm(b, ffn_inp, weight(b, E, 1));
@@ -837,10 +849,14 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 				gs_t sh = ffn_glu(b, x, (int64_t)ns * (m->expert_ffn ? m->expert_ffn : m->ffn));
 				cur = gs_binop(g, GS_ADD, cur, sh);
 			}
+		} else if (var & V_FUSED_UP) {
+			gs_t up = mm(b, 2 * (int64_t)m->ffn, cur);
+			gs_t act = gs_op4(g, GS_GLU, GS_F32, (int64_t[4]){m->ffn, T, 1, 1}, up, -1, -1, -1);
+			cur = mm(b, E, act);
 		} else {
 			cur = ffn_glu(b, cur, m->ffn);
 		}
-		if (gemma || olmo)
+		if (post)
 			cur = norm(b, cur, weight(b, E, 1));
 		cur = gs_binop(g, GS_ADD, cur, ffn_inp);
 		inpL = cur;
