@@ -30,7 +30,7 @@ typedef struct lb {
 	bool iswa;
 } lb;
 
-enum arch_kind { A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
+enum arch_kind { A_NEMOTRON_H, A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
 		 A_DEEPSEEK2, A_MAMBA, A_MAMBA2, A_GRANITEHYBRID, A_LFM2, A_JAMBA, A_GPTOSS, A_LLAMA4, A_PHI3,
 		 A_UNKNOWN };
 
@@ -95,7 +95,7 @@ static enum arch_kind kind_of(const char *a)
 		{"olmo2", A_OLMO2},	  {"olmo3", A_OLMO2},	     {"qwen3moe", A_QWEN3MOE},
 		{"smallthinker", A_SMALLTHINKER}, {"deepseek2", A_DEEPSEEK2},
 		{"mamba", A_MAMBA},	  {"mamba2", A_MAMBA2},	     {"granitehybrid", A_GRANITEHYBRID},
-		{"lfm2", A_LFM2},	  {"jamba", A_JAMBA},
+		{"lfm2", A_LFM2},	  {"jamba", A_JAMBA},	     {"nemotron_h", A_NEMOTRON_H},
 		{"gpt-oss", A_GPTOSS},	  {"llama4", A_LLAMA4},	     {"phi3", A_PHI3},
 	};
 	for (size_t i = 0; a && i < sizeof t / sizeof t[0]; i++)
@@ -755,6 +755,43 @@ static void build_recurrent(lb *b, enum arch_kind k)
 	lm_head(b, inpL, false);
 }
 
+/* Nemotron-H (src/models/nemotron-h.cpp): three kinds of layer, each
+ * after one RMS norm and added to its input -- a Mamba-2 mixer, attention
+ * without RoPE, or an ungated ReLU^2 feed-forward; the final norm's output
+ * is kept (t_h_nextn) and the output rows are selected after it. */
+static void build_nemotron_h(lb *b)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E, H = m->n_heads;
+	int64_t hd = m->head_dim_k ? m->head_dim_k : (H ? E / H : 0);
+	gs_t inpL = inp_embd(b);
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		gs_t cur = norm(b, inpL, weight(b, E, 1));
+		uint32_t ff = m->layer_ffn ? m->layer_ffn[il] : m->ffn;
+		if (model_layer_recurrent(m, il)) {
+			cur = mamba_layer(b, cur, true, false);
+		} else if (ff == 0) {
+			int64_t nkv = kv_heads(m, il);
+			gs_t q = gs_reshape(g, mm(b, H * hd, cur), hd, H, T, 1);
+			gs_t k = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
+			gs_t v = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
+			cur = mm(b, E, attention(b, il, q, k, v, false));
+		} else {
+			gs_t up = gs_unop(g, GS_UNARY, mm(b, ff, cur));
+			cur = mm(b, E, gs_unop(g, GS_SQR, up));
+		}
+		inpL = gs_binop(g, GS_ADD, cur, inpL);
+	}
+	gs_t cur = norm(b, inpL, weight(b, E, 1));
+	gs_set_output(g, cur);
+	cur = out_rows(b, cur);
+	gs_set_output(g, cur);
+	cur = gs_mul_mat(g, gs_external(g, GS_F16, E, m->vocab, 1, 1), cur);
+	gs_set_output(g, cur);
+	gs_expand(g, cur);
+}
+
 /* Decoder layers of the transformer families. */
 static gs_t build_decoder(lb *b, enum arch_kind k)
 {
@@ -1021,7 +1058,8 @@ bool plan_lgraph_supported(const model_desc *m)
 	enum arch_kind k = kind_of(m->arch);
 	if (k == A_UNKNOWN)
 		return false;
-	if (m->recurrent != (k == A_MAMBA || k == A_MAMBA2 || k == A_GRANITEHYBRID || k == A_LFM2 || k == A_JAMBA))
+	if (m->recurrent != (k == A_MAMBA || k == A_MAMBA2 || k == A_GRANITEHYBRID || k == A_LFM2 || k == A_JAMBA ||
+			     k == A_NEMOTRON_H))
 		return false;
 	if (m->mla && k != A_DEEPSEEK2)
 		return false;
@@ -1050,7 +1088,9 @@ uint64_t plan_lgraph_build(gsim *g, const model_desc *m, const lgraph_params *p)
 	b.T = (int64_t)T;
 	b.iswa = m->swa_window && m->layer_swa;
 	gs_reset(g);
-	if (m->recurrent)
+	if (k == A_NEMOTRON_H)
+		build_nemotron_h(&b);
+	else if (m->recurrent)
 		build_recurrent(&b, k);
 	else if (k == A_GPTOSS)
 		build_gptoss(&b);
