@@ -102,6 +102,15 @@ double model_shape_params(const model_desc *m, double *active)
 			attn = h * 1536 + 1536 * m->n_heads * qk + h * dk + (qk - 64) * rank * m->n_heads +
 			       rank * vk * m->n_heads + m->n_heads * vk * h;
 		}
+		if (m->mixer == MODEL_MIX_GDN && m->layer_mix && (m->layer_mix[i] & MODEL_L_RS)) {
+			/* a gated delta-net layer (llama.cpp src/models/qwen3next.cpp):
+			 * qkv + gate projections, beta/alpha, the conv, out */
+			double kd = (double)m->ssm_state * m->ssm_groups, vd = m->ssm_inner, nv = m->ssm_dt_rank;
+			attn = h * (2 * kd + 2 * vd) + h * 2 * nv + (double)m->ssm_conv * (2 * kd + vd) + 2 * nv +
+			       m->ssm_state + vd * h;
+		} else if (m->mixer == MODEL_MIX_GDN && kv > 0) {
+			attn += h * m->n_heads * dk; /* the attention's output gate doubles Q */
+		}
 		double norms = 2 * h;
 		double mlp, mlp_act;
 		if (model_layer_moe(m, i)) {
@@ -204,6 +213,7 @@ void model_finish(model_desc *m)
 		m->head_dim_v = m->head_dim_k;
 	if (m->n_experts && !m->expert_ffn)
 		m->expert_ffn = m->ffn;
+	model_layers_fill(m);
 	if (m->params_total <= 0 && m->n_layers && m->hidden) {
 		double act;
 		m->params_total = model_shape_params(m, &act);
@@ -212,7 +222,6 @@ void model_finish(model_desc *m)
 	}
 	if (m->params_active <= 0)
 		m->params_active = m->params_total;
-	model_layers_fill(m);
 }
 
 /* ---- catalog ----------------------------------------------------------- */
