@@ -954,6 +954,8 @@ static int gguf_parse(gg_reader *r, model_desc *m)
 			type_bytes[ts[i].type] += b;
 		if (blk >= 0) {
 			m->layer_bytes[blk] += b;
+			if (strstr(nm, ".exp_probs_b."))
+				m->expert_select_bias = true;
 			if (is_expert_tensor(nm)) {
 				m->layer_expert_bytes[blk] += b;
 				exp_params += (double)ts[i].nel;

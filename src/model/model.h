@@ -115,6 +115,7 @@ typedef struct model_desc {
 	uint32_t kv_from_start;
 	uint8_t mixer;          /* MODEL_MIX_* of the recurrent layers */
 	bool ffn_ungated;       /* up -> activation -> down, no gate (StarCoder2) */
+	bool expert_select_bias; /* the file has exp_probs_b: experts chosen on probabilities + a bias */
 	const char *layer_rule; /* the llama.cpp source of the rule applied */
 } model_desc;
 

@@ -30,7 +30,7 @@ typedef struct lb {
 	bool iswa;
 } lb;
 
-enum arch_kind { A_NEMOTRON_H, A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
+enum arch_kind { A_NEMOTRON_H, A_FALCON_H1, A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
 		 A_DEEPSEEK2, A_MAMBA, A_MAMBA2, A_GRANITEHYBRID, A_LFM2, A_JAMBA, A_GPTOSS, A_LLAMA4, A_PHI3,
 		 A_UNKNOWN };
 
@@ -95,7 +95,7 @@ static enum arch_kind kind_of(const char *a)
 		{"olmo2", A_OLMO2},	  {"olmo3", A_OLMO2},	     {"qwen3moe", A_QWEN3MOE},
 		{"smallthinker", A_SMALLTHINKER}, {"deepseek2", A_DEEPSEEK2},
 		{"mamba", A_MAMBA},	  {"mamba2", A_MAMBA2},	     {"granitehybrid", A_GRANITEHYBRID},
-		{"lfm2", A_LFM2},	  {"jamba", A_JAMBA},	     {"nemotron_h", A_NEMOTRON_H},
+		{"lfm2", A_LFM2},	  {"jamba", A_JAMBA},	     {"nemotron_h", A_NEMOTRON_H}, {"falcon-h1", A_FALCON_H1},
 		{"gpt-oss", A_GPTOSS},	  {"llama4", A_LLAMA4},	     {"phi3", A_PHI3},
 	};
 	for (size_t i = 0; a && i < sizeof t / sizeof t[0]; i++)
@@ -792,6 +792,37 @@ static void build_nemotron_h(lb *b)
 	gs_expand(g, cur);
 }
 
+/* Falcon-H1 (src/models/falcon-h1.cpp): attention and a Mamba-2 mixer
+ * side by side on the same (twice normed) input, their sum added to the
+ * input, then a gated FFN. */
+static void build_falcon_h1(lb *b)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E, H = m->n_heads;
+	int64_t hd = m->head_dim_k ? m->head_dim_k : (H ? E / H : 0);
+	gs_t inpL = inp_embd(b);
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		int64_t nkv = kv_heads(m, il);
+		gs_t inpSA = inpL;
+		gs_t cur = norm(b, inpL, weight(b, E, 1));
+		gs_t q = rope(b, gs_reshape(g, mm(b, H * hd, cur), hd, H, T, 1));
+		gs_t k = rope(b, gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1));
+		gs_t v = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
+		gs_t attn_out = mm(b, E, attention(b, il, q, k, v, false));
+		cur = norm(b, inpL, weight(b, E, 1));
+		gs_t ssm_out = mamba_layer(b, cur, true, false);
+		cur = gs_binop(g, GS_ADD, attn_out, ssm_out);
+		inpSA = gs_binop(g, GS_ADD, cur, inpSA);
+		if (il == m->n_layers - 1)
+			inpSA = out_rows(b, inpSA);
+		cur = norm(b, inpSA, weight(b, E, 1));
+		cur = ffn_glu(b, cur, m->ffn);
+		inpL = gs_binop(g, GS_ADD, cur, inpSA);
+	}
+	lm_head(b, inpL, false);
+}
+
 /* Decoder layers of the transformer families. */
 static gs_t build_decoder(lb *b, enum arch_kind k)
 {
@@ -872,7 +903,9 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 		cur = olmo ? ffn_inp : lnorm ? layer_norm(b, ffn_inp) : norm(b, ffn_inp, weight(b, E, 1));
 		if (moe_layer(m, il)) {
 			gs_t x = cur;
-			cur = moe_ffn(b, x, router, k == A_DEEPSEEK2,
+			/* DeepSeek's selection bias (exp_probs_b): catalog rows have it,
+			 * files when they carry the tensor (Mistral 4 does not) */
+			cur = moe_ffn(b, x, router, k == A_DEEPSEEK2 && (!m->has_tensors || m->expert_select_bias),
 				      k == A_DEEPSEEK2 ? m->expert_weights_norm : !(var & V_NO_NORM_W));
 			if (var & V_SHEXP_GATE) {
 				/* Qwen2-MoE: the shared expert times sigmoid(x . w), as
@@ -1059,7 +1092,7 @@ bool plan_lgraph_supported(const model_desc *m)
 	if (k == A_UNKNOWN)
 		return false;
 	if (m->recurrent != (k == A_MAMBA || k == A_MAMBA2 || k == A_GRANITEHYBRID || k == A_LFM2 || k == A_JAMBA ||
-			     k == A_NEMOTRON_H))
+			     k == A_NEMOTRON_H || k == A_FALCON_H1))
 		return false;
 	if (m->mla && k != A_DEEPSEEK2)
 		return false;
@@ -1090,6 +1123,8 @@ uint64_t plan_lgraph_build(gsim *g, const model_desc *m, const lgraph_params *p)
 	gs_reset(g);
 	if (k == A_NEMOTRON_H)
 		build_nemotron_h(&b);
+	else if (k == A_FALCON_H1)
+		build_falcon_h1(&b);
 	else if (m->recurrent)
 		build_recurrent(&b, k);
 	else if (k == A_GPTOSS)
