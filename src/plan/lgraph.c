@@ -47,6 +47,7 @@ enum {
 	V_POSTNORM = 256,    /* norms after the attention and the FFN too (GLM-4) */
 	V_FUSED_UP = 512,    /* one up projection of 2 x n_ff split by the SwiGLU (GLM-4) */
 	V_MOE_BIAS = 1024,   /* expert selection on probabilities + exp_probs_b, weights renormalised (LFM2-MoE) */
+	V_FUSED_QKV = 2048,  /* one QKV projection, Q, K and V views of it (build_qkv with wqkv) */
 };
 
 static const struct kind_row {
@@ -71,6 +72,7 @@ static const struct kind_row {
 	{"glm4", 0, V_POSTNORM | V_FUSED_UP, "src/models/glm4.cpp"},
 	{"exaone4", -3 /* A_OLMO2 */, V_QKNORM, "src/models/exaone4.cpp (post-norm only, per-head QK norms)"},
 	{"lfm2moe", -4 /* A_LFM2 */, V_MOE_BIAS, "src/models/lfm2moe.cpp, lfm2.cpp build_moe_ffn"},
+	{"bailingmoe2", -1, V_FUSED_QKV | V_QKNORM, "src/models/bailingmoe2.cpp"},
 	{"glm4moe", -1, 0, "src/models/glm4-moe.cpp (deepseek2's router: sigmoid, exp_probs_b)"},
 };
 
@@ -852,6 +854,19 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 		gs_t cur = olmo ? inpL : lnorm ? layer_norm(b, inpL) : norm(b, inpL, weight(b, E, 1));
 		if (k == A_DEEPSEEK2 && m->mla) {
 			cur = mla_attention(b, il, cur);
+		} else if (var & V_FUSED_QKV) {
+			gs_t qkv = mm(b, hd * (H + 2 * nkv), cur);
+			size_t es = gs_row_size(GS_F32, hd), nb1 = gs_nb(g, qkv, 1);
+			gs_t q = gs_view(g, qkv, hd, H, T, 1, es, nb1, nb1 * T, 0);
+			gs_t kk = gs_view(g, qkv, hd, nkv, T, 1, es, nb1, nb1 * T, gs_row_size(GS_F32, hd * H));
+			gs_t v = gs_view(g, qkv, hd, nkv, T, 1, es, nb1, nb1 * T, gs_row_size(GS_F32, hd * (H + nkv)));
+			if (qknorm_head)
+				q = norm(b, q, weight(b, hd, 1));
+			q = rope(b, q);
+			if (qknorm_head)
+				kk = norm(b, kk, weight(b, hd, 1));
+			kk = rope(b, kk);
+			cur = attention(b, il, q, kk, v, false);
 		} else {
 			gs_t q = mm(b, H * hd, cur), kk, v;
 			bool nope = k == A_SMALLTHINKER && !is_swa(m, il);
