@@ -30,7 +30,7 @@ typedef struct lb {
 	bool iswa;
 } lb;
 
-enum arch_kind { A_NEMOTRON_H, A_FALCON_H1, A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
+enum arch_kind { A_NEMOTRON_H, A_FALCON_H1, A_COHERE2, A_COHERE2MOE, A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
 		 A_DEEPSEEK2, A_MAMBA, A_MAMBA2, A_GRANITEHYBRID, A_LFM2, A_JAMBA, A_GPTOSS, A_LLAMA4, A_PHI3,
 		 A_UNKNOWN };
 
@@ -98,6 +98,7 @@ static enum arch_kind kind_of(const char *a)
 		{"smallthinker", A_SMALLTHINKER}, {"deepseek2", A_DEEPSEEK2},
 		{"mamba", A_MAMBA},	  {"mamba2", A_MAMBA2},	     {"granitehybrid", A_GRANITEHYBRID},
 		{"lfm2", A_LFM2},	  {"jamba", A_JAMBA},	     {"nemotron_h", A_NEMOTRON_H}, {"falcon-h1", A_FALCON_H1},
+		{"cohere2", A_COHERE2},	  {"cohere2moe", A_COHERE2MOE},
 		{"gpt-oss", A_GPTOSS},	  {"llama4", A_LLAMA4},	     {"phi3", A_PHI3},
 	};
 	for (size_t i = 0; a && i < sizeof t / sizeof t[0]; i++)
@@ -825,6 +826,65 @@ static void build_falcon_h1(lb *b)
 	lm_head(b, inpL, false);
 }
 
+/* Cohere 2 and Cohere 2 MoE (src/models/cohere2.cpp, cohere2moe.cpp): a
+ * parallel block -- attention and the FFN on the same normed input, both
+ * added to the input; RoPE on the sliding layers only (and the leading
+ * dense ones of the MoE); the MoE's shared expert averaged with the
+ * routed ones; the logits scaled.  Cohere 2 normalises with LayerNorm
+ * (no bias) and selects the output rows in its last layer, the MoE with
+ * RMSNorm and after the final norm, which it keeps (t_h_nextn). */
+static void build_cohere2(lb *b, bool moe)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E, H = m->n_heads;
+	int64_t hd = m->head_dim_k ? m->head_dim_k : (H ? E / H : 0);
+	const moe_opts o = {.gating = m->expert_gating == 1 ? MOE_SOFTMAX : MOE_SIGMOID, .norm_w = m->expert_weights_norm};
+	gs_t inpL = inp_embd(b);
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		int64_t nkv = kv_heads(m, il);
+		bool last = il == m->n_layers - 1, use_rope = is_swa(m, il) || (moe && il < m->n_dense_lead);
+		gs_t cur = moe ? norm(b, inpL, weight(b, E, 1))
+			       : gs_binop(g, GS_MUL, gs_unop(g, GS_NORM, inpL), weight(b, E, 1));
+		gs_t ffn_inp = cur;
+		gs_t q = gs_reshape(g, mm(b, H * hd, cur), hd, H, T, 1);
+		gs_t k = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
+		gs_t v = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
+		if (use_rope) {
+			q = rope(b, q);
+			k = rope(b, k);
+		}
+		cur = mm(b, E, attention(b, il, q, k, v, false));
+		if (last && !moe) {
+			cur = out_rows(b, cur);
+			inpL = out_rows(b, inpL);
+			ffn_inp = out_rows(b, ffn_inp);
+		}
+		gs_t attn_out = cur;
+		if (moe && moe_layer(m, il)) {
+			cur = moe_ffn_opts(b, ffn_inp, -1, &o);
+			if (m->shared_expert_ffn) {
+				cur = gs_binop(g, GS_ADD, cur, ffn_glu(b, ffn_inp, m->shared_expert_ffn));
+				cur = gs_unop(g, GS_SCALE, cur);
+			}
+		} else {
+			cur = ffn_glu(b, ffn_inp, m->ffn);
+		}
+		cur = gs_binop(g, GS_ADD, cur, inpL);
+		inpL = gs_binop(g, GS_ADD, cur, attn_out);
+	}
+	gs_t cur = moe ? norm(b, inpL, weight(b, E, 1)) : gs_binop(g, GS_MUL, gs_unop(g, GS_NORM, inpL), weight(b, E, 1));
+	gs_set_output(g, cur);
+	if (moe) {
+		cur = out_rows(b, cur);
+		gs_set_output(g, cur);
+	}
+	cur = gs_mul_mat(g, gs_external(g, GS_F16, E, m->vocab, 1, 1), cur);
+	cur = gs_unop(g, GS_SCALE, cur);
+	gs_set_output(g, cur);
+	gs_expand(g, cur);
+}
+
 /* Decoder layers of the transformer families. */
 static gs_t build_decoder(lb *b, enum arch_kind k)
 {
@@ -1114,7 +1174,7 @@ bool plan_lgraph_supported(const model_desc *m)
 	bool listed = false;
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
 		listed |= !strcmp(m->arch, kinds[i].name);
-	if (m->n_experts && k != A_QWEN3MOE && k != A_SMALLTHINKER && k != A_DEEPSEEK2 && k != A_JAMBA &&
+	if (m->n_experts && k != A_QWEN3MOE && k != A_COHERE2MOE && k != A_SMALLTHINKER && k != A_DEEPSEEK2 && k != A_JAMBA &&
 	    k != A_GPTOSS && k != A_LLAMA4 && k != A_GRANITEHYBRID && !listed)
 		return false;
 	if (k == A_GPTOSS && !m->n_experts)
@@ -1140,6 +1200,8 @@ uint64_t plan_lgraph_build(gsim *g, const model_desc *m, const lgraph_params *p)
 		build_nemotron_h(&b);
 	else if (k == A_FALCON_H1)
 		build_falcon_h1(&b);
+	else if (k == A_COHERE2 || k == A_COHERE2MOE)
+		build_cohere2(&b, k == A_COHERE2MOE);
 	else if (m->recurrent)
 		build_recurrent(&b, k);
 	else if (k == A_GPTOSS)
