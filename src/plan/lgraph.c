@@ -48,6 +48,7 @@ enum {
 	V_FUSED_UP = 512,    /* one up projection of 2 x n_ff split by the SwiGLU (GLM-4) */
 	V_MOE_BIAS = 1024,   /* expert selection on probabilities + exp_probs_b, weights renormalised (LFM2-MoE) */
 	V_FUSED_QKV = 2048,  /* one QKV projection, Q, K and V views of it (build_qkv with wqkv) */
+	V_ATTN_GATE = 4096,  /* the attention output times sigmoid(x . W_gate), NoPE every 4th layer (AFMoE) */
 };
 
 static const struct kind_row {
@@ -72,6 +73,7 @@ static const struct kind_row {
 	{"glm4", 0, V_POSTNORM | V_FUSED_UP, "src/models/glm4.cpp"},
 	{"exaone4", -3 /* A_OLMO2 */, V_QKNORM, "src/models/exaone4.cpp (post-norm only, per-head QK norms)"},
 	{"lfm2moe", -4 /* A_LFM2 */, V_MOE_BIAS, "src/models/lfm2moe.cpp, lfm2.cpp build_moe_ffn"},
+	{"afmoe", -1, V_ATTN_GATE | V_QKNORM | V_POSTNORM, "src/models/afmoe.cpp"},
 	{"bailingmoe2", -1, V_FUSED_QKV | V_QKNORM, "src/models/bailingmoe2.cpp"},
 	{"glm4moe", -1, 0, "src/models/glm4-moe.cpp (deepseek2's router: sigmoid, exp_probs_b)"},
 };
@@ -929,7 +931,7 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 			cur = attention(b, il, q, kk, v, false);
 		} else {
 			gs_t q = mm(b, H * hd, cur), kk, v;
-			bool nope = k == A_SMALLTHINKER && !is_swa(m, il);
+			bool nope = (k == A_SMALLTHINKER && !is_swa(m, il)) || ((var & V_ATTN_GATE) && (il + 1) % 4 == 0);
 			if (qkv_bias)
 				q = gs_binop(g, GS_ADD, q, weight(b, H * hd, 1));
 			if (qkfull) {
@@ -961,7 +963,10 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 			if (qkv_bias)
 				v = gs_binop(g, GS_ADD, v, weight(b, nkv * hv, 1));
 			v = gs_reshape(g, v, hv, nkv, T, 1);
+			gs_t attn_in = cur;
 			cur = attention(b, il, q, kk, v, k == A_GEMMA2);
+			if (var & V_ATTN_GATE)
+				cur = gs_binop(g, GS_MUL, cur, gs_unop(g, GS_UNARY, gs_mul_mat(g, weight(b, E, H * hv), attn_in)));
 		}
 		if (router >= 0 && last)
 			router = out_rows(b, router);
