@@ -73,6 +73,7 @@ static const struct kind_row {
 	{"glm4", 0, V_POSTNORM | V_FUSED_UP, "src/models/glm4.cpp"},
 	{"exaone4", -3 /* A_OLMO2 */, V_QKNORM, "src/models/exaone4.cpp (post-norm only, per-head QK norms)"},
 	{"lfm2moe", -4 /* A_LFM2 */, V_MOE_BIAS, "src/models/lfm2moe.cpp, lfm2.cpp build_moe_ffn"},
+	{"ernie4_5-moe", 0, 0, "src/models/ernie4-5-moe.cpp"},
 	{"afmoe", -1, V_ATTN_GATE | V_QKNORM | V_POSTNORM, "src/models/afmoe.cpp"},
 	{"bailingmoe2", -1, V_FUSED_QKV | V_QKNORM, "src/models/bailingmoe2.cpp"},
 	{"glm4moe", -1, 0, "src/models/glm4-moe.cpp (deepseek2's router: sigmoid, exp_probs_b)"},

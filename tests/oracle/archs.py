@@ -129,6 +129,7 @@ SPECS = {
     "ernie4_5-moe": _d(arch="ernie4_5-moe", L=4, E=2560, H=20, KV=4, HD=128, FF=12288, experts=8, used=6,
                        ffn_exp=1536, keys={"expert_shared_feed_forward_length": 3072,
                                            "interleave_moe_layer_step": 1, "leading_dense_block_count": 1},
+                       opt=["ffn_gate_exps.weight"],
                        what="ERNIE-4.5-21B-A3B widths, dense lead, shared"),
     "hunyuan-moe": _d(arch="hunyuan-moe", L=3, E=4096, H=32, KV=8, HD=128, FF=1536, experts=8, used=4,
                       ffn_exp=1536, keys={"expert_shared_feed_forward_length": 1536},
