@@ -25,19 +25,23 @@ ok "$([ "${narch:-0}" -ge 45 ]; echo $?)" "llama.cpp loaded every file, of ${nar
 # The compute buffer.  Where src/plan/lgraph.c builds the graph it is
 # llama.cpp's node for node with ggml's allocator replayed on it: equal to
 # the printed MiB on every load but the Granite hybrids without flash
-# attention, where ggml places one hidden state elsewhere (+1.3%, +0.02%;
-# docs/plan-model.md).  The other architectures are on the phase model;
-# the files whose compute is known to miss 5% there are named (KNOWN) with
-# the reason in docs/plan-model.md, and every other load is within 5%.
-KNOWN='deepseek32|qwen35|qwen35moe|qwen3next|nemotron_h|falcon-h1|gemma3n|gemma4|afmoe|lfm2moe|cohere2moe|cohere2|exaone4-64|glm4moe|ernie4_5-moe|hunyuan-moe|bailingmoe2|phimoe|granitemoe|olmoe|glm4|exaone4|mistral3|hunyuan-dense|exaone'
+# attention, where ggml places one hidden state elsewhere (+1.3%, +0.02%),
+# and Nemotron-H with flash attention (2-11% under: a placement not found
+# yet; exact without flash attention).  The architectures still on the
+# phase model and off by more than 5% are named (KNOWN): DeepSeek-V3.2's
+# lightning indexer, Gemma 3n's AltUp / per-layer inputs and the gated
+# delta-net graphs of Qwen3.5 / Qwen3-Next are not rebuilt
+# (docs/plan-model.md); every other load is within 5%.
+KNOWN='deepseek32|gemma3n|qwen35|qwen35moe|qwen3next|nemotron_h'
 outline=$(printf '%s\n' "$report" | grep '^# compute outside 5%: [0-9]* of [0-9]* loads')
 outside=$(printf '%s\n' "$outline" | sed -n 's/^# compute outside 5%: [0-9]* of [0-9]* loads: //p' | tr ',' '\n' |
 	sed 's/^ *//' | grep -Ev "^($KNOWN) " | grep -c .)
 ok "$([ -n "$outline" ] && [ "$outside" -eq 0 ]; echo $?)" "compute within 5% of llama.cpp's on every load but the named misfits ($outside others)"
 eqline=$(printf '%s\n' "$report" | grep '^# compute equal to llama.cpp')
 neq=$(printf '%s\n' "$eqline" | sed -n 's/.*: \([0-9]*\) of \([0-9]*\) loads.*/\1 \2/p')
-others=$(printf '%s\n' "$eqline" | sed -n 's/.*(not: \(.*\))$/\1/p' | tr ',' '\n' | grep -v '^ *granitehybrid[-a-z]* [0-9]* [a-z0-9_]* fa=0 ' | grep -c .)
+others=$(printf '%s\n' "$eqline" | sed -n 's/.*(not: \(.*\))$/\1/p' | tr ',' '\n' |
+	grep -v '^ *granitehybrid[-a-z]* [0-9]* [a-z0-9_]* fa=0 ' | grep -v '^ *nemotron_h [0-9]* [a-z0-9_]* fa=1 ' | grep -c .)
 set -- $neq
 ok "$([ -n "${1:-}" ] && [ "$1" -gt 0 ] && [ "$others" -eq 0 ]; echo $?)" \
-	"compute equal to llama.cpp's printed MiB on every load of a built graph but the Granite hybrids without flash attention (${1:-?} of ${2:-?})"
+	"compute equal to llama.cpp's printed MiB on every load of a built graph but Granite hybrids without and Nemotron-H with flash attention (${1:-?} of ${2:-?})"
 done_testing
