@@ -44,7 +44,8 @@ try:
 except Exception as _e:  # noqa: BLE001
     HAVE, MISSING = False, _e
 
-GW = sys.argv[1] if len(sys.argv) > 1 else "./gpuwise"
+# the gpuwise binary: the first argument, or $GW when imported by another test
+GW = sys.argv[1] if __name__ == "__main__" and len(sys.argv) > 1 else os.environ.get("GW", "./gpuwise")
 QUICK = "--quick" in sys.argv
 # GW_ORACLE_ONLY=a,b: only these files (while working on one architecture)
 ONLY = [a for a in os.environ.get("GW_ORACLE_ONLY", "").split(",") if a]
