@@ -119,6 +119,10 @@ typedef struct model_spec {
 	int moe_step;          /* MoE every moe_step-th block (Llama 4 Maverick: 2); 0 or 1 every block */
 	int shared_ffn;        /* shared-expert width in each MoE block; 0 none */
 	int dense_lead;        /* leading dense blocks before the MoE ones (DeepSeek-V3: 3) */
+	/* recurrent layers (optional column ssm, "conv:inner:state:groups:dt_rank:full_every"):
+	 * the SSM / gated delta-net widths as llama.cpp's GGUF keys give them,
+	 * and every full_every-th layer attention (0: the common rule) */
+	int ssm_conv, ssm_inner, ssm_state, ssm_groups, ssm_dt_rank, full_attn_every;
 	const char *source;
 } model_spec;
 

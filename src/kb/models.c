@@ -23,6 +23,29 @@ static const char *const cols[C_COUNT] = {
 	"moe_step", "shared_ffn", "dense_lead", "source",
 };
 
+/* The optional ssm column: empty, or six non-negative integers
+ * "conv:inner:state:groups:dt_rank:full_every" (conv and inner above 0). */
+static int read_ssm(const kb_table *t, size_t r, model_spec *m, gw_error *err)
+{
+	long c = kb_col(t, "ssm");
+	const char *s = c >= 0 ? kb_cell(t, r, c) : "";
+	if (!*s)
+		return 0;
+	int *f[6] = {&m->ssm_conv, &m->ssm_inner, &m->ssm_state, &m->ssm_groups, &m->ssm_dt_rank, &m->full_attn_every};
+	const char *p = s;
+	for (int i = 0; i < 6; i++) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p || v < 0 || v > (1 << 24) || (i < 5 ? *end != ':' : *end != '\0') || (i < 2 && v == 0))
+			return gw_fail(err, GW_EFORMAT,
+				       "table '%s' line %zu, column 'ssm': '%s' is not conv:inner:state:groups:dt_rank:full_every",
+				       t->name, t->lines[r], s);
+		*f[i] = (int)v;
+		p = end + 1;
+	}
+	return 0;
+}
+
 static int read_row(const kb_table *t, size_t r, const long *c, model_spec *m, gw_error *err)
 {
 	int rc;
@@ -56,6 +79,8 @@ static int read_row(const kb_table *t, size_t r, const long *c, model_spec *m, g
 	    (rc = kb_cell_int(t, r, c[C_DENSE_LEAD], 0, 10000, false, &m->dense_lead, err)))
 		return rc;
 	m->default_quant = kb_cell(t, r, c[C_DEFQ]);
+	if ((rc = read_ssm(t, r, m, err)))
+		return rc;
 	/* cross-column sanity: a row that breaks these would mislead the planner */
 	if (m->heads % m->kv_heads)
 		return gw_fail(err, GW_EFORMAT, "table '%s' line %zu: heads %d not a multiple of kv_heads %d",

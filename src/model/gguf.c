@@ -255,7 +255,8 @@ enum {
 	K_EXPERTS, K_EXPERTS_USED, K_EXPERT_FFN, K_SWA, K_SWA_PATTERN, K_VOCAB,
 	K_KEY_LEN_MLA, K_VAL_LEN_MLA, K_SSM_CONV, K_SSM_INNER, K_SSM_STATE, K_SSM_DT, K_SSM_GROUPS,
 	K_NEXTN, K_Q_LORA, K_ROPE_DIMS, K_EXPERT_SHARED, K_DENSE_LEAD, K_GATING, K_WEIGHTS_NORM, K_SHORTCONV,
-	K_MOE_STEP, K_SHEXP_FFN, K_NARCH
+	K_MOE_STEP, K_SHEXP_FFN, K_RECR_LAYERS, K_FULL_ATTN, K_SHARED_KV, K_KEY_LEN_SWA, K_VAL_LEN_SWA,
+	K_IDX_KEY_LEN, K_NARCH
 };
 static const char *const arch_keys[K_NARCH] = {
 	"block_count", "embedding_length", "feed_forward_length", "context_length",
@@ -268,6 +269,8 @@ static const char *const arch_keys[K_NARCH] = {
 	"attention.q_lora_rank", "rope.dimension_count", "expert_shared_count", "leading_dense_block_count",
 	"expert_gating_func", "expert_weights_norm", "shortconv.l_cache",
 	"interleave_moe_layer_step", "expert_shared_feed_forward_length",
+	"attention.recurrent_layers", "full_attention_interval", "attention.shared_kv_layers",
+	"attention.key_length_swa", "attention.value_length_swa", "attention.indexer.key_length",
 };
 
 typedef struct gg_slot {
@@ -726,6 +729,37 @@ static int fill_shape(gg_reader *r, const gg_meta *g, model_desc *m)
 			memcpy(m->layer_kv_heads, kv->arr, kv->n * sizeof *kv->arr);
 		}
 	}
+	/* The layer taxonomy's inputs (model/layers.c): per-layer FFN widths,
+	 * recurrent-layer flags, the full-attention interval, shared-KV
+	 * layers, the sliding layers' head sizes, the indexer's key length. */
+	const gg_slot *ffa = slot_arr(g, K_FFN);
+	if (ffa && m->n_layers) {
+		if (ffa->n != m->n_layers)
+			return rd_fail(r, GW_EFORMAT, "%s.feed_forward_length has %u entries for %u layers", g->arch,
+				       ffa->n, m->n_layers);
+		m->layer_ffn = xcalloc(ffa->n, sizeof *m->layer_ffn);
+		memcpy(m->layer_ffn, ffa->arr, ffa->n * sizeof *ffa->arr);
+	}
+	const gg_slot *rla = slot_arr(g, K_RECR_LAYERS);
+	if (rla && m->n_layers) {
+		if (rla->n != m->n_layers)
+			return rd_fail(r, GW_EFORMAT, "%s.attention.recurrent_layers has %u entries for %u layers", g->arch,
+				       rla->n, m->n_layers);
+		m->layer_recr_given = xcalloc(rla->n, sizeof *m->layer_recr_given);
+		for (uint32_t i = 0; i < rla->n; i++)
+			m->layer_recr_given[i] = rla->arr[i] != 0;
+	}
+	m->full_attn_interval = slot_u32(r, g, K_FULL_ATTN, &rc);
+	m->n_shared_kv_layers = slot_u32(r, g, K_SHARED_KV, &rc);
+	m->head_dim_k_swa = slot_u32(r, g, K_KEY_LEN_SWA, &rc);
+	m->head_dim_v_swa = slot_u32(r, g, K_VAL_LEN_SWA, &rc);
+	m->indexer_key_len = slot_u32(r, g, K_IDX_KEY_LEN, &rc);
+	if (rc)
+		return rc;
+	if (m->full_attn_interval > MODEL_MAX_LAYERS || m->head_dim_k_swa > MODEL_MAX_HEADS * 64 ||
+	    m->head_dim_v_swa > MODEL_MAX_HEADS * 64 || m->indexer_key_len > MODEL_MAX_HEADS * 64)
+		return rd_fail(r, GW_EFORMAT, "%s: impossible full_attention_interval, SWA head size or indexer key length",
+			       g->arch);
 	bool kv_given = g->slot[K_KV_HEADS].set && !kv && !strcmp(g->slot[K_KV_HEADS].prefix, g->arch);
 	if ((rc = model_check_shape(m, kv_given, r->name, r->err)))
 		return rc;
@@ -739,6 +773,13 @@ static int fill_shape(gg_reader *r, const gg_meta *g, model_desc *m)
 	if (!strcmp(g->arch, "llama4")) {
 		bool given = g->slot[K_SWA].set && !strcmp(g->slot[K_SWA].prefix, g->arch);
 		window = given && !window ? 0 : 8192;
+	}
+	/* EXAONE 4 slides only in its 64-layer (32B) model, by default over
+	 * 4096 tokens (llama.cpp src/models/exaone4.cpp load_arch_hparams);
+	 * at any other depth the key is read but no layer slides */
+	if (!strcmp(g->arch, "exaone4")) {
+		bool given = g->slot[K_SWA].set && !strcmp(g->slot[K_SWA].prefix, g->arch);
+		window = m->n_layers != 64 ? 0 : given ? window : 4096;
 	}
 	const gg_slot *pat = &g->slot[K_SWA_PATTERN];
 	bool has_pat = pat->set && !strcmp(pat->prefix, g->arch);
@@ -913,6 +954,8 @@ static int gguf_parse(gg_reader *r, model_desc *m)
 			type_bytes[ts[i].type] += b;
 		if (blk >= 0) {
 			m->layer_bytes[blk] += b;
+			if (strstr(nm, ".exp_probs_b."))
+				m->expert_select_bias = true;
 			if (is_expert_tensor(nm)) {
 				m->layer_expert_bytes[blk] += b;
 				exp_params += (double)ts[i].nel;

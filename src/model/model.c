@@ -45,6 +45,9 @@ void model_release(model_desc *m)
 	free(m->default_quant);
 	free(m->layer_bytes);
 	free(m->layer_expert_bytes);
+	free(m->layer_ffn);
+	free(m->layer_recr_given);
+	free(m->layer_mix);
 	for (size_t i = 0; i < m->n_dtypes; i++)
 		free(m->dtype_names ? m->dtype_names[i] : NULL);
 	free(m->dtype_names);
@@ -70,13 +73,6 @@ bool model_layer_moe(const model_desc *m, uint32_t il)
 	if (!m->n_experts || il >= m->n_layers || il < m->n_dense_lead)
 		return false;
 	return m->moe_step <= 1 || (il + 1) % m->moe_step == 0;
-}
-
-bool model_layer_recurrent(const model_desc *m, uint32_t il)
-{
-	if (!m->recurrent || il >= m->n_layers)
-		return false;
-	return (m->layer_kv_heads ? m->layer_kv_heads[il] : m->n_kv_heads) == 0;
 }
 
 void model_set_swa_pattern(model_desc *m, uint32_t window, uint32_t period, bool dense_first)
@@ -105,6 +101,15 @@ double model_shape_params(const model_desc *m, double *active)
 			double qk = m->mla_head_dim_k, vk = m->mla_head_dim_v, rank = dv;
 			attn = h * 1536 + 1536 * m->n_heads * qk + h * dk + (qk - 64) * rank * m->n_heads +
 			       rank * vk * m->n_heads + m->n_heads * vk * h;
+		}
+		if (m->mixer == MODEL_MIX_GDN && m->layer_mix && (m->layer_mix[i] & MODEL_L_RS)) {
+			/* a gated delta-net layer (llama.cpp src/models/qwen3next.cpp):
+			 * qkv + gate projections, beta/alpha, the conv, out */
+			double kd = (double)m->ssm_state * m->ssm_groups, vd = m->ssm_inner, nv = m->ssm_dt_rank;
+			attn = h * (2 * kd + 2 * vd) + h * 2 * nv + (double)m->ssm_conv * (2 * kd + vd) + 2 * nv +
+			       m->ssm_state + vd * h;
+		} else if (m->mixer == MODEL_MIX_GDN && kv > 0) {
+			attn += h * m->n_heads * dk; /* the attention's output gate doubles Q */
 		}
 		double norms = 2 * h;
 		double mlp, mlp_act;
@@ -208,6 +213,7 @@ void model_finish(model_desc *m)
 		m->head_dim_v = m->head_dim_k;
 	if (m->n_experts && !m->expert_ffn)
 		m->expert_ffn = m->ffn;
+	model_layers_fill(m);
 	if (m->params_total <= 0 && m->n_layers && m->hidden) {
 		double act;
 		m->params_total = model_shape_params(m, &act);
@@ -248,6 +254,15 @@ static void from_catalog(const model_spec *s, model_desc *m)
 	m->n_dense_lead = s->dense_lead > 0 ? (uint32_t)s->dense_lead : 0;
 	if (s->default_quant && *s->default_quant)
 		m->default_quant = xstrdup(s->default_quant);
+	if (s->ssm_conv > 0 && s->ssm_inner > 0) {
+		m->ssm_conv = (uint32_t)s->ssm_conv;
+		m->ssm_inner = (uint32_t)s->ssm_inner;
+		m->ssm_state = (uint32_t)s->ssm_state;
+		m->ssm_groups = (uint32_t)s->ssm_groups;
+		m->ssm_dt_rank = (uint32_t)s->ssm_dt_rank;
+		m->full_attn_interval = (uint32_t)s->full_attn_every;
+		m->recurrent = true;
+	}
 	if (s->kv_latent > 0) {
 		/* MLA: the K-only latent cache, one "head" of kv_latent; the
 		 * attention heads are head_dim (q/k) and 128 (v) wide */
@@ -315,6 +330,10 @@ static void apply_numbers(const model_numbers *n, model_desc *m)
 		free(m->layer_kv_heads);
 		free(m->layer_bytes);
 		free(m->layer_expert_bytes);
+		free(m->layer_ffn);
+		free(m->layer_recr_given);
+		m->layer_ffn = NULL;
+		m->layer_recr_given = NULL;
 		m->layer_swa = NULL;
 		m->layer_kv_heads = NULL;
 		m->layer_bytes = m->layer_expert_bytes = NULL;

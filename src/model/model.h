@@ -92,7 +92,42 @@ typedef struct model_desc {
 	 * with their layer under --n-cpu-moe.  See model_layer_moe(). */
 	uint32_t moe_step;
 	uint32_t shared_expert_ffn;
+
+	/* ---- the layer taxonomy (src/model/layers.c) ----
+	 * What the file says, as llama.cpp's loaders read it: the per-layer
+	 * FFN widths when feed_forward_length is an array (0: no FFN, as in
+	 * Nemotron-H's attention and Mamba layers), the recurrent-layer flags
+	 * (attention.recurrent_layers) or the full-attention interval, the
+	 * number of trailing layers that reuse an earlier layer's KV
+	 * (attention.shared_kv_layers), the sliding layers' own head sizes
+	 * (attention.key_length_swa / value_length_swa) and the sparse
+	 * attention indexer's key length (attention.indexer.key_length). */
+	uint32_t *layer_ffn;
+	bool *layer_recr_given;
+	uint32_t full_attn_interval;
+	uint32_t n_shared_kv_layers;
+	uint32_t head_dim_k_swa, head_dim_v_swa;
+	uint32_t indexer_key_len;
+	/* What llama.cpp makes of it (model_layers_fill, one rule per
+	 * architecture): per layer MODEL_L_* bits; kv_from_start > 0: layers
+	 * from there on read an earlier layer's cache and hold none. */
+	uint8_t *layer_mix;
+	uint32_t kv_from_start;
+	uint8_t mixer;          /* MODEL_MIX_* of the recurrent layers */
+	bool ffn_ungated;       /* up -> activation -> down, no gate (StarCoder2) */
+	bool expert_select_bias; /* the file has exp_probs_b: experts chosen on probabilities + a bias */
+	const char *layer_rule; /* the llama.cpp source of the rule applied */
 } model_desc;
+
+/* Bits of model_desc.layer_mix. */
+enum {
+	MODEL_L_KV = 1,   /* the layer keeps its own KV cache */
+	MODEL_L_RS = 2,   /* the layer keeps a recurrent-state row per sequence */
+	MODEL_L_FFN = 4,  /* the layer has a feed-forward (dense or MoE) */
+	MODEL_L_IDX = 8,  /* the layer keeps an indexer-key cache (DeepSeek-V3.2) */
+};
+/* Recurrent mixers. */
+enum { MODEL_MIX_NONE, MODEL_MIX_MAMBA1, MODEL_MIX_MAMBA2, MODEL_MIX_GDN, MODEL_MIX_SHORTCONV };
 
 /* Explicit numbers (--params 13b --layers 40 ...); 0 = not given. */
 typedef struct model_numbers {
@@ -130,8 +165,21 @@ const char *gguf_file_type_name(uint32_t ftype);
 void model_finish(model_desc *m);
 /* Is block il a MoE block (routed experts), rather than a dense FFN? */
 bool model_layer_moe(const model_desc *m, uint32_t il);
-/* Is layer il recurrent (no KV cache, an RS state instead)? */
+/* Does layer il hold a recurrent state (Mamba, gated delta-net, short
+ * conv; Falcon-H1's layers hold a KV cache too)? */
 bool model_layer_recurrent(const model_desc *m, uint32_t il);
+/* Does layer il keep a KV cache of its own? */
+bool model_layer_has_kv(const model_desc *m, uint32_t il);
+/* Does layer il keep an indexer-key cache (sparse attention)? */
+bool model_layer_has_idx(const model_desc *m, uint32_t il);
+/* Layer il's key and value head sizes (sliding layers may have their own). */
+uint32_t model_layer_head_k(const model_desc *m, uint32_t il);
+uint32_t model_layer_head_v(const model_desc *m, uint32_t il);
+uint32_t model_layer_kv_heads(const model_desc *m, uint32_t il);
+/* Fill layer_mix from the fields read (called by model_finish). */
+void model_layers_fill(model_desc *m);
+/* The rule's name when the architecture has one of its own, else NULL. */
+const char *model_layers_rule(const char *arch);
 /* Sliding-window layers every `period` layers; dense_first: layer 0 of each
  * period is the full-attention one (llama.cpp set_swa_pattern). */
 void model_set_swa_pattern(model_desc *m, uint32_t window, uint32_t period, bool dense_first);

@@ -353,6 +353,20 @@ void plan_llamacpp_notes(const plan_request *rq, plan_result *r)
 		  : r->flash_attn ? " (assumed: -fa auto, the default since llama.cpp pull 15434; --flash-attn off "
 				    "for builds before it)"
 				  : " (assumed: this build's default; --flash-attn on overrides)");
+	const model_desc *m = rq->model;
+	if (m && (m->layer_rule || m->recurrent || m->kv_from_start)) {
+		uint32_t nkv = 0, nrs = 0;
+		for (uint32_t il = 0; il < m->n_layers; il++) {
+			nkv += model_layer_has_kv(m, il);
+			nrs += model_layer_recurrent(m, il);
+		}
+		plan_note(r, "layers: KV cache on %u of %u, recurrent state on %u%s%s%s", nkv, m->n_layers, nrs,
+			  m->layer_rule ? " (llama.cpp " : "", m->layer_rule ? m->layer_rule : "", m->layer_rule ? ")" : "");
+	}
+	const plan_llamacpp_build *bd = plan_llamacpp_build_find(r->engine_build);
+	if (m && rq->engine == PLAN_ENGINE_LLAMACPP && bd && bd->graph_phases && !plan_lgraph_supported(m))
+		plan_note(r, "compute buffer from the phase model, not llama.cpp's graph node for node ('%s' is not among "
+			     "the graphs src/plan/lgraph.c builds; a few %% off)", m->arch ? m->arch : "?");
 	if (!rq->n_gpus)
 		return;
 	plan_note(r, "runtime overhead %s per GPU (CUDA context; Ollama's reserve, ml/device.go)",

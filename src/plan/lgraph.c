@@ -32,9 +32,64 @@ typedef struct lb {
 	bool pin_norms; /* several devices, all layers offloaded (or T < 32) */
 } lb;
 
-enum arch_kind { A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
+enum arch_kind { A_NEMOTRON_H, A_FALCON_H1, A_COHERE2, A_COHERE2MOE, A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
 		 A_DEEPSEEK2, A_MAMBA, A_MAMBA2, A_GRANITEHYBRID, A_LFM2, A_JAMBA, A_GPTOSS, A_LLAMA4, A_PHI3,
 		 A_UNKNOWN };
+
+/* Variants of the decoder graph an architecture adds to its kind. */
+enum {
+	V_QKV_BIAS = 1,      /* biases on Q, K and V (Qwen2, Qwen2-MoE) */
+	V_SHEXP_GATE = 2,    /* the shared expert scaled by sigmoid(x . w) (Qwen2-MoE) */
+	V_NO_NORM_W = 4,     /* the chosen experts' weights not renormalised */
+	V_LAYERNORM = 8,     /* LayerNorm with bias instead of RMSNorm (StarCoder2) */
+	V_OUT_BIAS = 16,     /* biases on the attention output and the FFN (StarCoder2) */
+	V_QKNORM = 32,       /* per-head Q and K RMS norms */
+	V_QKNORM_FULL = 64,  /* Q and K RMS norms over all heads, before the reshape (OLMoE) */
+	V_RELU2 = 128,       /* the ungated FFN's activation is ReLU then square (Arcee) */
+	V_POSTNORM = 256,    /* norms after the attention and the FFN too (GLM-4) */
+	V_FUSED_UP = 512,    /* one up projection of 2 x n_ff split by the SwiGLU (GLM-4) */
+	V_MOE_BIAS = 1024,   /* expert selection on probabilities + exp_probs_b, weights renormalised (LFM2-MoE) */
+	V_FUSED_QKV = 2048,  /* one QKV projection, Q, K and V views of it (build_qkv with wqkv) */
+	V_ATTN_GATE = 4096,  /* the attention output times sigmoid(x . W_gate), NoPE every 4th layer (AFMoE) */
+};
+
+static const struct kind_row {
+	const char *name;
+	int k; /* enum arch_kind */
+	unsigned v;
+	const char *src;
+} kinds[] = {
+	{"seed_oss", 0 /* A_LLAMA */, 0, "src/models/seed-oss.cpp"},
+	{"exaone", 0, 0, "src/models/exaone.cpp"},
+	{"arcee", 0, V_RELU2, "src/models/arcee.cpp"},
+	{"ernie4_5", 0, 0, "src/models/ernie4-5.cpp"},
+	{"smollm3", 0, 0, "src/models/smollm3.cpp"},
+	{"granite", 0, 0, "src/models/granite.cpp"},
+	{"mistral4", -1 /* A_DEEPSEEK2 */, 0, "src/models/mistral4.cpp (deepseek2's graph)"},
+	{"starcoder2", 0, V_LAYERNORM | V_OUT_BIAS, "src/models/starcoder2.cpp"},
+	{"qwen2moe", -2 /* A_QWEN2 */, V_SHEXP_GATE | V_NO_NORM_W | V_QKV_BIAS, "src/models/qwen2moe.cpp"},
+	{"olmoe", 0, V_NO_NORM_W | V_QKNORM_FULL, "src/models/olmoe.cpp"},
+	{"hunyuan-dense", 0, V_QKNORM, "src/models/hunyuan-dense.cpp"},
+	{"hunyuan-moe", 0, V_QKNORM, "src/models/hunyuan-moe.cpp"},
+	{"phimoe", 0, V_LAYERNORM | V_OUT_BIAS, "src/models/phimoe.cpp"},
+	{"glm4", 0, V_POSTNORM | V_FUSED_UP, "src/models/glm4.cpp"},
+	{"exaone4", -3 /* A_OLMO2 */, V_QKNORM, "src/models/exaone4.cpp (post-norm only, per-head QK norms)"},
+	{"lfm2moe", -4 /* A_LFM2 */, V_MOE_BIAS, "src/models/lfm2moe.cpp, lfm2.cpp build_moe_ffn"},
+	{"ernie4_5-moe", 0, 0, "src/models/ernie4-5-moe.cpp"},
+	{"afmoe", -1, V_ATTN_GATE | V_QKNORM | V_POSTNORM, "src/models/afmoe.cpp"},
+	{"bailingmoe2", -1, V_FUSED_QKV | V_QKNORM, "src/models/bailingmoe2.cpp"},
+	{"glm4moe", -1, 0, "src/models/glm4-moe.cpp (deepseek2's router: sigmoid, exp_probs_b)"},
+};
+
+static unsigned variant_of(const char *a)
+{
+	for (size_t i = 0; a && i < sizeof kinds / sizeof kinds[0]; i++)
+		if (!strcmp(a, kinds[i].name))
+			return kinds[i].v;
+	if (a && (!strcmp(a, "qwen2")))
+		return V_QKV_BIAS;
+	return 0;
+}
 
 static enum arch_kind kind_of(const char *a)
 {
@@ -47,12 +102,17 @@ static enum arch_kind kind_of(const char *a)
 		{"olmo2", A_OLMO2},	  {"olmo3", A_OLMO2},	     {"qwen3moe", A_QWEN3MOE},
 		{"smallthinker", A_SMALLTHINKER}, {"deepseek2", A_DEEPSEEK2},
 		{"mamba", A_MAMBA},	  {"mamba2", A_MAMBA2},	     {"granitehybrid", A_GRANITEHYBRID},
-		{"lfm2", A_LFM2},	  {"jamba", A_JAMBA},
+		{"lfm2", A_LFM2},	  {"jamba", A_JAMBA},	     {"nemotron_h", A_NEMOTRON_H}, {"falcon-h1", A_FALCON_H1},
+		{"cohere2", A_COHERE2},	  {"cohere2moe", A_COHERE2MOE},
 		{"gpt-oss", A_GPTOSS},	  {"llama4", A_LLAMA4},	     {"phi3", A_PHI3},
 	};
 	for (size_t i = 0; a && i < sizeof t / sizeof t[0]; i++)
 		if (!strcmp(a, t[i].name))
 			return t[i].k;
+	for (size_t i = 0; a && i < sizeof kinds / sizeof kinds[0]; i++)
+		if (!strcmp(a, kinds[i].name))
+			return kinds[i].k == -1 ? A_DEEPSEEK2 : kinds[i].k == -2 ? A_QWEN2 : kinds[i].k == -3 ? A_OLMO2
+			       : kinds[i].k == -4 ? A_LFM2 : A_LLAMA;
 	return A_UNKNOWN;
 }
 
@@ -118,6 +178,16 @@ static gs_t norm(lb *b, gs_t x, gs_t w)
 	if (w >= 0 && b->pin_norms && b->il < b->m->n_layers)
 		gs_pin(b->g, r, b->p->layer_dev[b->il]);
 	return w >= 0 ? gs_binop(b->g, GS_MUL, r, w) : r;
+}
+
+static gs_t weight(lb *b, int64_t ne0, int64_t ne1);
+
+/* LayerNorm with weight and bias (build_norm LLM_NORM) */
+static gs_t layer_norm(lb *b, gs_t x)
+{
+	gs_t r = gs_unop(b->g, GS_NORM, x);
+	r = gs_binop(b->g, GS_MUL, r, weight(b, b->E, 1));
+	return gs_binop(b->g, GS_ADD, r, weight(b, b->E, 1));
 }
 
 static gs_t weight(lb *b, int64_t ne0, int64_t ne1)
@@ -275,6 +345,19 @@ static gs_t rope(lb *b, gs_t x)
 static gs_t ffn_glu(lb *b, gs_t x, int64_t ff)
 {
 	gsim *g = b->g;
+	if (b->m->ffn_ungated) {
+		/* build_ffn LLM_FFN_SEQ without a gate: up (+ bias), the
+		 * activation, down (+ bias) -- StarCoder2's GELU */
+		bool bias = variant_of(b->m->arch) & V_OUT_BIAS;
+		gs_t up = mm(b, ff, x);
+		if (bias)
+			up = gs_binop(g, GS_ADD, up, weight(b, ff, 1));
+		up = gs_unop(g, GS_UNARY, up);
+		if (variant_of(b->m->arch) & V_RELU2)
+			up = gs_unop(g, GS_SQR, up);
+		gs_t down = mm(b, b->E, up);
+		return bias ? gs_binop(g, GS_ADD, down, weight(b, b->E, 1)) : down;
+	}
 	gs_t gate = mm(b, ff, x), up = mm(b, ff, x);
 	gs_t act = gs_op4(g, GS_GLU, GS_F32, (int64_t[4]){ff, gs_ne(g, x, 1), 1, 1}, gate, up, -1, -1);
 	return mm(b, b->E, act);
@@ -499,7 +582,7 @@ static gs_t lm_head(lb *b, gs_t x, bool softcap)
 {
 	gsim *g = b->g;
 	layer_begin(b, b->m->n_layers);
-	gs_t cur = norm(b, x, weight(b, b->E, 1));
+	gs_t cur = variant_of(b->m->arch) & V_LAYERNORM ? layer_norm(b, x) : norm(b, x, weight(b, b->E, 1));
 	gs_set_output(g, cur);
 	cur = gs_mul_mat(g, gs_external(g, GS_F16, b->E, b->m->vocab, 1, 1), cur);
 	if (softcap) {
@@ -702,7 +785,8 @@ static void build_recurrent(lb *b, enum arch_kind k)
 		cur = res_first ? gs_binop(g, GS_ADD, inpSA, cur) : gs_binop(g, GS_ADD, cur, inpSA);
 		if (res_first) {
 			gs_t x = norm(b, cur, weight(b, E, 1));
-			gs_t ffn = moe_layer(m, il) ? moe_ffn(b, x, -1, false, false) : ffn_glu(b, x, m->ffn);
+			bool mb = variant_of(m->arch) & V_MOE_BIAS;
+			gs_t ffn = moe_layer(m, il) ? moe_ffn(b, x, -1, mb, mb) : ffn_glu(b, x, m->ffn);
 			cur = gs_binop(g, GS_ADD, cur, ffn);
 		} else if (k == A_GRANITEHYBRID && (m->ffn || m->n_experts)) {
 			gs_t res = cur, x = norm(b, cur, weight(b, E, 1));
@@ -722,6 +806,138 @@ static void build_recurrent(lb *b, enum arch_kind k)
 	lm_head(b, inpL, false);
 }
 
+/* Nemotron-H (src/models/nemotron-h.cpp): three kinds of layer, each
+ * after one RMS norm and added to its input -- a Mamba-2 mixer, attention
+ * without RoPE, or an ungated ReLU^2 feed-forward; the final norm's output
+ * is kept (t_h_nextn) and the output rows are selected after it. */
+static void build_nemotron_h(lb *b)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E, H = m->n_heads;
+	int64_t hd = m->head_dim_k ? m->head_dim_k : (H ? E / H : 0);
+	gs_t inpL = inp_embd(b);
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		layer_begin(b, il);
+		gs_t cur = norm(b, inpL, weight(b, E, 1));
+		uint32_t ff = m->layer_ffn ? m->layer_ffn[il] : m->ffn;
+		if (model_layer_recurrent(m, il)) {
+			cur = mamba_layer(b, cur, true, false);
+		} else if (ff == 0) {
+			int64_t nkv = kv_heads(m, il);
+			gs_t q = gs_reshape(g, mm(b, H * hd, cur), hd, H, T, 1);
+			gs_t k = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
+			gs_t v = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
+			cur = mm(b, E, attention(b, il, q, k, v, false));
+		} else {
+			gs_t up = gs_unop(g, GS_UNARY, mm(b, ff, cur));
+			cur = mm(b, E, gs_unop(g, GS_SQR, up));
+		}
+		inpL = gs_binop(g, GS_ADD, cur, inpL);
+	}
+	layer_begin(b, m->n_layers);
+	gs_t cur = norm(b, inpL, weight(b, E, 1));
+	gs_set_output(g, cur);
+	cur = out_rows(b, cur);
+	gs_set_output(g, cur);
+	cur = gs_mul_mat(g, gs_external(g, GS_F16, E, m->vocab, 1, 1), cur);
+	gs_set_output(g, cur);
+	gs_expand(g, cur);
+}
+
+/* Falcon-H1 (src/models/falcon-h1.cpp): attention and a Mamba-2 mixer
+ * side by side on the same (twice normed) input, their sum added to the
+ * input, then a gated FFN. */
+static void build_falcon_h1(lb *b)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E, H = m->n_heads;
+	int64_t hd = m->head_dim_k ? m->head_dim_k : (H ? E / H : 0);
+	gs_t inpL = inp_embd(b);
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		layer_begin(b, il);
+		int64_t nkv = kv_heads(m, il);
+		gs_t inpSA = inpL;
+		gs_t cur = norm(b, inpL, weight(b, E, 1));
+		gs_t q = rope(b, gs_reshape(g, mm(b, H * hd, cur), hd, H, T, 1));
+		gs_t k = rope(b, gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1));
+		gs_t v = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
+		gs_t attn_out = mm(b, E, attention(b, il, q, k, v, false));
+		cur = norm(b, inpL, weight(b, E, 1));
+		gs_t ssm_out = mamba_layer(b, cur, true, false);
+		cur = gs_binop(g, GS_ADD, attn_out, ssm_out);
+		inpSA = gs_binop(g, GS_ADD, cur, inpSA);
+		if (il == m->n_layers - 1)
+			inpSA = out_rows(b, inpSA);
+		cur = norm(b, inpSA, weight(b, E, 1));
+		cur = ffn_glu(b, cur, m->ffn);
+		inpL = gs_binop(g, GS_ADD, cur, inpSA);
+	}
+	lm_head(b, inpL, false);
+}
+
+/* Cohere 2 and Cohere 2 MoE (src/models/cohere2.cpp, cohere2moe.cpp): a
+ * parallel block -- attention and the FFN on the same normed input, both
+ * added to the input; RoPE on the sliding layers only (and the leading
+ * dense ones of the MoE); the MoE's shared expert averaged with the
+ * routed ones; the logits scaled.  Cohere 2 normalises with LayerNorm
+ * (no bias) and selects the output rows in its last layer, the MoE with
+ * RMSNorm and after the final norm, which it keeps (t_h_nextn). */
+static void build_cohere2(lb *b, bool moe)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E, H = m->n_heads;
+	int64_t hd = m->head_dim_k ? m->head_dim_k : (H ? E / H : 0);
+	const moe_opts o = {.gating = m->expert_gating == 1 ? MOE_SOFTMAX : MOE_SIGMOID, .norm_w = m->expert_weights_norm};
+	gs_t inpL = inp_embd(b);
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		layer_begin(b, il);
+		int64_t nkv = kv_heads(m, il);
+		bool last = il == m->n_layers - 1, use_rope = is_swa(m, il) || (moe && il < m->n_dense_lead);
+		gs_t cur = moe ? norm(b, inpL, weight(b, E, 1))
+			       : gs_binop(g, GS_MUL, gs_unop(g, GS_NORM, inpL), weight(b, E, 1));
+		gs_t ffn_inp = cur;
+		gs_t q = gs_reshape(g, mm(b, H * hd, cur), hd, H, T, 1);
+		gs_t k = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
+		gs_t v = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
+		if (use_rope) {
+			q = rope(b, q);
+			k = rope(b, k);
+		}
+		cur = mm(b, E, attention(b, il, q, k, v, false));
+		if (last && !moe) {
+			cur = out_rows(b, cur);
+			inpL = out_rows(b, inpL);
+			ffn_inp = out_rows(b, ffn_inp);
+		}
+		gs_t attn_out = cur;
+		if (moe && moe_layer(m, il)) {
+			cur = moe_ffn_opts(b, ffn_inp, -1, &o);
+			if (m->shared_expert_ffn) {
+				cur = gs_binop(g, GS_ADD, cur, ffn_glu(b, ffn_inp, m->shared_expert_ffn));
+				cur = gs_unop(g, GS_SCALE, cur);
+			}
+		} else {
+			cur = ffn_glu(b, ffn_inp, m->ffn);
+		}
+		cur = gs_binop(g, GS_ADD, cur, inpL);
+		inpL = gs_binop(g, GS_ADD, cur, attn_out);
+	}
+	layer_begin(b, m->n_layers);
+	gs_t cur = moe ? norm(b, inpL, weight(b, E, 1)) : gs_binop(g, GS_MUL, gs_unop(g, GS_NORM, inpL), weight(b, E, 1));
+	gs_set_output(g, cur);
+	if (moe) {
+		cur = out_rows(b, cur);
+		gs_set_output(g, cur);
+	}
+	cur = gs_mul_mat(g, gs_external(g, GS_F16, E, m->vocab, 1, 1), cur);
+	cur = gs_unop(g, GS_SCALE, cur);
+	gs_set_output(g, cur);
+	gs_expand(g, cur);
+}
+
 /* Decoder layers of the transformer families. */
 static gs_t build_decoder(lb *b, enum arch_kind k)
 {
@@ -730,8 +946,11 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 	int64_t T = b->T, E = b->E, H = m->n_heads;
 	int64_t hd = m->head_dim_k ? m->head_dim_k : E / (H ? H : 1);
 	int64_t hv = m->head_dim_v ? m->head_dim_v : hd;
+	unsigned var = variant_of(m->arch);
 	bool gemma = k == A_GEMMA2 || k == A_GEMMA3, olmo = k == A_OLMO2;
-	bool qknorm_head = k == A_QWEN3 || k == A_GEMMA3 || k == A_QWEN3MOE;
+	bool qkfull = (olmo && !(var & V_QKNORM)) || (var & V_QKNORM_FULL), post = gemma || olmo || (var & V_POSTNORM);
+	bool qknorm_head = k == A_QWEN3 || k == A_GEMMA3 || k == A_QWEN3MOE || (var & V_QKNORM);
+	bool qkv_bias = var & V_QKV_BIAS, lnorm = var & V_LAYERNORM, out_bias = var & V_OUT_BIAS;
 
 	gs_t inpL = inp_embd(b);
 	if (gemma)
@@ -746,15 +965,28 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 		 * graph with the expert weights, before the attention output */
 		if (k == A_SMALLTHINKER && moe_layer(m, il))
 			router = gs_mul_mat(g, gs_external(g, GS_F32, E, m->n_experts, 1, 1), inpL);
-		gs_t cur = olmo ? inpL : norm(b, inpL, weight(b, E, 1));
+		gs_t cur = olmo ? inpL : lnorm ? layer_norm(b, inpL) : norm(b, inpL, weight(b, E, 1));
 		if (k == A_DEEPSEEK2 && m->mla) {
 			cur = mla_attention(b, il, cur);
+		} else if (var & V_FUSED_QKV) {
+			gs_t qkv = mm(b, hd * (H + 2 * nkv), cur);
+			size_t es = gs_row_size(GS_F32, hd), nb1 = gs_nb(g, qkv, 1);
+			gs_t q = gs_view(g, qkv, hd, H, T, 1, es, nb1, nb1 * T, 0);
+			gs_t kk = gs_view(g, qkv, hd, nkv, T, 1, es, nb1, nb1 * T, gs_row_size(GS_F32, hd * H));
+			gs_t v = gs_view(g, qkv, hd, nkv, T, 1, es, nb1, nb1 * T, gs_row_size(GS_F32, hd * (H + nkv)));
+			if (qknorm_head)
+				q = norm(b, q, weight(b, hd, 1));
+			q = rope(b, q);
+			if (qknorm_head)
+				kk = norm(b, kk, weight(b, hd, 1));
+			kk = rope(b, kk);
+			cur = attention(b, il, q, kk, v, false);
 		} else {
 			gs_t q = mm(b, H * hd, cur), kk, v;
-			bool nope = k == A_SMALLTHINKER && !is_swa(m, il);
-			if (k == A_QWEN2)
+			bool nope = (k == A_SMALLTHINKER && !is_swa(m, il)) || ((var & V_ATTN_GATE) && (il + 1) % 4 == 0);
+			if (qkv_bias)
 				q = gs_binop(g, GS_ADD, q, weight(b, H * hd, 1));
-			if (olmo) {
+			if (qkfull) {
 				q = norm(b, q, weight(b, H * hd, 1));
 				q = gs_reshape(g, q, hd, H, T, 1);
 			} else {
@@ -767,9 +999,9 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 			if (gemma)
 				q = gs_unop(g, GS_SCALE, q);
 			kk = mm(b, nkv * hd, cur);
-			if (k == A_QWEN2)
+			if (qkv_bias)
 				kk = gs_binop(g, GS_ADD, kk, weight(b, nkv * hd, 1));
-			if (olmo) {
+			if (qkfull) {
 				kk = norm(b, kk, weight(b, nkv * hd, 1));
 				kk = gs_reshape(g, kk, hd, nkv, T, 1);
 			} else {
@@ -780,34 +1012,53 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 			if (!nope)
 				kk = rope(b, kk);
 			v = mm(b, nkv * hv, cur);
-			if (k == A_QWEN2)
+			if (qkv_bias)
 				v = gs_binop(g, GS_ADD, v, weight(b, nkv * hv, 1));
 			v = gs_reshape(g, v, hv, nkv, T, 1);
+			gs_t attn_in = cur;
 			cur = attention(b, il, q, kk, v, k == A_GEMMA2);
+			if (var & V_ATTN_GATE)
+				cur = gs_binop(g, GS_MUL, cur, gs_unop(g, GS_UNARY, gs_mul_mat(g, weight(b, E, H * hv), attn_in)));
 		}
 		if (router >= 0 && last)
 			router = out_rows(b, router);
 		cur = mm(b, E, cur);
+		if (out_bias)
+			cur = gs_binop(g, GS_ADD, cur, weight(b, E, 1));
 		if (last) {
 			cur = out_rows(b, cur);
 			inpSA = out_rows(b, inpSA);
 		}
-		if (gemma || olmo)
+		if (post)
 			cur = norm(b, cur, weight(b, E, 1));
 		gs_t ffn_inp = gs_binop(g, GS_ADD, cur, inpSA);
-		cur = olmo ? ffn_inp : norm(b, ffn_inp, weight(b, E, 1));
+		cur = olmo ? ffn_inp : lnorm ? layer_norm(b, ffn_inp) : norm(b, ffn_inp, weight(b, E, 1));
 		if (moe_layer(m, il)) {
 			gs_t x = cur;
-			cur = moe_ffn(b, x, router, k == A_DEEPSEEK2, k == A_DEEPSEEK2 ? m->expert_weights_norm : true);
-			if (m->n_expert_shared || (k == A_DEEPSEEK2 && !m->has_tensors)) {
+			/* DeepSeek's selection bias (exp_probs_b): catalog rows have it,
+			 * files when they carry the tensor (Mistral 4 does not) */
+			cur = moe_ffn(b, x, router, k == A_DEEPSEEK2 && (!m->has_tensors || m->expert_select_bias),
+				      k == A_DEEPSEEK2 ? m->expert_weights_norm : !(var & V_NO_NORM_W));
+			if (var & V_SHEXP_GATE) {
+				/* Qwen2-MoE: the shared expert times sigmoid(x . w), as
+				 * silu(y) / y */
+				gs_t gi = gs_mul_mat(g, weight(b, E, 1), x);
+				gs_t gt = gs_binop(g, GS_DIV, gs_op4(g, GS_UNARY, GS_F32, (int64_t[4]){1, T, 1, 1}, gi, -1, -1, -1), gi);
+				gs_t sh = ffn_glu(b, x, m->shared_expert_ffn ? m->shared_expert_ffn : m->expert_ffn);
+				cur = gs_binop(g, GS_ADD, cur, gs_binop(g, GS_MUL, sh, gt));
+			} else if (m->n_expert_shared || (k == A_DEEPSEEK2 && !m->has_tensors)) {
 				uint32_t ns = m->n_expert_shared ? m->n_expert_shared : 1;
 				gs_t sh = ffn_glu(b, x, (int64_t)ns * (m->expert_ffn ? m->expert_ffn : m->ffn));
 				cur = gs_binop(g, GS_ADD, cur, sh);
 			}
+		} else if (var & V_FUSED_UP) {
+			gs_t up = mm(b, 2 * (int64_t)m->ffn, cur);
+			gs_t act = gs_op4(g, GS_GLU, GS_F32, (int64_t[4]){m->ffn, T, 1, 1}, up, -1, -1, -1);
+			cur = mm(b, E, act);
 		} else {
 			cur = ffn_glu(b, cur, m->ffn);
 		}
-		if (gemma || olmo)
+		if (post)
 			cur = norm(b, cur, weight(b, E, 1));
 		cur = gs_binop(g, GS_ADD, cur, ffn_inp);
 		inpL = cur;
@@ -975,12 +1226,16 @@ bool plan_lgraph_supported(const model_desc *m)
 	enum arch_kind k = kind_of(m->arch);
 	if (k == A_UNKNOWN)
 		return false;
-	if (m->recurrent != (k == A_MAMBA || k == A_MAMBA2 || k == A_GRANITEHYBRID || k == A_LFM2 || k == A_JAMBA))
+	if (m->recurrent != (k == A_MAMBA || k == A_MAMBA2 || k == A_GRANITEHYBRID || k == A_LFM2 || k == A_JAMBA ||
+			     k == A_NEMOTRON_H || k == A_FALCON_H1))
 		return false;
 	if (m->mla && k != A_DEEPSEEK2)
 		return false;
-	if (m->n_experts && k != A_QWEN3MOE && k != A_SMALLTHINKER && k != A_DEEPSEEK2 && k != A_JAMBA &&
-	    k != A_GPTOSS && k != A_LLAMA4 && k != A_GRANITEHYBRID)
+	bool listed = false;
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		listed |= !strcmp(m->arch, kinds[i].name);
+	if (m->n_experts && k != A_QWEN3MOE && k != A_COHERE2MOE && k != A_SMALLTHINKER && k != A_DEEPSEEK2 && k != A_JAMBA &&
+	    k != A_GPTOSS && k != A_LLAMA4 && k != A_GRANITEHYBRID && !listed)
 		return false;
 	if (k == A_GPTOSS && !m->n_experts)
 		return false;
@@ -1012,7 +1267,13 @@ uint64_t plan_lgraph_build(gsim *g, const model_desc *m, const lgraph_params *p)
 		b.pin_norms = full || T < 32;
 	}
 	gs_reset(g);
-	if (m->recurrent)
+	if (k == A_NEMOTRON_H)
+		build_nemotron_h(&b);
+	else if (k == A_FALCON_H1)
+		build_falcon_h1(&b);
+	else if (k == A_COHERE2 || k == A_COHERE2MOE)
+		build_cohere2(&b, k == A_COHERE2MOE);
+	else if (m->recurrent)
 		build_recurrent(&b, k);
 	else if (k == A_GPTOSS)
 		build_gptoss(&b);

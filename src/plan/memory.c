@@ -101,18 +101,39 @@ uint64_t plan_kv_shape_bytes(const model_desc *m, uint32_t first, uint32_t count
 	uint64_t total = 0;
 	uint64_t ns = s->n_stream ? s->n_stream : 1;
 	uint64_t swa_cells = plan_kv_swa_cells(m, s);
+	/* Without flash attention llama.cpp stores V transposed and pads
+	 * every layer's V rows to the widest layer's when their widths differ
+	 * (src/llama-kv-cache.cpp, TAG_V_CACHE_VARIABLE: Gemma 4's sliding
+	 * layers then hold the full layers' V width). */
+	uint64_t v_max = 0;
+	bool v_var = false;
+	for (uint32_t il = 0; s->v_trans && il < m->n_layers; il++) {
+		uint64_t w = (uint64_t)model_layer_kv_heads(m, il) * model_layer_head_v(m, il);
+		if (il && w != v_max)
+			v_var = true;
+		if (w > v_max)
+			v_max = w;
+	}
+	/* Which layers keep a cache, a recurrent state, both (Falcon-H1) or an
+	 * indexer-key cache (DeepSeek-V3.2: one K head of indexer.key_length
+	 * per layer and cell, in the K cache type; src/llama-kv-cache-dsa.cpp)
+	 * is the layer taxonomy's (model/layers.c); sliding layers may have
+	 * their own head sizes (attention.key_length_swa). */
 	for (uint32_t il = first; il < first + count && il < m->n_layers; il++) {
-		if (model_layer_recurrent(m, il)) {
+		if (model_layer_recurrent(m, il))
 			total += plan_rs_bytes(m, s->n_seq);
+		if (!model_layer_has_kv(m, il))
 			continue;
-		}
-		uint64_t nkv = m->layer_kv_heads ? m->layer_kv_heads[il] : m->n_kv_heads;
+		uint64_t nkv = model_layer_kv_heads(m, il);
 		if (nkv == 0)
 			continue;
 		uint64_t c = (m->swa_window && m->layer_swa && m->layer_swa[il]) ? swa_cells : s->cells;
+		uint64_t vw = v_var ? v_max : nkv * model_layer_head_v(m, il);
 		/* MLA keeps the latent K only; V is a view of it */
-		total += (plan_kv_row_bytes(t, nkv * m->head_dim_k) +
-			  (m->mla ? 0 : plan_kv_row_bytes(t, nkv * m->head_dim_v))) * c * ns;
+		total += (plan_kv_row_bytes(t, nkv * model_layer_head_k(m, il)) + (m->mla ? 0 : plan_kv_row_bytes(t, vw))) *
+			 c * ns;
+		if (model_layer_has_idx(m, il))
+			total += plan_kv_row_bytes(t, m->indexer_key_len) * c * ns;
 	}
 	return total;
 }
@@ -275,7 +296,7 @@ static uint64_t mask_bytes(const model_desc *m, const plan_kv_shape *s, uint32_t
 	uint64_t b = batch, el = flash_attn ? 2 : 4, c = s->cells;
 	bool any_full = false, any_swa = false;
 	for (uint32_t il = 0; il < m->n_layers; il++) {
-		if (model_layer_recurrent(m, il))
+		if (!model_layer_has_kv(m, il) && !(m->kv_from_start && il >= m->kv_from_start))
 			continue;
 		uint64_t nkv = m->layer_kv_heads ? m->layer_kv_heads[il] : m->n_kv_heads;
 		if (!nkv)
@@ -300,10 +321,10 @@ static uint64_t phase_bytes(const model_desc *m, const plan_kv_shape *s, bool fl
 	bool any_attn = false, any_rec = false;
 	uint64_t nkv_max = 0;
 	for (uint32_t il = 0; il < m->n_layers; il++) {
-		if (model_layer_recurrent(m, il)) {
+		if (model_layer_recurrent(m, il))
 			any_rec = true;
+		if (!model_layer_has_kv(m, il) && !(m->kv_from_start && il >= m->kv_from_start))
 			continue;
-		}
 		uint64_t nkv = m->layer_kv_heads ? m->layer_kv_heads[il] : m->n_kv_heads;
 		if (!nkv)
 			continue;

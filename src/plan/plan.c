@@ -187,6 +187,7 @@ static int work_init(work *wk, const plan_request *rq, gw_error *err)
 	if (!wk->kvs.n_stream) {
 		wk->kvs = (plan_kv_shape){.cells = wk->cells, .n_stream = 1, .n_seq = wk->nseq, .ubatch = wk->batch};
 	}
+	wk->kvs.v_trans = !wk->fa;
 	wk->layer_kv = xcalloc(wk->n ? wk->n : 1, sizeof *wk->layer_kv);
 	for (uint32_t il = 0; il < wk->n; il++)
 		wk->layer_kv[il] = plan_kv_shape_bytes(m, il, 1, &wk->kvs, wk->kv);

@@ -235,6 +235,7 @@ typedef struct plan_kv_shape {
 	uint32_t n_seq;          /* sequences (recurrent state rows) */
 	uint32_t ubatch;         /* physical batch: a sliding-window cache holds it beyond the window */
 	uint32_t swa_extra_per_seq; /* window cells added per sequence (Ollama: 1 with several) */
+	bool v_trans;            /* V stored transposed (no flash attention): rows padded to the widest layer's */
 } plan_kv_shape;
 /* llama.cpp's layout for ctx cells per sequence (padding as its context does). */
 void plan_kv_shape_llamacpp(plan_kv_shape *s, uint64_t ctx, uint32_t n_seq, bool unified, uint32_t ubatch);

@@ -375,10 +375,12 @@ static double read_bytes(const work *wk, uint32_t a, uint32_t b)
 }
 
 /* Mean KV position a token attends to in layer il (half the cells, at most
- * the sliding window); 0 for recurrent layers. */
+ * the sliding window); 0 for layers without attention (recurrent, MLP-only;
+ * Falcon-H1's layers attend beside their recurrent mixer, and Gemma 3n's
+ * shared-KV layers read an earlier layer's cache). */
 static double mean_pos(const model_desc *m, uint32_t il, double cells)
 {
-	if (model_layer_recurrent(m, il))
+	if (!model_layer_has_kv(m, il) && !(m->kv_from_start && il >= m->kv_from_start))
 		return 0;
 	double pos = cells / 2;
 	if (m->swa_window && m->layer_swa && m->layer_swa[il] && pos > m->swa_window)

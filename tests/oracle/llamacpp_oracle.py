@@ -40,15 +40,21 @@ try:
     import numpy as np
     import gguf
     import llama_cpp
-except Exception as e:  # noqa: BLE001
-    print(f"skip: {e}")
-    sys.exit(77)
+    HAVE = True
+except Exception as _e:  # noqa: BLE001
+    HAVE, MISSING = False, _e
 
-GW = sys.argv[1] if len(sys.argv) > 1 else "./gpuwise"
+# the gpuwise binary: the first argument, or $GW when imported by another test
+GW = sys.argv[1] if __name__ == "__main__" and len(sys.argv) > 1 else os.environ.get("GW", "./gpuwise")
 QUICK = "--quick" in sys.argv
+# GW_ORACLE_ONLY=a,b: only these files (while working on one architecture)
+ONLY = [a for a in os.environ.get("GW_ORACLE_ONLY", "").split(",") if a]
 
-F32 = gguf.GGMLQuantizationType.F32
-F16 = gguf.GGMLQuantizationType.F16
+if HAVE:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import archs  # noqa: E402
+    F32 = gguf.GGMLQuantizationType.F32
+    F16 = gguf.GGMLQuantizationType.F16
 
 
 def arch_spec(name):
@@ -439,7 +445,9 @@ def plan(path, ctx, kv_name, fa, extra=(), ubatch=512):
         raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr}")
     d = json.loads(p.stdout)
     mib = 1024 * 1024
-    return {"model": d["model_bytes"] / mib, "KV": d["kv_total_bytes"] / mib, "compute": d["breakdown"]["compute_bytes"] / mib}
+    built = not any("phase model" in a for a in d.get("assumptions", []))
+    return {"model": d["model_bytes"] / mib, "KV": d["kv_total_bytes"] / mib, "compute": d["breakdown"]["compute_bytes"] / mib,
+            "built": built}
 
 
 RECIPES = [("q4_k_m", 15), ("q5_k_m", 17), ("q3_k_m", 12), ("q2_k", 10), ("q4_k_s", 14), ("q6_k", 18),
@@ -493,6 +501,9 @@ def recipes(tmp):
 
 
 def main():
+    if not HAVE:
+        print(f"skip: {MISSING}")
+        return 77
     tmp = tempfile.mkdtemp(prefix="gw-oracle.")
     try:
         return run(tmp)
@@ -511,6 +522,79 @@ WHAT = {"llama": "dense", "qwen2": "dense, QKV bias", "gemma2": "SWA 1:1", "gemm
         "jamba": "Mamba-1 + attention, MoE (Jamba)",
         "gpt-oss": "SWA 1:1, sinks; MoE, expert bias", "llama4": "chunked 3:1, NoPE; MoE + shared",
         "llama4-interleaved": "chunked 3:1; MoE every 2nd block", "phi3": "fused QKV and gate/up"}
+
+
+def arch_name(a):
+    """The llama.cpp architecture a row's file carries."""
+    if a in archs.SPECS:
+        return archs.SPECS[a]["arch"]
+    return arch_spec(a)["arch"]
+
+
+# ggml type ids of the KV cache types (ggml/include/ggml.h enum ggml_type)
+KV_IDS = {"f16": 1, "q4_0": 2, "q5_1": 7, "q8_0": 8}
+# issue 22's settings: q4_0 / q5_1 caches, ubatch 1024 / 4096, 65536 cells
+NEW_GRID_QUICK = [(4096, "f16", False, 512), (65536, "q4_0", True, 1024), (16384, "q5_1", True, 4096)]
+NEW_GRID = NEW_GRID_QUICK + [(65536, "f16", True, 512), (4096, "q8_0", True, 512), (16384, "f16", False, 1024),
+                             (65536, "q5_1", True, 4096)]
+
+
+def child(path, grid):
+    """In a child process (a llama.cpp abort ends only this file's loads):
+    one JSON line per setting."""
+    for ctx, kv, fa, ub in grid:
+        try:
+            got, _ = llama_buffers(path, ctx, KV_IDS[kv], fa, ub)
+        except Exception as e:  # noqa: BLE001
+            got = {"error": str(e)}
+        print(json.dumps(got), flush=True)
+
+
+def llama_grid(path, grid):
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", path, json.dumps(grid)],
+                       capture_output=True, text=True)
+    out = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    while len(out) < len(grid):
+        out.append({"error": f"llama.cpp exited {p.returncode}: {p.stderr[-300:]}"})
+    return out
+
+
+def run_new(tmp, rows):
+    """The architectures of tests/oracle/archs.py at issue 22's settings."""
+    bad, cbad, names = 0, [], []
+    for ai, a in enumerate(archs.SPECS):
+        if ONLY and a not in ONLY:
+            continue
+        # --quick: one setting per file, taken in turn, so that every setting
+        # is met on a third of the files (the full run loads them all)
+        grid = [NEW_GRID_QUICK[ai % len(NEW_GRID_QUICK)]] if QUICK and not ONLY else NEW_GRID_QUICK if QUICK else NEW_GRID
+        t = archs.tensors_for(a)
+        if t is None:
+            print(f"{a}\tno tensor list (run tests/oracle/archs.py --discover {a})")
+            bad += 1
+            continue
+        names.append(a)
+        path = os.path.join(tmp, f"{a}.gguf")
+        archs.write_arch(path, archs.SPECS[a], t)
+        for (ctx, kv, fa, ub), got in zip(grid, llama_grid(path, grid)):
+            if "error" in got:
+                print(f"{a}\t{ctx}\t{kv}\t{int(fa)}\tllama.cpp failed: {got['error']}")
+                bad += 1
+                continue
+            exp = plan(path, ctx, kv, fa, ubatch=ub)
+            cerr = (exp["compute"] / got["compute"] - 1) if got["compute"] else float("nan")
+            row = (a, ctx, kv, int(fa), got["model"], exp["model"], got["KV"], exp["KV"], got["compute"], exp["compute"],
+                   cerr, got["cells"], ub, exp["built"])
+            rows.append(row)
+            print("%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%+.1f%%\t%s\t%d" % (row[:10] + (cerr * 100, row[11], ub)))
+            for k in ("model", "KV"):
+                if abs(exp[k] - got[k]) > 0.01 + 0.0005 * got[k]:
+                    bad += 1
+                    print(f"# OUT: {a} {ctx} {kv} fa={int(fa)} ub={ub} {k} {exp[k]:.2f} vs {got[k]:.2f}")
+            if got["compute"] and abs(cerr) > 0.05:
+                cbad.append(f"{a} {ctx} {kv} fa={int(fa)} ub={ub} {100 * cerr:+.1f}%")
+        os.remove(path)
+    return bad, cbad, names
 
 
 def run(tmp):
@@ -533,9 +617,13 @@ def run(tmp):
                     continue
                 if QUICK and ctx == 16384 and (kv_name != "f16" or not fa):
                     continue
+                if QUICK and ctx == 512 and (kv_name != "f16" or fa):
+                    continue  # --quick: 512 cells once (the sliding windows' size)
                 grid.append((ctx, kv_name, kv_id, fa, 512))
-    grid += [(4096, "f16", 1, False, 2048), (4096, "f16", 1, True, 2048)]
+    grid += [(4096, "f16", 1, False, 2048)] + ([] if QUICK else [(4096, "f16", 1, True, 2048)])
     for a in ARCHS:
+        if ONLY and a not in ONLY:
+            continue
         s = arch_spec(a)
         path = os.path.join(tmp, f"{a}.gguf")
         write_gguf(path, s)
@@ -548,7 +636,8 @@ def run(tmp):
                 continue
             exp = plan(path, ctx, kv_name, fa, ubatch=ub)
             cerr = (exp["compute"] / got["compute"] - 1) if got["compute"] else float("nan")
-            row = (a, ctx, kv_name, int(fa), got["model"], exp["model"], got["KV"], exp["KV"], got["compute"], exp["compute"], cerr, got["cells"], ub)
+            row = (a, ctx, kv_name, int(fa), got["model"], exp["model"], got["KV"], exp["KV"], got["compute"], exp["compute"], cerr, got["cells"], ub,
+                   exp["built"])
             rows.append(row)
             print("%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%+.1f%%\t%s\t%d" % (row[:10] + (cerr * 100, row[11], ub)))
             # model and KV (+ recurrent state): equal to llama.cpp's
@@ -559,9 +648,12 @@ def run(tmp):
                     print(f"# OUT: {a} {ctx} {kv_name} fa={int(fa)} ub={ub} {k} {exp[k]:.2f} vs {got[k]:.2f}")
             if got["compute"] and abs(cerr) > 0.05:
                 cbad.append(f"{a} {ctx} {kv_name} fa={int(fa)} ub={ub} {100 * cerr:+.1f}%")
+    nb, ncb, names = run_new(tmp, rows)
+    bad += nb
+    cbad += ncb
     # one line per architecture: the worst row of each figure
     print("# per architecture (worst row): model / KV MiB ours vs llama.cpp, compute error range")
-    for a in ARCHS:
+    for a in ARCHS + names:
         rs = [r for r in rows if r[0] == a]
         if not rs:
             continue
@@ -569,20 +661,30 @@ def run(tmp):
         dk = max(abs(r[7] - r[6]) for r in rs)
         ce = [100 * r[10] for r in rs if r[8]]
         big = max(rs, key=lambda r: r[6])
-        print("# %-14s %-32s model %.2f/%.2f (max diff %.2f)  KV@%d %.2f/%.2f (max diff %.2f)  compute %+.1f%%..%+.1f%% over %d loads"
-              % (a, WHAT[a], big[5], big[4], dm, big[1], big[7], big[6], dk, min(ce), max(ce), len(rs)))
-    bad += recipes(tmp)
+        print("# %-14s %-32s model %.2f/%.2f (max diff %.2f)  KV@%d %.2f/%.2f (max diff %.2f)  compute %+.1f%%..%+.1f%% over %d loads (%s)"
+              % (a, WHAT.get(a) or archs.SPECS[a]["what"], big[5], big[4], dm, big[1], big[7], big[6], dk, min(ce), max(ce), len(rs),
+                 "graph" if all(r[13] for r in rs) else "phase model"))
+    if not ONLY:
+        bad += recipes(tmp)
     errs = sorted(abs(r[10]) for r in rows if r[8])
     if errs:
         print(f"# compute: median |error| {100 * errs[len(errs) // 2]:.1f}%, max {100 * errs[-1]:.1f}% over {len(errs)} loads")
     print(f"# compute outside 5%: {len(cbad)} of {len(rows)} loads" + (": " + ", ".join(cbad) if cbad else ""))
-    # equal: the plan's figure printed as llama.cpp prints it (two decimals)
-    neq = [r for r in rows if r[8] and abs(r[9] - r[8]) <= 0.0051]
-    ne = [f"{r[0]} {r[1]} {r[2]} fa={r[3]} ub={r[12]} {r[9]:.2f} vs {r[8]:.2f}" for r in rows if r[8] and r not in neq]
-    print(f"# compute equal to llama.cpp's printed MiB: {len(neq)} of {len(rows)} loads" + (" (not: " + ", ".join(ne) + ")" if ne else ""))
-    print(f"# {len(rows)} loads of {len(ARCHS)} architectures, {bad} out of tolerance (model, KV, recipes)")
+    # equal: the plan's figure printed as llama.cpp prints it (two decimals),
+    # on the graphs lgraph builds; the others are on the phase model
+    built = [r for r in rows if r[8] and r[13]]
+    neq = [r for r in built if abs(r[9] - r[8]) <= 0.0051]
+    ne = [f"{r[0]} {r[1]} {r[2]} fa={r[3]} ub={r[12]} {r[9]:.2f} vs {r[8]:.2f}" for r in built if r not in neq]
+    print(f"# compute equal to llama.cpp's printed MiB: {len(neq)} of {len(built)} loads on built graphs" + (" (not: " + ", ".join(ne) + ")" if ne else ""))
+    phase = sorted({r[0] for r in rows if not r[13]})
+    print(f"# phase model (graph not built): {len(phase)} files: " + ", ".join(phase))
+    distinct = len({arch_name(r[0]) for r in rows})
+    print(f"# {len(rows)} loads of {len(ARCHS) + len(names)} files, {distinct} architectures, {bad} out of tolerance (model, KV, recipes)")
     return 1 if bad else 0
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 3 and sys.argv[1] == "--child":
+        child(sys.argv[2], json.loads(sys.argv[3]))
+        sys.exit(0)
     sys.exit(main())

@@ -525,12 +525,103 @@ static void test_safetensors_dir(void **state)
 	expect_fail(model_load(e, NULL, &m, &err), &err, "no model.safetensors.index.json");
 }
 
+
+/* The layer taxonomy (model/layers.c): each architecture's rule as
+ * llama.cpp applies it, and the catalog's Qwen3-Next row. */
+static uint32_t count_bits(const model_desc *m, uint8_t bit)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < m->n_layers; i++)
+		n += (m->layer_mix[i] & bit) != 0;
+	return n;
+}
+
+static void test_layers(void **state)
+{
+	(void)state;
+	model_desc m;
+	/* Nemotron-H: Mamba-2, MLP-only and attention layers; MLP-only keep neither */
+	uint32_t kv[6] = {0, 0, 0, 8, 0, 0}, ff[6] = {0, 12288, 0, 0, 0, 12288};
+	memset(&m, 0, sizeof m);
+	m.arch = "nemotron_h";
+	m.n_layers = 6, m.n_heads = 32, m.n_kv_heads = 8, m.recurrent = true, m.ssm_state = 128, m.ssm_inner = 8192;
+	m.layer_kv_heads = kv, m.layer_ffn = ff;
+	model_layers_fill(&m);
+	assert_int_equal(count_bits(&m, MODEL_L_RS), 3);
+	assert_int_equal(count_bits(&m, MODEL_L_KV), 1);
+	assert_true(m.layer_mix[3] & MODEL_L_KV);
+	assert_false(m.layer_mix[1] & (MODEL_L_KV | MODEL_L_RS));
+	assert_non_null(m.layer_rule);
+	free(m.layer_mix), m.layer_mix = NULL;
+	/* the same per-layer facts under the common rule: the MLP-only layers
+	 * would be recurrent (the mistake issue 22 names) */
+	m.arch = "granitehybrid";
+	model_layers_fill(&m);
+	assert_int_equal(count_bits(&m, MODEL_L_RS), 5);
+	free(m.layer_mix), m.layer_mix = NULL;
+	m.layer_kv_heads = NULL, m.layer_ffn = NULL;
+	/* Falcon-H1: KV and a recurrent row on every layer */
+	m.arch = "falcon-h1", m.n_layers = 4, m.ffn = 4096;
+	model_layers_fill(&m);
+	assert_int_equal(count_bits(&m, MODEL_L_RS), 4);
+	assert_int_equal(count_bits(&m, MODEL_L_KV), 4);
+	free(m.layer_mix), m.layer_mix = NULL;
+	/* Qwen3-Next: every 4th layer attends (default interval), or the file's flags */
+	m.arch = "qwen3next", m.n_layers = 8;
+	model_layers_fill(&m);
+	assert_int_equal(count_bits(&m, MODEL_L_KV), 2);
+	assert_true(m.layer_mix[3] & MODEL_L_KV);
+	assert_true(m.layer_mix[0] & MODEL_L_RS);
+	assert_int_equal(m.mixer, MODEL_MIX_GDN);
+	free(m.layer_mix), m.layer_mix = NULL;
+	bool given[8] = {true, false, true, false, true, true, true, true};
+	m.layer_recr_given = given;
+	model_layers_fill(&m);
+	assert_int_equal(count_bits(&m, MODEL_L_KV), 2);
+	assert_true(m.layer_mix[1] & MODEL_L_KV);
+	free(m.layer_mix), m.layer_mix = NULL;
+	m.layer_recr_given = NULL;
+	/* without SSM keys no layer is recurrent, whatever the rule */
+	m.recurrent = false;
+	model_layers_fill(&m);
+	assert_int_equal(count_bits(&m, MODEL_L_RS), 0);
+	assert_int_equal(count_bits(&m, MODEL_L_KV), 8);
+	free(m.layer_mix), m.layer_mix = NULL;
+	/* Gemma 3n: layers from 20 on reuse an earlier layer's cache */
+	m.arch = "gemma3n", m.n_layers = 30;
+	model_layers_fill(&m);
+	assert_int_equal(count_bits(&m, MODEL_L_KV), 20);
+	free(m.layer_mix), m.layer_mix = NULL;
+	/* Gemma 4: block_count - shared_kv_layers */
+	m.arch = "gemma4", m.n_layers = 42, m.n_shared_kv_layers = 18;
+	model_layers_fill(&m);
+	assert_int_equal(count_bits(&m, MODEL_L_KV), 24);
+	free(m.layer_mix), m.layer_mix = NULL;
+	/* DeepSeek-V3.2: an indexer-key cache on every attention layer */
+	m.arch = "deepseek32", m.n_layers = 4, m.n_shared_kv_layers = 0, m.n_kv_heads = 1, m.indexer_key_len = 128;
+	model_layers_fill(&m);
+	assert_int_equal(count_bits(&m, MODEL_L_IDX), 4);
+	free(m.layer_mix), m.layer_mix = NULL;
+	m.arch = "deepseek2";
+	model_layers_fill(&m);
+	assert_int_equal(count_bits(&m, MODEL_L_IDX), 0);
+	free(m.layer_mix), m.layer_mix = NULL;
+
+	/* the catalog row: 12 attention layers of 48, 36 gated delta-net */
+	gw_error err = {0};
+	assert_int_equal(model_load("qwen3-next-80b-a3b", NULL, &m, &err), 0);
+	assert_int_equal(count_bits(&m, MODEL_L_KV), 12);
+	assert_int_equal(count_bits(&m, MODEL_L_RS), 36);
+	model_release(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_explicit),
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_catalog),
+		cmocka_unit_test(test_layers),
 		cmocka_unit_test(test_hfconfig),
 		cmocka_unit_test(test_safetensors_file),
 		cmocka_unit_test(test_safetensors_hostile),
