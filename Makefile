@@ -74,7 +74,10 @@ $(LOCALEDIR)/%/LC_MESSAGES/gpuwise.mo: po/%.po
 # `make po-update` merges it into the translations (then translate the new
 # and fuzzy entries: tests/e2e/po.t fails while any is left)
 pot:
-	$(Q)xgettext $(XGETTEXT_FLAGS) -o po/gpuwise.pot $(SRCS)
+	@mkdir -p build/po
+	$(Q)xgettext $(XGETTEXT_FLAGS) -o build/po/c.pot $(SRCS)
+	$(Q)python3 tools/tsv-pot.py data/errors.tsv po/errors-ids.txt > build/po/errors.pot
+	$(Q)msgcat --no-wrap --use-first -o po/gpuwise.pot build/po/c.pot build/po/errors.pot
 	@echo "  POT    po/gpuwise.pot ($$(grep -c '^msgid ' po/gpuwise.pot) entries with the header)"
 po-update: pot
 	$(Q)for l in $(LINGUAS); do msgmerge --quiet --no-wrap --update --backup=none --no-fuzzy-matching po/$$l.po po/gpuwise.pot || exit 1; done
