@@ -12,7 +12,9 @@
  *    bisection.  zh_CN has one plural form, so msgstr[0] answers ngettext.
  */
 #include "util/i18n.h"
+#include "util/util.h"
 
+#include <ctype.h>
 #include <libintl.h>
 #include <limits.h>
 #include <locale.h>
@@ -295,4 +297,197 @@ size_t gw_display_width_n(const char *s, size_t n)
 size_t gw_display_width(const char *s)
 {
 	return s ? gw_display_width_n(s, strlen(s)) : 0;
+}
+
+/* ---- translating text that was formatted in English ----------------------- */
+
+/*
+ * A text another process formatted in English (the queue daemon's reasons,
+ * kept in its state and sent as JSON): find the catalog's format it came
+ * from by matching the format against it (%s: any text, %d/%u/...: an
+ * integer, %f/%g: a number), then print the captured pieces into the
+ * translation, translating each %s piece the same way (a reason quoting
+ * another).  Formats with fewer than 6 literal characters are never tried.
+ */
+#define TR_MAX_ARGS 12
+struct tr_cap {
+	const char *p;
+	size_t n;
+};
+
+static bool is_conv(char c)
+{
+	return strchr("sdiuxXfFgGeEcp", c) != NULL;
+}
+
+/* The directive at f (after '%'): its length and conversion, false if none. */
+static bool directive(const char *f, size_t *len, char *conv)
+{
+	size_t i = 0;
+	while (f[i] && strchr("0123456789$.-+ #*'", f[i]))
+		i++;
+	while (f[i] && strchr("hlzjtLq", f[i]))
+		i++;
+	if (!f[i] || !is_conv(f[i]))
+		return false;
+	*len = i + 1;
+	*conv = f[i];
+	return true;
+}
+
+static bool match_fmt(const char *f, const char *s, struct tr_cap *caps, size_t *nc, int depth)
+{
+	if (depth > 64)
+		return false;
+	while (*f) {
+		if (*f == '%' && f[1] == '%') {
+			if (*s != '%')
+				return false;
+			f += 2, s++;
+			continue;
+		}
+		size_t len;
+		char conv;
+		if (*f == '%' && directive(f + 1, &len, &conv)) {
+			if (*nc >= TR_MAX_ARGS)
+				return false;
+			const char *next = f + 1 + len;
+			size_t k = *nc;
+			if (conv == 's' || conv == 'c' || conv == 'p') {
+				/* shortest first, each length tried until the rest matches */
+				for (size_t l = 0;; l++) {
+					caps[k].p = s, caps[k].n = l;
+					*nc = k + 1;
+					if (match_fmt(next, s + l, caps, nc, depth + 1))
+						return true;
+					if (!s[l])
+						return false;
+				}
+			}
+			size_t l = 0;
+			if (s[l] == '-' || s[l] == '+')
+				l++;
+			bool num = conv != 'd' && conv != 'i' && conv != 'u' && conv != 'x' && conv != 'X';
+			while (s[l] && (isdigit((unsigned char)s[l]) || (num && strchr(".eE+-naif", s[l])) ||
+					((conv == 'x' || conv == 'X') && isxdigit((unsigned char)s[l]))))
+				l++;
+			if (l == 0)
+				return false;
+			/* numbers are greedy but may give back what the literal after them needs */
+			for (; l > 0; l--) {
+				caps[k].p = s, caps[k].n = l;
+				*nc = k + 1;
+				if (match_fmt(next, s + l, caps, nc, depth + 1))
+					return true;
+			}
+			return false;
+		}
+		if (*f != *s)
+			return false;
+		f++, s++;
+	}
+	return *s == '\0';
+}
+
+static size_t literal_chars(const char *f)
+{
+	size_t n = 0, len;
+	char conv;
+	for (; *f; f++) {
+		if (*f == '%' && directive(f + 1, &len, &conv)) {
+			f += len;
+			continue;
+		}
+		n++;
+	}
+	return n;
+}
+
+static void tr_text(strbuf *out, const char *s, size_t n, int depth);
+
+/* Print caps into the translation tr (directives in order, or n$ positions). */
+static void tr_fill(strbuf *out, const char *tr, const struct tr_cap *caps, size_t nc, const char *fmt, int depth)
+{
+	char convs[TR_MAX_ARGS] = {0};
+	size_t k = 0, len;
+	char conv;
+	for (const char *f = fmt; *f && k < nc; f++)
+		if (*f == '%' && f[1] == '%')
+			f++;
+		else if (*f == '%' && directive(f + 1, &len, &conv))
+			convs[k++] = conv, f += len;
+	size_t next = 0;
+	for (const char *t = tr; *t; t++) {
+		if (*t == '%' && t[1] == '%') {
+			sb_add(out, "%", 1);
+			t++;
+			continue;
+		}
+		if (*t == '%' && directive(t + 1, &len, &conv)) {
+			size_t idx = next++;
+			if (isdigit((unsigned char)t[1])) {
+				char *end;
+				long pos = strtol(t + 1, &end, 10);
+				if (*end == '$' && pos >= 1)
+					idx = (size_t)pos - 1;
+			}
+			/* an English plural ending ("GPU%s" with "s") has no Chinese counterpart */
+			bool suffix = idx < nc && convs[idx] == 's' &&
+				      ((caps[idx].n == 1 && caps[idx].p[0] == 's') ||
+				       (caps[idx].n == 2 && caps[idx].p[0] == 'e' && caps[idx].p[1] == 's'));
+			if (idx < nc && !suffix) {
+				if (convs[idx] == 's')
+					tr_text(out, caps[idx].p, caps[idx].n, depth + 1);
+				else
+					sb_add(out, caps[idx].p, caps[idx].n);
+			}
+			t += len;
+			continue;
+		}
+		sb_add(out, t, 1);
+	}
+}
+
+static void tr_text(strbuf *out, const char *s, size_t n, int depth)
+{
+	char *text = xstrndup(s, n);
+	const char *exact = gw_gettext(text);
+	if (exact != text || depth > 2 || !*text) {
+		sb_puts(out, exact);
+		free(text);
+		return;
+	}
+	uint32_t cnt = gw_catalog_mo_len >= 28 && mo_u32(0) == 0x950412deu ? mo_u32(8) : 0;
+	uint32_t orig = mo_u32(12);
+	for (uint32_t i = 0; i < cnt; i++) {
+		uint32_t len = mo_u32(orig + 8 * i), off = mo_u32(orig + 8 * i + 4);
+		if ((size_t)off + len >= gw_catalog_mo_len)
+			break;
+		const char *fmt = (const char *)gw_catalog_mo + off;
+		if (!strchr(fmt, '%') || literal_chars(fmt) < 6)
+			continue;
+		struct tr_cap caps[TR_MAX_ARGS];
+		size_t nc = 0;
+		if (match_fmt(fmt, text, caps, &nc, 0)) {
+			const char *tr = gw_gettext(fmt);
+			if (tr != fmt) {
+				tr_fill(out, tr, caps, nc, fmt, depth);
+				free(text);
+				return;
+			}
+		}
+	}
+	sb_puts(out, text);
+	free(text);
+}
+
+char *gw_translate_text(const char *english)
+{
+	if (!english)
+		return NULL;
+	if (mode == MODE_OFF)
+		return xstrdup(english);
+	strbuf sb = STRBUF_INIT;
+	tr_text(&sb, english, strlen(english), 0);
+	return sb_detach(&sb);
 }

@@ -46,6 +46,14 @@ void gw_i18n_disable(void);
 /* "glibc DIR", "embedded" or "off": which catalog answers (GPUWISE_I18N_DEBUG). */
 const char *gw_i18n_source(void);
 
+/*
+ * The translation of a text formatted in English elsewhere (the queue
+ * daemon's reasons): its catalog format is found by matching, the pieces
+ * are put into the translated format.  Malloc'd; the text itself (copied)
+ * when no format matches or translation is off.
+ */
+char *gw_translate_text(const char *english);
+
 /* Display width of UTF-8 text in terminal columns: East Asian wide and
  * fullwidth characters count 2, combining marks 0, the rest 1. */
 size_t gw_display_width(const char *s);
