@@ -726,9 +726,12 @@ static void print_jobs(json_t *jobs)
 			else
 				snprintf(est, sizeof est, _("in %s"), fmt_duration(d, sizeof d, at - now));
 		}
-		if (json_is_integer(json_object_get(j, "vram_asked_bytes")) && strcmp(mode, "shared") == 0) {
-			/* rounded up to a standard size */
-			snprintf(vsz, sizeof vsz, "%s (std)", vreq);
+		json_t *ch = json_object_get(j, "vram_charged_bytes");
+		if (json_is_integer(ch) && strcmp(mode, "shared") == 0 &&
+		    json_integer_value(ch) != jint(j, "vram_request_bytes")) {
+			/* charged the standard size of the GPU it runs on */
+			char cb[32];
+			snprintf(vsz, sizeof vsz, "%s (std %s)", vreq, bytes_text(cb, sizeof cb, ch));
 			vreq = vsz;
 		}
 		const char *cells[13] = {id, jstr(j, "name"), jstr(j, "user"), jstr(j, "project"), jstr(j, "state"), g, vreq,
@@ -949,14 +952,22 @@ int cmd_show(int argc, char **argv)
 		json_array_foreach(json_object_get(s, "argv"), i, v)
 			printf(" %s", json_string_value(v));
 		printf("\n  directory   %s\n", jstr(s, "cwd"));
-		char asked[80] = "";
-		if (json_is_integer(json_object_get(j, "vram_asked_bytes")))
-			snprintf(asked, sizeof asked, " (the standard size for the %s asked)",
-				 bytes_text(b, sizeof b, json_object_get(j, "vram_asked_bytes")));
-		printf("  request     %s, %lld GPU%s, VRAM %s per GPU%s%s\n", jstr(j, "mode"), jint(j, "gpus_requested"),
+		printf("  request     %s, %lld GPU%s, VRAM %s per GPU%s\n", jstr(j, "mode"), jint(j, "gpus_requested"),
 		       jint(j, "gpus_requested") == 1 ? "" : "s",
 		       bytes_text(a, sizeof a, json_object_get(j, "vram_request_bytes")),
-		       json_is_true(json_object_get(s, "vram_auto")) ? " (planner)" : "", asked);
+		       json_is_true(json_object_get(s, "vram_auto")) ? " (planner)" : "");
+		json_t *ch = json_object_get(j, "vram_charged_bytes"), *std = json_object_get(j, "vram_standard_sizes");
+		if (json_is_integer(ch) && strcmp(jstr(j, "mode"), "shared") == 0)
+			printf("  charged     %s per GPU against the quota%s\n", bytes_text(a, sizeof a, ch),
+			       json_array_size(std) ? " (the standard size of the GPU it runs on)" : "");
+		else if (json_array_size(std)) {
+			/* not placed yet: what each model would charge */
+			printf("  std sizes  ");
+			json_array_foreach(std, i, v)
+				printf("%s %s on %s%s", i ? "," : "", bytes_text(a, sizeof a, json_object_get(v, "bytes")),
+				       jstr(v, "model"), json_is_true(json_object_get(v, "standard")) ? "" : " (free-form)");
+			printf("\n");
+		}
 		if (json_is_integer(json_object_get(j, "queue_position")))
 			printf("  position    %lld in the queue%s\n", jint(j, "queue_position"), "");
 		if (json_is_integer(json_object_get(j, "estimated_start_ms"))) {

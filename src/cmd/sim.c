@@ -46,7 +46,9 @@ static void usage(FILE *f)
 		"  --vram-sizes LIST standard sizes (e.g. 4G,8G,16G): run again with every\n"
 		"                    shared request rounded up to the next size, as the\n"
 		"                    daemon's vram_sizes does, and compare allocation and\n"
-		"                    fragmentation with the free-form runs\n"
+		"                    fragmentation with the free-form runs; MODEL=LIST\n"
+		"                    (repeatable) gives the nodes whose model holds MODEL\n"
+		"                    their own sizes, as vram_sizes[MODEL] does\n"
 		"  --json            machine-readable output (docs/json-sim.md)\n"
 		"  --plot FILE.svg   write the allocation ratio against arrived demand,\n"
 		"                    one line per policy (mean over the seeds)\n"
@@ -423,25 +425,62 @@ static int parse_sizes(const char *v, uint64_t *out, size_t *n)
 	return *n ? 0 : -1;
 }
 
+/* --vram-sizes: the default list, and lists per GPU model ("V100M32=8G,16G,32G"). */
+typedef struct sim_sizes {
+	uint64_t sizes[16];
+	size_t n;
+	struct {
+		char model[24];
+		uint64_t sizes[16];
+		size_t n;
+	} model[8];
+	size_t n_models;
+} sim_sizes;
+
+/* The sizes of a node of model (its MODEL=LIST, else the default); sets *n. */
+static const uint64_t *sizes_of(const sim_sizes *z, const char *model, size_t *n)
+{
+	for (size_t i = 0; i < z->n_models; i++)
+		if (strcasestr(model, z->model[i].model)) {
+			*n = z->model[i].n;
+			return z->model[i].sizes;
+		}
+	*n = z->n;
+	return z->n ? z->sizes : NULL;
+}
+
 /*
  * Run every policy again with each GPU's shared requests rounded up to the
  * standard sizes (a request over every size takes the whole GPU) and set
  * the allocation ratio (what the pods asked for, not the slots they hold)
  * and the fragmentation at 100% arrived demand against the free-form runs.
  */
-static void compare_sizes(sim_cluster *cl, const pol_runs *free_runs, const bool *on, const uint64_t *sizes,
-			  size_t n_sizes, uint64_t seed, int n_seeds, double stop, json_t *j)
+static void compare_sizes(sim_cluster *cl, const trace_node *nodes, size_t n_nodes, const pol_runs *free_runs,
+			  const bool *on, const sim_sizes *z, uint64_t seed, int n_seeds, double stop, json_t *j)
 {
 	int mark = 3; /* 100% */
-	for (size_t i = 0; i < cl->n_gpus; i++) {
-		cl->gpus[i].slot_bytes = sizes;
-		cl->gpus[i].n_slots = n_sizes;
-	}
-	char list[256] = "";
+	/* the cluster's GPUs are the nodes' with GPUs, in node-list order */
+	size_t gi = 0;
+	for (size_t i = 0; i < n_nodes; i++)
+		for (int k = 0; k < nodes[i].n_gpus && gi < cl->n_gpus; k++, gi++)
+			cl->gpus[gi].slot_bytes = sizes_of(z, nodes[i].model, &cl->gpus[gi].n_slots);
+	char list[512] = "";
 	size_t l = 0;
-	for (size_t i = 0; i < n_sizes && l < sizeof list; i++) {
-		char b[32];
-		l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", i ? "," : "", fmt_bytes(b, sizeof b, sizes[i]));
+	for (size_t m = 0; m <= z->n_models; m++) {
+		const uint64_t *sz = m < z->n_models ? z->model[m].sizes : z->sizes;
+		size_t n = m < z->n_models ? z->model[m].n : z->n;
+		if (m == z->n_models && !n)
+			break;
+		if (l && l < sizeof list)
+			l += (size_t)snprintf(list + l, sizeof list - l, "; ");
+		if (m < z->n_models && l < sizeof list)
+			l += (size_t)snprintf(list + l, sizeof list - l, "%s: ", z->model[m].model);
+		else if (z->n_models && l < sizeof list)
+			l += (size_t)snprintf(list + l, sizeof list - l, "others: ");
+		for (size_t i = 0; i < n && l < sizeof list; i++) {
+			char b[32];
+			l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", i ? "," : "", fmt_bytes(b, sizeof b, sz[i]));
+		}
 	}
 	json_t *arr = j ? json_array() : NULL;
 	table *t = NULL;
@@ -515,8 +554,7 @@ int cmd_sim(int argc, char **argv)
 	const char *pods_path = NULL, *nodes_path = NULL, *plot = NULL;
 	bool on[N_POLICIES], json = false, replay = false, gpu_only = false;
 	long long seed = 1, n_seeds = 5, stop = 130;
-	uint64_t sizes[16];
-	size_t n_sizes = 0;
+	sim_sizes z = {0};
 	int c, rc;
 	parse_policies("all", on);
 	opterr = 0;
@@ -545,10 +583,23 @@ int cmd_sim(int argc, char **argv)
 			break;
 		case 'j': json = true; break;
 		case 'G': gpu_only = true; break;
-		case 'V':
-			if (parse_sizes(optarg, sizes, &n_sizes))
+		case 'V': {
+			const char *eq = strchr(optarg, '=');
+			if (!eq) {
+				if (parse_sizes(optarg, z.sizes, &z.n))
+					return usage_error("sim", "--vram-sizes '%.60s' is not ascending sizes such as 4G,8G,16G", optarg);
+				break;
+			}
+			size_t ml = (size_t)(eq - optarg);
+			if (!ml || ml >= sizeof z.model[0].model || z.n_models == sizeof z.model / sizeof z.model[0])
+				return usage_error("sim", "--vram-sizes '%.60s': MODEL=LIST takes a model of 1 to %zu characters, at most %zu models",
+						   optarg, sizeof z.model[0].model - 1, sizeof z.model / sizeof z.model[0]);
+			if (parse_sizes(eq + 1, z.model[z.n_models].sizes, &z.model[z.n_models].n))
 				return usage_error("sim", "--vram-sizes '%.60s' is not ascending sizes such as 4G,8G,16G", optarg);
+			snprintf(z.model[z.n_models].model, sizeof z.model[0].model, "%.*s", (int)ml, optarg);
+			z.n_models++;
 			break;
+		}
 		case 'o': plot = optarg; break;
 		case 'h': usage(stdout); return GW_EXIT_OK;
 		case ':': return usage_error("sim", "option '%s' needs a value", argv[optind - 1]);
@@ -561,7 +612,8 @@ int cmd_sim(int argc, char **argv)
 		return usage_error("sim", "give --pods FILE and --nodes FILE");
 	if (plot && replay)
 		return usage_error("sim", "--plot draws the inflation runs; it does not go with --replay");
-	if (n_sizes && replay)
+	bool sized = z.n || z.n_models;
+	if (sized && replay)
 		return usage_error("sim", "--vram-sizes compares inflation runs; it does not go with --replay");
 
 	trace_pod *pods = NULL;
@@ -670,8 +722,8 @@ int cmd_sim(int argc, char **argv)
 			json_object_set_new(j, "inflation", inflation_json(pr, (uint64_t)seed, (int)n_seeds, (double)stop));
 		else
 			print_inflation(&cl, pr, (uint64_t)seed, (int)n_seeds, (double)stop);
-		if (n_sizes)
-			compare_sizes(&cl, pr, on, sizes, n_sizes, (uint64_t)seed, (int)n_seeds, (double)stop, j);
+		if (sized)
+			compare_sizes(&cl, nodes, n_nodes, pr, on, &z, (uint64_t)seed, (int)n_seeds, (double)stop, j);
 	}
 	rc = GW_EXIT_OK;
 	if (plot)

@@ -402,6 +402,7 @@ static json_t *row_from(const kv *o, uint64_t now_ms)
 	json_object_set_new(r, "mode", json_string(shard ? "shared" : "exclusive"));
 	json_object_set_new(r, "gpus_requested", json_integer(shard ? 1 : n));
 	json_object_set_new(r, "vram_request_bytes", json_integer(0));
+	json_object_set_new(r, "vram_charged_bytes", json_null());
 	json_object_set_new(r, "vram_measured_bytes", json_null());
 	json_object_set_new(r, "priority", json_integer(0));
 	json_object_set_new(r, "gpus", json_array());

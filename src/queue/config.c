@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "queue/daemon_int.h"
 
@@ -38,26 +39,64 @@ void qd_config_defaults(config *c)
 		 "NIS_PATH,NLSPATH,RESOLV_HOST_CONF,RES_OPTIONS");
 }
 
-/* "8G,12G,24G": ascending sizes, at most 16. */
-static bool parse_sizes(const char *v, config *c)
+/* "8G,12G,24G": ascending sizes, at most 16, into sizes[0..*n); "none" or "" is none. */
+static bool parse_sizes(const char *v, uint64_t *sizes, size_t *n)
 {
 	char buf[512];
 	if (strlen(v) >= sizeof buf)
 		return false;
 	strcpy(buf, v);
-	c->n_vram_sizes = 0;
+	*n = 0;
 	if (!strcmp(buf, "none") || !*buf)
 		return true;
 	char *sp = NULL;
 	for (char *t = strtok_r(buf, ",", &sp); t; t = strtok_r(NULL, ",", &sp)) {
 		uint64_t u;
 		t = str_trim(t);
-		if (c->n_vram_sizes == 16 || parse_size(t, &u) || u == 0 || u > (1ULL << 50) ||
-		    (c->n_vram_sizes && u <= c->vram_sizes[c->n_vram_sizes - 1]))
+		if (*n == 16 || parse_size(t, &u) || u == 0 || u > (1ULL << 50) || (*n && u <= sizes[*n - 1]))
 			return false;
-		c->vram_sizes[c->n_vram_sizes++] = u;
+		sizes[(*n)++] = u;
 	}
 	return true;
+}
+
+/*
+ * "vram_sizes[A100] = 10G,20G,40G": sizes for the GPUs whose NVML name
+ * holds A100 (case-insensitive).  The same model twice replaces its sizes.
+ */
+static bool parse_model_sizes(const char *k, const char *v, config *c)
+{
+	const char *open = k + strlen("vram_sizes["), *close = strrchr(k, ']');
+	if (!close || close[1] || close <= open || (size_t)(close - open) >= sizeof c->vram_models[0].model)
+		return false;
+	char model[96];
+	snprintf(model, sizeof model, "%.*s", (int)(close - open), open);
+	char *m = str_trim(model);
+	if (!*m)
+		return false;
+	size_t i = 0;
+	while (i < c->n_vram_models && strcasecmp(c->vram_models[i].model, m))
+		i++;
+	if (i == sizeof c->vram_models / sizeof c->vram_models[0])
+		return false;
+	struct qd_model_sizes *x = &c->vram_models[i];
+	if (!parse_sizes(v, x->sizes, &x->n))
+		return false;
+	snprintf(x->model, sizeof x->model, "%s", m);
+	if (i == c->n_vram_models)
+		c->n_vram_models++;
+	return true;
+}
+
+const uint64_t *qd_config_sizes(const config *c, const char *name, size_t *n)
+{
+	for (size_t i = 0; i < c->n_vram_models; i++)
+		if (strcasestr(name, c->vram_models[i].model)) {
+			*n = c->vram_models[i].n;
+			return *n ? c->vram_models[i].sizes : NULL;
+		}
+	*n = c->n_vram_sizes;
+	return *n ? c->vram_sizes : NULL;
 }
 
 static bool yes_no(const char *v, bool *out)
@@ -158,7 +197,13 @@ int qd_config_load(const char *path, bool must_exist, config *c, gw_error *err)
 			ok = parse_size(v, &u) == 0 && u <= 1024 * GiB;
 			c->exclusive_foreign_bytes = u;
 		} else if (!strcmp(k, "vram_sizes")) {
-			ok = parse_sizes(v, c);
+			ok = parse_sizes(v, c->vram_sizes, &c->n_vram_sizes);
+		} else if (!strncmp(k, "vram_sizes[", strlen("vram_sizes["))) {
+			ok = parse_model_sizes(k, v, c);
+			if (!ok && !strchr(k, ']')) {
+				rc = gw_fail(err, GW_EFORMAT, "config '%s' line %d: expected vram_sizes[MODEL] = SIZES", path, lineno);
+				break;
+			}
 		} else if (!strcmp(k, "policy"))
 			ok = sched_policy_parse(v, &c->policy) == 0;
 		else if (qd_limits_key(c, k, v, &ok))

@@ -100,6 +100,13 @@ typedef struct config {
 	uint64_t exclusive_foreign_bytes; /* memory outside the queue that keeps exclusive jobs off a GPU */
 	uint64_t vram_sizes[16]; /* standard sizes, ascending; none when n_vram_sizes is 0 */
 	size_t n_vram_sizes;
+	/* vram_sizes[MODEL] lines: a GPU whose name holds MODEL (the first such line) uses these */
+	struct qd_model_sizes {
+		char model[96];
+		uint64_t sizes[16];
+		size_t n;            /* 0: free-form requests on this model ("none") */
+	} vram_models[16];
+	size_t n_vram_models;
 	uint64_t log_limit_bytes;    /* per job log; 0 = no limit */
 	uint64_t free_reserve_bytes; /* submissions are refused below this much free state space */
 	char env_deny[1024];     /* "LD_*,GPUWISE_*,...": what a job never inherits */
@@ -187,6 +194,8 @@ sched_config qd_sched_config(qd *d);
 /* config.c */
 void qd_config_defaults(config *c);
 int qd_config_load(const char *path, bool must_exist, config *c, gw_error *err);
+/* The standard sizes of a GPU named name (its vram_sizes[MODEL] line, else vram_sizes); sets *n. */
+const uint64_t *qd_config_sizes(const config *c, const char *name, size_t *n);
 
 /* auth.c */
 bool qd_is_admin(qd *d, const client *c);

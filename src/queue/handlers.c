@@ -45,6 +45,38 @@ static json_t *ok_reply(void)
 	return o;
 }
 
+/*
+ * What a shared request is charged on each GPU model here, one entry per
+ * model with standard sizes: [{"model": ..., "bytes": ...}]; null when no
+ * model has sizes or the job is not shared.
+ */
+static json_t *standard_sizes_json(qd *d, const job_spec *s)
+{
+	if (s->mode != JOB_MODE_SHARED)
+		return json_null();
+	json_t *a = json_array();
+	bool sized = false;
+	for (size_t i = 0; i < d->n_gpus; i++) {
+		const sched_node_gpu *g = &d->gpus[i];
+		bool seen = false;
+		for (size_t k = 0; k < i; k++)
+			seen |= strcmp(d->gpus[k].name, g->name) == 0;
+		if (seen || g->n_migs)
+			continue;
+		sized |= g->n_slots > 0;
+		json_t *e = json_object();
+		json_object_set_new(e, "model", json_string(g->name));
+		json_object_set_new(e, "bytes", json_integer((json_int_t)sched_gpu_charge(s, g)));
+		json_object_set_new(e, "standard", json_boolean(g->n_slots > 0));
+		json_array_append_new(a, e);
+	}
+	if (!sized) {
+		json_decref(a);
+		return json_null();
+	}
+	return a;
+}
+
 static json_t *job_json(qd *d, const job *j, bool detail)
 {
 	json_t *o = json_object();
@@ -60,7 +92,10 @@ static json_t *job_json(qd *d, const job *j, bool detail)
 							      : json_string(job_mode_name(s->mode)));
 	json_object_set_new(o, "gpus_requested", json_integer(s->n_gpus));
 	json_object_set_new(o, "vram_request_bytes", json_integer((json_int_t)s->vram_bytes));
-	json_object_set_new(o, "vram_asked_bytes", jint_or_null(s->vram_asked_bytes > 0, (long long)s->vram_asked_bytes));
+	/* once placed: what counts against the quota per GPU (the standard size there) */
+	bool placed = j->n_placed > 0 && j->n_placed == s->n_gpus;
+	json_object_set_new(o, "vram_charged_bytes",
+			    jint_or_null(placed, (long long)(sched_job_vram_bytes(j, d->gpus, d->n_gpus) / (uint64_t)(s->n_gpus > 0 ? s->n_gpus : 1))));
 	json_object_set_new(o, "queue_position", jint_or_null(j->state == JOB_QUEUED && j->queue_pos > 0, (long long)j->queue_pos));
 	json_object_set_new(o, "estimated_start_ms", jint_or_null(j->state == JOB_QUEUED && j->est_start_ms > 0, (long long)j->est_start_ms));
 	json_object_set_new(o, "vram_measured_bytes", jint_or_null(j->vram_peak_bytes > 0, (long long)j->vram_peak_bytes));
@@ -91,6 +126,7 @@ static json_t *job_json(qd *d, const job *j, bool detail)
 	if (detail) {
 		json_object_set_new(o, "pid", jint_or_null(j->pid > 0, j->pid));
 		json_object_set_new(o, "spec", proto_spec_to_json(s, true));
+		json_object_set_new(o, "vram_standard_sizes", standard_sizes_json(d, s));
 	}
 	return o;
 }
@@ -207,14 +243,7 @@ static void do_submit(qd *d, client *c, proto_req *r)
 		bad = qd_user_jobs_refusal(d, c, why, sizeof why);
 	if (!bad)
 		bad = sched_check_fits(s, d->gpus, d->n_gpus, d->cfg.context_reserve_bytes, why, sizeof why);
-	if (!bad && s->mode == JOB_MODE_SHARED && d->cfg.n_vram_sizes) {
-		/* standard sizes: the request is the size it rounds up to */
-		uint64_t size = sched_round_size(d->cfg.vram_sizes, d->cfg.n_vram_sizes, s->vram_bytes);
-		if (size != s->vram_bytes) {
-			s->vram_asked_bytes = s->vram_bytes;
-			s->vram_bytes = size;
-		}
-	}
+	/* standard sizes: the request is kept; placement decides the size it is charged */
 	if (!bad) {
 		size_t np;
 		sched_project *all = qd_quota_projects(d, &np);

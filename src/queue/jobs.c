@@ -193,8 +193,7 @@ void qd_gpus_refresh(qd *d)
 			outside += used - seen;
 		x->mem_outside_bytes = outside;
 		x->foreign |= outside > d->cfg.exclusive_foreign_bytes;
-		x->slot_bytes = d->cfg.n_vram_sizes ? d->cfg.vram_sizes : NULL;
-		x->n_slots = d->cfg.n_vram_sizes;
+		x->slot_bytes = qd_config_sizes(&d->cfg, x->name, &x->n_slots);
 		if (h->n_migs) {
 			x->migs = xcalloc(h->n_migs, sizeof *x->migs);
 			x->n_migs = h->n_migs;
@@ -427,7 +426,8 @@ static void check_usage(qd *d, djob *x)
 		uint64_t used = strtoull(k, NULL, 10);
 		if (used > j->vram_peak_bytes)
 			j->vram_peak_bytes = used;
-		uint64_t req = j->spec.vram_bytes * (uint64_t)j->spec.n_gpus;
+		/* with standard sizes, what the job may use is its slot */
+		uint64_t req = sched_job_slot_bytes(j, d->gpus, d->n_gpus) * (uint64_t)j->spec.n_gpus;
 		if (j->spec.mode != JOB_MODE_SHARED || !req)
 			continue;
 		if ((double)used > (double)req * (1.0 + d->cfg.over_grace)) {

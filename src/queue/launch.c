@@ -325,9 +325,12 @@ pid_t qd_launch(qd *d, djob *x)
 	for (size_t i = 0; i < s->n_run_args; i++)
 		ARG(xstrdup(s->run_args[i]));
 	if (d->cfg.vram_cap && s->mode == JOB_MODE_SHARED) {
-		/* a hard cap at the request, per GPU (libgpuwise-cap.so, issue 14) */
+		/*
+		 * a hard cap at the request, per GPU (libgpuwise-cap.so, issue 14);
+		 * with standard sizes at the slot it holds on its GPUs
+		 */
 		ARG(xstrdup("--vram-cap"));
-		ARG(xasprintf("%llu", (unsigned long long)s->vram_bytes));
+		ARG(xasprintf("%llu", (unsigned long long)sched_job_slot_bytes(j, d->gpus, d->n_gpus)));
 	}
 	ARG(xstrdup("--log"));
 	ARG(qd_job_path(d, d->run_dir, j->id, "jsonl"));

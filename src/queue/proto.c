@@ -130,8 +130,6 @@ json_t *proto_spec_to_json(const job_spec *s, bool stored)
 	if (s->name)
 		json_object_set_new(o, "name", json_string(s->name));
 	json_object_set_new(o, "vram_bytes", json_integer((json_int_t)s->vram_bytes));
-	if (s->vram_asked_bytes)
-		json_object_set_new(o, "vram_asked_bytes", json_integer((json_int_t)s->vram_asked_bytes));
 	if (s->vram_auto)
 		json_object_set_new(o, "vram_auto", json_true());
 	if (s->vram_plan)
@@ -172,7 +170,7 @@ int proto_spec_from_json(json_t *o, bool stored, job_spec *s, char *err, size_t 
 		return fail(err, n, "'job' must be an object");
 	const char *key;
 	json_t *v;
-	uint64_t u;
+	uint64_t u, asked = 0;
 	json_object_foreach(o, key, v) {
 		if (strcmp(key, "argv") == 0) {
 			if (get_strv(v, key, false, &s->argv, &s->argc, err, n))
@@ -255,7 +253,8 @@ int proto_spec_from_json(json_t *o, bool stored, job_spec *s, char *err, size_t 
 			}
 			s->max_restarts = (int)json_integer_value(v);
 		} else if (stored && strcmp(key, "vram_asked_bytes") == 0) {
-			if (get_u64(v, key, 1ULL << 50, &s->vram_asked_bytes, err, n))
+			/* stored by a daemon that rounded requests at submit: the request was this */
+			if (get_u64(v, key, 1ULL << 50, &asked, err, n))
 				goto bad;
 		} else if (stored && strcmp(key, "uid") == 0) {
 			if (get_u64(v, key, UINT32_MAX, &u, err, n))
@@ -273,6 +272,8 @@ int proto_spec_from_json(json_t *o, bool stored, job_spec *s, char *err, size_t 
 			goto bad;
 		}
 	}
+	if (asked && s->mode == JOB_MODE_SHARED)
+		s->vram_bytes = asked;
 	if (!s->argc) {
 		fail(err, n, "'job' needs a non-empty 'argv'");
 		goto bad;

@@ -54,7 +54,6 @@ typedef struct job_spec {
 
 	/* what it asks for */
 	uint64_t vram_bytes;     /* per GPU; 0 = whole GPU (exclusive, mig) */
-	uint64_t vram_asked_bytes; /* what was asked when vram_bytes was rounded to a standard size; 0 */
 	bool vram_auto;          /* vram_bytes came from the planner */
 	char *vram_plan;         /* the planner's summary when vram_auto, else NULL */
 	int n_gpus;              /* >= 1 */

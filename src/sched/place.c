@@ -66,7 +66,7 @@ uint64_t sched_need_bytes(const sched_gpu *g, const sched_req *r)
 				return g->slot_bytes[i] < g->mem_total_bytes ? g->slot_bytes[i] : g->mem_total_bytes;
 		return raw > g->mem_total_bytes ? raw : g->mem_total_bytes;
 	}
-	return raw;
+	return raw + g->context_bytes;
 }
 
 static bool usable(const sched_gpu *g)

@@ -53,6 +53,12 @@ typedef struct sched_gpu {
 	 */
 	const uint64_t *slot_bytes;
 	size_t n_slots;
+	/*
+	 * Added to a request on a GPU without standard sizes when requests
+	 * leave their context reserve out because other GPUs have sizes (the
+	 * queue on a server of mixed models); 0 otherwise and in the simulator.
+	 */
+	uint64_t context_bytes;
 } sched_gpu;
 
 typedef struct sched_req {
@@ -102,7 +108,8 @@ int sched_place(sched_policy p, const sched_gpu *gpus, size_t n, const sched_req
 		const sched_demand *demand, int *out_idx);
 /*
  * What req needs on GPU g, in bytes: vram_bytes or its gpu_milli share,
- * rounded up to g's standard sizes (the whole GPU when over them all).
+ * rounded up to g's standard sizes (the whole GPU when over them all),
+ * else plus g's context_bytes.
  */
 uint64_t sched_need_bytes(const sched_gpu *g, const sched_req *req);
 /*

@@ -47,12 +47,66 @@ static const sched_mig *mig_of_profile(const sched_node_gpu *gpus, size_t n, con
  * the whole memory of the GPUs for an exclusive one (the largest GPU's,
  * before placement), the instance's memory for a MIG job.
  */
+uint64_t sched_gpu_charge(const job_spec *s, const sched_node_gpu *g)
+{
+	if (!g->n_slots)
+		return s->vram_bytes;
+	sched_gpu v = {.mem_total_bytes = g->mem_total_bytes, .slot_bytes = g->slot_bytes, .n_slots = g->n_slots};
+	sched_req r = {.vram_bytes = s->vram_bytes, .n_gpus = 1};
+	return sched_need_bytes(&v, &r);
+}
+
+static bool job_placed(const job *j, size_t n_gpus)
+{
+	if (j->n_placed < 1 || j->n_placed != j->spec.n_gpus || j->n_placed > 16)
+		return false;
+	for (int k = 0; k < j->n_placed; k++)
+		if (j->gpu_idx[k] < 0 || (size_t)j->gpu_idx[k] >= n_gpus)
+			return false;
+	return true;
+}
+
+/* A shared job's charge per GPU: the largest (max) or smallest over its GPUs, or the lower bound. */
+static uint64_t shared_charge(const job *j, const sched_node_gpu *gpus, size_t n_gpus, bool max)
+{
+	const job_spec *s = &j->spec;
+	uint64_t best = 0;
+	bool any = false;
+	if (job_placed(j, n_gpus)) {
+		for (int k = 0; k < j->n_placed; k++) {
+			uint64_t c = sched_gpu_charge(s, &gpus[j->gpu_idx[k]]);
+			if (!any || (max ? c > best : c < best))
+				best = c;
+			any = true;
+		}
+		return best;
+	}
+	for (size_t i = 0; i < n_gpus; i++) {
+		if (gpus[i].n_migs || gpus[i].lost)
+			continue;
+		uint64_t c = sched_gpu_charge(s, &gpus[i]);
+		if (c > gpus[i].mem_total_bytes)
+			continue; /* it never runs there */
+		if (!any || c < best)
+			best = c;
+		any = true;
+	}
+	return any ? best : s->vram_bytes;
+}
+
+uint64_t sched_job_slot_bytes(const job *j, const sched_node_gpu *gpus, size_t n_gpus)
+{
+	if (j->spec.mode != JOB_MODE_SHARED || !job_placed(j, n_gpus))
+		return j->spec.vram_bytes;
+	return shared_charge(j, gpus, n_gpus, false);
+}
+
 uint64_t sched_job_vram_bytes(const job *j, const sched_node_gpu *gpus, size_t n_gpus)
 {
 	const job_spec *s = &j->spec;
 	switch (s->mode) {
 	case JOB_MODE_SHARED:
-		return s->vram_bytes * (uint64_t)s->n_gpus;
+		return shared_charge(j, gpus, n_gpus, true) * (uint64_t)s->n_gpus;
 	case JOB_MODE_EXCLUSIVE:
 		return max_gpu_total(gpus, n_gpus) * (uint64_t)s->n_gpus;
 	case JOB_MODE_MIG: {
@@ -84,13 +138,13 @@ const char *sched_check_fits(const job_spec *s, const sched_node_gpu *gpus, size
 		}
 		return NULL;
 	}
-	size_t whole = 0, fit = 0;
+	size_t whole = 0, fit = 0, sized = 0;
 	for (size_t i = 0; i < n_gpus; i++) {
 		if (gpus[i].n_migs || gpus[i].lost)
 			continue;
 		whole++;
-		uint64_t need = gpus[i].n_slots ? sched_round_size(gpus[i].slot_bytes, gpus[i].n_slots, s->vram_bytes)
-						: s->vram_bytes + context_reserve_bytes;
+		sized += gpus[i].n_slots > 0;
+		uint64_t need = gpus[i].n_slots ? sched_gpu_charge(s, &gpus[i]) : s->vram_bytes + context_reserve_bytes;
 		if (gpus[i].mem_total_bytes >= need)
 			fit++;
 	}
@@ -99,7 +153,7 @@ const char *sched_check_fits(const job_spec *s, const sched_node_gpu *gpus, size
 			 whole == 1 ? "" : "s", s->n_gpus);
 		return buf;
 	}
-	if (s->mode == JOB_MODE_SHARED && (size_t)s->n_gpus > fit && n_gpus && gpus[0].n_slots) {
+	if (s->mode == JOB_MODE_SHARED && (size_t)s->n_gpus > fit && sized && sized == whole) {
 		snprintf(buf, n, N_("no GPU here has %s (the request)"), fmt_bytes(a, sizeof a, s->vram_bytes));
 		return buf;
 	}
@@ -147,8 +201,15 @@ const char *sched_check_quota(const job_spec *s, const sched_project *pr, const 
 		}
 		if (!bounded || req[d] <= room)
 			continue;
-		char a[32], b[32];
-		if (d == 0)
+		char a[32], b[32], c[32];
+		if (d == 0 && s->mode == JOB_MODE_SHARED && req[0] > s->vram_bytes * (uint64_t)s->n_gpus)
+			snprintf(buf, n, N_("the job asks for %s of GPU memory, which is charged at least %s here "
+				 "(the smallest standard size of any GPU model that holds it), and project %s's VRAM quota is %s%s: "
+				 "it could never start"),
+				 fmt_bytes(c, sizeof c, s->vram_bytes * (uint64_t)s->n_gpus), fmt_bytes(a, sizeof a, req[0]),
+				 pr->name, fmt_bytes(b, sizeof b, quota[0]),
+				 borrowing ? N_(" (with all the others' to borrow)") : "");
+		else if (d == 0)
 			snprintf(buf, n, N_("the job asks for %s of GPU memory and project %s's VRAM quota is %s%s: it could never start"),
 				 fmt_bytes(a, sizeof a, req[0]), pr->name, fmt_bytes(b, sizeof b, quota[0]),
 				 borrowing ? N_(" (with all the others' to borrow)") : "");
@@ -304,13 +365,23 @@ static void set_reason(job *j, const char *text)
 	j->reason = xstrdup(text);
 }
 
-static void charge(pass *p, const job *j, sched_project *pr, int sign)
+/* What j charges when placed on idx[0..n_gpus) (NULL: where it is now). */
+static uint64_t charge_on(const pass *p, const job *j, const int *idx)
+{
+	if (!idx || j->spec.mode != JOB_MODE_SHARED)
+		return sched_job_vram_bytes(j, p->node, p->n_gpus);
+	job tmp = {.spec = j->spec, .n_placed = j->spec.n_gpus, .mig_idx = -1};
+	memcpy(tmp.gpu_idx, idx, sizeof tmp.gpu_idx);
+	return sched_job_vram_bytes(&tmp, p->node, p->n_gpus);
+}
+
+static void charge_at(pass *p, const job *j, const int *idx, sched_project *pr, int sign)
 {
 	if (!pr)
 		return;
 	if (p->pver)
 		p->pver[pr - p->projects]++;
-	uint64_t v = sched_job_vram_bytes(j, p->node, p->n_gpus), g = sched_job_gpus(j);
+	uint64_t v = charge_on(p, j, idx), g = sched_job_gpus(j);
 	if (sign > 0) {
 		pr->used_vram_bytes += v;
 		pr->used_gpus += g;
@@ -320,6 +391,11 @@ static void charge(pass *p, const job *j, sched_project *pr, int sign)
 		pr->used_gpus -= g <= pr->used_gpus ? g : pr->used_gpus;
 		pr->used_jobs -= pr->used_jobs ? 1 : 0;
 	}
+}
+
+static void charge(pass *p, const job *j, sched_project *pr, int sign)
+{
+	charge_at(p, j, NULL, pr, sign);
 }
 
 /* Share of a project: its largest used/quota over the limited dimensions. */
@@ -366,9 +442,9 @@ static int64_t lendable(const pass *p, const sched_project *self, int dim)
  * *why points at words saying which quota is full (cached per project
  * until its use changes).
  */
-static int admit(pass *p, const job *j, const sched_project *pr, const char **why)
+static int admit_v(pass *p, const job *j, const sched_project *pr, uint64_t vram, const char **why)
 {
-	uint64_t req[3] = {sched_job_vram_bytes(j, p->node, p->n_gpus), sched_job_gpus(j), 1};
+	uint64_t req[3] = {vram, sched_job_gpus(j), 1};
 	uint64_t used[3] = {pr->used_vram_bytes, pr->used_gpus, pr->used_jobs};
 	uint64_t quota[3] = {pr->quota_vram_bytes, pr->quota_gpus, pr->quota_jobs};
 	static const char *const dim_name[3] = {"VRAM", "GPU", N_("running-job")};
@@ -399,6 +475,12 @@ static int admit(pass *p, const job *j, const sched_project *pr, const char **wh
 		return ADMIT_NO;
 	}
 	return verdict;
+}
+
+/* Admission before placement: on the smallest charge the job could have. */
+static int admit(pass *p, const job *j, const sched_project *pr, const char **why)
+{
+	return admit_v(p, j, pr, sched_job_vram_bytes(j, p->node, p->n_gpus), why);
 }
 
 /* Free MIG instance of the job's profile, or -1; sets *gpu. */
@@ -434,6 +516,43 @@ static int place(pass *p, const sched_req *r, bool ignore_reservation, int *idx)
 	return rc;
 }
 
+/*
+ * With standard sizes a shared job's charge is known once it is placed
+ * (the size of the GPU model it lands on): check it against the quota,
+ * and when it is over, place again on the GPUs whose charge is not.
+ * Returns false, *why saying which quota is full, when no such placement
+ * exists now; else idx and *verdict are the placement's.
+ */
+static bool placed_within_quota(pass *p, const job *j, const sched_project *pr, const sched_req *r,
+				int *idx, int *verdict, const char **why)
+{
+	int v = admit_v(p, j, pr, charge_on(p, j, idx), why);
+	if (v != ADMIT_NO) {
+		*verdict = v;
+		return true;
+	}
+	bool saved[64];
+	const char *w;
+	for (size_t i = 0; i < p->n_gpus; i++) {
+		saved[i] = p->view[i].unavailable;
+		uint64_t c = sched_gpu_charge(&j->spec, &p->node[i]) * (uint64_t)j->spec.n_gpus;
+		if (admit_v(p, j, pr, c, &w) == ADMIT_NO)
+			p->view[i].unavailable = true;
+	}
+	int tmp[16];
+	int rc = place(p, r, false, tmp);
+	for (size_t i = 0; i < p->n_gpus; i++)
+		p->view[i].unavailable = saved[i];
+	if (rc != 0)
+		return false;
+	v = admit_v(p, j, pr, charge_on(p, j, tmp), &w);
+	if (v == ADMIT_NO)
+		return false;
+	memcpy(idx, tmp, sizeof tmp);
+	*verdict = v;
+	return true;
+}
+
 /* Words for a job that fits its quota but not the GPUs now. */
 static void no_room_reason(pass *p, const job *j, char *why, size_t n)
 {
@@ -454,7 +573,17 @@ static void no_room_reason(pass *p, const job *j, char *why, size_t n)
 			snprintf(why, n, N_("waiting for %d idle GPU%s"), r.n_gpus, r.n_gpus == 1 ? "" : "s");
 		return;
 	}
-	uint64_t need = p->n_gpus ? sched_need_bytes(&p->view[0], &r) : r.vram_bytes;
+	/* the least it needs on any GPU (models with standard sizes round it differently) */
+	uint64_t need = r.vram_bytes;
+	bool any = false;
+	for (size_t i = 0; i < p->n_gpus; i++) {
+		if (p->node[i].lost || p->node[i].n_migs)
+			continue;
+		uint64_t x = sched_need_bytes(&p->view[i], &r);
+		if (!any || x < need)
+			need = x;
+		any = true;
+	}
 	/* the running job whose end frees the most on a GPU that would then fit */
 	for (size_t i = 0; i < p->n_running; i++) {
 		const job *k = p->running[i];
@@ -473,7 +602,7 @@ static void no_room_reason(pass *p, const job *j, char *why, size_t n)
 				sched_req kr = req_of(p, k);
 				after = p->view[gi].mem_free_bytes + sched_need_bytes(&p->view[gi], &kr);
 			}
-			if (after >= need) {
+			if (after >= sched_need_bytes(&p->view[gi], &r)) {
 				snprintf(why, n, N_("no GPU has %s free; GPU %d frees %s when job %llu ends"),
 					 fmt_bytes(a, sizeof a, need), gi, fmt_bytes(b, sizeof b, after),
 					 (unsigned long long)k->id);
@@ -574,13 +703,13 @@ static bool reclaim(pass *p, job *j, const sched_project *pr, sched_result *res,
 }
 
 /* A job started in this pass weighs on its project's order as if it had run its expected time. */
-static void project_run(pass *p, const job *j, sched_project *pr)
+static void project_run(pass *p, const job *j, const int *idx, sched_project *pr)
 {
 	uint64_t ms = j->spec.time_limit_ms ? j->spec.time_limit_ms : p->cfg->expected_run_ms;
 	if (!ms)
 		return;
 	double s = (double)ms / 1000.0;
-	pr->usage_vram_byte_s += (double)sched_job_vram_bytes(j, p->node, p->n_gpus) * s;
+	pr->usage_vram_byte_s += (double)charge_on(p, j, idx) * s;
 	pr->usage_gpu_s += (double)j->spec.n_gpus * s;
 	sched_fair_share(p->projects, p->n_projects, p->node, p->n_gpus);
 }
@@ -625,6 +754,9 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 		};
 		p.slots |= g->n_slots > 0;
 	}
+	for (size_t i = 0; p.slots && i < n_gpus; i++)
+		if (!gpus[i].n_slots)
+			p.view[i].context_bytes = cfg->context_reserve_bytes;
 	p.mig_taken = xcalloc(n_migs ? n_migs : 1, sizeof *p.mig_taken);
 	for (size_t i = 0; i < n_projects; i++)
 		projects[i].used_vram_bytes = projects[i].used_gpus = projects[i].used_jobs = 0;
@@ -830,7 +962,7 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			p.n_pos--;
 			charge(&p, j, pr, +1);
 			res_add(res, &d);
-			project_run(&p, j, pr);
+			project_run(&p, j, NULL, pr);
 			continue;
 		}
 		sched_req r = req_of(&p, j);
@@ -844,6 +976,11 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 					exact = f;
 			}
 		int rc = hit != SIZE_MAX ? SCHED_ENOFIT : place(&p, &r, false, d.gpu_idx);
+		if (rc == 0 && p.slots && j->spec.mode == JOB_MODE_SHARED &&
+		    !placed_within_quota(&p, j, pr, &r, d.gpu_idx, &verdict, &qwhy)) {
+			set_reason(j, qwhy);
+			continue;
+		}
 		if (rc != 0 && verdict == ADMIT_NOMINAL && cfg->borrowing && p.n_borrowed &&
 		    reclaim(&p, j, pr, res, d.gpu_idx))
 			rc = 0;
@@ -873,11 +1010,12 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 		d.n_gpus = r.n_gpus;
 		j->queue_pos = 0;
 		p.n_pos--;
+		d.borrowed = verdict == ADMIT_BORROW;
 		sched_commit(p.view, &r, d.gpu_idx);
 		p.n_fails = 0;
-		charge(&p, j, pr, +1);
+		charge_at(&p, j, d.gpu_idx, pr, +1);
 		res_add(res, &d);
-		project_run(&p, j, pr);
+		project_run(&p, j, d.gpu_idx, pr);
 	}
 	for (size_t i = 0; i < n_projects; i++) {
 		projects[i].usage_vram_byte_s = saved_usage[2 * i];
@@ -936,6 +1074,9 @@ void sched_estimate(const sched_config *cfg, const sched_node_gpu *gpus, size_t 
 				      .slot_bytes = g->slot_bytes, .n_slots = g->n_slots};
 		p.slots |= g->n_slots > 0;
 	}
+	for (size_t i = 0; p.slots && i < n_gpus; i++)
+		if (!gpus[i].n_slots)
+			view[i].context_bytes = cfg->context_reserve_bytes;
 	uint64_t *used = xcalloc(n_projects * 3 + 1, sizeof *used);
 	est_end *ends = xcalloc(n_jobs + 1, sizeof *ends);
 	size_t n_ends = 0;

@@ -158,8 +158,26 @@ void sched_fair_share(sched_project *pr, size_t n, const sched_node_gpu *gpus, s
 /* The standard size a request rounds up to: the first slot >= bytes, else bytes. */
 uint64_t sched_round_size(const uint64_t *slot_bytes, size_t n_slots, uint64_t bytes);
 
-/* What a job charges to its project's VRAM and GPU quotas. */
+/*
+ * What a shared request is charged on GPU g, per GPU: the standard size
+ * of g's model it rounds up to (the whole GPU when over every size), else
+ * the request itself.
+ */
+uint64_t sched_gpu_charge(const job_spec *s, const sched_node_gpu *g);
+/*
+ * What a job charges to its project's VRAM quota, all its GPUs together.
+ * A shared job placed on its GPUs: the largest of their charges
+ * (sched_gpu_charge) times its GPU count; not placed yet: the smallest
+ * charge over the GPUs it could run on (a lower bound: what admission
+ * and the refusal at submit use before placement decides).
+ */
 uint64_t sched_job_vram_bytes(const job *j, const sched_node_gpu *gpus, size_t n_gpus);
+/*
+ * The memory a placed shared job may use on each of its GPUs: the
+ * smallest of their charges, so that it stays in its slot on every one
+ * (the VRAM cap and the over-request check); else the request.
+ */
+uint64_t sched_job_slot_bytes(const job *j, const sched_node_gpu *gpus, size_t n_gpus);
 uint64_t sched_job_gpus(const job *j);
 
 /*

@@ -163,9 +163,29 @@ if have prlimit; then
 	like "$(cat "$TMP/daemon.log")" "at the open-file limit: closed [0-9]+ connections? of the user holding the most" \
 		"EMFILE: the daemon shed the top holder's connections and said so"
 	wait "$apid"
-	# no descriptor at all left: refused in words, and no spinning
-	open_now=$(ls "/proc/$q_pid/fd" | wc -l)
-	prlimit --pid "$q_pid" --nofile=$((open_now - 1)):
+	# no descriptor at all left: refused in words, and no spinning.  The
+	# kernel hands out the lowest free number, so "none left" means a limit
+	# at the lowest free descriptor number (not the count: a closed
+	# connection leaves a hole below it).  Wait for the daemon to finish
+	# closing the attacker's connections first, then set it; and again if a
+	# descriptor closed meanwhile.
+	fdset() { ls "/proc/$q_pid/fd" | sort -n | tr '\n' ' '; }
+	lowest_free() { ls "/proc/$q_pid/fd" | sort -n | awk 'BEGIN { n = 0 } $1 == n { n++ } END { print n }'; }
+	_prev="" _i=0
+	while [ $_i -lt 50 ]; do
+		_cur=$(fdset)
+		[ "$_cur" = "$_prev" ] && break
+		_prev=$_cur
+		sleep 0.2
+		_i=$((_i + 1))
+	done
+	for _ in 1 2 3; do
+		lim=$(lowest_free)
+		prlimit --pid "$q_pid" --nofile="$lim":
+		sleep 0.1
+		[ "$(lowest_free)" = "$lim" ] && break
+	done
+	diag "EMFILE, none to spare: descriptors $(fdset| wc -w) open, 0..$((lim - 1)) all in use, limit $lim"
 	cpu=$(as_uid 0 "$PY" "$HOSTILE" cpu "$q_pid" 2 &
 	      for _ in 1 2 3 4 5 6 7 8; do as_uid "$TUID" "$PY" "$HOSTILE" probe "$SOCK" 2 ping >>"$TMP/refused.out"; done
 	      wait)

@@ -15,8 +15,10 @@ if [ ! -x "$GW_TOP/gpuwise" ]; then
 	exit 0
 fi
 QDAEMON="valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --child-silent-after-fork=yes --log-file=$TMP/vg.txt $GW_TOP/gpuwise"
+# standard sizes per model, so that charging by placement runs under valgrind too
+printf 'context_reserve = 512M\nclient_timeout = 2s\nvram_sizes = 8G,16G,48G\nvram_sizes[No Such Model] = 4G\n' > "$TMP/daemon.conf"
 q_start
-"$GW" quota set lab --vram 30G --jobs 3 >/dev/null
+"$GW" quota set lab --vram 32G --jobs 3 >/dev/null
 a=$("$GW" submit --project lab --vram 10G -- sh -c 'echo valgrind-job; sleep 1')
 b=$("$GW" submit --project lab --vram 10G --after "$a" -- true)
 c=$("$GW" submit --mode exclusive -- sleep 30)
@@ -29,6 +31,8 @@ q_wait_state "$c" running 60
 q_wait_state "$c" cancelled 60
 "$GW" release "$d" >/dev/null
 q_wait_state "$d" done 60
+"$GW" show --json "$a" >/dev/null
+"$GW" show "$d" >/dev/null
 run_gw logs "$a"
 like "$out" "valgrind-job" "logs through the daemon under valgrind"
 "$GW" queue --all --json >/dev/null

@@ -435,11 +435,16 @@ cat > "$TMP/real.json" <<EOF
  "memory_total_bytes": 25757220864, "temp_c": 50,
  "processes": [{"pid": $ppid1, "used_memory_bytes": 1073741824, "sm_pct": 40}]}]}
 EOF
-# wait until the process is python itself (a pyenv or venv shim may exec it)
-for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-	grep -q 'time.sleep' "/proc/$ppid1/cmdline" 2>/dev/null && break
+# wait until the process is python itself (its exe, not a pyenv shim's bash)
+# with its whole argv; bounded at 20 s for a heavily loaded machine
+_i=0
+while [ $_i -lt 100 ]; do
+	readlink "/proc/$ppid1/exe" 2>/dev/null | grep -q 'python[0-9.]*$' &&
+		tr '\0' '\n' < "/proc/$ppid1/cmdline" 2>/dev/null | grep -q '^0*7$' && break
 	sleep 0.2
+	_i=$((_i + 1))
 done
+[ $_i -lt 100 ] || diag "python ($ppid1) had not exec'd after 20 s"
 unset GPUWISE_ROOT
 export GPUWISE_FAKE_SCENARIO="$TMP/real.json" GPUWISE_NVML_LIB="$NVML_NEW"
 me=$(id -un)

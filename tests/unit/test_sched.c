@@ -688,6 +688,109 @@ static void test_standard_sizes(void **state)
 	assert_int_equal(sched_round_size(sizes, 3, 30 * GiB), 30 * GiB);
 }
 
+/*
+ * Standard sizes per GPU model (an 80 GiB and a 24 GiB card with their own
+ * sizes): a job is charged the size of the model it is placed on, and is
+ * kept off a model whose size would take its project over its quota.
+ */
+static void test_model_sizes(void **state)
+{
+	(void)state;
+	static const uint64_t big[] = {10 * GiB, 20 * GiB, 40 * GiB, 80 * GiB}, small[] = {6 * GiB, 12 * GiB, 24 * GiB};
+	sched_node_gpu g[2];
+	node(g, 2, 24);
+	g[0].mem_total_bytes = 80 * GiB;
+	g[0].slot_bytes = big;
+	g[0].n_slots = 4;
+	g[1].slot_bytes = small;
+	g[1].n_slots = 3;
+	job_spec s = {.mode = JOB_MODE_SHARED, .vram_bytes = 9 * GiB, .n_gpus = 1};
+	assert_int_equal(sched_gpu_charge(&s, &g[0]), 10 * GiB);
+	assert_int_equal(sched_gpu_charge(&s, &g[1]), 12 * GiB);
+	s.vram_bytes = 30 * GiB; /* over the 4090's sizes: the whole card, which it does not fit */
+	assert_int_equal(sched_gpu_charge(&s, &g[1]), 30 * GiB);
+	assert_int_equal(sched_gpu_charge(&s, &g[0]), 40 * GiB);
+	job tmp = {.spec = s};
+	assert_int_equal(sched_job_vram_bytes(&tmp, g, 2), 40 * GiB); /* never on the 4090 */
+	s.vram_bytes = 9 * GiB;
+	tmp.spec = s;
+	assert_int_equal(sched_job_vram_bytes(&tmp, g, 2), 10 * GiB); /* before placement: the least */
+	tmp.n_placed = 1;
+	tmp.gpu_idx[0] = 1;
+	assert_int_equal(sched_job_vram_bytes(&tmp, g, 2), 12 * GiB);
+	assert_int_equal(sched_job_slot_bytes(&tmp, g, 2), 12 * GiB);
+
+	/* refused at submit when no model's size fits the quota */
+	sched_project pr[1] = {{.name = "small", .quota_vram_bytes = 9 * GiB, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED}};
+	char buf[512];
+	const char *why = sched_check_quota(&s, &pr[0], pr, 1, false, g, 2, buf, sizeof buf);
+	assert_non_null(why);
+	assert_string_equal(why, "the job asks for 9.00 GiB of GPU memory, which is charged at least 10.00 GiB here "
+				 "(the smallest standard size of any GPU model that holds it), and project small's VRAM "
+				 "quota is 9.00 GiB: it could never start");
+	/* 5 GiB: 6 GiB on the 24 GiB card, 10 GiB on the 80 GiB one; only the first fits 9 GiB */
+	job *jobs[2] = {mk(1, "small", JOB_MODE_SHARED, 5, 1, 0), mk(2, "small", JOB_MODE_SHARED, 3, 1, 0)};
+	sched_config c = cfg_of(false);
+	sched_result r = {0};
+	sched_pass(&c, g, 2, pr, 1, jobs, 1, &r);
+	assert_int_equal(apply(&r, 1), 1);
+	assert_int_equal(jobs[0]->gpu_idx[0], 1);
+	assert_int_equal(pr[0].used_vram_bytes, 6 * GiB);
+	/* a 3 GiB job: 6 GiB more on the 24 GiB card would be 12 > 9; 10 on the other too */
+	sched_pass(&c, g, 2, pr, 1, jobs, 2, &r);
+	assert_int_equal(apply(&r, 2), 0);
+	assert_string_equal(jobs[1]->reason, "project small is at its VRAM quota: 6.00 GiB/9.00 GiB");
+	sched_result_release(&r);
+	free_jobs(jobs, 2);
+
+	/* a model without sizes next to one with: the context reserve is added there only */
+	node(g, 2, 24);
+	g[1].slot_bytes = small;
+	g[1].n_slots = 3;
+	sched_project any[1] = {{.name = "default", .quota_vram_bytes = SCHED_UNLIMITED, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED}};
+	job *one[1] = {mk(1, "default", JOB_MODE_SHARED, 0, 1, 0)};
+	one[0]->spec.vram_bytes = 24 * GiB - 256 * MiB; /* with 512 MiB of context: over 24 GiB */
+	sched_pass(&c, g, 2, any, 1, one, 1, &r);
+	assert_int_equal(apply(&r, 1), 1);
+	assert_int_equal(one[0]->gpu_idx[0], 1);
+	assert_int_equal(any[0].used_vram_bytes, 24 * GiB);
+	/* with the sized card gone, the free-form one lacks the room for the context */
+	one[0]->state = JOB_QUEUED;
+	one[0]->n_placed = 0;
+	g[1].lost = true;
+	sched_pass(&c, g, 2, any, 1, one, 1, &r);
+	assert_int_equal(apply(&r, 2), 0);
+	assert_string_equal(one[0]->reason, "no GPU has 24.25 GiB free");
+	sched_result_release(&r);
+	free_jobs(one, 1);
+}
+
+/*
+ * A job stored by a daemon that rounded requests at submit (vram_bytes the
+ * standard size, vram_asked_bytes the request) loads with its request back,
+ * so that placement charges it by the sizes of the model it runs on.
+ */
+static void test_stored_rounded_request(void **state)
+{
+	(void)state;
+	json_error_t je;
+	json_t *o = json_loads("{\"argv\":[\"true\"],\"cwd\":\"/\",\"vram_bytes\":12884901888,"
+			       "\"vram_asked_bytes\":10737418240}", 0, &je);
+	assert_non_null(o);
+	job_spec s;
+	char err[256];
+	assert_int_equal(proto_spec_from_json(o, true, &s, err, sizeof err), 0);
+	assert_int_equal(s.vram_bytes, 10 * GiB);
+	json_t *back = proto_spec_to_json(&s, true);
+	assert_null(json_object_get(back, "vram_asked_bytes"));
+	json_decref(back);
+	job_spec_release(&s);
+	/* a client may not send it */
+	assert_int_not_equal(proto_spec_from_json(o, false, &s, err, sizeof err), 0);
+	assert_string_equal(err, "unknown key 'vram_asked_bytes' in 'job'");
+	json_decref(o);
+}
+
 static void test_exclusive_foreign(void **state)
 {
 	(void)state;
@@ -723,6 +826,8 @@ int main(void)
 		cmocka_unit_test(test_estimate),
 		cmocka_unit_test(test_check_quota),
 		cmocka_unit_test(test_standard_sizes),
+		cmocka_unit_test(test_model_sizes),
+		cmocka_unit_test(test_stored_rounded_request),
 		cmocka_unit_test(test_exclusive_foreign),
 		cmocka_unit_test(test_proto),
 		cmocka_unit_test(test_proto_corpus),
