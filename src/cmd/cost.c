@@ -67,44 +67,45 @@ static void print_text(const gpu_spec *g, const cost_input *in, const char *pric
 	FILE *f = stdout;
 	const char *b = c_bold(f), *z = c_reset(f);
 	double months = in->years * 12;
-	printf("%sOwn%s%s%s\n", b, g ? " a " : "", g ? g->name : "", z);
-	printf("  purchase        %10.0f USD  (%s)\n", in->price_usd, price_from);
+	printf(_("%sOwn%s%s%s\n"), b, g ? _(" a ") : "", g ? g->name : "", z);
+	printf(_("  purchase        %10.0f USD  (%s)\n"), in->price_usd, price_from);
 	if (price_age > PRICE_STALE_MONTHS)
-		printf("  %swarning:%s this price is from %s, more than %d months ago: check a current listing or give --price\n",
+		printf(_("  %swarning:%s this price is from %s, more than %d months ago: check a current listing or give --price\n"),
 		       c_yellow(f), z, price_date, PRICE_STALE_MONTHS);
-	printf("  resale          %10.0f USD  (%.0f%% after %g years: %s)\n", in->price_usd * in->resale_pct / 100,
+	printf(_("  resale          %10.0f USD  (%.0f%% after %g years: %s)\n"), in->price_usd * in->resale_pct / 100,
 	       in->resale_pct, in->years, resale_from);
-	printf("  depreciation    %10.2f USD/month  over %g months\n", r->depreciation_month, months);
-	printf("  electricity     %10.2f USD/month  (%g W%s x %.1f h x %.2f USD/kWh)\n", r->energy_month,
+	printf(_("  depreciation    %10.2f USD/month  over %g months\n"), r->depreciation_month, months);
+	printf(_("  electricity     %10.2f USD/month  (%g W%s x %.1f h x %.2f USD/kWh)\n"), r->energy_month,
 	       in->power_w + in->system_power_w, in->system_power_w > 0 ? " with the system" : "", r->hours_month,
 	       in->kwh_usd);
-	printf("  total           %10.2f USD/month\n", r->own_month);
-	printf("%sRent%s\n", b, z);
+	printf(_("  total           %10.2f USD/month\n"), r->own_month);
+	printf(_("%sRent%s\n"), b, z);
 	if (!r->has_rent) {
-		printf("  none rented: %s; give --cloud-rate\n", *no_rent ? no_rent : "no cloud rate known");
+		printf(_("  none rented: %s; give --cloud-rate\n"), *no_rent ? no_rent : "no cloud rate known");
 		return;
 	}
 	if (quoted) {
-		printf("  rate            %10.2f USD/h  (%s%s, median of %zu %s offer%s, %.2f-%.2f, %s)\n", in->cloud_usd_h,
-		       q->substitute ? "same class: " : "", q->rented->name, q->n_rows, q->tier, q->n_rows > 1 ? "s" : "",
+		printf(P_("  rate            %10.2f USD/h  (%s%s, median of %zu %s offer, %.2f-%.2f, %s)\n",
+			  "  rate            %10.2f USD/h  (%s%s, median of %zu %s offers, %.2f-%.2f, %s)\n", q->n_rows),
+		       in->cloud_usd_h, q->substitute ? _("same class: ") : "", q->rented->name, q->n_rows, q->tier,
 		       q->min_usd_h, q->max_usd_h, q->date);
-		printf("  source          %s: %s\n", q->provider, q->source);
+		printf(_("  source          %s: %s\n"), q->provider, q->source);
 	} else {
-		printf("  rate            %10.2f USD/h  (--cloud-rate)\n", in->cloud_usd_h);
+		printf(_("  rate            %10.2f USD/h  (--cloud-rate)\n"), in->cloud_usd_h);
 	}
-	printf("  total           %10.2f USD/month  (%.1f h a month)\n", r->rent_month, r->hours_month);
-	printf("%sBreak-even%s\n", b, z);
+	printf(_("  total           %10.2f USD/month  (%.1f h a month)\n"), r->rent_month, r->hours_month);
+	printf(_("%sBreak-even%s\n"), b, z);
 	if (!r->has_breakeven) {
-		printf("  never: electricity alone (%.3f USD/h) costs more than the rent\n", r->energy_hour);
+		printf(_("  never: electricity alone (%.3f USD/h) costs more than the rent\n"), r->energy_hour);
 	} else {
-		printf("  owning is cheaper above %.0f hours a month (%.1f h a day)", r->breakeven_hours_month,
+		printf(_("  owning is cheaper above %.0f hours a month (%.1f h a day)"), r->breakeven_hours_month,
 		       r->breakeven_hours_day);
 		if (r->breakeven_hours_day > 24)
-			printf(": more than a month has");
+			printf(_(": more than a month has"));
 		printf("\n");
 		double diff = r->rent_month - r->own_month;
-		printf("  at %g h a day %s %.0f USD a month (%.0f USD over %g years)\n", in->hours_per_day,
-		       diff >= 0 ? "owning saves" : "renting saves", fabs(diff), fabs(diff) * months, in->years);
+		printf(_("  at %g h a day %s %.0f USD a month (%.0f USD over %g years)\n"), in->hours_per_day,
+		       diff >= 0 ? _("owning saves") : _("renting saves"), fabs(diff), fabs(diff) * months, in->years);
 	}
 }
 
@@ -257,9 +258,10 @@ int cmd_cost(int argc, char **argv)
 			}
 			in.price_usd = pq.usd;
 			int age = price_age_months(pq.date, year, month);
-			snprintf(price_from, sizeof price_from, "%s price, median of %zu dated row%s (%.0f-%.0f), newest %s%s: %s",
-				 used ? "used" : "new", pq.n_rows, pq.n_rows > 1 ? "s" : "", pq.min_usd, pq.max_usd, pq.date,
-				 age > PRICE_STALE_MONTHS ? ", more than 6 months old" : "", pq.source);
+			snprintf(price_from, sizeof price_from, P_("%s price, median of %zu dated row (%.0f-%.0f), newest %s%s: %s",
+				    "%s price, median of %zu dated rows (%.0f-%.0f), newest %s%s: %s", pq.n_rows),
+				 used ? _("used") : _("new"), pq.n_rows, pq.min_usd, pq.max_usd, pq.date,
+				 age > PRICE_STALE_MONTHS ? _(", more than 6 months old") : "", pq.source);
 			snprintf(price_date, sizeof price_date, "%s", pq.date);
 			price_age = age;
 		}
