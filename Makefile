@@ -74,12 +74,15 @@ $(LOCALEDIR)/%/LC_MESSAGES/gpuwise.mo: po/%.po
 # `make pot`: extract every _() / N_() / P_() string into po/gpuwise.pot;
 # `make po-update` merges it into the translations (then translate the new
 # and fuzzy entries: tests/e2e/po.t fails while any is left)
+# (POT= and POTDIR= put them elsewhere: tests/e2e/po.t extracts into its own directory)
+POT    ?= po/gpuwise.pot
+POTDIR ?= build/po
 pot:
-	@mkdir -p build/po
-	$(Q)xgettext $(XGETTEXT_FLAGS) -o build/po/c.pot $(SRCS)
-	$(Q)python3 tools/tsv-pot.py data/errors.tsv po/errors-ids.txt > build/po/errors.pot
-	$(Q)msgcat --no-wrap --use-first -o po/gpuwise.pot build/po/c.pot build/po/errors.pot
-	@echo "  POT    po/gpuwise.pot ($$(grep -c '^msgid ' po/gpuwise.pot) entries with the header)"
+	@mkdir -p $(POTDIR)
+	$(Q)xgettext $(XGETTEXT_FLAGS) -o $(POTDIR)/c.pot $(SRCS) $(POT_EXTRA)
+	$(Q)python3 tools/tsv-pot.py data/errors.tsv po/errors-ids.txt > $(POTDIR)/errors.pot
+	$(Q)msgcat --no-wrap --use-first -o $(POT) $(POTDIR)/c.pot $(POTDIR)/errors.pot
+	@echo "  POT    $(POT) ($$(grep -c '^msgid ' $(POT)) entries with the header)"
 po-update: pot
 	$(Q)for l in $(LINGUAS); do msgmerge --quiet --no-wrap --update --backup=none --no-fuzzy-matching po/$$l.po po/gpuwise.pot || exit 1; done
 po-check:
