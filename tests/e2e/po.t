@@ -100,7 +100,7 @@ for e in entries:
                 continue  # the bare word in prose
             c = " ".join(keep)
             n_cmds += 1
-            if c not in zh:
+            if not re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(c), zh):
                 print("command: %r lost in %r" % (c, zh))
                 bad += 1
     for o in set(OPT.findall(en)):
