@@ -208,6 +208,8 @@ bool gw_i18n_zh(void)
 void gw_i18n_disable(void)
 {
 	mode = MODE_OFF;
+	/* strerror() follows LC_MESSAGES: English too, byte for byte */
+	setlocale(LC_MESSAGES, "C");
 }
 
 const char *gw_i18n_source(void)
@@ -476,6 +478,24 @@ static void tr_text(strbuf *out, const char *s, size_t n, int depth)
 				return;
 			}
 		}
+	}
+	/* a reason with a note appended: "<reason> (GPUs are held for it)" */
+	for (char *p = strrchr(text, '('); p && p > text + 1; p = p > text + 1 ? memrchr(text, '(', (size_t)(p - text)) : NULL) {
+		if (p[-1] != ' ')
+			continue;
+		const char *note = gw_gettext(p - 1);
+		if (note == p - 1)
+			continue;
+		strbuf head = STRBUF_INIT;
+		tr_text(&head, text, (size_t)(p - 1 - text), depth + 1);
+		if (strncmp(sb_str(&head), text, (size_t)(p - 1 - text)) != 0 || head.len != (size_t)(p - 1 - text)) {
+			sb_puts(out, sb_str(&head));
+			sb_puts(out, note);
+			sb_release(&head);
+			free(text);
+			return;
+		}
+		sb_release(&head);
 	}
 	sb_puts(out, text);
 	free(text);

@@ -114,6 +114,8 @@ static void test_translate_text(void **state)
 	/* a reason quoting another is translated inside too */
 	check_tr("preempted and requeued: no GPU has 1.00 GiB free", "被抢占并重新排队：没有哪块 GPU 有 1.00 GiB 空闲");
 	check_tr("held by its owner", "被任务主人暂停");
+	/* a note appended to a reason */
+	check_tr("no GPU has 8.50 GiB free (GPUs are held for it)", "没有哪块 GPU 有 8.50 GiB 空闲（已为它保留 GPU）");
 	/* unknown text stays as it is */
 	check_tr("the daemon said something new", "the daemon said something new");
 	assert_int_equal(gw_i18n_init("en"), 0);
