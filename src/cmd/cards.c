@@ -195,9 +195,9 @@ static int eval_train(cards_ctx *c, const gpu_spec *g, uint32_t n, unsigned leve
 }
 
 /*
- * Image remedy levels (plan --image's advice): 0 as asked; 1 text
- * encoders parked in host RAM; 2 fp8 weights; 3 both; 4 sequential
- * offload.  Offload levels do not apply to unified memory.
+ * Image remedy levels, in plan --image's order: 0 as asked; 1 tiled VAE
+ * decode; 2 that and fp8 weights; 3 that and a GGUF Q5_K_S; 4 that and a
+ * GGUF Q4_K_S; 5 sequential offload (not on unified memory).
  */
 static int eval_image(cards_ctx *c, const gpu_spec *g, uint32_t n, unsigned level, cards_eval *out, gw_error *err)
 {
@@ -208,26 +208,31 @@ static int eval_image(cards_ctx *c, const gpu_spec *g, uint32_t n, unsigned leve
 	if (rc)
 		return rc;
 	image_opts o = c->w.image;
-	bool wide = str_ieq(o.quant, "fp16") || str_ieq(o.quant, "bf16") || str_ieq(o.quant, "fp32");
-	bool te = level == 1 || level == 3, fp8 = level == 2 || level == 3, seq = level == 4;
-	if (level > 4 || ((te || seq) && (g->unified_memory || o.offload != IMAGE_OFFLOAD_NONE)) || (fp8 && !wide))
+	double bpp = 2;
+	image_quant_bytes(o.quant, &bpp);
+	static const char *const quant_at[] = {NULL, NULL, "fp8", "q5_k_s", "q4_k_s", NULL};
+	static const double bytes_at[] = {0, 0, 1.0, 176.0 / 256, 144.0 / 256, 0};
+	if (level > 5 || (level == 1 && o.vae_tiling) || (level >= 2 && level <= 4 && !(bpp > bytes_at[level] * 1.01)) ||
+	    (level == 5 && (g->unified_memory || o.offload != IMAGE_OFFLOAD_NONE)))
 		return 0;
-	if (te)
-		o.offload = IMAGE_OFFLOAD_TEXT_ENCODERS;
-	if (seq)
+	if (level >= 1 && level <= 4)
+		o.vae_tiling = true;
+	if (quant_at[level])
+		o.quant = quant_at[level];
+	if (level == 5)
 		o.offload = IMAGE_OFFLOAD_SEQUENTIAL;
-	if (fp8)
-		o.quant = "fp8";
-	if (level) {
-		snprintf(out->remedy, sizeof out->remedy, "%s%s%s", fp8 ? "fp8 weights (--quant fp8)" : "",
-			 fp8 && (te || seq) ? " + " : "",
-			 te ? "text encoders in host RAM (--offload text-encoders)"
-			    : seq ? "sequential offload (--offload sequential, slow)" : "");
-		snprintf(out->remedy_set, sizeof out->remedy_set, "%s%s%s", fp8 ? "quant=fp8" : "",
-			 fp8 && (te || seq) ? " " : "", te ? "offload=text-encoders" : seq ? "offload=sequential" : "");
+	if (level == 1) {
+		snprintf(out->remedy, sizeof out->remedy, "tiled VAE decode (--vae-tiling)");
+		snprintf(out->remedy_set, sizeof out->remedy_set, "vae_tiling=true");
+	} else if (level >= 2 && level <= 4) {
+		snprintf(out->remedy, sizeof out->remedy, "%s weights (--quant %s) + tiled VAE decode (--vae-tiling)",
+			 level == 2 ? "fp8" : level == 3 ? "GGUF Q5_K_S" : "GGUF Q4_K_S", o.quant);
+		snprintf(out->remedy_set, sizeof out->remedy_set, "quant=%s vae_tiling=true", o.quant);
+	} else if (level == 5) {
+		snprintf(out->remedy, sizeof out->remedy, "sequential offload (--offload sequential, slow)");
+		snprintf(out->remedy_set, sizeof out->remedy_set, "offload=sequential");
 	}
-	o.gpu_tflops = g->fp16_tflops;
-	o.pcie_gen = g->pcie_gen;
+	o.gpu = g;
 	image_plan p;
 	rc = image_plan_compute(&m, &o, g->unified_memory ? plan_unified_gpu_bytes(g->vram_bytes) : g->vram_bytes, &p,
 				err);
@@ -237,6 +242,7 @@ static int eval_image(cards_ctx *c, const gpu_spec *g, uint32_t n, unsigned leve
 	out->need_bytes = p.bd.total;
 	out->has_speed = p.has_speed && p.s_per_image > 0;
 	out->speed = out->has_speed ? 60 / p.s_per_image : 0;
+	out->speed_estimated = p.has_speed && p.speed_estimated;
 	image_plan_release(&p);
 	return 0;
 }
@@ -269,7 +275,7 @@ static void this_month(int *year, int *month)
 static void fmt_speed(char *b, size_t n, const cards_row *r)
 {
 	if (r->eval.has_speed)
-		snprintf(b, n, r->eval.speed < 10 ? "%.2f" : "%.0f", r->eval.speed);
+		snprintf(b, n, r->eval.speed < 10 ? "%s%.2f" : "%s%.0f", r->eval.speed_estimated ? "~" : "", r->eval.speed);
 	else
 		snprintf(b, n, "?");
 }
@@ -293,7 +299,7 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		table_set_align(t, i, i != 1 && i != 7);
 	int yr, mo, stale = 0;
 	this_month(&yr, &mo);
-	bool any_est = false, any_remedy = false;
+	bool any_est = false, any_remedy = false, any_speed_est = false;
 	for (size_t i = 0; i < res->n_rows; i++) {
 		const cards_row *r = &res->rows[i];
 		char n[24], cnt[24], vram[32], need[32], sp[32], price[32], per[32], pw[16];
@@ -309,6 +315,7 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 			snprintf(per, sizeof per, "?");
 		snprintf(pw, sizeof pw, "%u W", r->power_w);
 		any_est = any_est || r->price_estimated;
+		any_speed_est = any_speed_est || r->eval.speed_estimated;
 		any_remedy = any_remedy || r->eval.remedy[0];
 		int age = price_age_months(r->quote.date, yr, mo);
 		stale += !r->price_estimated && age > PRICE_STALE_MONTHS;
@@ -347,6 +354,9 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 	if (any_est)
 		printf(_("\n~ estimate, not a price: no used price is on record for this card, so it is taken as 75%%/55%%/35%% "
 		       "of the launch price by age [assumption]; ranked after every priced card (--no-estimates drops them)\n"));
+	if (any_speed_est)
+		printf(_("\n~ before a speed: no public measurement of this card on its backend; estimated from the "
+		       "measured cards' realised fraction (data/image-backends.tsv); ranked after the measured cards\n"));
 	if (stale)
 		printf(_("\n%swarning:%s %d of these prices are more than %d months old; check a current listing before "
 		       "buying (or update data/%s with --data-dir)\n"),
@@ -369,7 +379,9 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 	else if (c->w.kind == WORKLOAD_TRAIN)
 		printf(_("Speed: training tokens/s at %.0f%% of dense FP16 TFLOPS [assumption].\n"), TRAIN_MFU * 100);
 	else
-		printf(_("Speed: compute-bound images per minute (see gpuwise plan MODEL --image for the assumptions).\n"));
+		printf(_("Speed: images per minute at the model's default steps, %s memory profile, each vendor's PyTorch "
+		       "backend, fitted on public measurements (gpuwise plan MODEL --image --gpu G shows the basis).\n"),
+		       image_ui_name(c->w.image.ui));
 }
 
 /* option=value pairs ("quant=q3_k_m kv_type=q8_0") as a JSON object of strings/numbers. */
@@ -438,6 +450,7 @@ static json_t *row_json(const cards_row *r, int yr, int mo)
 	json_object_set_new(x, "vram_bytes", json_integer((json_int_t)r->gpu->vram_bytes));
 	json_object_set_new(x, "need_bytes", json_integer((json_int_t)r->eval.need_bytes));
 	json_object_set_new(x, "speed", r->eval.has_speed ? jreal_round(r->eval.speed, 2) : json_null());
+	json_object_set_new(x, "speed_estimated", json_boolean(r->eval.speed_estimated));
 	json_object_set_new(x, "price_usd", r->price_known ? jreal_round(r->price_usd, 2) : json_null());
 	json_object_set_new(x, "price_estimated", json_boolean(r->price_estimated));
 	json_object_set_new(x, "price_date", jstr_or_null(r->quote.date[0] ? r->quote.date : NULL));

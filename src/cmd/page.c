@@ -207,7 +207,12 @@ static void html_queue(const page_queue *q, strbuf *sb)
 		json_array_foreach(placed, k, g)
 			sb_printf(sb, "%s%lld", k ? "," : "", (long long)json_integer_value(g));
 		long long v = jint(j, "vram_request_bytes", 0);
-		sb_printf(sb, "</td><td class=num>%s</td>", v > 0 ? fmt_bytes(a, sizeof a, (uint64_t)v) : "whole GPU");
+		long long ch = jint(j, "vram_charged_bytes", 0);
+		sb_printf(sb, "</td><td class=num>%s", v > 0 ? fmt_bytes(a, sizeof a, (uint64_t)v) : "whole GPU");
+		/* the standard size of the GPU model it runs on, as `queue` shows it */
+		if (v > 0 && ch > v)
+			sb_printf(sb, " (std %s)", fmt_bytes(a, sizeof a, (uint64_t)ch));
+		sb_puts(sb, "</td>");
 		sb_printf(sb, "<td class=num>%s</td><td>", fmt_duration(t, sizeof t, (uint64_t)jint(j, "wait_ms", 0)));
 		esc(sb, jstr(j, "reason"));
 		sb_puts(sb, "</td></tr>\n");

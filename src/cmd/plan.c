@@ -1184,9 +1184,7 @@ static int plan_image(plan_cli *c)
 	uint64_t vram = g ? (g->free_bytes ? g->free_bytes : g->vram_bytes) : 0;
 	if (g && g->unified_memory && !g->free_bytes)
 		vram = plan_unified_gpu_bytes(vram); /* the same rule as for LLMs */
-	return workload_plan_image(&c->wl, c->model, vram,
-				   g ? g->name : NULL,
-				   g ? g->fp16_tflops : 0, g && g->spec ? g->spec->pcie_gen : 0, c->json);
+	return workload_plan_image(&c->wl, c->model, vram, g ? g->name : NULL, g ? g->spec : NULL, c->json);
 }
 
 /*

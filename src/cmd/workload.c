@@ -30,6 +30,7 @@ enum {
 	OPT_STEPS,
 	OPT_OFFLOAD,
 	OPT_VAE_TILING,
+	OPT_UI,
 };
 
 const struct option workload_options[] = {
@@ -52,6 +53,7 @@ const struct option workload_options[] = {
 	{"steps", required_argument, NULL, OPT_STEPS},
 	{"offload", required_argument, NULL, OPT_OFFLOAD},
 	{"vae-tiling", no_argument, NULL, OPT_VAE_TILING},
+	{"ui", required_argument, NULL, OPT_UI},
 	{NULL, 0, NULL, 0},
 };
 
@@ -91,7 +93,11 @@ const char workload_help[] =
 	"  --quant Q                 fp32, fp16 (default), bf16, fp8, or a GGUF type\n"
 	"                            (q8_0 q6_k q5_k_s q5_0 q4_k_s q4_0 ...)\n"
 	"  --offload M               none (default), text-encoders, sequential\n"
-	"  --vae-tiling              decode the image in 512x512 tiles\n";
+	"  --vae-tiling              decode the image in 512x512 tiles\n"
+	"  --ui U                    how the UI allocates memory: comfyui (default:\n"
+	"                            stages swapped, bf16 VAE where the card has it),\n"
+	"                            diffusers (all resident, SDXL VAE in fp32), a1111\n"
+	"                            (as diffusers, its no-half-vae setting)\n";
 
 void workload_init(workload *w)
 {
@@ -199,6 +205,8 @@ int workload_option(workload *w, int id, const char *arg, const char *cmd)
 			       ? word_error(cmd, "--offload", arg, "none, text-encoders, sequential")
 			       : 0;
 	case OPT_VAE_TILING: w->image.vae_tiling = true; return 0;
+	case OPT_UI:
+		return image_parse_ui(arg, &w->image.ui) ? word_error(cmd, "--ui", arg, "comfyui, diffusers, a1111") : 0;
 	}
 	return -1;
 }
@@ -355,7 +363,7 @@ int workload_plan_train(workload *w, const model_desc *m, uint64_t vram_bytes, u
 }
 
 int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes, const char *gpu_name,
-			double gpu_tflops, int pcie_gen, bool json)
+			const gpu_spec *gpu, bool json)
 {
 	image_model m;
 	gw_error err = {0};
@@ -367,8 +375,7 @@ int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes
 		return GW_EXIT_RUNTIME;
 	}
 	image_opts o = w->image;
-	o.gpu_tflops = gpu_tflops;
-	o.pcie_gen = pcie_gen;
+	o.gpu = gpu;
 	image_plan p;
 	rc = image_plan_compute(&m, &o, vram_bytes, &p, &err);
 	if (rc) {
@@ -392,6 +399,9 @@ int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes
 		json_object_set_new(j, "quant", json_string(p.opts.quant));
 		json_object_set_new(j, "offload", json_string(image_offload_name(p.opts.offload)));
 		json_object_set_new(j, "vae_tiling", json_boolean(p.opts.vae_tiling));
+		json_object_set_new(j, "ui", json_string(image_ui_name(p.opts.ui)));
+		json_object_set_new(j, "vae_dtype", json_string(bd->vae_fp32 ? "fp32" : p.opts.ui == IMAGE_UI_COMFYUI && m.vae_fp32 ? "bf16" : "fp16"));
+		json_object_set_new(j, "resident_bytes", json_integer((json_int_t)bd->resident));
 		json_object_set_new(j, "tokens", json_integer((json_int_t)p.tokens));
 		json_object_set_new(j, "vram_bytes", json_integer((json_int_t)bd->total));
 		json_object_set_new(j, "vram_budget_bytes", jint_or_null(p.has_budget, (long long)vram_bytes));
@@ -408,6 +418,14 @@ int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes
 		json_object_set_new(j, "host_bytes", json_integer((json_int_t)bd->host));
 		json_object_set_new(j, "s_per_image", p.has_speed ? jreal_round(p.s_per_image, 3) : json_null());
 		json_object_set_new(j, "offload_s_per_image", p.has_speed ? jreal_round(p.offload_s, 3) : json_null());
+		json_object_set_new(j, "s_per_step", p.has_speed ? jreal_round(p.s_per_step, 4) : json_null());
+		json_object_set_new(j, "it_per_s", p.has_speed ? jreal_round(1 / p.s_per_step, 3) : json_null());
+		json_object_set_new(j, "decode_s", p.has_speed ? jreal_round(p.decode_s, 3) : json_null());
+		json_object_set_new(j, "images_per_min", p.has_speed ? jreal_round(p.images_per_min, 3) : json_null());
+		json_object_set_new(j, "speed_estimated", p.has_speed ? json_boolean(p.speed_estimated) : json_null());
+		json_object_set_new(j, "speed_backend", p.has_speed ? json_string(p.backend) : json_null());
+		json_object_set_new(j, "rate_tflops", p.has_speed ? jreal_round(p.rate_tflops, 2) : json_null());
+		json_object_set_new(j, "realised_fraction", p.has_speed ? jreal_round(p.fraction, 3) : json_null());
 		json_t *adv = json_array();
 		for (size_t i = 0; i < p.n_advice; i++) {
 			json_t *a = json_object();
@@ -418,28 +436,48 @@ int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes
 			json_array_append_new(adv, a);
 		}
 		json_object_set_new(j, "advice", adv);
+		json_t *sav = json_array();
+		for (size_t i = 0; i < p.n_savings; i++) {
+			json_t *a = json_object();
+			json_object_set_new(a, "action", json_string(p.savings[i].action));
+			json_object_set_new(a, "effect", json_string(p.savings[i].effect));
+			json_object_set_new(a, "vram_bytes", json_integer((json_int_t)p.savings[i].total_after));
+			json_array_append_new(sav, a);
+		}
+		json_object_set_new(j, "savings", sav);
 		json_object_set_new(j, "source", json_string(m.source));
 		json_print(j, stdout);
 		json_decref(j);
 	} else {
 		FILE *f = stdout;
 		char a[32], c[32];
-		printf("%s%s%s: %ux%u, batch %u, %u steps, %s weights, offload %s%s\n", c_bold(f), m.name, c_reset(f),
-		       p.opts.width, p.opts.height, p.opts.batch, p.steps, p.opts.quant, image_offload_name(p.opts.offload),
-		       p.opts.vae_tiling ? ", tiled VAE decode" : "");
+		const char *vae_dt = bd->vae_fp32 ? "fp32" : p.opts.ui == IMAGE_UI_COMFYUI && m.vae_fp32 ? "bf16" : "16-bit";
+		printf("%s%s%s: %ux%u, batch %u, %u steps, %s weights, offload %s%s, %s memory profile\n", c_bold(f), m.name,
+		       c_reset(f), p.opts.width, p.opts.height, p.opts.batch, p.steps, p.opts.quant,
+		       image_offload_name(p.opts.offload), p.opts.vae_tiling ? ", tiled VAE decode" : "",
+		       image_ui_name(p.opts.ui));
 		printf("  %s with %.0f tokens per image\n\n", m.dit ? "diffusion transformer" : "UNet", p.tokens);
 		static const char *const hdr[] = {"on the GPU at the peak", "bytes", ""};
 		table *t = table_new(3, hdr);
 		table_set_align(t, 1, true);
+		bool comfy = p.opts.ui == IMAGE_UI_COMFYUI;
 		add_row(t, m.dit ? "diffusion transformer" : "UNet", bd->denoiser,
-			p.opts.offload == IMAGE_OFFLOAD_SEQUENTIAL ? "one block at a time" : "");
+			p.opts.offload == IMAGE_OFFLOAD_SEQUENTIAL ? "one block at a time"
+			: comfy				     ? "denoising stage; may leave for the decode"
+							     : "");
 		add_row(t, "text encoders", bd->text_encoders,
-			p.opts.offload == IMAGE_OFFLOAD_NONE ? "" : "in host RAM after encoding");
-		add_row(t, "VAE", bd->vae, m.vae_fp32 ? "upcast to fp32 for decoding" : "");
+			p.opts.offload != IMAGE_OFFLOAD_NONE ? "in host RAM after encoding"
+			: comfy			     ? "encoding stage only (ComfyUI unloads them)"
+						     : "");
+		char vnote[64];
+		snprintf(vnote, sizeof vnote, "decodes in %s", vae_dt);
+		add_row(t, "VAE", bd->vae, vnote);
 		add_row(t, "denoising activations", bd->activations, m.cfg > 1 ? "x2 for guidance" : "");
 		add_row(t, "VAE decode", bd->vae_decode, p.opts.vae_tiling ? "one 512x512 tile" : "whole batch");
 		add_row(t, "overhead", bd->overhead, "CUDA context");
-		add_row(t, "peak", bd->total, "largest stage: encode, denoise or decode");
+		add_row(t, "peak", bd->total, comfy ? "largest stage, models swapped between stages" : "largest stage: encode, denoise or decode");
+		if (comfy && bd->resident != bd->total)
+			add_row(t, "all resident", bd->resident, "what ComfyUI keeps loaded when it fits");
 		table_print(t, stdout);
 		table_free(t);
 		if (bd->host)
@@ -448,30 +486,61 @@ int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes
 			gib(a, sizeof a, bd->total);
 			gib(c, sizeof c, vram_bytes);
 			if (p.fits)
-				printf("\n%sfits%s%s: %s of %s%s%s%s\n", c_green(f), c_reset(f),
+				printf("\n%sfits%s%s: %s of %s%s%s%s%s\n", c_green(f), c_reset(f),
 				       p.little_headroom ? " with little headroom" : " comfortably", a, c, gpu_name ? " (" : "",
-				       gpu_name ? gpu_name : "", gpu_name ? ")" : "");
+				       gpu_name ? gpu_name : "", gpu_name ? ")" : "",
+				       p.opts.offload == IMAGE_OFFLOAD_SEQUENTIAL ? ", with sequential offload" : ", without sequential offload");
 			else
 				printf("\n%sdoes not fit%s: needs %s of %s%s%s%s\n", c_red(f), c_reset(f), a, c,
 				       gpu_name ? " (" : "", gpu_name ? gpu_name : "", gpu_name ? ")" : "");
+			if (p.fits && comfy && bd->resident > vram_bytes)
+				printf("  not everything stays loaded: ComfyUI moves the models between RAM and GPU each image "
+				       "(counted in the time below)\n");
 		}
 		if (p.n_advice) {
 			printf("\nChanges, applied in this order:\n");
 			for (size_t i = 0; i < p.n_advice; i++)
 				printf("  %zu. %s\n     -> %s\n", i + 1, p.advice[i].action, p.advice[i].effect);
 		}
-		if (p.has_speed) {
-			printf("\nSpeed: about %.1f s per image (compute-bound: %.0f dense FP16 TFLOPS x %.0f%% "
-			       "utilisation", p.s_per_image, gpu_tflops, m.mfu * 100);
-			if (p.offload_s > 0)
-				printf(", plus %.1f s of PCIe transfers for the offload", p.offload_s);
-			printf(")\n");
+		if (p.n_savings) {
+			printf("\nIf you need room (larger images, batches, LoRAs, ControlNet), each on its own:\n");
+			for (size_t i = 0; i < p.n_savings; i++)
+				printf("  - %s\n     -> %s\n", p.savings[i].action, p.savings[i].effect);
 		}
+		if (p.has_speed) {
+			printf("\nSpeed: %s%.2f it/s, about %.1f s per image, %.1f images/min (%s; %.0f TFLOPS %s x %.0f%% realised",
+			       p.speed_estimated ? "~" : "", 1 / p.s_per_step, p.s_per_image, p.images_per_min,
+			       p.backend_name, p.rate_tflops,
+			       p.rate_tflops < p.paper_tflops ? "after the board-power cap" : "paper rate",
+			       p.fraction * 100);
+			if (p.offload_s > 0)
+				printf(", plus %.1f s of PCIe transfers", p.offload_s);
+			printf(")\n");
+			if (p.speed_estimated)
+				printf("  ~ estimate: no measured row for this card on %s; the fraction comes from the cards that "
+				       "have one (data/image-backends.tsv)\n",
+				       p.backend);
+			else
+				printf("  measured card: its public rows are in tests/validation/image-speed.tsv\n");
+		} else if (gpu) {
+			printf("\nSpeed: unknown for %s (no image backend or rate for its vendor)\n", gpu->name);
+		} else {
+			printf("\nSpeed: unknown without a GPU (give --gpu)\n");
+		}
+		printf("Assumptions:\n");
+		if (comfy)
+			printf("  - ComfyUI profile: text encoders unloaded after encoding, the %s swapped out for the decode "
+			       "when memory is short, VAE decoded in %s%s\n",
+			       m.dit ? "transformer" : "UNet", vae_dt,
+			       !gpu ? " (no GPU given: a card with bf16, NVIDIA Ampere or newer, is assumed)" : "");
 		else
-			printf("\nSpeed: unknown without a GPU's TFLOPS (give --gpu)\n");
-		printf("Assumptions: activations scale with tokens (latent W/8 x H/8%s); attention's quadratic\n"
-		       "share and the text encoders' and VAE's compute are not in the time; sources in the\n"
-		       "diffusion table (gpuwise --data-dir, data/diffusion.tsv)\n",
+			printf("  - %s profile: all models resident, SDXL's VAE upcast to fp32%s\n",
+			       p.opts.ui == IMAGE_UI_A1111 ? "AUTOMATIC1111" : "diffusers",
+			       p.opts.ui == IMAGE_UI_A1111 ? " (--no-half-vae)" : " (force_upcast)");
+		printf("  - activations scale with tokens (latent W/8 x H/8%s); time: the denoiser's FLOPs (attention's\n"
+		       "    share growing with the square of the tokens) at the realised rate, plus a per-step overhead;\n"
+		       "    fp8 and GGUF weights are computed in 16 bits (no speed-up counted); sources in\n"
+		       "    data/diffusion.tsv and data/image-backends.tsv (gpuwise --data-dir)\n",
 		       m.dit ? ", 2x2 patches, plus text tokens" : "");
 	}
 	int status = p.has_budget && !p.fits ? GW_EXIT_VERDICT4 : GW_EXIT_OK;

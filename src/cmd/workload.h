@@ -51,6 +51,6 @@ int workload_plan_train(workload *w, const model_desc *m, uint64_t vram_bytes, u
 			const char *gpu_name, bool json);
 /* Plan and print image generation with model_name on one GPU. */
 int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes, const char *gpu_name,
-			double gpu_tflops, int pcie_gen, bool json);
+			const gpu_spec *gpu, bool json);
 
 #endif

@@ -115,6 +115,8 @@ static int cmp_rows(const void *a, const void *b)
 	const cards_row *x = a, *y = b;
 	if (x->price_estimated != y->price_estimated)
 		return x->price_estimated ? 1 : -1;
+	if (x->eval.speed_estimated != y->eval.speed_estimated)
+		return x->eval.speed_estimated ? 1 : -1;
 	if (x->speed_per_kusd != y->speed_per_kusd)
 		return x->speed_per_kusd < y->speed_per_kusd ? 1 : -1;
 	if (x->eval.speed != y->eval.speed)

@@ -21,6 +21,8 @@ typedef struct cards_eval {
 	bool fits;
 	bool has_speed;
 	double speed;           /* higher is better, in the caller's unit */
+	bool speed_estimated;   /* no measurement behind the speed (images: data/image-backends.tsv);
+				   ranked after the measured rows */
 	uint64_t need_bytes;    /* memory needed per GPU */
 	char remedy[160];       /* "" as asked; else the change that made it fit
 				   ("--quant q3_k_m", "partial offload: -ngl 30") */

@@ -61,7 +61,7 @@ static void fill(const kb_table *t, size_t r, image_model *m)
 	m->default_steps = (uint32_t)num(t, r, "default_steps");
 	m->cfg = (uint32_t)num(t, r, "cfg");
 	m->gflops_native = num(t, r, "gflops_native");
-	m->mfu = num(t, r, "mfu");
+	m->attn_gflops_native = num(t, r, "attn_gflops_native");
 	m->act_bytes_per_token = num(t, r, "act_bytes_per_token");
 	m->vae_bytes_per_px = num(t, r, "vae_bytes_per_px");
 	char *enc = xstrdup(kb_cell(t, r, kb_col(t, "encoders")));
@@ -120,6 +120,7 @@ bool image_model_known(const char *name)
 /* ---- options ---------------------------------------------------------- */
 
 static const char *const offload_names[] = {"none", "text-encoders", "sequential"};
+static const char *const ui_names[] = {"comfyui", "diffusers", "a1111"};
 
 void image_opts_init(image_opts *o)
 {
@@ -128,6 +129,37 @@ void image_opts_init(image_opts *o)
 	o->batch = 1;
 	o->quant = "fp16";
 	o->offload = IMAGE_OFFLOAD_NONE;
+	o->ui = IMAGE_UI_COMFYUI;
+}
+
+int image_parse_ui(const char *s, image_ui *out)
+{
+	for (size_t i = 0; i < 3; i++)
+		if (s && str_ieq(s, ui_names[i])) {
+			*out = (image_ui)i;
+			return 0;
+		}
+	return GW_EINVAL;
+}
+
+const char *image_ui_name(image_ui u) { return ui_names[u]; }
+
+/* ComfyUI's VAE dtype choice (comfy/model_management.py vae_dtype): bf16
+ * where the device supports it; NVIDIA from Ampere (cc 8.0), AMD RDNA 3/4
+ * and CDNA 2/3, Intel XPU; the MPS log shows "VAE dtype: torch.float32"
+ * (ComfyUI#1905). */
+bool image_bf16_vae(const gpu_spec *g)
+{
+	if (!g)
+		return true;
+	if (str_ieq(g->vendor, "NVIDIA"))
+		return g->cc_major >= 8;
+	if (str_ieq(g->vendor, "AMD"))
+		return strstr(g->arch, "RDNA 3") || strstr(g->arch, "RDNA 4") || strstr(g->arch, "CDNA 2") ||
+		       strstr(g->arch, "CDNA 3");
+	if (str_ieq(g->vendor, "Intel"))
+		return true;
+	return false;
 }
 
 int image_parse_offload(const char *s, image_offload *out)
@@ -213,22 +245,35 @@ int image_memory(const image_model *m, const image_opts *o, image_breakdown *bd,
 	double te = m->clip_params * (fp32 ? 4 : 2) + m->t5_params * (fp32 ? 4 : bpp <= 1.1 ? 1 : 2);
 	double den = m->denoiser_params * bpp;
 	double vae = m->vae_params * (fp32 ? 4 : 2);
-	double vae_decode_w = m->vae_fp32 || fp32 ? m->vae_params * 4 : vae;
+	/* SDXL's VAE overflows in fp16: diffusers and A1111 decode it in fp32;
+	 * ComfyUI in bf16 where the card has it (image_bf16_vae) */
+	bool comfy = o->ui == IMAGE_UI_COMFYUI;
+	bool dec_fp32 = fp32 || (m->vae_fp32 && !(comfy && image_bf16_vae(o->gpu)));
+	double vae_decode_w = dec_fp32 ? m->vae_params * 4 : vae;
 
 	double act = m->act_bytes_per_token * tokens_of(m, o) * o->batch * m->cfg * (fp32 ? 2 : 1);
 	double dec_px = o->vae_tiling ? fmin(IMAGE_VAE_TILE_PX, w * h) : w * h * o->batch;
-	double dec = m->vae_bytes_per_px * dec_px * (m->vae_fp32 || fp32 ? 2 : 1);
+	double dec = m->vae_bytes_per_px * dec_px * (dec_fp32 ? 2 : 1);
 	/* upcasting the VAE keeps its 16-bit copy while the fp32 one runs */
 	double vae_peak = vae + (vae_decode_w > vae ? vae_decode_w : 0);
 
-	double res_den = den, res_te = te, res_vae = vae, host = 0, peak;
+	double res_den = den, res_te = te, res_vae = vae, host = 0, peak, resident;
 	switch (o->offload) {
 	case IMAGE_OFFLOAD_NONE:
-		peak = te + den + fmax(vae + act, vae_peak + dec);
+		if (comfy) {
+			/* ComfyUI loads what each stage needs and frees the rest when
+			 * memory is short: encoders, then denoiser, then VAE */
+			peak = fmax(te, fmax(den + act, vae_peak + dec));
+			resident = te + den + fmax(vae + act, vae_peak + dec);
+		} else {
+			peak = te + den + fmax(vae + act, vae_peak + dec);
+			resident = peak;
+		}
 		break;
 	case IMAGE_OFFLOAD_TEXT_ENCODERS:
 		/* encoders run first, then leave for host RAM */
-		peak = fmax(te, den + fmax(vae + act, vae_peak + dec));
+		peak = comfy ? fmax(te, fmax(den + act, vae_peak + dec)) : fmax(te, den + fmax(vae + act, vae_peak + dec));
+		resident = fmax(te, den + fmax(vae + act, vae_peak + dec));
 		res_te = 0;
 		host = te;
 		break;
@@ -237,6 +282,7 @@ int image_memory(const image_model *m, const image_opts *o, image_breakdown *bd,
 		res_den = IMAGE_SEQUENTIAL_RESIDENT * den;
 		res_te = 0;
 		peak = fmax(blk + act, vae_peak + dec);
+		resident = peak;
 		host = te + den;
 		break;
 	}
@@ -248,11 +294,71 @@ int image_memory(const image_model *m, const image_opts *o, image_breakdown *bd,
 	bd->vae_decode = u64(dec);
 	bd->overhead = IMAGE_CUDA_CONTEXT_BYTES;
 	bd->total = u64(peak) + bd->overhead;
+	bd->resident = u64(resident) + bd->overhead;
 	bd->host = u64(host);
+	bd->vae_fp32 = dec_fp32;
 	return 0;
 }
 
 /* ---- speed and advice -------------------------------------------------- */
+
+
+/* Matrix-unit power caps in TFLOPS per watt of board power, from the
+ * architecture's full-rate part at its board power (data/gpus.tsv): Turing
+ * the 2080 Ti's 107.6 FP16-accumulate TFLOPS at 250 W, Ada the 4090's
+ * 330.3 at 450 W [derived].  A T4 (70 W) is held to about 30 TFLOPS of its
+ * 65, an L4 (72 W) to about 53 of its 121. */
+static const struct {
+	const char *arch;
+	double tflops_per_w;
+} power_caps[] = {
+	{"Turing", 107.6 / 250},
+	{"Ada Lovelace", 330.3 / 450},
+};
+
+/* The VAE decoder's work per output pixel: about 1.24 TFLOPs for a 512x512
+ * decode of the SD/SDXL VAE [assumption]; tiles overlap by a quarter
+ * (diffusers tile_overlap_factor 0.25), fp32 convolutions run at half the
+ * 16-bit rate (TF32). */
+#define IMAGE_VAE_FLOP_PER_PX (1.24e12 / (512.0 * 512.0))
+#define IMAGE_VAE_TILE_OVERLAP 1.25
+
+typedef struct backend_row {
+	const char *backend, *name, *rate, *measured;
+	double fraction, overhead_s;
+} backend_row;
+
+/* The data/image-backends.tsv row of g's vendor; false when none. */
+static bool backend_of(const gpu_spec *g, backend_row *b)
+{
+	const kb_table *t = kb_get_table("image-backends", NULL);
+	if (!t || !g)
+		return false;
+	for (size_t r = 0; r < t->nrows; r++) {
+		if (!str_ieq(kb_cell(t, r, kb_col(t, "vendor")), g->vendor))
+			continue;
+		b->backend = kb_cell(t, r, kb_col(t, "backend"));
+		b->name = kb_cell(t, r, kb_col(t, "name"));
+		b->rate = kb_cell(t, r, kb_col(t, "rate"));
+		b->measured = kb_cell(t, r, kb_col(t, "measured_gpus"));
+		b->fraction = num(t, r, "fraction");
+		b->overhead_s = num(t, r, "overhead_s");
+		return b->fraction > 0;
+	}
+	return false;
+}
+
+static bool listed(const char *list, const char *id)
+{
+	char *copy = xstrdup(list);
+	char *parts[64];
+	size_t n = str_split(copy, ',', parts, 64);
+	bool hit = false;
+	for (size_t i = 0; i < n && i < 64 && !hit; i++)
+		hit = str_ieq(str_trim(parts[i]), id);
+	free(copy);
+	return hit;
+}
 
 /* Effective host-to-GPU copy rate by PCIe generation, about 75% of an x16
  * link (gen3 15.8, gen4 31.5, gen5 63 GB/s raw) [assumption]. */
@@ -261,21 +367,48 @@ static double pcie_gbs(int gen)
 	return gen <= 3 && gen > 0 ? 12 : gen >= 5 ? 48 : 24;
 }
 
+/*
+ * Seconds per sampler step: guidance forwards x batch x the denoiser's
+ * FLOPs (linear part x T/Tn, attention's part x (T/Tn)^2) at the realised
+ * rate, plus the backend's per-evaluation overhead.  The same arithmetic
+ * as tests/validation/fit_image.py.
+ */
 static void speed(image_plan *p)
 {
 	const image_model *m = &p->model;
 	const image_opts *o = &p->opts;
-	p->has_speed = o->gpu_tflops > 0 && m->gflops_native > 0 && m->mfu > 0;
-	if (!p->has_speed)
+	const gpu_spec *g = o->gpu;
+	backend_row b;
+	if (!g || !(m->gflops_native > 0) || !backend_of(g, &b))
 		return;
+	double paper = str_ieq(b.rate, "fp32") || !(g->fp16_tflops > 0) ? g->fp32_tflops : g->fp16_tflops;
+	if (!(paper > 0))
+		return;
+	double rate = paper;
+	for (size_t i = 0; i < sizeof power_caps / sizeof power_caps[0]; i++)
+		if (str_starts(g->arch, power_caps[i].arch) && g->tdp_w > 0)
+			rate = fmin(rate, g->tdp_w * power_caps[i].tflops_per_w);
+	p->has_speed = true;
+	p->backend = b.backend;
+	p->backend_name = b.name;
+	p->speed_estimated = !listed(b.measured, g->id);
+	p->paper_tflops = paper;
+	p->rate_tflops = rate;
+	p->fraction = b.fraction;
+	double R = rate * 1e12 * b.fraction;
+
 	image_opts native = *o;
 	native.width = native.height = 0;
-	double scale = p->tokens / tokens_of(m, &native);
-	/* Linear in tokens: attention's quadratic share is left out, so large
-	 * images come out optimistic. */
-	double flops = p->steps * (double)m->cfg * o->batch * m->gflops_native * 1e9 * scale;
-	double compute_s = flops / (o->gpu_tflops * 1e12 * m->mfu);
-	double bw = pcie_gbs(o->pcie_gen) * 1e9;
+	double x = p->tokens / tokens_of(m, &native);
+	double attn = m->attn_gflops_native > 0 && m->attn_gflops_native < m->gflops_native ? m->attn_gflops_native : 0;
+	double flops = ((m->gflops_native - attn) * x + attn * x * x) * 1e9;
+	p->s_per_step = (double)m->cfg * o->batch * flops / R + b.overhead_s;
+
+	double w = o->width, h = o->height;
+	double dec_flops = IMAGE_VAE_FLOP_PER_PX * w * h * o->batch * (o->vae_tiling ? IMAGE_VAE_TILE_OVERLAP : 1);
+	p->decode_s = dec_flops / (R * (p->bd.vae_fp32 ? 0.5 : 1));
+
+	double bw = pcie_gbs(o->pcie_gen ? o->pcie_gen : g->pcie_gen) * 1e9;
 	double bpp;
 	image_quant_bytes(o->quant, &bpp);
 	double den = m->denoiser_params * bpp;
@@ -285,26 +418,37 @@ static void speed(image_plan *p)
 		xfer = te / bw;                     /* encoders in again for each new prompt */
 	else if (o->offload == IMAGE_OFFLOAD_SEQUENTIAL)
 		xfer = te / bw + p->steps * den / bw; /* the whole denoiser streamed every step */
+	else if (p->has_budget && p->bd.resident > p->vram_bytes)
+		/* ComfyUI swaps: encoders and denoiser back in for each new prompt */
+		xfer = (p->bd.resident - p->bd.total) / bw;
 	p->offload_s = xfer / o->batch;
-	p->s_per_image = (compute_s + xfer) / o->batch;
+	p->s_per_image = (p->steps * p->s_per_step + p->decode_s + xfer) / o->batch;
+	p->images_per_min = p->s_per_image > 0 ? 60 / p->s_per_image : 0;
 }
 
-static void add_advice(image_plan *p, size_t *cap, uint64_t before, uint64_t after, bool fits, char *action)
+static void add_row(image_advice **list, size_t *n, size_t *cap, uint64_t before, uint64_t after, bool fits,
+		    char *action)
 {
 	char a[32], d[32];
-	p->advice = xgrow(p->advice, cap, p->n_advice + 1, sizeof *p->advice);
-	image_advice *ad = &p->advice[p->n_advice++];
+	*list = xgrow(*list, cap, *n + 1, sizeof **list);
+	image_advice *ad = &(*list)[(*n)++];
 	fmt_bytes(a, sizeof a, after);
-	fmt_bytes(d, sizeof d, before - after);
+	fmt_bytes(d, sizeof d, before > after ? before - after : 0);
 	ad->action = action;
 	ad->effect = xasprintf("%s peak (-%s)%s", a, d, fits ? ", fits" : ", still too large");
 	ad->total_after = after;
 	ad->fits_after = fits;
 }
 
-/* Ranked changes, applied cumulatively: 8-bit weights; text encoders to
- * the CPU between stages; tiled VAE decode; batch 1; sequential offload;
- * a 4-bit GGUF. */
+/* The GGUF steps tried after 8-bit weights, largest first. */
+static const char *const gguf_steps[] = {"q6_k", "q5_k_s", "q4_k_s"};
+
+/*
+ * Ranked changes, applied cumulatively, cheapest in quality and speed
+ * first: tiled VAE decode; text encoders to the CPU between stages
+ * (diffusers, A1111; ComfyUI does it already); 8-bit weights (fp8 or the
+ * GGUF Q8_0); smaller GGUF types; batch 1; sequential offload last.
+ */
 static int advise(image_plan *p, gw_error *err)
 {
 	image_opts o = p->opts;
@@ -314,28 +458,73 @@ static int advise(image_plan *p, gw_error *err)
 	double bpp;
 	int rc;
 	image_quant_bytes(o.quant, &bpp);
-#define TRY(cond, mutate, text)                                                              \
-	if (cond) {                                                                          \
-		mutate;                                                                      \
-		if ((rc = image_memory(&p->model, &o, &bd, err)))                            \
-			return rc;                                                           \
-		if (bd.total < cur) {                                                        \
-			add_advice(p, &cap, cur, bd.total, bd.total <= p->vram_bytes, text); \
-			cur = bd.total;                                                      \
-			if (bd.total <= p->vram_bytes)                                       \
-				return 0;                                                    \
-		}                                                                            \
+#define TRY(cond, mutate, text)                                                                              \
+	if (cond) {                                                                                          \
+		mutate;                                                                                      \
+		if ((rc = image_memory(&p->model, &o, &bd, err)))                                            \
+			return rc;                                                                           \
+		if (bd.total < cur) {                                                                        \
+			add_row(&p->advice, &p->n_advice, &cap, cur, bd.total, bd.total <= p->vram_bytes, text); \
+			cur = bd.total;                                                                      \
+			if (bd.total <= p->vram_bytes)                                                       \
+				return 0;                                                                    \
+		}                                                                                            \
 	}
-	TRY(bpp > 1.1, o.quant = "fp8", xstrdup("8-bit weights (--quant fp8, or the GGUF q8_0)"));
-	TRY(o.offload == IMAGE_OFFLOAD_NONE, o.offload = IMAGE_OFFLOAD_TEXT_ENCODERS,
-	    xstrdup("move the text encoders to the CPU after encoding (--offload text-encoders)"));
 	TRY(!o.vae_tiling, o.vae_tiling = true, xstrdup("tiled VAE decode (--vae-tiling)"));
+	TRY(o.offload == IMAGE_OFFLOAD_NONE && o.ui != IMAGE_UI_COMFYUI, o.offload = IMAGE_OFFLOAD_TEXT_ENCODERS,
+	    xstrdup("move the text encoders to the CPU after encoding (--offload text-encoders)"));
+	TRY(bpp > 1.1, o.quant = "fp8", xstrdup("8-bit weights (--quant fp8, or the GGUF q8_0)"));
+	for (size_t i = 0; i < sizeof gguf_steps / sizeof gguf_steps[0]; i++) {
+		double nb;
+		image_quant_bytes(o.quant, &bpp);
+		image_quant_bytes(gguf_steps[i], &nb);
+		TRY(bpp > nb * 1.01 && o.offload != IMAGE_OFFLOAD_SEQUENTIAL, o.quant = gguf_steps[i],
+		    xasprintf("a GGUF %s of the model (--quant %s; ComfyUI-GGUF, stable-diffusion.cpp)", gguf_steps[i],
+			      gguf_steps[i]));
+	}
 	TRY(o.batch > 1, o.batch = 1, xstrdup("one image at a time (--batch 1)"));
 	TRY(o.offload != IMAGE_OFFLOAD_SEQUENTIAL, o.offload = IMAGE_OFFLOAD_SEQUENTIAL,
 	    xstrdup("stream the model block by block (--offload sequential; much slower)"));
-	image_quant_bytes(o.quant, &bpp);
-	TRY(bpp > 0.6, o.quant = "q4_k_s", xstrdup("a 4-bit GGUF of the model (--quant q4_k_s)"));
 #undef TRY
+	return 0;
+}
+
+/*
+ * When it fits: each memory-saving change alone, against what the card
+ * holds (everything resident when that fits, else the stage peak).
+ */
+static int savings(image_plan *p, gw_error *err)
+{
+	uint64_t base = p->bd.resident <= p->vram_bytes ? p->bd.resident : p->bd.total;
+	bool res = p->bd.resident <= p->vram_bytes;
+	size_t cap = 0;
+	double bpp;
+	image_quant_bytes(p->opts.quant, &bpp);
+	for (int k = 0; k < 2; k++) {
+		image_opts o = p->opts;
+		char *text;
+		if (k == 0 && !o.vae_tiling) {
+			o.vae_tiling = true;
+			text = xstrdup("tiled VAE decode (--vae-tiling)");
+		} else if (k == 1 && bpp > 1.1) {
+			o.quant = "fp8";
+			text = xstrdup("8-bit weights (--quant fp8, or the GGUF q8_0)");
+		} else {
+			continue;
+		}
+		image_breakdown bd;
+		int rc = image_memory(&p->model, &o, &bd, err);
+		if (rc) {
+			free(text);
+			return rc;
+		}
+		uint64_t after = res ? bd.resident : bd.total;
+		if (after >= base) {
+			free(text);
+			continue;
+		}
+		add_row(&p->savings, &p->n_savings, &cap, base, after, true, text);
+	}
 	return 0;
 }
 
@@ -354,13 +543,15 @@ int image_plan_compute(const image_model *m, const image_opts *o, uint64_t vram_
 		return rc;
 	p->steps = o->steps ? o->steps : m->default_steps;
 	p->tokens = tokens_of(m, &p->opts);
-	speed(p);
 	p->vram_bytes = vram_bytes;
 	p->has_budget = vram_bytes > 0;
 	p->fits = p->has_budget && p->bd.total <= vram_bytes;
 	p->little_headroom = p->fits && (double)(vram_bytes - p->bd.total) < IMAGE_LITTLE_HEADROOM * (double)vram_bytes;
+	speed(p);
 	if (p->has_budget && !p->fits)
 		rc = advise(p, err);
+	else if (p->has_budget)
+		rc = savings(p, err);
 	return rc;
 }
 
@@ -371,5 +562,10 @@ void image_plan_release(image_plan *p)
 		free(p->advice[i].effect);
 	}
 	free(p->advice);
+	for (size_t i = 0; i < p->n_savings; i++) {
+		free(p->savings[i].action);
+		free(p->savings[i].effect);
+	}
+	free(p->savings);
 	memset(p, 0, sizeof *p);
 }

@@ -271,9 +271,15 @@ static uint64_t search_max_ctx(const plan_request *rq, const plan_result *base)
 	t.skip_advice = true;
 	uint64_t trained = rq->model->ctx_train ? rq->model->ctx_train : 131072;
 	uint64_t lo = 0, hi = trained / 256 + 1; /* in units of 256; lo ok, hi not */
+	if (base->ctx / 256 < hi)
+		lo = base->ctx / 256; /* the plan itself holds at its own context */
 	plan_result *r = xmalloc(sizeof *r);
+	/* The memory need grows with the context, so the bisection below ends at
+	 * the top when the trained context fits: try it first (one plan instead
+	 * of ten when it does, the common case for a small model on a big card). */
+	bool first = base->verdict == PLAN_FITS;
 	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
+		uint64_t mid = first ? hi - 1 : lo + (hi - lo) / 2;
 		t.ctx = mid * 256;
 		gw_error e;
 		bool ok = plan_one(&t, r, &e) == 0 && r->verdict != PLAN_NOFIT &&
@@ -283,6 +289,7 @@ static uint64_t search_max_ctx(const plan_request *rq, const plan_result *base)
 			lo = mid;
 		else
 			hi = mid;
+		first = false;
 	}
 	free(r);
 	uint64_t best = lo * 256;

@@ -29,7 +29,9 @@
  * fp16 column for GeForce is the halved FP32-accumulate rate, so GeForce
  * int8 is 4x that column (NVIDIA Ada/Ampere/Blackwell whitepapers) while a
  * professional card's is 2x.  MoE counts the active experts only, plus a
- * fixed cost per MoE block (routing, mul_mat_id) in decode and prefill.
+ * fixed cost per MoE block (routing, mul_mat_id) in decode and prefill; in
+ * prefill the experts' GEMMs run at the fill their tokens per expert give
+ * (expert_tile_fill below).
  *
  * Several GPUs: llama.cpp's layer split, the default: decode adds each
  * device's bytes over its own bandwidth plus gpu_us per extra GPU (the
@@ -241,11 +243,54 @@ static void row_from(const kb_table *t, size_t r, plan_speed_row *o)
 	o->source = kb_cell(t, r, kb_col(t, "source"));
 }
 
+static long row_find_uncached(const kb_table *t, const char *build, plan_backend b, const char *family);
+
+/* The last rows found: a plan looks the same (build, backend, family) up
+ * once per device and per plan of the context search and the advice, some
+ * seven hundred times for one `gpuwise plan` (plans run on one thread). */
+#define ROW_CACHE 8
+static struct {
+	const kb_table *t;
+	char build[24], family[16];
+	plan_backend b;
+	bool found;
+	plan_speed_row row;
+} row_cache[ROW_CACHE];
+static unsigned row_cache_next;
+
 int plan_speed_row_find(const char *build, plan_backend b, const char *family, plan_speed_row *out)
 {
 	const kb_table *t = kb_get_table("speed", NULL);
 	if (!t)
 		return GW_ENOENT;
+	for (unsigned i = 0; i < ROW_CACHE; i++)
+		if (row_cache[i].t == t && row_cache[i].b == b && !strcmp(row_cache[i].build, build) &&
+		    !strcmp(row_cache[i].family, family)) {
+			if (!row_cache[i].found)
+				return GW_ENOENT;
+			*out = row_cache[i].row;
+			return 0;
+		}
+	long found = row_find_uncached(t, build, b, family);
+	if (found >= 0)
+		row_from(t, (size_t)found, out);
+	if (strlen(build) < sizeof row_cache[0].build && strlen(family) < sizeof row_cache[0].family) {
+		unsigned k = row_cache_next++ % ROW_CACHE;
+		row_cache[k].t = t;
+		row_cache[k].b = b;
+		row_cache[k].found = found >= 0;
+		if (found >= 0)
+			row_cache[k].row = *out;
+		snprintf(row_cache[k].build, sizeof row_cache[k].build, "%s", build);
+		snprintf(row_cache[k].family, sizeof row_cache[k].family, "%s", family);
+	}
+	return found >= 0 ? 0 : GW_ENOENT;
+}
+
+/* The row index of (build, backend, family) in t: the family, then its stem
+ * ("ada-pro" -> "ada"), then "*"; -1 when none. */
+static long row_find_uncached(const kb_table *t, const char *build, plan_backend b, const char *family)
+{
 	long cb = kb_col(t, "build"), ck = kb_col(t, "backend"), cf = kb_col(t, "family");
 	const char *bn = plan_backend_name(b);
 	/* the family, then its stem ("ada-pro" -> "ada"), then "*" */
@@ -264,11 +309,9 @@ int plan_speed_row_find(const char *build, plan_backend b, const char *family, p
 			hit[k] = (long)r;
 	}
 	for (int k = 0; k < 3; k++)
-		if (hit[k] >= 0) {
-			row_from(t, (size_t)hit[k], out);
-			return 0;
-		}
-	return GW_ENOENT;
+		if (hit[k] >= 0)
+			return hit[k];
+	return -1;
 }
 
 static double kernel_bw(const plan_speed_row *row, const char *kernel)
@@ -357,6 +400,45 @@ double plan_attn_flops(const model_desc *m, uint64_t ctx)
 		sum += 2.0 * m->n_heads * ((double)m->head_dim_k + m->head_dim_v) * mean_pos(m, il, (double)ctx);
 	}
 	return sum;
+}
+
+/*
+ * Prefill FLOPs per prompt token of the routed experts, and how full the
+ * expert GEMMs run.  llama.cpp's mul_mat_id gathers, per ubatch, the tokens
+ * routed to each expert and runs one quantized GEMM per expert (ggml-cuda
+ * mmid / mmq.cu; Vulkan and Metal mul_mm_id likewise): an expert gets on
+ * average t = ubatch x used / experts tokens, and a GEMM of t columns fills
+ * t / (t + MOE_TILE_HALF_TOKENS) of the tensor-core tile throughput (tile
+ * columns left empty, per-expert weight loads not amortised).  gpt-oss-20b
+ * (32 experts, top 4) sees 64 tokens per expert at -ub 512, gpt-oss-120b
+ * (128 experts) 16: the larger model's experts run at 0.32 of the rate, the
+ * smaller's at 0.65.  MOE_TILE_HALF_TOKENS (34) and the cuda rows' moe_pp_us
+ * (1.8 us per MoE block per token: routing, gather and scatter) were fitted
+ * together on the four fitted gpt-oss rows of llamabench-current.tsv (RTX PRO
+ * 6000 and its Max-Q, 20b and 120b, pp2048 at the default ubatch): errors
+ * -11/-1/+2/+13% where one fixed cost alone left -16/+21/-2/+42%.  The dense
+ * blocks keep the dense rate.
+ */
+#define MOE_TILE_HALF_TOKENS 34.0
+
+static double expert_flops(const model_desc *m)
+{
+	if (m->n_experts == 0 || m->n_experts_used == 0 || m->expert_ffn == 0)
+		return 0;
+	double n = 0;
+	for (uint32_t il = 0; il < m->n_layers; il++)
+		if (model_layer_moe(m, il))
+			n++;
+	/* gate, up and down of each chosen expert: 3 x hidden x expert_ffn MACs */
+	return 2.0 * n * m->n_experts_used * 3.0 * m->hidden * m->expert_ffn;
+}
+
+static double expert_tile_fill(const model_desc *m, uint32_t ubatch)
+{
+	if (m->n_experts == 0 || m->n_experts_used == 0)
+		return 1;
+	double t = (double)(ubatch ? ubatch : 512) * m->n_experts_used / m->n_experts;
+	return t / (t + MOE_TILE_HALF_TOKENS);
 }
 
 /* ---- CPU backend ------------------------------------------------------------------ */
@@ -529,6 +611,8 @@ static void speed_latest(const work *wk, plan_result *r, plan_backend be)
 			n_moe++;
 	for (size_t d = 0; d < r->n_devices; d++)
 		on_gpu += r->devices[d].layers;
+	double mm_flops = 2.0 * params, ex_flops = fmin(expert_flops(wk->m), mm_flops);
+	double ex_fill = expert_tile_fill(wk->m, wk->batch);
 	for (size_t d = 0; d < r->n_devices; d++) {
 		const plan_device *pd = &r->devices[d];
 		if (pd->layers == 0)
@@ -566,7 +650,8 @@ static void speed_latest(const work *wk, plan_result *r, plan_backend be)
 			continue;
 		}
 		if (tp >= 0)
-			tp += share * (2.0 * params / (rw * 1e12) + plan_attn_flops(wk->m, wk->ctx) / (ra * 1e12) +
+			tp += share * ((mm_flops - ex_flops + ex_flops / ex_fill) / (rw * 1e12) +
+				       plan_attn_flops(wk->m, wk->ctx) / (ra * 1e12) +
 				       (wk->n * row.pp_layer_us + n_moe * row.moe_pp_us) * 1e-6);
 	}
 	double host_bytes = read_bytes(wk, 0, wk->total - r->gpu_layers) +

@@ -680,7 +680,12 @@ static bool reclaim(pass *p, job *j, const sched_project *pr, sched_result *res,
 		sched_req kr = req_of(p, best);
 		sched_uncommit(p->view, &kr, best->gpu_idx);
 		if (place(p, &r, true, idx) == 0) {
-			ok = true;
+			/* the GPU found charges its own model's standard size: a
+			 * job that would then leave its nominal quota waits rather
+			 * than preempt anyone */
+			const char *w;
+			ok = !p->slots || j->spec.mode != JOB_MODE_SHARED ||
+			     admit_v(p, j, pr, charge_on(p, j, idx), &w) == ADMIT_NOMINAL;
 			break;
 		}
 	}

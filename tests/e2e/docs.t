@@ -161,8 +161,8 @@ jcheck plan-serve json-plan.md
 run_gw plan llama-2-7b --train lora --vram 8G --json
 is "$rc" 4 "plan --train lora --vram 8G: exit 4"
 jcheck plan-train "json-plan-workloads.md#fine-tuning-train-full-lora-qlora"
-run_gw plan sdxl --image 1024x1024 --vram 8G --json
-is "$rc" 4 "plan --image 1024x1024 --vram 8G: exit 4"
+run_gw plan sdxl --image 1024x1024 --vram 6G --json
+is "$rc" 4 "plan --image 1024x1024 --vram 6G: exit 4"
 jcheck plan-image "json-plan-workloads.md#image-generation-image-wxh"
 run_gw cards llama-3.1-8b --quant q4_k_m --json
 is "$rc" 0 "cards: exit 0"

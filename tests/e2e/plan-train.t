@@ -92,8 +92,8 @@ is "$rc" 0 "GGUF: full fine-tuning of a tiny model fits 1G"
 is "$(printf '%s' "$out" | jget 'd["workload"]')" "train" "GGUF: planned as training"
 
 # image generation
-run_gw plan sdxl --image 1024x1024 --vram 16G
-is "$rc" 0 "SDXL 1024 fits 16G"
+run_gw plan sdxl --image 1024x1024 --vram 16G --ui diffusers
+is "$rc" 0 "SDXL 1024 fits 16G (diffusers: fp32 VAE decode)"
 like "$out" "little headroom" "with little headroom"
 run_gw plan sdxl --image 1024x1024 --vram 24G
 is "$rc" 0 "SDXL 1024 fits 24G"

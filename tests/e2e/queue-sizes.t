@@ -79,6 +79,20 @@ is "$(printf '%s' "$out" | jget "sorted([x['model'], x['bytes'] // $GiB] for x i
 	'[["NVIDIA A100 80GB PCIe", 10], ["NVIDIA GeForce RTX 4090", 12]]' "show --json: 9 GiB is 10 GiB on the A100, 12 GiB on the 4090"
 run_gw queue
 like "$out" " a .* 9\\.00 GiB \\(std 12\\.00 GiB\\)" "queue says 9 GiB asked, 12 GiB charged"
+# the lab page (status --serve) shows both too
+"$GW" status --serve 127.0.0.1:0 --socket "$SOCK" >"$TMP/serve.out" 2>"$TMP/serve.err" &
+spid=$!
+port=
+for _ in $(seq 1 100); do
+	port=$(sed -n 's|^serving http://[^ ]*:\([0-9]*\)/metrics.*|\1|p' "$TMP/serve.out")
+	[ -n "$port" ] && break
+	kill -0 "$spid" 2>/dev/null || break
+	sleep 0.1
+done
+page=$(curl -s "http://127.0.0.1:${port:-1}/" 2>&1)
+like "$page" "<td class=num>9\\.00 GiB \\(std 12\\.00 GiB\\)</td>" "the lab page shows 9 GiB asked and the 12 GiB charged"
+kill "$spid" 2>/dev/null
+wait "$spid" 2>/dev/null
 "$GW" cancel "$big" >/dev/null 2>&1
 q_wait_state "$big" cancelled 20
 # 12 GiB used of 22: a second 9 GiB job fits the quota only at the A100's 10 GiB size

@@ -78,4 +78,18 @@ rm -f "$cache"
 run_gw plan llama3.1:8b --ctx 8192 --json
 is "$(printf '%s' "$out" | jget 'any("measured here" in a for a in d["assumptions"])')" False "no cache: the spec sheet"
 unset GPUWISE_ROOT GPUWISE_FAKE_SCENARIO GPUWISE_NVML_LIB GPUWISE_CUDA_LIB
+
+# MoE prefill goes through the expert GEMMs: at -ub 512 gpt-oss-20b's 32 experts
+# (top 4) get 64 tokens each, gpt-oss-120b's 128 experts 16, so the 120b prefills
+# slower than its active parameters alone say (measured on an RTX PRO 6000:
+# 11522 / 5518 = 2.09, tests/validation/llamabench-current.tsv).
+run_gw plan gpt-oss-20b --gpu rtx-pro-6000 --gpu-layers 999 --flash-attn on --ctx 2048 --json
+p20=$(printf '%s' "$out" | jget 'd["prefill_tok_s"]')
+run_gw plan gpt-oss-120b --gpu rtx-pro-6000 --gpu-layers 999 --flash-attn on --ctx 2048 --json
+p120=$(printf '%s' "$out" | jget 'd["prefill_tok_s"]')
+diag "gpt-oss prefill on an RTX PRO 6000: 20b $p20, 120b $p120 tok/s (measured 11522, 5518)"
+is "$(python3 -c "print(1.7 < $p20 / $p120 < 2.5)")" True "gpt-oss-120b prefills at under 1/1.7 of the 20b's rate (sparser experts)"
+run_gw plan gpt-oss-120b --gpu rtx-pro-6000 --gpu-layers 999 --flash-attn on --ctx 2048 --batch 2048 --json
+is "$(python3 -c "print($(printf '%s' "$out" | jget 'd["prefill_tok_s"]') > 1.2 * $p120)")" True \
+	"a 4x larger ubatch fills the expert GEMMs: faster prefill"
 done_testing

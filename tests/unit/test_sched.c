@@ -766,6 +766,60 @@ static void test_model_sizes(void **state)
 }
 
 /*
+ * Preempting a borrowed job for a job within its quota: on a mixed server
+ * the GPU freed may be of a model whose standard size takes that job over
+ * its quota; it then waits, and nobody is preempted for it.
+ */
+static void test_reclaim_respects_model_sizes(void **state)
+{
+	(void)state;
+	static const uint64_t big[] = {10 * GiB, 20 * GiB, 40 * GiB, 80 * GiB}, small[] = {6 * GiB, 12 * GiB, 24 * GiB};
+	sched_node_gpu g[2];
+	node(g, 2, 24);
+	g[0].mem_total_bytes = 80 * GiB;
+	g[0].slot_bytes = big;
+	g[0].n_slots = 4;
+	g[1].slot_bytes = small;
+	g[1].n_slots = 3;
+	sched_project pr[2] = {{.name = "a", .quota_vram_bytes = 10 * GiB, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED},
+			       {.name = "b", .quota_vram_bytes = 10 * GiB, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED}};
+	/* b borrowed both cards: 70 GiB on the 80 GiB one, then 20 GiB on the 24 GiB one */
+	job *jobs[3] = {mk(1, "b", JOB_MODE_SHARED, 70, 1, 0), mk(2, "b", JOB_MODE_SHARED, 20, 1, 0),
+			mk(3, "a", JOB_MODE_SHARED, 9, 1, 0)};
+	for (int i = 0; i < 2; i++) {
+		jobs[i]->state = JOB_RUNNING;
+		jobs[i]->borrowed = true;
+		jobs[i]->n_placed = 1;
+		jobs[i]->gpu_idx[0] = i;
+		jobs[i]->start_ms = 10 + i; /* job 2, on the 24 GiB card, is the newest */
+	}
+	sched_config c = cfg_of(true);
+	sched_result r = {0};
+	/* a's 9 GiB: 10 GiB on the 80 GiB model (within a's 10), 12 on the 24 GiB one
+	 * (over): freeing the 24 GiB card would start it over its quota */
+	sched_pass(&c, g, 2, pr, 2, jobs, 3, &r);
+	for (size_t i = 0; i < r.n; i++) {
+		assert_int_not_equal(r.d[i].action, SCHED_PREEMPT);
+		assert_true(r.d[i].job->id != 3 || r.d[i].action != SCHED_START);
+	}
+	assert_int_equal(jobs[2]->state, JOB_QUEUED);
+	/* with the same sizes on both models the 24 GiB card's charge is 10 GiB:
+	 * then the newest borrowed job is preempted for it */
+	g[1].slot_bytes = big;
+	g[1].n_slots = 2;
+	sched_pass(&c, g, 2, pr, 2, jobs, 3, &r);
+	size_t pre = 0;
+	for (size_t i = 0; i < r.n; i++)
+		if (r.d[i].action == SCHED_PREEMPT) {
+			pre++;
+			assert_int_equal(r.d[i].job->id, 2);
+		}
+	assert_int_equal(pre, 1);
+	sched_result_release(&r);
+	free_jobs(jobs, 3);
+}
+
+/*
  * A job stored by a daemon that rounded requests at submit (vram_bytes the
  * standard size, vram_asked_bytes the request) loads with its request back,
  * so that placement charges it by the sizes of the model it runs on.
@@ -828,6 +882,7 @@ int main(void)
 		cmocka_unit_test(test_standard_sizes),
 		cmocka_unit_test(test_model_sizes),
 		cmocka_unit_test(test_stored_rounded_request),
+		cmocka_unit_test(test_reclaim_respects_model_sizes),
 		cmocka_unit_test(test_exclusive_foreign),
 		cmocka_unit_test(test_proto),
 		cmocka_unit_test(test_proto_corpus),

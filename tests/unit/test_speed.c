@@ -107,6 +107,17 @@ static void test_rows(void **state)
 	assert_int_equal(plan_speed_row_find("b2824", PLAN_BACKEND_METAL, "apple", &r), 0);
 	assert_true(r.layer_us == 400);
 	assert_int_equal(plan_speed_row_find("b1", PLAN_BACKEND_CUDA, "ada", &r), GW_ENOENT);
+	/* found again from the lookup cache: the same row, and a miss stays a miss */
+	plan_speed_row a, b;
+	assert_int_equal(plan_speed_row_find("latest", PLAN_BACKEND_METAL, "apple", &a), 0);
+	for (int i = 0; i < 20; i++) /* more lookups than the cache holds */
+		assert_int_equal(plan_speed_row_find("latest", i % 2 ? PLAN_BACKEND_CUDA : PLAN_BACKEND_ROCM,
+						     i % 3 ? "ada" : "rdna3", &b), 0);
+	assert_int_equal(plan_speed_row_find("latest", PLAN_BACKEND_METAL, "apple", &b), 0);
+	assert_memory_equal(&a, &b, sizeof a);
+	assert_int_equal(plan_speed_row_find("latest", PLAN_BACKEND_VULKAN, "ampere", &b), 0);
+	assert_string_equal(b.family, "ampere");
+	assert_int_equal(plan_speed_row_find("b1", PLAN_BACKEND_CUDA, "ada", &r), GW_ENOENT);
 }
 
 static void test_cpu(void **state)

@@ -18,6 +18,10 @@ gw, tsv = sys.argv[1], sys.argv[2]
 rows = list(csv.DictReader((l for l in open(tsv) if not l.startswith('#')), delimiter='\t'))
 res = {}
 for r in rows:
+    if '[not expressible:' in r['note']:
+        print('# skip    %-2s %-28s %-16s (%s)' % (r['test'], r['cpu'][:28], r['model'],
+                                             r['note'].split('[not expressible: ')[1].rstrip(']')))
+        continue
     cmd = [gw, 'plan', r['model'], '--gpu', 'none', '--ram', '1024G', '--quant', r['quant'], '--ctx', r['ctx'],
            '--threads', r['threads'], '--host-bw', r['host_bw_gbs'], '--json']
     p = subprocess.run(cmd, capture_output=True, text=True)

@@ -13,13 +13,13 @@ median and worst |error| per backend, then the median per GPU generation
   30% (prefill), among those with at least one fitted GPU (a generation
   whose rows are all held out runs on assumed constants; it is printed).
 
-Rows added after the fit (llamabench-added-unasserted.tsv; for the CPU,
-cpu-llama-bench-added-unasserted.tsv) are all held out and printed as the
-'added' set, never asserted: with them a target failed, so they are kept
-apart rather than loosening a target or refitting.  The closing table gives
+Rows dated before 2025 (discussion 4167's 2023 build) are printed as 'old'
+and neither fitted nor counted.  Files llamabench-added-unasserted.tsv and
+cpu-llama-bench-added-unasserted.tsv, where present, hold rows kept apart
+from the asserted set; they are printed as the 'added' set, never asserted
+(none are kept apart now: the 2026-12-01 rows are in the asserted files).  The closing table gives
 all six backends (cuda, rocm, vulkan, metal, sycl, cpu) for the fitted,
-held-out and added rows; sycl has no row, the Intel Arc (Vulkan) rows stand
-in; the cpu rows are planned with plan --gpu none as validate_cpu.py does
+held-out and added rows, with the Intel Arc rows on Vulkan beside sycl; the cpu rows are planned with plan --gpu none as validate_cpu.py does
 (their own bounds are asserted by tests/e2e/plan-cpu.t).
 
 Rows whose GPU or model the catalog lacks, and rows whose source marks a
@@ -81,6 +81,8 @@ def cpu_rows():
     for r in rows:
         if r["old_build"] == "1" and r["test"] == "pp":
             continue
+        if "[not expressible:" in r["note"]:
+            continue
         if FIT and r["set"] != "fit":
             continue
         p = subprocess.run([GW, "plan", r["model"], "--gpu", "none", "--ram", "1024G", "--quant", r["quant"],
@@ -136,6 +138,11 @@ def main():
         if FIT and held:
             continue
         what = f"{r['gpu']} {r['backend']} {r['model']} {r['quant']} fa{r['fa']}"
+        if r["date"][:4] < "2025":
+            # an old build (discussion 4167's 2023 table): today's constants do not describe it
+            out.append(f"old      {what:<58} (build {r['build']} of {r['date']}: printed by --before only, not counted)")
+            if not BEFORE:
+                continue
         if "[not expressible" in r["source"]:
             out.append(f"skip     {what:<58} ({r['source'].split('[not expressible: ')[1].split(';')[0]})")
             continue
@@ -160,7 +167,7 @@ def main():
             e = pred / m - 1
             (gpus if sset != "added" else gpus_added).add(r["gpu"])
             res.append((sset, r["backend"], fam, kind, e))
-            if r["gpu"].startswith("arc-"):
+            if r["gpu"].startswith("arc-") and r["backend"] == "vulkan":
                 INTEL.append((sset, r["backend"], kind, e))
             out.append(f"{kind:<8} {what:<58} {fam:<13} {pred:>9.1f} {m:>9.1f} {e * 100:+7.1f}%"
                        f"{'  ' + sset if sset != 'fitted' else ''}")
@@ -215,7 +222,16 @@ def main():
         if x:
             print(f"# added after the fit (held-out, not asserted) {kind}: {len(x)} rows, median |error| "
                   f"{med(x) * 100:.1f}%, worst {max(x) * 100:.0f}%")
-    print_six(res + unasserted, cpu_rows(), med)
+    cpu = cpu_rows()
+    cur_gpus = {r["gpu"] for r in rows if r["held_out"] != "added" and r["date"][:4] >= "2025"
+                and "[not expressible" not in r["source"]} & gpus
+    cur_rows = sum(1 for r in rows if r["held_out"] != "added" and r["date"][:4] >= "2025"
+                   and "[not expressible" not in r["source"] and r["gpu"] in gpus)
+    with open(os.path.join(DIR, "cpu-llama-bench.tsv")) as f:
+        cpu_cur = sum(1 for r in csv.DictReader((l for l in f if not l.startswith("#")), delimiter="\t")
+                      if r["date"][:4] >= "2025" and "[not expressible:" not in r["note"])
+    print(f"# current-build rows: {cur_rows + cpu_cur} (GPU {cur_rows} over {len(cur_gpus)} GPUs, CPU {cpu_cur})")
+    print_six(res + unasserted, cpu, med)
     if FIT:
         # suggested corrections: measured / predicted per (backend, family), median
         corr = {}

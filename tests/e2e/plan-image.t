@@ -1,0 +1,112 @@
+#!/bin/sh
+# gpuwise plan --image: memory as the UIs allocate it (--ui comfyui|diffusers|a1111),
+# the remedies in their order, and speed per vendor and backend with the estimate mark;
+# cards --image ranks measured speeds before estimated ones.  Issue 23 items 1 and 2.
+. "$(dirname "$0")/lib.sh"
+
+# ---- 8 GB: ComfyUI fits SDXL 1024x1024 without sequential offload -------------------
+run_gw plan sdxl --image 1024x1024 --vram 8G
+is "$rc" 0 "SDXL 1024 on 8G (ComfyUI profile): exit 0"
+like "$out" "fits with little headroom: 6.67 GiB of 8.00 GiB" "fits 8G: 6.67 GiB peak"
+like "$out" "without sequential offload" "says it needs no sequential offload"
+like "$out" "ComfyUI profile: text encoders unloaded after encoding" "says what the profile assumes"
+like "$out" "VAE decoded in bf16 \(no GPU given: a card with bf16" "says the bf16 assumption without a GPU"
+unlike "$out" "offload sequential" "no sequential offload advised"
+run_gw plan sdxl --image 1024x1024 --vram 8G --json
+is "$(printf '%s' "$out" | jget 'd["verdict"]')" "fits" "json: fits"
+is "$(printf '%s' "$out" | jget 'd["ui"]')" "comfyui" "json: ui comfyui"
+is "$(printf '%s' "$out" | jget 'd["vae_dtype"]')" "bf16" "json: vae_dtype bf16"
+is "$(printf '%s' "$out" | jget 'd["offload"]')" "none" "json: offload none"
+is "$(printf '%s' "$out" | jget 'd["resident_bytes"] > d["vram_bytes"]')" "True" "json: everything resident is more than the stage peak"
+
+# ---- 12 GB: --vae-tiling is listed with its effect -----------------------------------
+run_gw plan sdxl --image 1024x1024 --vram 12G
+is "$rc" 0 "SDXL 1024 on 12G: exit 0"
+like "$out" "tiled VAE decode \(--vae-tiling\)
+     -> 8.35 GiB peak \(-1.31 GiB\), fits" "12G: --vae-tiling with its effect"
+run_gw plan sdxl --image 1024x1024 --vram 12G --json
+is "$(printf '%s' "$out" | jget '[s["action"] for s in d["savings"]][0]')" "tiled VAE decode (--vae-tiling)" "json savings: --vae-tiling first"
+
+# ---- diffusers / A1111: the fp32 VAE decode; tiling first, before any offload -------
+run_gw plan sdxl --image 1024x1024 --vram 12G --ui diffusers
+is "$rc" 4 "diffusers profile on 12G: does not fit (exit 4)"
+like "$out" "needs 12.72 GiB of 12.00 GiB" "diffusers: 12.7 GiB peak (fp32 VAE decode)"
+like "$out" "1. tiled VAE decode \(--vae-tiling\)
+     -> 8.59 GiB peak \(-4.12 GiB\), fits" "diffusers: first change is --vae-tiling, 8.6 GiB"
+run_gw plan sdxl --image 1024x1024 --vram 12G --ui a1111 --json
+is "$(printf '%s' "$out" | jget 'd["vae_dtype"]')" "fp32" "a1111: fp32 VAE (--no-half-vae)"
+is "$(printf '%s' "$out" | jget 'd["advice"][0]["action"]')" "tiled VAE decode (--vae-tiling)" "a1111: --vae-tiling first"
+
+# ---- FLUX on 12 GB: 8-bit or GGUF weights before sequential offload -----------------
+run_gw plan flux.1-dev --image 1024x1024 --vram 12G --json
+is "$rc" 4 "FLUX.1-dev fp16 on 12G: exit 4"
+acts=$(printf '%s' "$out" | jget '" | ".join(a["action"] for a in d["advice"])')
+like "$acts" "8-bit weights" "FLUX 12G: 8-bit weights advised"
+unlike "$acts" "sequential" "FLUX 12G: no sequential offload needed"
+is "$(printf '%s' "$out" | jget 'd["advice"][-1]["fits"]')" "True" "FLUX 12G: the last change fits"
+run_gw plan flux.1-dev --image 1024x1024 --vram 8G --json
+acts=$(printf '%s' "$out" | jget '" | ".join(a["action"] for a in d["advice"])')
+like "$acts" "GGUF q" "FLUX 8G: a GGUF type advised"
+unlike "$acts" "sequential" "FLUX 8G: a GGUF type fits before sequential offload"
+
+# ---- speed: per vendor and backend, measured or estimated ---------------------------
+run_gw plan sdxl --image 1024x1024 --gpu arc-b580 --json
+is "$(printf '%s' "$out" | jget 'd["speed_backend"]')" "xpu" "B580: PyTorch XPU"
+is "$(printf '%s' "$out" | jget 'd["speed_estimated"]')" "False" "B580: measured"
+run_gw plan sdxl --image 1024x1024 --gpu rx-9070-xt --json
+is "$(printf '%s' "$out" | jget 'd["speed_backend"]')" "rocm" "9070 XT: ROCm"
+run_gw plan sdxl --image 1024x1024 --gpu m4-max
+like "$out" "Speed: ~[0-9.]+ it/s" "M4 Max: speed marked ~"
+like "$out" "~ estimate: no measured row for this card on mps" "M4 Max: says it is an estimate"
+run_gw plan sdxl --image 1024x1024 --gpu m4-max --json
+is "$(printf '%s' "$out" | jget 'd["speed_estimated"]')" "True" "json: speed_estimated true"
+run_gw plan sdxl --image 1024x1024 --gpu t4 --json
+is "$(printf '%s' "$out" | jget 'd["rate_tflops"] < 40')" "True" "T4 at 70 W: matrix rate capped below its 65 TFLOPS"
+is "$(printf '%s' "$out" | jget 'd["vae_dtype"]')" "fp32" "T4 (no bf16): ComfyUI decodes SDXL's VAE in fp32"
+run_gw plan sdxl --image 1024x1024 --vram 8G --json
+is "$(printf '%s' "$out" | jget 'd["s_per_step"]')" "None" "no GPU: no speed"
+
+# the four cards of issue 23, SDXL 1024x1024: B580 > 9070 XT > 3060 and 4060 Ti > 3060
+ipm() { run_gw plan sdxl --image 1024x1024 --gpu "$1" --json; printf '%s' "$out" | jget 'd["images_per_min"]'; }
+b580=$(ipm arc-b580); x9070=$(ipm rx-9070-xt); r3060=$(ipm rtx-3060); r4060=$(ipm rtx-4060-ti-16g)
+is "$(python3 -c "print($b580 > $x9070 > $r3060 and $r4060 > $r3060)")" "True" "SDXL img/min: B580 $b580 > 9070 XT $x9070 > 3060 $r3060; 4060 Ti $r4060 > 3060"
+
+# ---- cards: estimated speeds ranked after measured ones ------------------------------
+run_gw cards sdxl --image 1024x1024 --json
+is "$rc" 0 "cards sdxl --image: exit 0"
+is "$(printf '%s' "$out" | jget 'all(not r["speed_estimated"] for r in d["rows"][:[r["price_estimated"] or r["speed_estimated"] for r in d["rows"]].index(True)])')" "True" "measured rows come first"
+is "$(printf '%s' "$out" | jget 'any(r["speed_estimated"] for r in d["rows"])')" "True" "some rows are estimates"
+is "$(printf '%s' "$out" | jget '[ (r["price_estimated"], r["speed_estimated"]) for r in d["rows"]] == sorted((r["price_estimated"], r["speed_estimated"]) for r in d["rows"])')" "True" "estimated speeds after measured within each price kind"
+run_gw cards sdxl --image 1024x1024
+like "$out" "~ before a speed: no public measurement of this card" "text: says what ~ means"
+
+# ---- the validation: >= 25 rows, per-vendor medians, the four-card order ------------
+report=$(python3 "$GW_TOP/tests/validation/validate_image.py" "$GW" "$GW_TOP/tests/validation/image-speed.tsv" 2>&1)
+vrc=$?
+printf '%s\n' "$report" | grep -E '^# (NVIDIA|AMD|Intel|Apple|  |SDXL|targets|[0-9]+ rows)'
+is "$vrc" 0 "image-speed validation meets its targets"
+for v in NVIDIA AMD Intel Apple; do
+	like "$report" "# $v +fitted: [0-9]+ rows, median" "$v: fitted median and worst printed"
+done
+like "$report" "order agrees" "the four-card SDXL order agrees with the measured order"
+
+# ---- memory against public figures (tests/validation/image-memory.tsv) --------------
+run_gw plan sdxl --image 1024x1024 --ui a1111 --json
+is "$(printf '%s' "$out" | jget 'd["vram_bytes"] > 12e9')" "True" "A1111 #13341: SDXL 1024 with --no-half-vae over 12 GB"
+run_gw plan sdxl --image 1024x1024 --json
+is "$(printf '%s' "$out" | jget '5.0e9 <= d["breakdown"]["denoiser_bytes"] + d["breakdown"]["overhead_bytes"] <= 6.5e9')" "True" "ComfyUI #4108: SDXL UNet resident 5-6 GB"
+run_gw plan sdxl --image 1024x1024 --gpu rtx-2060 --json
+is "$(printf '%s' "$out" | jget 'd["vae_dtype"]')" "fp32" "ComfyUI #1781: Turing decodes in fp32"
+run_gw plan sdxl --image 1024x1024 --gpu m1 --json
+is "$(printf '%s' "$out" | jget 'd["vae_dtype"]')" "fp32" "ComfyUI #1905: MPS decodes in fp32"
+
+# ---- bad input ----------------------------------------------------------------------
+run_gw plan sdxl --image 1024x1024 --ui invoke
+is "$rc" 2 "unknown --ui exits 2"
+is "$err" "gpuwise: invalid --ui 'invoke' (one of: comfyui, diffusers, a1111)
+try 'gpuwise plan --help'" "unknown --ui: the message"
+run_gw plan llama-2-7b --ui comfyui
+is "$rc" 2 "--ui without --image exits 2"
+like "$err" "--ui needs --image" "--ui without --image: says it needs --image"
+
+done_testing
