@@ -118,8 +118,7 @@ static uint64_t ram_headroom(uint64_t total)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: gpuwise plan MODEL [--gpu ID[,ID...] | --gpu 2x3090 | --vram 8G | --gpu none] [--ram 32G]\n"
+	fputs(_("usage: gpuwise plan MODEL [--gpu ID[,ID...] | --gpu 2x3090 | --vram 8G | --gpu none] [--ram 32G]\n"
 		"                    [--quant Q] [--ctx N] [--batch N] [--kv-type T] [--flash-attn on|off|auto]\n"
 		"                    [--engine E] [--backend B] [--json]\n"
 		"       gpuwise plan --params 13b --layers 40 --hidden 5120 --heads 40 [...]\n\n"
@@ -182,7 +181,7 @@ static void usage(FILE *f)
 		"  --help             this text\n\n"
 		"Exit status: 0 fits on the GPUs (or no GPU: the need), 3 fits only with layers\n"
 		"offloaded to host RAM, 4 does not fit, 1 runtime error (unreadable model file),\n"
-		"2 usage error.\n");
+		"2 usage error.\n"), f);
 	fprintf(f, _("\n%s\nWith --train or --image: exit 0 fits (or no GPU given), 4 does not fit;\n"
 		   "JSON schema: docs/json-plan-workloads.md.\n"), workload_help);
 }
