@@ -32,7 +32,8 @@ enum {
 	OPT_GPU = 1100, OPT_VRAM, OPT_RAM, OPT_RAM_BW, OPT_CPU, OPT_THREADS, OPT_HOST_MEM,
 	/* inference run */
 	OPT_CTX = 1200, OPT_BATCH, OPT_PARALLEL, OPT_KV_TYPE, OPT_FLASH_ATTN, OPT_ENGINE,
-	OPT_GPU_LAYERS, OPT_GPU_UTIL, OPT_N_CPU_MOE, OPT_PER_USER_TPS, OPT_BACKEND,
+	OPT_GPU_LAYERS, OPT_GPU_UTIL, OPT_N_CPU_MOE, OPT_PER_USER_TPS, OPT_BACKEND, OPT_KV_UNIFIED,
+	OPT_NO_KV_UNIFIED, OPT_NO_OP_OFFLOAD,
 	/* output */
 	OPT_JSON = 1300, OPT_HELP,
 };
@@ -59,6 +60,9 @@ static const struct option long_opts[] = {
 	{"batch", required_argument, NULL, OPT_BATCH},
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
 	{"per-user-tps", required_argument, NULL, OPT_PER_USER_TPS},
+	{"kv-unified", no_argument, NULL, OPT_KV_UNIFIED},
+	{"no-kv-unified", no_argument, NULL, OPT_NO_KV_UNIFIED},
+	{"no-op-offload", no_argument, NULL, OPT_NO_OP_OFFLOAD},
 	{"kv-type", required_argument, NULL, OPT_KV_TYPE},
 	{"flash-attn", optional_argument, NULL, OPT_FLASH_ATTN},
 	{"engine", required_argument, NULL, OPT_ENGINE},
@@ -78,6 +82,7 @@ typedef struct plan_cli {
 	const char *gpu_arg;
 	uint64_t vram;
 	bool cpu;               /* --gpu none / --cpu: llama.cpp on the host CPU */
+	bool no_kv_unified;     /* --no-kv-unified given (wins over --parallel auto's default) */
 	bool threads_from_machine; /* rq.cpu_threads counted in /proc/cpuinfo */
 	char host_mem[40];      /* --host-mem as read ("DDR5-5600 x2"); "" none */
 	double per_user_tps;    /* --per-user-tps: users served at this decode rate each */
@@ -162,7 +167,11 @@ static void usage(FILE *f)
 		"  --parallel N       parallel sequences (ollama num_parallel, llama.cpp -np, vLLM\n"
 		"                     concurrent requests): adds per-request and aggregate decode\n"
 		"                     tok/s as N grows, where decode turns compute-bound and the\n"
-		"                     most sequences the KV cache holds (--ctx: each one's context)\n"
+		"                     most sequences the KV cache holds (--ctx: each one's context);\n"
+		"                     llama.cpp gives each sequence a KV stream of its own (its\n"
+		"                     default); auto: llama-server's -np auto, 4 slots, unified\n"
+		"  --kv-unified       llama.cpp: one KV cache shared by the sequences (-kvu);\n"
+		"                     --no-kv-unified: a stream per sequence (the default)\n"
 		"  --per-user-tps T   how many users get T decode tok/s each (e.g. 20)\n"
 		"  --kv-type T        KV cache type: f16 (default), q8_0, q4_0, f32, bf16 ...\n"
 		"  --flash-attn MODE  on, off or auto (default: auto, what the engine does: on in\n"
@@ -176,6 +185,9 @@ static void usage(FILE *f)
 		"  --gpu-layers N     fix the layers on the GPUs (llama.cpp -ngl) instead of searching\n"
 		"  --gpu-util F       vllm gpu_memory_utilization (default 0.9)\n"
 		"  --n-cpu-moe N      MoE: keep the experts of the first N layers in host RAM\n"
+		"  --no-op-offload    llama.cpp -nopo: ops of weights in host RAM stay on the CPU\n"
+		"                     (else GPU 0 runs the large-batch ones, copying the weight;\n"
+		"                     llama.cpp RPC devices never take them)\n"
 		"Output:\n"
 		"  --json             one JSON object (schema: docs/json-plan.md)\n"
 		"  --help             this text\n\n"
@@ -311,7 +323,32 @@ static int opt_run(plan_cli *c, int opt, const char *arg)
 	case OPT_BATCH:
 		return parse_u32("--batch", arg, 1, 1048576, &c->rq.batch) ? 2 : 1;
 	case OPT_PARALLEL:
-		return parse_u32("--parallel", arg, 1, 4096, &c->rq.n_parallel) ? 2 : 1;
+		/* llama-server's -np auto: 4 slots sharing one unified cache
+		 * (tools/server/server.cpp); --no-kv-unified after it splits them */
+		if (str_ieq(arg, "auto")) {
+			c->rq.n_parallel = 4;
+			c->rq.kv_unified = !c->no_kv_unified;
+			return 1;
+		}
+		{
+			long long np;
+			if (parse_int(arg, 1, 4096, &np))
+				return usage_error("plan", "invalid --parallel '%s' (a whole number from 1 to 4096, or auto)",
+						   arg);
+			c->rq.n_parallel = (uint32_t)np;
+			return 1;
+		}
+	case OPT_KV_UNIFIED:
+		c->rq.kv_unified = true;
+		c->no_kv_unified = false;
+		return 1;
+	case OPT_NO_KV_UNIFIED:
+		c->rq.kv_unified = false;
+		c->no_kv_unified = true;
+		return 1;
+	case OPT_NO_OP_OFFLOAD:
+		c->rq.no_op_offload = true;
+		return 1;
 	case OPT_PER_USER_TPS:
 		if (parse_double(arg, &d) || !(d > 0 && d < 1e6))
 			return usage_error("plan", "invalid --per-user-tps '%s' (tokens/s per user, e.g. 20)", arg);
@@ -659,8 +696,10 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 		c_reset(f), m->n_layers, (m->params_total > 0 ? m->params_total : 0) / 1e9, r->quant,
 		gib(b1, sizeof b1, r->model_bytes), r->weights_exact ? _("exact") : _("estimated"));
 	fprintf(f, _("engine %s, context %llu"), plan_engine_name(r->engine), (unsigned long long)r->ctx);
-	if (r->n_parallel > 1)
-		fprintf(f, _(" x %u parallel"), r->n_parallel);
+	if (r->n_parallel > 1 && r->kv_streams > 1)
+		fprintf(f, _(" x %u parallel (a KV stream each)"), r->n_parallel);
+	else if (r->n_parallel > 1)
+		fprintf(f, _(" x %u parallel (one unified KV cache)"), r->n_parallel);
 	if (r->engine == PLAN_ENGINE_LLAMACPP || r->engine == PLAN_ENGINE_OLLAMA)
 		fprintf(f, _(", batch %u"), r->batch);
 	fprintf(f, _(", KV %s%s%s\n"), plan_kv_type_name(r->kv_type),
@@ -821,6 +860,10 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_object_set_new(o, "kv_cells", json_integer((json_int_t)r->kv_cells));
 	json_object_set_new(o, "batch", json_integer(r->batch));
 	json_object_set_new(o, "parallel", json_integer(r->n_parallel));
+	json_object_set_new(o, "kv_unified", json_boolean(r->kv_unified));
+	json_object_set_new(o, "kv_streams", json_integer(r->kv_streams));
+	json_object_set_new(o, "kv_stream_cells", json_integer((json_int_t)r->kv_stream_cells));
+	json_object_set_new(o, "kv_swa_cells", json_integer((json_int_t)r->kv_swa_cells));
 	json_object_set_new(o, "kv_type", json_string(plan_kv_type_name(r->kv_type)));
 	json_object_set_new(o, "flash_attn", json_boolean(r->flash_attn));
 	json_object_set_new(o, "flash_attn_assumed", json_boolean(r->flash_attn_assumed));

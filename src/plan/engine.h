@@ -38,8 +38,11 @@ typedef struct work {
 	const plan_request *rq;
 	const model_desc *m;
 	plan_weights w;
-	uint64_t ctx, cells;
+	uint64_t ctx, cells; /* cells: of a full-attention layer, all streams */
 	uint32_t batch, nseq;
+	/* the KV layout (streams); an engine's setup fills it, else one
+	 * unified cache of `cells` */
+	plan_kv_shape kvs;
 	plan_kv_type kv;
 	bool fa;
 	uint32_t n;       /* repeating blocks */
@@ -50,6 +53,10 @@ typedef struct work {
 	uint32_t ncm;     /* --n-cpu-moe: blocks whose experts stay in host RAM */
 	const plan_llamacpp_build *build; /* llama.cpp-family engines: the build planned */
 	bool fa_assumed;  /* flash attention resolved from the engine's default */
+	/* llama.cpp: compute buffers of a split graph (several GPUs, layers or
+	 * experts in host RAM) from the graph split device by device (else the
+	 * rule the placement searches use) */
+	bool exact_split;
 } work;
 
 typedef struct plan_engine_ops {

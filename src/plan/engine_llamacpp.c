@@ -5,6 +5,7 @@
  * RAM, --n-cpu-moe experts in host RAM.
  */
 #include "plan/engine.h"
+#include "plan/lgraph.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@ static uint64_t item_bytes(const work *wk, uint32_t il)
 static uint64_t compute_bytes(const work *wk, bool multi)
 {
 	if (wk->build && wk->build->graph_phases)
-		return plan_compute_graph_bytes(wk->m, wk->cells, wk->nseq, wk->batch, wk->fa, wk->kv, multi);
+		return plan_compute_graph_bytes(wk->m, &wk->kvs, wk->fa, wk->kv, multi);
 	return plan_compute_bytes(wk->m, wk->cells, wk->batch, wk->fa, multi);
 }
 
@@ -40,6 +41,42 @@ uint64_t plan_cpu_expert_bytes(const work *wk, uint32_t a, uint32_t b)
 static uint64_t item_kv(const work *wk, uint32_t il)
 {
 	return il < wk->n ? wk->layer_kv[il] : 0;
+}
+
+/*
+ * The compute buffers of a graph split over devices (layers on several
+ * GPUs, layers in host RAM, --n-cpu-moe experts in host RAM), as
+ * llama.cpp's scheduler splits the graph (lgraph.c, gsim.c
+ * gs_sched_peaks): the GPUs in order, then the CPU (peak[n_gpus]).  dev:
+ * the GPU of each layer from start on; the layers before it run on the
+ * CPU.  Pipeline parallelism (4 copies of every split input) where
+ * llama.cpp turns it on (src/llama-context.cpp: several devices, every
+ * layer offloaded, no tensor overrides, devices with async compute and
+ * events: CUDA, and RPC devices in this build); op offload unless -nopo.  Weight copies into a
+ * GPU are counted at the file's average bytes per weight.  False where
+ * the graph is not built (the phase model's rule applies).
+ */
+static bool split_compute(const work *wk, const int *dev, uint32_t start, uint64_t *peak)
+{
+	const plan_request *rq = wk->rq;
+	if (!wk->build || !wk->build->graph_phases || !plan_lgraph_supported(wk->m) || rq->n_gpus > PLAN_MAX_GPUS)
+		return false;
+	int nd = (int)rq->n_gpus + 1;
+	int8_t *ld = xcalloc(wk->total, 1);
+	for (uint32_t il = 0; il < wk->total; il++)
+		ld[il] = (int8_t)(il < start ? nd - 1 : dev[il]);
+	lgraph_params p = {.cells = wk->kvs.cells, .n_ubatch = wk->kvs.ubatch, .n_seq = wk->kvs.n_seq,
+			   .n_stream = wk->kvs.n_stream, .swa_cells = plan_kv_swa_cells(wk->m, &wk->kvs),
+			   .flash_attn = wk->fa, .kv_k = wk->kv, .kv_v = wk->kv, .alignment = 128,
+			   .layer_dev = ld, .n_dev = nd, .n_cpu_moe = wk->ncm};
+	bool pp = rq->n_gpus > 1 && start == 0 && wk->ncm == 0;
+	/* the graph's weights are f16 shapes; a copy into a GPU weighs what
+	 * the file stores per weight on average [approximate: a recipe mixes
+	 * types] */
+	double scale = wk->w.params > 0 ? (double)wk->w.total_bytes / wk->w.params / 2.0 : 0;
+	bool ok = plan_lgraph_device_bytes(wk->m, &p, pp ? 4 : 1, !rq->no_op_offload, scale, peak);
+	free(ld);
+	return ok;
 }
 
 /*
@@ -61,6 +98,7 @@ static bool place(const work *wk, uint32_t ngl, bool split, plan_result *r)
 
 	memset(r->devices, 0, sizeof r->devices);
 	r->n_devices = nd;
+	r->host_split_compute_bytes = 0;
 	for (size_t d = 0; d < nd; d++) {
 		plan_device *pd = &r->devices[d];
 		snprintf(pd->name, sizeof pd->name, "%s", rq->gpus[d].name);
@@ -117,17 +155,25 @@ static bool place(const work *wk, uint32_t ngl, bool split, plan_result *r)
 		if (il == wk->n)
 			pd->has_output = true;
 	}
+	uint64_t peak[PLAN_MAX_GPUS + 1];
+	bool split_graph = wk->exact_split && (nused > 1 || ngl < wk->total || wk->ncm) &&
+			   split_compute(wk, dev, start, peak);
 	free(dev);
+	r->host_split_compute_bytes = split_graph ? peak[nd] : 0;
 	bool ok = true;
 	for (size_t d = 0; d < nd; d++) {
 		plan_device *pd = &r->devices[d];
 		if (pd->layers == 0)
 			continue;
-		pd->compute_bytes = compute_bytes(wk, nused > 1);
-		/* Partial offload: the GPU also receives copies of host weights
-		 * for large-batch matrix products (ggml-backend offload_op). */
-		if (ngl < wk->total || wk->ncm)
-			pd->compute_bytes += wk->largest_tensor;
+		if (split_graph) {
+			pd->compute_bytes = peak[d];
+		} else {
+			pd->compute_bytes = compute_bytes(wk, nused > 1);
+			/* Partial offload: the GPU also receives copies of host weights
+			 * for large-batch matrix products (ggml-backend offload_op). */
+			if (ngl < wk->total || wk->ncm)
+				pd->compute_bytes += wk->largest_tensor;
+		}
 		pd->overhead_bytes = ovh[d];
 		pd->total_bytes = pd->weights_bytes + pd->kv_cache_bytes + pd->compute_bytes +
 				  pd->overhead_bytes;
@@ -154,8 +200,10 @@ static void host_part(const work *wk, uint32_t ngl, plan_result *r)
 	 * 4b(e + c) for Llama-3-8B at 8192, 4090_v3.ipynb); with CPU layers the
 	 * whole graph can run there. */
 	uint64_t b = wk->batch, e = wk->m->hidden;
-	if (ngl == wk->total && wk->rq->n_gpus > 0)
-		r->host_compute_bytes = 4 * b * (e + wk->cells);
+	if (r->host_split_compute_bytes)
+		r->host_compute_bytes = r->host_split_compute_bytes; /* what the CPU computes of the split graph */
+	else if (ngl == wk->total && wk->rq->n_gpus > 0)
+		r->host_compute_bytes = 4 * b * (e + wk->kvs.cells);
 	else
 		r->host_compute_bytes = compute_bytes(wk, false);
 	/* logits output buffer: n_vocab f32 per sequence */
@@ -192,6 +240,19 @@ void plan_llamacpp_place(const work *wk, plan_result *r)
 			if (!(place(wk, ngl, true, r)))
 				place(wk, ngl, false, r);
 		}
+	}
+	/* The plan shown (not the searches of advice and largest context):
+	 * its split graph replayed device by device; the layers found with
+	 * the rule are kept unless the exact buffers no longer fit */
+	if (rq->n_gpus && !rq->skip_advice && (found || rq->gpu_layers >= 0)) {
+		work ex = *wk;
+		ex.exact_split = true;
+		bool ok = place(&ex, ngl, true, r) || place(&ex, ngl, false, r);
+		while (!ok && rq->gpu_layers < 0 && ngl > 1) {
+			ngl--;
+			ok = place(&ex, ngl, true, r) || place(&ex, ngl, false, r);
+		}
+		found = ok;
 	}
 	r->gpu_layers = ngl;
 	plan_sum_devices(r);
@@ -266,7 +327,10 @@ void plan_llamacpp_setup(work *wk)
 	wk->build = plan_llamacpp_build_find(rq->engine_build);
 	if (!wk->build)
 		wk->build = plan_llamacpp_build_find(NULL);
-	wk->cells = plan_kv_cells(wk->ctx, wk->nseq);
+	/* -np N: a stream per sequence unless --kv-unified (llama.cpp's
+	 * default kv_unified = false; llama-server's -np auto sets it) */
+	plan_kv_shape_llamacpp(&wk->kvs, wk->ctx, wk->nseq, rq->kv_unified, wk->batch);
+	wk->cells = wk->kvs.cells * wk->kvs.n_stream;
 	plan_llamacpp_resolve_fa(wk, wk->build->fa_auto);
 	if (rq->gpu_layers < 0 && wk->build->fit_margin)
 		wk->margin = GiB;

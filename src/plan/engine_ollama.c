@@ -27,7 +27,13 @@ static bool ollama_fa_default(const char *arch)
 static void ollama_setup(work *wk)
 {
 	wk->build = plan_llamacpp_build_find(NULL);
+	/* OLLAMA_NUM_PARALLEL sequences share one pool of num_ctx x n cells
+	 * (padded to 256, ml/backend/ggml/ggml.go CacheConfig), whose
+	 * sliding-window layers keep window + 1 cells per sequence when there
+	 * are several, plus the batch (kvcache/causal.go, Causal.Init) */
 	wk->cells = plan_kv_cells(wk->ctx, wk->nseq);
+	wk->kvs = (plan_kv_shape){.cells = wk->cells, .n_stream = 1, .n_seq = wk->nseq, .ubatch = wk->batch,
+				  .swa_extra_per_seq = wk->nseq > 1 ? 1 : 0};
 	plan_llamacpp_resolve_fa(wk, ollama_fa_default(wk->m->arch));
 }
 

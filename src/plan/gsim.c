@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { F_INPUT = 1, F_OUTPUT = 2, F_EXTERNAL = 4 };
+enum { F_INPUT = 1, F_OUTPUT = 2, F_EXTERNAL = 4, F_CACHE = 8, F_DEP = 16 };
 
 typedef struct gs_tensor {
 	gs_type type;
@@ -38,6 +38,9 @@ typedef struct gs_tensor {
 	int n_children, n_views;
 	bool allocated;
 	uint64_t offset;
+	int8_t dev;   /* the device (scheduler backend) it runs on or lives in; -1 not yet */
+	uint64_t bytes; /* size when not its shape's (a copy of a weight stored quantized); 0: the shape's */
+	int8_t buf;   /* the buffer the allocator placed it in */
 } gs_tensor;
 
 struct gs_frame {
@@ -52,6 +55,7 @@ struct gsim {
 	size_t cap_stack;
 	gs_t *nodes, *leafs;
 	size_t n_nodes, n_leafs, cap_nodes, cap_leafs;
+	int cur_dev; /* device of the externals made now (gs_set_device) */
 };
 
 static const struct {
@@ -86,6 +90,22 @@ void gs_free(gsim *g)
 void gs_reset(gsim *g)
 {
 	g->n = g->n_nodes = g->n_leafs = 0;
+	g->cur_dev = 0;
+}
+
+void gs_set_device(gsim *g, int dev)
+{
+	g->cur_dev = dev;
+}
+
+void gs_mark_cache(gsim *g, gs_t a)
+{
+	g->t[a].flags |= F_CACHE;
+}
+
+void gs_pin(gsim *g, gs_t a, int dev)
+{
+	g->t[a].dev = (int8_t)dev;
 }
 
 static gs_t add(gsim *g, gs_type type, gs_op op, const int64_t ne_in[4])
@@ -101,6 +121,7 @@ static gs_t add(gsim *g, gs_type type, gs_op op, const int64_t ne_in[4])
 	t->type = type;
 	t->op = op;
 	t->view_src = -1;
+	t->dev = -1;
 	for (int i = 0; i < 4; i++)
 		t->ne[i] = ne[i] > 0 ? ne[i] : 0;
 	for (int i = 0; i < GS_MAX_SRC; i++)
@@ -114,6 +135,8 @@ static gs_t add(gsim *g, gs_type type, gs_op op, const int64_t ne_in[4])
 
 static size_t nbytes(const gs_tensor *t)
 {
+	if (t->bytes)
+		return t->bytes;
 	/* contiguous tensors only are placed */
 	return t->nb[3] * (size_t)t->ne[3];
 }
@@ -139,6 +162,7 @@ gs_t gs_external(gsim *g, gs_type t, int64_t ne0, int64_t ne1, int64_t ne2, int6
 {
 	gs_t r = add(g, t, GS_NONE, (int64_t[4]){ne0, ne1, ne2, ne3});
 	g->t[r].flags = F_EXTERNAL;
+	g->t[r].dev = (int8_t)g->cur_dev;
 	return r;
 }
 
@@ -467,14 +491,15 @@ static void free_node(gsim *g, dyn *d, gs_t a)
 	gs_tensor *t = &g->t[a];
 	if (t->flags & F_OUTPUT)
 		return;
-	dyn_free(d, t->offset, nbytes(t));
+	dyn_free(&d[t->buf], t->offset, nbytes(t));
 	t->allocated = false;
 }
 
-static void allocate_node(gsim *g, dyn *d, gs_t a)
+/* Place a in buffer `buf` of d (one per device), or in its parent's memory. */
+static void allocate_node(gsim *g, dyn *d, gs_t a, int buf)
 {
 	gs_tensor *t = &g->t[a];
-	if (placed(t) || is_view(t))
+	if (placed(t) || is_view(t) || (t->flags & F_DEP))
 		return;
 	t->allocated = true;
 	if (can_inplace(t->op)) {
@@ -494,49 +519,57 @@ static void allocate_node(gsim *g, dyn *d, gs_t a)
 			if (P->n_children != 1 || P->n_views != 0)
 				continue;
 			t->offset = P->offset;
+			t->buf = P->buf;
 			P->allocated = false;
 			return;
 		}
 	}
-	t->offset = dyn_alloc(d, nbytes(t));
+	t->buf = (int8_t)buf;
+	t->offset = dyn_alloc(&d[buf], nbytes(t));
 }
 
-uint64_t gs_alloc_peak(gsim *g, size_t alignment)
+/* ggml_gallocr_alloc_graph over nodes[0..n_nodes) and leafs[0..n_leafs):
+ * every tensor's buffer is its device's (buf_of: the tensor's dev, or 0
+ * for one buffer); peak[b] receives each buffer's size. */
+static void alloc_graph(gsim *g, const gs_t *nodes, size_t n_nodes, const gs_t *leafs, size_t n_leafs, int n_buf,
+			bool by_dev, size_t alignment, uint64_t *peak)
 {
-	if (!g->n_nodes)
-		return 0;
-	dyn d = {.align = alignment ? alignment : 32};
-	blk_insert(&d, 0, 0, UINT64_MAX / 2);
+	dyn *d = xcalloc((size_t)n_buf, sizeof *d);
+	for (int b = 0; b < n_buf; b++) {
+		d[b].align = alignment ? alignment : 32;
+		blk_insert(&d[b], 0, 0, UINT64_MAX / 2);
+	}
 	for (size_t i = 0; i < g->n; i++) {
 		g->t[i].n_children = g->t[i].n_views = 0;
 		g->t[i].allocated = false;
 		g->t[i].offset = 0;
 	}
+#define BUF_OF(a) (by_dev && g->t[a].dev >= 0 ? g->t[a].dev : 0)
 	/* leaves first, in the order they were met (weights and the cache
 	 * live in other buffers) */
-	for (size_t i = 0; i < g->n_leafs; i++)
-		allocate_node(g, &d, g->leafs[i]);
-	for (size_t i = 0; i < g->n_nodes; i++) {
-		gs_tensor *t = &g->t[g->nodes[i]];
+	for (size_t i = 0; i < n_leafs; i++)
+		allocate_node(g, d, leafs[i], BUF_OF(leafs[i]));
+	for (size_t i = 0; i < n_nodes; i++) {
+		gs_tensor *t = &g->t[nodes[i]];
 		if (is_view(t))
 			g->t[t->view_src].n_views++;
 		if (t->flags & F_INPUT)
-			allocate_node(g, &d, g->nodes[i]);
+			allocate_node(g, d, nodes[i], BUF_OF(nodes[i]));
 		for (int j = 0; j < GS_MAX_SRC; j++) {
 			if (t->src[j] < 0)
 				continue;
 			g->t[t->src[j]].n_children++;
 			if (g->t[t->src[j]].flags & F_INPUT)
-				allocate_node(g, &d, t->src[j]);
+				allocate_node(g, d, t->src[j], BUF_OF(nodes[i]));
 		}
 	}
-	for (size_t i = 0; i < g->n_nodes; i++) {
-		gs_t a = g->nodes[i];
+	for (size_t i = 0; i < n_nodes; i++) {
+		gs_t a = nodes[i];
 		gs_tensor *t = &g->t[a];
 		for (int j = 0; j < GS_MAX_SRC; j++)
 			if (t->src[j] >= 0)
-				allocate_node(g, &d, t->src[j]);
-		allocate_node(g, &d, a);
+				allocate_node(g, d, t->src[j], BUF_OF(a));
+		allocate_node(g, d, a, BUF_OF(a));
 		for (int j = 0; j < GS_MAX_SRC; j++) {
 			gs_t p = t->src[j];
 			if (p < 0)
@@ -549,13 +582,286 @@ uint64_t gs_alloc_peak(gsim *g, size_t alignment)
 				gs_tensor *V = &g->t[P->view_src];
 				V->n_views--;
 				if (!V->n_views && !V->n_children && V->allocated)
-					free_node(g, &d, P->view_src);
+					free_node(g, d, P->view_src);
 			} else if (P->allocated) {
-				free_node(g, &d, p);
+				free_node(g, d, p);
 			}
 		}
 	}
-	uint64_t peak = d.max_size;
-	free(d.b);
+#undef BUF_OF
+	for (int b = 0; b < n_buf; b++) {
+		peak[b] = d[b].max_size;
+		free(d[b].b);
+	}
+	free(d);
+}
+
+uint64_t gs_alloc_peak(gsim *g, size_t alignment)
+{
+	if (!g->n_nodes)
+		return 0;
+	uint64_t peak = 0;
+	alloc_graph(g, g->nodes, g->n_nodes, g->leafs, g->n_leafs, 1, false, alignment, &peak);
 	return peak;
+}
+
+/* ---- ggml_backend_sched: the graph split over devices ------------------- */
+/*
+ * ggml/src/ggml-backend.cpp ggml_backend_sched_split_graph, on shapes:
+ * devices 0..n-1 in priority order, the last the CPU.  Pass 1: a tensor in
+ * another buffer (or a view of one) runs where that buffer is; graph
+ * inputs on the CPU; an op with a weight among its sources where the
+ * weight is (ROPE and FLASH_ATTN_EXT excepted), or on device 0 when the
+ * weight is in host memory and device 0 takes large batches
+ * (offload_cpu_weights: CUDA's offload_op, batch >= 32).  Pass 2: GPU
+ * assignments spread down then up the node list over unassigned nodes,
+ * then any assignment.  Pass 4: views and unassigned sources follow.
+ * Pass 5: a new split where the device changes (or a weight of another
+ * device is met in a split that already copies inputs); every source on
+ * another device is copied into the split's device (once per device),
+ * n_copies times when pipeline parallelism keeps copies (then never
+ * freed).  The allocator then runs over the split graph, each device in
+ * its own buffer.
+ */
+static bool sched_view_op(const gs_tensor *t)
+{
+	return t->op == GS_VIEW;
+}
+
+static bool is_weight(const gs_tensor *t)
+{
+	return (t->flags & F_EXTERNAL) && !(t->flags & F_CACHE);
+}
+
+/* get_op_batch_size of ggml-cuda.cu */
+static int64_t op_batch(const gs_tensor *t)
+{
+	switch (t->op) {
+	case GS_GET_ROWS: return 0;
+	case GS_MUL_MAT: return t->ne[1];
+	case GS_MUL_MAT_ID: case GS_ROPE: return t->ne[2];
+	default: return t->ne[1] * t->ne[2] * t->ne[3];
+	}
+}
+
+static int from_cur(const gsim *g, const gs_tensor *t, const gs_sched_opts *o)
+{
+	int cpu = o->n_dev - 1;
+	if (t->view_src >= 0 && (g->t[t->view_src].flags & F_EXTERNAL))
+		return g->t[t->view_src].dev;
+	if (t->flags & F_INPUT)
+		return cpu;
+	if (t->op == GS_ROPE || t->op == GS_FLASH_ATTN)
+		return -1;
+	for (int i = 0; i < GS_MAX_SRC; i++) {
+		if (t->src[i] < 0)
+			continue;
+		const gs_tensor *S = &g->t[t->src[i]];
+		if (!is_weight(S))
+			continue;
+		if (o->offload_cpu_weights && S->dev == cpu && o->n_dev > 1 && op_batch(t) >= 32)
+			return 0;
+		return S->dev;
+	}
+	return -1;
+}
+
+/* the device a source's data is on (its own, or its view source's) */
+static int data_dev(const gsim *g, gs_t a)
+{
+	const gs_tensor *t = &g->t[a];
+	if (t->view_src >= 0 && (g->t[t->view_src].flags & F_EXTERNAL))
+		return g->t[t->view_src].dev;
+	if (t->dev < 0 && t->view_src >= 0)
+		return g->t[t->view_src].dev;
+	return t->dev;
+}
+
+static void push(gs_t **v, size_t *n, size_t *cap, gs_t a)
+{
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 1024;
+		*v = xrealloc(*v, *cap * sizeof **v);
+	}
+	(*v)[(*n)++] = a;
+}
+
+void gs_sched_peaks(gsim *g, const gs_sched_opts *o, uint64_t *peak)
+{
+	int nd = o->n_dev, cpu = nd - 1;
+	int ncp = o->n_copies > 1 ? o->n_copies : 1;
+	for (int d = 0; d < nd; d++)
+		peak[d] = 0;
+	if (!g->n_nodes || nd < 1)
+		return;
+	size_t n0 = g->n; /* tensors of the graph itself */
+	for (size_t i = 0; i < g->n_leafs; i++) {
+		gs_tensor *t = &g->t[g->leafs[i]];
+		if (t->flags & F_INPUT)
+			t->dev = (int8_t)cpu;
+	}
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		gs_tensor *t = &g->t[g->nodes[i]];
+		if (t->dev < 0)
+			t->dev = (int8_t)from_cur(g, t, o);
+	}
+	/* pass 2: GPU down, GPU up, any down, any up */
+	for (int pass = 0; pass < 4; pass++) {
+		int cur = -1;
+		bool down = pass % 2 == 0, gpu_only = pass < 2;
+		for (size_t k = 0; k < g->n_nodes; k++) {
+			gs_tensor *t = &g->t[g->nodes[down ? k : g->n_nodes - 1 - k]];
+			if (sched_view_op(t))
+				continue;
+			if (t->dev >= 0)
+				cur = gpu_only && t->dev == cpu ? -1 : t->dev;
+			else if (cur >= 0)
+				t->dev = (int8_t)cur;
+		}
+	}
+	/* pass 3 (unassigned nodes: the device most of their sources are on) */
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		gs_tensor *t = &g->t[g->nodes[i]];
+		if (sched_view_op(t) || t->dev >= 0)
+			continue;
+		int best = -1, best_n = -1;
+		for (int b = 0; b < nd; b++) {
+			int n = 0;
+			for (int j = 0; j < GS_MAX_SRC; j++)
+				if (t->src[j] >= 0 && data_dev(g, t->src[j]) == b)
+					n++;
+			if (n > best_n) {
+				best_n = n;
+				best = b;
+			}
+		}
+		t->dev = (int8_t)best;
+	}
+	/* pass 4 */
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		gs_tensor *t = &g->t[g->nodes[i]];
+		if (t->view_src >= 0 && t->dev < 0)
+			t->dev = g->t[t->view_src].dev;
+		for (int j = 0; j < GS_MAX_SRC; j++) {
+			if (t->src[j] < 0)
+				continue;
+			gs_tensor *S = &g->t[t->src[j]];
+			if (S->dev < 0)
+				S->dev = S->view_src >= 0 ? g->t[S->view_src].dev : t->dev;
+		}
+		if (t->dev < 0)
+			t->dev = 0;
+	}
+	/* pass 5: splits and the copies of their inputs; copy[src * nd + dev] */
+	gs_t *copy = xcalloc(n0 * (size_t)nd, sizeof *copy);
+	for (size_t i = 0; i < n0 * (size_t)nd; i++)
+		copy[i] = -1;
+	gs_t *nodes = NULL, *leafs = NULL, *inputs = NULL, *keep = NULL;
+	size_t nn = 0, cn = 0, nl = 0, cl = 0, ni = 0, ci = 0, nk = 0, ck = 0;
+	size_t k = 0, split_inputs = 0; /* inputs[split_inputs..ni) belong to the open split */
+	int cur = -1;
+	while (k < g->n_nodes && sched_view_op(&g->t[g->nodes[k]]))
+		k++;
+	if (k < g->n_nodes)
+		cur = g->t[g->nodes[k]].dev;
+	/* nodes of the split graph, with each split's input deps and copies
+	 * first: collected per split, flushed when the next one starts */
+	gs_t *body = NULL;
+	size_t nb_ = 0, cb = 0;
+	for (size_t i = 0; i <= g->n_nodes; i++) {
+		gs_tensor *t = i < g->n_nodes ? &g->t[g->nodes[i]] : NULL;
+		bool flush = i == g->n_nodes;
+		if (t && !sched_view_op(t)) {
+			bool need = false;
+			if (t->dev == cur && ni > split_inputs)
+				for (int j = 0; j < GS_MAX_SRC; j++) {
+					gs_t s = t->src[j];
+					if (s >= 0 && is_weight(&g->t[s]) && g->t[s].dev != cur) {
+						need = true;
+						break;
+					}
+				}
+			if (t->dev != cur || need)
+				flush = true;
+		}
+		if (flush) {
+			for (size_t q = split_inputs; q < ni; q++) {
+				gs_t src = inputs[q];
+				gs_t dep = add(g, g->t[src].type, GS_OTHER, g->t[src].ne);
+				g->t[dep].flags = F_DEP;
+				g->t[dep].src[0] = src;
+				g->t[dep].dev = g->t[src].dev;
+				push(&nodes, &nn, &cn, dep);
+				push(&nodes, &nn, &cn, copy[(size_t)src * nd + cur]);
+			}
+			for (size_t q = 0; q < nb_; q++)
+				push(&nodes, &nn, &cn, body[q]);
+			nb_ = 0;
+			split_inputs = ni;
+			if (!t)
+				break;
+			t = &g->t[g->nodes[i]]; /* add() may have moved the tensors */
+			cur = t->dev;
+		}
+		push(&body, &nb_, &cb, g->nodes[i]);
+		if (sched_view_op(t))
+			continue;
+		for (int j = 0; j < GS_MAX_SRC; j++) {
+			gs_t s = t->src[j];
+			if (s < 0 || (size_t)s >= n0)
+				continue;
+			int sd = g->t[s].dev;
+			bool supported = data_dev(g, s) == cur;
+			if (sd == cur || supported)
+				continue;
+			gs_t *c = &copy[(size_t)s * nd + cur];
+			if (*c < 0) {
+				/* ggml_dup_tensor_layout: same type, shape and strides */
+				for (int r = 0; r < ncp; r++) {
+					gs_t x = add(g, g->t[s].type, GS_CPY, g->t[s].ne);
+					t = &g->t[g->nodes[i]];
+					memcpy(g->t[x].nb, g->t[s].nb, sizeof g->t[x].nb);
+					g->t[x].dev = (int8_t)cur;
+					if (is_weight(&g->t[s]) && o->weight_scale > 0)
+						g->t[x].bytes = (uint64_t)((double)nbytes(&g->t[s]) * o->weight_scale) + 1;
+					if (ncp > 1) {
+						g->t[x].flags = F_INPUT | F_OUTPUT;
+						push(&keep, &nk, &ck, x);
+					}
+					if (r == 0)
+						*c = x;
+				}
+				push(&inputs, &ni, &ci, s);
+			}
+			t->src[j] = *c;
+		}
+	}
+	/* leafs: with copies, every graph input's further copies and the
+	 * split inputs' copies first, then the graph's own leafs */
+	if (ncp > 1) {
+		for (size_t i = 0; i < g->n_leafs; i++) {
+			gs_t l = g->leafs[i];
+			if (!(g->t[l].flags & F_INPUT))
+				continue;
+			g->t[l].flags |= F_OUTPUT;
+			push(&leafs, &nl, &cl, l);
+			for (int r = 1; r < ncp; r++) {
+				gs_t x = add(g, g->t[l].type, GS_NONE, g->t[l].ne);
+				g->t[x].flags = F_INPUT | F_OUTPUT;
+				g->t[x].dev = g->t[l].dev;
+				push(&leafs, &nl, &cl, x);
+			}
+		}
+		for (size_t q = 0; q < nk; q++)
+			push(&leafs, &nl, &cl, keep[q]);
+	}
+	for (size_t i = 0; i < g->n_leafs; i++)
+		push(&leafs, &nl, &cl, g->leafs[i]);
+	alloc_graph(g, nodes, nn, leafs, nl, nd, true, o->alignment, peak);
+	free(copy);
+	free(nodes);
+	free(leafs);
+	free(inputs);
+	free(keep);
+	free(body);
 }

@@ -95,6 +95,29 @@ int64_t gs_ne(const gsim *g, gs_t a, int dim);
 size_t gs_nb(const gsim *g, gs_t a, int dim);
 size_t gs_row_size(gs_type t, int64_t ne0);
 
+/* Devices for a graph split over several (ggml_backend_sched): the
+ * externals made after gs_set_device(g, d) live on device d (0 until
+ * set); gs_mark_cache marks one that is not a weight (a KV cache, a
+ * recurrent state: never a reason to run an op there). */
+void gs_set_device(gsim *g, int dev);
+void gs_mark_cache(gsim *g, gs_t a);
+/* ggml_backend_sched_set_tensor_backend: a runs on dev whatever its sources. */
+void gs_pin(gsim *g, gs_t a, int dev);
+
+typedef struct gs_sched_opts {
+	int n_dev;                /* devices, the last the CPU (at most 127) */
+	int n_copies;             /* pipeline parallelism: copies of every input (4), else 1 */
+	bool offload_cpu_weights; /* device 0 runs large-batch ops of weights in host memory (CUDA) */
+	size_t alignment;         /* of every buffer; 0: 32 */
+	double weight_scale;      /* a copied weight's bytes over its shape's (quantized files); 0: 1 */
+} gs_sched_opts;
+
+/* Split the expanded graph over the devices as ggml_backend_sched does
+ * and replay the allocator on the split graph, each device in its own
+ * buffer: peak[d] is device d's compute buffer.  The graph's sources are
+ * rewired to the copies; build it again before another use. */
+void gs_sched_peaks(gsim *g, const gs_sched_opts *o, uint64_t *peak);
+
 /* The compute buffer ggml's allocator reserves for the expanded graph
  * (tensor sizes rounded up to `alignment`); 0 for an empty graph. */
 uint64_t gs_alloc_peak(gsim *g, size_t alignment);

@@ -28,6 +28,8 @@ typedef struct lb {
 	gs_t pos, out_ids, s_copy;
 	gs_t k_idxs[2], v_idxs[2], mask[2], k_rot[2], v_rot[2]; /* [0] full cache, [1] sliding window */
 	bool iswa;
+	uint32_t il; /* the block being built (devices: gs_set_device) */
+	bool pin_norms; /* several devices, all layers offloaded (or T < 32) */
 } lb;
 
 enum arch_kind { A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
@@ -109,12 +111,40 @@ static gs_t hadamard(lb *b, gs_t x, gs_t rot)
 static gs_t norm(lb *b, gs_t x, gs_t w)
 {
 	gs_t r = gs_unop(b->g, GS_RMS_NORM, x);
+	/* llama.cpp pins a block's weighted norms ("norm") to the block's
+	 * device when every layer is offloaded or the batch is under 32
+	 * tokens (llama_context::graph_get_cb), so that a block's first op
+	 * does not run on the previous block's device */
+	if (w >= 0 && b->pin_norms && b->il < b->m->n_layers)
+		gs_pin(b->g, r, b->p->layer_dev[b->il]);
 	return w >= 0 ? gs_binop(b->g, GS_MUL, r, w) : r;
 }
 
 static gs_t weight(lb *b, int64_t ne0, int64_t ne1)
 {
 	return gs_external(b->g, GS_F16, ne0, ne1, 1, 1);
+}
+
+/* Devices (lgraph_params.layer_dev): the weights and caches made from
+ * here on belong to block il's device (il = n_layers: the output layer;
+ * -1: the CPU, where the token embedding stays). */
+static void layer_begin(lb *b, int64_t il)
+{
+	if (il >= 0)
+		b->il = (uint32_t)il;
+	if (!b->p->layer_dev)
+		return;
+	gs_set_device(b->g, il < 0 ? b->p->n_dev - 1 : b->p->layer_dev[il]);
+}
+
+/* The experts of the first n_cpu_moe blocks stay in host memory
+ * (llama.cpp --n-cpu-moe: ffn_(up|down|gate)_exps of those blocks,
+ * biases included, overridden to the CPU buffer). */
+static void experts_begin(lb *b, bool on)
+{
+	if (!b->p->layer_dev || b->il >= b->p->n_cpu_moe)
+		return;
+	gs_set_device(b->g, on ? b->p->n_dev - 1 : b->p->layer_dev[b->il]);
 }
 
 static gs_t mm(lb *b, int64_t out, gs_t x)
@@ -128,7 +158,11 @@ static uint64_t cache_cells(const lb *b, int s)
 {
 	if (s == 0)
 		return b->p->cells;
-	uint64_t c = (uint64_t)b->m->swa_window * (b->p->n_seq ? b->p->n_seq : 1) + (uint64_t)b->T;
+	if (b->p->swa_cells)
+		return b->p->swa_cells < b->p->cells ? b->p->swa_cells : b->p->cells;
+	/* a stream per sequence holds one window; a unified one n_seq */
+	uint64_t per = b->p->n_stream > 1 ? 1 : (b->p->n_seq ? b->p->n_seq : 1);
+	uint64_t c = (uint64_t)b->m->swa_window * per + (uint64_t)b->T;
 	c = (c + 255) / 256 * 256;
 	return c < b->p->cells ? c : b->p->cells;
 }
@@ -175,6 +209,8 @@ static gs_t attention(lb *b, uint32_t il, gs_t q, gs_t k, gs_t v, bool softcap)
 	/* store to the cache */
 	gs_t kc = gs_external(g, kv_gs_type(p->kv_k), hk * nkv, cells, 1, 1);
 	gs_t vc = gs_external(g, kv_gs_type(p->kv_v), hv * nkv, cells, 1, 1);
+	gs_mark_cache(g, kc);
+	gs_mark_cache(g, vc);
 	if (b->k_idxs[s] < 0)
 		b->k_idxs[s] = gs_input(g, GS_I64, b->T, 1, 1, 1);
 	gs_expand(g, gs_set_rows(g, kc, gs_reshape(g, k, hk * nkv, b->T, 1, 1), b->k_idxs[s]));
@@ -309,6 +345,7 @@ static gs_t moe_ffn_opts(lb *b, gs_t x, gs_t logits, const moe_opts *o)
 		gs_t rep = gs_op4(g, GS_OTHER, GS_F32, (int64_t[4]){E, k, T, 1}, x3, -1, -1, -1); /* ggml_repeat_4d */
 		x3 = gs_binop(g, GS_MUL, rep, w);
 	}
+	experts_begin(b, true);
 	gs_t up = gs_mul_mat_id(g, gs_external(g, GS_F16, E, fe, X, 1), x3, topk);
 	if (o->expert_bias)
 		up = gs_op4(g, GS_ADD_ID, GS_F32, (int64_t[4]){fe, k, T, 1}, up, gs_external(g, GS_F32, fe, X, 1, 1), topk, -1);
@@ -320,6 +357,7 @@ static gs_t moe_ffn_opts(lb *b, gs_t x, gs_t logits, const moe_opts *o)
 	gs_t ex = gs_mul_mat_id(g, gs_external(g, GS_F16, fe, E, X, 1), act, topk);
 	if (o->expert_bias)
 		ex = gs_op4(g, GS_ADD_ID, GS_F32, (int64_t[4]){E, k, T, 1}, ex, gs_external(g, GS_F32, E, X, 1, 1), topk, -1);
+	experts_begin(b, false);
 	if (!o->weight_first)
 		ex = gs_binop(g, GS_MUL, ex, w);
 	gs_expand(g, ex);
@@ -397,6 +435,7 @@ static gs_t mla_attention(lb *b, uint32_t il, gs_t cur)
 	gs_type kt = kv_gs_type(p->kv_k);
 	int64_t hk = kv_lora + rope_d;
 	gs_t kc = gs_external(g, kt, hk, cells, 1, 1);
+	gs_mark_cache(g, kc);
 	if (b->k_idxs[0] < 0)
 		b->k_idxs[0] = gs_input(g, GS_I64, T, 1, 1, 1);
 	gs_expand(g, gs_set_rows(g, kc, gs_reshape(g, K, hk, T, 1, 1), b->k_idxs[0]));
@@ -438,6 +477,7 @@ static gs_t mla_attention(lb *b, uint32_t il, gs_t cur)
 static gs_t inp_embd(lb *b)
 {
 	gsim *g = b->g;
+	layer_begin(b, -1);
 	gs_t tokens = gs_input(g, GS_I32, b->T, 1, 1, 1);
 	gs_t x = gs_get_rows(g, gs_external(g, GS_F16, b->E, b->m->vocab, 1, 1), tokens);
 	gs_t embd_in = gs_input(g, GS_F32, b->E, b->T, 1, 1);
@@ -458,6 +498,7 @@ static gs_t out_rows(lb *b, gs_t x)
 static gs_t lm_head(lb *b, gs_t x, bool softcap)
 {
 	gsim *g = b->g;
+	layer_begin(b, b->m->n_layers);
 	gs_t cur = norm(b, x, weight(b, b->E, 1));
 	gs_set_output(g, cur);
 	cur = gs_mul_mat(g, gs_external(g, GS_F16, b->E, b->m->vocab, 1, 1), cur);
@@ -520,6 +561,8 @@ static gs_t mamba_layer(lb *b, gs_t cur, bool v2, bool dbc_norm)
 
 	gs_t conv_all = gs_external(g, GS_F32, (d_conv - 1) * ch * rs, 1, 1, 1);
 	gs_t ssm_all = gs_external(g, GS_F32, d_state * d_inner * rs, 1, 1, 1);
+	gs_mark_cache(g, conv_all);
+	gs_mark_cache(g, ssm_all);
 	gs_t conv = rs_states(b, conv_all, (d_conv - 1) * ch, -1, -1, -1, -1, false, NULL);
 	conv = gs_reshape(g, conv, d_conv - 1, ch, 1, 1);
 	cur = gs_reshape(g, cur, E, T, 1, 1);
@@ -598,6 +641,7 @@ static gs_t shortconv(lb *b, gs_t cur)
 	int64_t T = b->T, E = b->E, lc = m->ssm_conv ? m->ssm_conv : 3;
 	int64_t rs = b->p->n_seq ? b->p->n_seq : 1;
 	gs_t s = gs_external(g, GS_F32, (lc - 1) * E * rs, 1, 1, 1);
+	gs_mark_cache(g, s);
 	gs_t conv = rs_states(b, s, (lc - 1) * E, -1, -1, -1, -1, false, NULL);
 	conv = gs_reshape(g, conv, lc - 1, E, 1, 1);
 	gs_t bcx = mm(b, 3 * E, cur);
@@ -626,6 +670,7 @@ static void build_recurrent(lb *b, enum arch_kind k)
 	int64_t hd = m->head_dim_k ? m->head_dim_k : (H ? E / H : 0), hv = m->head_dim_v ? m->head_dim_v : hd;
 	gs_t inpL = inp_embd(b);
 	for (uint32_t il = 0; il < m->n_layers; il++) {
+		layer_begin(b, il);
 		bool last = il == m->n_layers - 1;
 		gs_t inpSA = inpL;
 		gs_t cur = norm(b, inpL, weight(b, E, 1));
@@ -693,6 +738,7 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 		inpL = gs_unop(g, GS_SCALE, inpL);
 
 	for (uint32_t il = 0; il < m->n_layers; il++) {
+		layer_begin(b, il);
 		int64_t nkv = kv_heads(m, il);
 		bool last = il == m->n_layers - 1;
 		gs_t inpSA = inpL, router = -1;
@@ -794,6 +840,7 @@ static gs_t build_gptoss(lb *b)
 
 	gs_t inpL = inp_embd(b);
 	for (uint32_t il = 0; il < m->n_layers; il++) {
+		layer_begin(b, il);
 		int64_t nkv = kv_heads(m, il);
 		gs_t cur = norm(b, inpL, weight(b, E, 1));
 		gs_t q = rope(b, gs_reshape(g, mm_b(b, H * hd, cur, true), hd, H, T, 1));
@@ -839,6 +886,7 @@ static gs_t build_llama4(lb *b)
 
 	gs_t inpL = inp_embd(b);
 	for (uint32_t il = 0; il < m->n_layers; il++) {
+		layer_begin(b, il);
 		int64_t nkv = kv_heads(m, il);
 		bool use_rope = (il + 1) % nope_every != 0, last = il == m->n_layers - 1;
 		gs_t inpSA = inpL;
@@ -890,6 +938,7 @@ static gs_t build_phi3(lb *b)
 
 	gs_t inpL = inp_embd(b);
 	for (uint32_t il = 0; il < m->n_layers; il++) {
+		layer_begin(b, il);
 		int64_t nkv = kv_heads(m, il);
 		bool last = il == m->n_layers - 1;
 		gs_t residual = inpL;
@@ -947,10 +996,21 @@ uint64_t plan_lgraph_build(gsim *g, const model_desc *m, const lgraph_params *p)
 	for (int s = 0; s < 2; s++)
 		b.k_idxs[s] = b.v_idxs[s] = b.mask[s] = b.k_rot[s] = b.v_rot[s] = -1;
 	uint64_t T = p->n_ubatch ? p->n_ubatch : 512;
-	if (p->cells && T > p->cells)
-		T = p->cells;
+	/* min(n_ctx, n_ubatch) over all streams, made a multiple of the
+	 * sequences the reserved ubatch holds (llama_context::graph_reserve) */
+	uint64_t n_ctx = p->cells * (p->n_stream > 1 ? p->n_stream : 1);
+	if (n_ctx && T > n_ctx)
+		T = n_ctx;
+	if (p->n_seq > 1)
+		T = (T + p->n_seq - 1) / p->n_seq * p->n_seq;
 	b.T = (int64_t)T;
 	b.iswa = m->swa_window && m->layer_swa;
+	if (p->layer_dev) {
+		bool full = true;
+		for (uint32_t il = 0; il <= m->n_layers; il++)
+			full = full && p->layer_dev[il] != p->n_dev - 1;
+		b.pin_norms = full || T < 32;
+	}
 	gs_reset(g);
 	if (m->recurrent)
 		build_recurrent(&b, k);
@@ -991,6 +1051,7 @@ static void fingerprint(const model_desc *m, uint64_t f[8])
 static bool same_params(const lgraph_params *a, const lgraph_params *b)
 {
 	return a->cells == b->cells && a->n_ubatch == b->n_ubatch && a->n_seq == b->n_seq &&
+	       a->n_stream == b->n_stream && a->swa_cells == b->swa_cells &&
 	       a->flash_attn == b->flash_attn && a->kv_k == b->kv_k && a->kv_v == b->kv_v && a->alignment == b->alignment;
 }
 
@@ -1014,4 +1075,65 @@ uint64_t plan_lgraph_compute_bytes(const model_desc *m, const lgraph_params *p)
 	e->p = *p;
 	e->bytes = r;
 	return r;
+}
+
+/* The split graph's buffers, memoised like the single-device ones (the
+ * placement search asks for the same split several times). */
+typedef struct dev_memo {
+	const model_desc *m;
+	uint64_t shape[8], devs; /* devs: a hash of layer_dev */
+	lgraph_params p;
+	int n_copies;
+	bool op_offload;
+	double weight_scale;
+	uint64_t peak[PLAN_MAX_GPUS + 1];
+} dev_memo;
+
+static uint64_t devs_hash(const lgraph_params *p, uint32_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (uint32_t i = 0; i <= n; i++)
+		h = (h ^ (uint8_t)p->layer_dev[i]) * 1099511628211ULL;
+	return h ^ (uint64_t)p->n_dev << 56;
+}
+
+bool plan_lgraph_device_bytes(const model_desc *m, const lgraph_params *p, int n_copies, bool op_offload,
+			      double weight_scale, uint64_t *peak)
+{
+	static _Thread_local dev_memo cache[16];
+	static _Thread_local unsigned next;
+	if (!plan_lgraph_supported(m) || !p->layer_dev || p->n_dev < 1 || p->n_dev > PLAN_MAX_GPUS + 1)
+		return false;
+	uint64_t f[8], h = devs_hash(p, m->n_layers);
+	fingerprint(m, f);
+	for (unsigned i = 0; i < sizeof cache / sizeof cache[0]; i++) {
+		dev_memo *e = &cache[i];
+		if (e->m == m && e->devs == h && e->n_copies == n_copies && e->op_offload == op_offload &&
+		    e->weight_scale == weight_scale &&
+		    !memcmp(e->shape, f, sizeof f) && same_params(&e->p, p) && e->p.n_cpu_moe == p->n_cpu_moe) {
+			memcpy(peak, e->peak, sizeof(uint64_t) * (size_t)p->n_dev);
+			return true;
+		}
+	}
+	gsim *g = gs_new();
+	bool ok = plan_lgraph_build(g, m, p) != 0;
+	if (ok) {
+		gs_sched_opts o = {.n_dev = p->n_dev, .n_copies = n_copies, .offload_cpu_weights = op_offload,
+				   .alignment = p->alignment, .weight_scale = weight_scale};
+		gs_sched_peaks(g, &o, peak);
+	}
+	gs_free(g);
+	if (!ok)
+		return false;
+	dev_memo *e = &cache[next++ % (sizeof cache / sizeof cache[0])];
+	e->m = m;
+	memcpy(e->shape, f, sizeof f);
+	e->devs = h;
+	e->p = *p;
+	e->p.layer_dev = NULL;
+	e->n_copies = n_copies;
+	e->op_offload = op_offload;
+	e->weight_scale = weight_scale;
+	memcpy(e->peak, peak, sizeof(uint64_t) * (size_t)p->n_dev);
+	return true;
 }

@@ -71,35 +71,81 @@ uint64_t plan_kv_cells(uint64_t ctx, uint32_t n_seq)
 }
 
 /*
- * Per layer: row_size(type_k, head_dim_k * n_kv_heads) + the same for V,
- * times the layer's cells (src/llama-kv-cache.cpp).  Sliding-window layers
- * hold min(cells, pad(window * n_seq + batch, 256))
- * (src/llama-kv-cache-iswa.cpp; gguf-parser-go file_estimate__llamacpp.go).
+ * Cells of one stream of a sliding-window layer: llama.cpp sizes the
+ * window cache min(stream, window x (sequences sharing the stream) +
+ * n_ubatch), padded to 256 (src/llama-kv-cache-iswa.cpp: size_swa =
+ * GGML_PAD(min(size_base, n_swa*(unified ? n_seq_max : 1) + n_ubatch), 256));
+ * Ollama's cache keeps window + 1 cells per sequence when there are several
+ * (ollama/ollama kvcache/causal.go, Causal.Init).
  */
-uint64_t plan_kv_bytes(const model_desc *m, uint32_t first, uint32_t count, uint64_t cells,
-		       uint32_t n_seq, uint32_t batch, plan_kv_type t)
+uint64_t plan_kv_swa_cells(const model_desc *m, const plan_kv_shape *s)
+{
+	if (!m->swa_window)
+		return s->cells;
+	uint64_t per = s->n_stream > 1 ? 1 : (s->n_seq ? s->n_seq : 1);
+	uint64_t c = (m->swa_window + (uint64_t)s->swa_extra_per_seq) * per + s->ubatch;
+	c = pad_to(c, 256);
+	return c < s->cells ? c : s->cells;
+}
+
+/*
+ * Per layer: row_size(type_k, head_dim_k * n_kv_heads) + the same for V,
+ * times the layer's cells, times the streams (src/llama-kv-cache.cpp: K and
+ * V are [n_embd_gqa, kv_size, n_stream]; kv_unified = false gives each
+ * sequence its own stream of n_ctx / n_seq_max cells, true one stream of
+ * n_ctx).  Sliding-window layers hold plan_kv_swa_cells per stream.
+ */
+uint64_t plan_kv_shape_bytes(const model_desc *m, uint32_t first, uint32_t count, const plan_kv_shape *s,
+			     plan_kv_type t)
 {
 	uint64_t total = 0;
-	uint64_t swa_cells = cells;
-	if (m->swa_window) {
-		swa_cells = pad_to((uint64_t)m->swa_window * (n_seq ? n_seq : 1) + batch, 256);
-		if (swa_cells > cells)
-			swa_cells = cells;
-	}
+	uint64_t ns = s->n_stream ? s->n_stream : 1;
+	uint64_t swa_cells = plan_kv_swa_cells(m, s);
 	for (uint32_t il = first; il < first + count && il < m->n_layers; il++) {
 		if (model_layer_recurrent(m, il)) {
-			total += plan_rs_bytes(m, n_seq);
+			total += plan_rs_bytes(m, s->n_seq);
 			continue;
 		}
 		uint64_t nkv = m->layer_kv_heads ? m->layer_kv_heads[il] : m->n_kv_heads;
 		if (nkv == 0)
 			continue;
-		uint64_t c = (m->swa_window && m->layer_swa && m->layer_swa[il]) ? swa_cells : cells;
+		uint64_t c = (m->swa_window && m->layer_swa && m->layer_swa[il]) ? swa_cells : s->cells;
 		/* MLA keeps the latent K only; V is a view of it */
 		total += (plan_kv_row_bytes(t, nkv * m->head_dim_k) +
-			  (m->mla ? 0 : plan_kv_row_bytes(t, nkv * m->head_dim_v))) * c;
+			  (m->mla ? 0 : plan_kv_row_bytes(t, nkv * m->head_dim_v))) * c * ns;
 	}
 	return total;
+}
+
+/* One unified cache of `cells` cells (sliding-window layers:
+ * min(cells, window*n_seq+batch) padded to 256). */
+uint64_t plan_kv_bytes(const model_desc *m, uint32_t first, uint32_t count, uint64_t cells,
+		       uint32_t n_seq, uint32_t batch, plan_kv_type t)
+{
+	plan_kv_shape s = {.cells = cells, .n_stream = 1, .n_seq = n_seq ? n_seq : 1, .ubatch = batch};
+	return plan_kv_shape_bytes(m, first, count, &s, t);
+}
+
+/*
+ * llama.cpp's KV layout for ctx cells per sequence and n_seq sequences
+ * (src/llama-context.cpp): n_ctx = pad(ctx x n_seq, 256); unified: one
+ * stream of n_ctx; else n_ctx_seq = pad(n_ctx / n_seq, 256) per stream.
+ */
+void plan_kv_shape_llamacpp(plan_kv_shape *s, uint64_t ctx, uint32_t n_seq, bool unified, uint32_t ubatch)
+{
+	if (n_seq == 0)
+		n_seq = 1;
+	uint64_t n_ctx = pad_to(ctx * n_seq, 256);
+	memset(s, 0, sizeof *s);
+	s->n_seq = n_seq;
+	s->ubatch = ubatch;
+	if (unified || n_seq == 1) {
+		s->cells = n_ctx;
+		s->n_stream = 1;
+	} else {
+		s->cells = pad_to(n_ctx / n_seq, 256);
+		s->n_stream = n_seq;
+	}
 }
 
 /*
@@ -221,11 +267,12 @@ uint64_t plan_overhead_bytes(plan_engine e, const plan_gpu *g, size_t n_gpus)
  * Split over several GPUs, pipeline parallelism keeps 3 more copies of
  * the masks and 4 of the hidden-state input per GPU.
  */
-/* The KQ mask inputs: f16 with flash attention (f32 without), [cells, b],
- * one per cache (full, sliding window). */
-static uint64_t mask_bytes(const model_desc *m, uint64_t c, uint32_t n_seq, uint32_t batch, bool flash_attn)
+/* The KQ mask inputs: f16 with flash attention (f32 without), one per
+ * cache (full, sliding window): [stream cells, b / streams, 1, streams],
+ * i.e. cells x b elements. */
+static uint64_t mask_bytes(const model_desc *m, const plan_kv_shape *s, uint32_t batch, bool flash_attn)
 {
-	uint64_t b = batch, el = flash_attn ? 2 : 4;
+	uint64_t b = batch, el = flash_attn ? 2 : 4, c = s->cells;
 	bool any_full = false, any_swa = false;
 	for (uint32_t il = 0; il < m->n_layers; il++) {
 		if (model_layer_recurrent(m, il))
@@ -238,21 +285,15 @@ static uint64_t mask_bytes(const model_desc *m, uint64_t c, uint32_t n_seq, uint
 		else
 			any_full = true;
 	}
-	uint64_t swa_c = c;
-	if (any_swa) {
-		swa_c = pad_to((uint64_t)m->swa_window * (n_seq ? n_seq : 1) + b, 256);
-		if (swa_c > c)
-			swa_c = c;
-	}
+	uint64_t swa_c = any_swa ? plan_kv_swa_cells(m, s) : c;
 	return (any_full ? el * c * b : 0) + (any_swa ? el * swa_c * b : 0);
 }
 
-static uint64_t phase_bytes(const model_desc *m, uint64_t cells, uint32_t n_seq, uint32_t batch, bool flash_attn,
-			    bool multi)
+static uint64_t phase_bytes(const model_desc *m, const plan_kv_shape *s, bool flash_attn, bool multi)
 {
-	uint64_t b = batch ? batch : 512, c = cells, e = m->hidden, h = m->n_heads;
-	if (c && b > c)
-		b = c;
+	uint64_t c = s->cells, e = m->hidden, h = m->n_heads;
+	uint64_t b = plan_graph_tokens(s);
+	uint32_t n_seq = s->n_seq;
 	uint64_t v = m->vocab;
 	uint64_t hk = m->mla ? m->head_dim_k : m->head_dim_k ? m->head_dim_k : (h ? e / h : 128);
 	uint64_t hv = m->mla ? m->head_dim_v : m->head_dim_v ? m->head_dim_v : hk;
@@ -269,7 +310,7 @@ static uint64_t phase_bytes(const model_desc *m, uint64_t cells, uint32_t n_seq,
 		any_attn = true;
 		nkv_max = nkv > nkv_max ? nkv : nkv_max;
 	}
-	uint64_t masks = mask_bytes(m, c, n_seq, (uint32_t)b, flash_attn);
+	uint64_t masks = mask_bytes(m, s, (uint32_t)b, flash_attn);
 
 	/* widths (f32 elements per token) live at each phase's peak; fitted
 	 * per tensor to the buffers llama.cpp 0c1e570 printed for llama-type
@@ -321,25 +362,33 @@ static uint64_t phase_bytes(const model_desc *m, uint64_t cells, uint32_t n_seq,
 	return peak;
 }
 
-uint64_t plan_compute_graph_bytes(const model_desc *m, uint64_t cells, uint32_t n_seq, uint32_t batch,
-				  bool flash_attn, plan_kv_type kv, bool multi)
+/* Tokens of the worst-case ubatch llama.cpp reserves: min(n_ctx, n_ubatch)
+ * over every stream's cells (src/llama-context.cpp sched_reserve). */
+uint64_t plan_graph_tokens(const plan_kv_shape *s)
+{
+	uint64_t b = s->ubatch ? s->ubatch : 512;
+	uint64_t n_ctx = s->cells * (s->n_stream ? s->n_stream : 1);
+	return n_ctx && b > n_ctx ? n_ctx : b;
+}
+
+uint64_t plan_compute_graph_bytes(const model_desc *m, const plan_kv_shape *s, bool flash_attn, plan_kv_type kv,
+				  bool multi)
 {
 	if (plan_lgraph_supported(m)) {
 		/* CUDA buffers align tensors to 128 bytes */
-		lgraph_params p = {.cells = cells, .n_ubatch = batch, .n_seq = n_seq, .flash_attn = flash_attn,
-				   .kv_k = kv, .kv_v = kv, .alignment = 128};
+		lgraph_params p = {.cells = s->cells, .n_ubatch = s->ubatch, .n_seq = s->n_seq, .n_stream = s->n_stream,
+				   .swa_cells = plan_kv_swa_cells(m, s), .flash_attn = flash_attn, .kv_k = kv, .kv_v = kv,
+				   .alignment = 128};
 		uint64_t bytes = plan_lgraph_compute_bytes(m, &p);
 		if (bytes) {
 			if (multi) {
 				/* pipeline parallelism: 3 more copies of the masks and
 				 * 4 of the hidden-state input (see plan_compute_bytes) */
-				uint64_t b = batch ? batch : 512;
-				if (cells && b > cells)
-					b = cells;
-				bytes += 3 * mask_bytes(m, cells, n_seq, (uint32_t)b, flash_attn) + 4 * 4 * b * m->hidden;
+				uint64_t b = plan_graph_tokens(s);
+				bytes += 3 * mask_bytes(m, s, (uint32_t)b, flash_attn) + 4 * 4 * b * m->hidden;
 			}
 			return bytes;
 		}
 	}
-	return phase_bytes(m, cells, n_seq, batch, flash_attn, multi);
+	return phase_bytes(m, s, flash_attn, multi);
 }

@@ -184,9 +184,12 @@ static int work_init(work *wk, const plan_request *rq, gw_error *err)
 		wk->ctx = trained < 4096 ? trained : 4096;
 	wk->cells = wk->ctx * wk->nseq;
 	plan_engine_ops_of(rq->engine)->setup(wk);
+	if (!wk->kvs.n_stream) {
+		wk->kvs = (plan_kv_shape){.cells = wk->cells, .n_stream = 1, .n_seq = wk->nseq, .ubatch = wk->batch};
+	}
 	wk->layer_kv = xcalloc(wk->n ? wk->n : 1, sizeof *wk->layer_kv);
 	for (uint32_t il = 0; il < wk->n; il++)
-		wk->layer_kv[il] = plan_kv_bytes(m, il, 1, wk->cells, wk->nseq, wk->batch, wk->kv);
+		wk->layer_kv[il] = plan_kv_shape_bytes(m, il, 1, &wk->kvs, wk->kv);
 	/* largest tensor of a block ~ one FFN matrix (or one expert tensor) */
 	uint64_t lb = 0, lx = 0;
 	for (uint32_t il = 0; il < wk->n; il++) {
@@ -236,6 +239,10 @@ static int plan_one(const plan_request *rq, plan_result *r, gw_error *err)
 	r->kv_cells = wk.cells;
 	r->batch = wk.batch;
 	r->n_parallel = wk.nseq;
+	r->kv_streams = wk.kvs.n_stream;
+	r->kv_unified = wk.kvs.n_stream == 1;
+	r->kv_stream_cells = wk.kvs.cells;
+	r->kv_swa_cells = plan_kv_swa_cells(m, &wk.kvs);
 	r->kv_type = wk.kv;
 	r->flash_attn = wk.fa;
 	r->flash_attn_assumed = wk.fa_assumed;

@@ -77,6 +77,14 @@ typedef struct plan_request {
 	uint64_t ctx;           /* context tokens per sequence; 0: min(4096, trained) */
 	uint32_t batch;         /* physical batch (llama.cpp -ub, ollama num_batch); 0: 512 */
 	uint32_t n_parallel;    /* sequences (ollama num_parallel, llama.cpp -np); 0: 1 */
+	/* one KV cache shared by the sequences (llama.cpp --kv-unified, what
+	 * llama-server's -np auto sets); false: llama.cpp's default of a stream
+	 * of ctx cells per sequence, each with its own sliding-window cache */
+	bool kv_unified;
+	/* llama.cpp -nopo: no op offload (ops of weights in host memory stay
+	 * on the CPU; else GPU 0 runs the large-batch ones); what RPC devices
+	 * do too (ggml-rpc has no offload_op) */
+	bool no_op_offload;
 	plan_kv_type kv_type;
 	plan_fa flash_attn;
 	/* engine version profile ("b2824" for llama.cpp); NULL: the newest one
@@ -139,6 +147,10 @@ typedef struct plan_result {
 	uint64_t ctx;            /* context per sequence as planned (padded) */
 	uint64_t kv_cells;       /* KV cells of a full-context layer (ctx x seqs) */
 	uint32_t batch, n_parallel;
+	bool kv_unified;         /* one stream for all sequences (else one each) */
+	uint32_t kv_streams;     /* KV streams (1 unified, n_parallel split) */
+	uint64_t kv_stream_cells; /* cells of one stream of a full-attention layer */
+	uint64_t kv_swa_cells;   /* cells of one stream of a sliding-window layer (= stream cells without SWA) */
 	plan_kv_type kv_type;
 	bool flash_attn;         /* as planned (auto resolved) */
 	bool flash_attn_assumed; /* resolved from the engine's default (auto) */
@@ -160,6 +172,8 @@ typedef struct plan_result {
 	uint64_t embd_bytes;     /* token embedding (host RAM under llama.cpp) */
 	uint64_t kv_total_bytes; /* the whole KV cache, GPU + host */
 	uint64_t host_weights_bytes, host_kv_bytes, host_compute_bytes;
+	/* the CPU's compute buffer of a graph split over devices (0: not split) */
+	uint64_t host_split_compute_bytes;
 	uint64_t host_bytes;     /* sum of the host parts */
 	bool ram_known, ram_ok;
 
@@ -214,6 +228,23 @@ uint64_t plan_kv_row_bytes(plan_kv_type t, uint64_t n);
  */
 uint64_t plan_kv_bytes(const model_desc *m, uint32_t first, uint32_t count, uint64_t cells,
 		       uint32_t n_seq, uint32_t batch, plan_kv_type t);
+/* The KV cache's layout: streams of cells (llama.cpp kv_unified). */
+typedef struct plan_kv_shape {
+	uint64_t cells;          /* cells of one stream of a full-attention layer */
+	uint32_t n_stream;       /* 1: one cache for every sequence; n_seq: one per sequence */
+	uint32_t n_seq;          /* sequences (recurrent state rows) */
+	uint32_t ubatch;         /* physical batch: a sliding-window cache holds it beyond the window */
+	uint32_t swa_extra_per_seq; /* window cells added per sequence (Ollama: 1 with several) */
+} plan_kv_shape;
+/* llama.cpp's layout for ctx cells per sequence (padding as its context does). */
+void plan_kv_shape_llamacpp(plan_kv_shape *s, uint64_t ctx, uint32_t n_seq, bool unified, uint32_t ubatch);
+/* Tokens of the worst-case ubatch llama.cpp reserves (min(n_ctx, ubatch)). */
+uint64_t plan_graph_tokens(const plan_kv_shape *s);
+/* Cells of one stream of a sliding-window layer. */
+uint64_t plan_kv_swa_cells(const model_desc *m, const plan_kv_shape *s);
+/* KV cache (and recurrent state) bytes of layers [first, first+count) under s. */
+uint64_t plan_kv_shape_bytes(const model_desc *m, uint32_t first, uint32_t count, const plan_kv_shape *s,
+			     plan_kv_type t);
 /* Recurrent (SSM) state of one recurrent layer for n_seq sequences. */
 uint64_t plan_rs_bytes(const model_desc *m, uint32_t n_seq);
 /* KV cells llama.cpp allocates for ctx per sequence and n_seq sequences. */
@@ -228,10 +259,11 @@ uint64_t plan_compute_bytes(const model_desc *m, uint64_t cells, uint32_t batch,
 /*
  * The same from the phases of today's graph (llama.cpp 0c1e570): the peak
  * of the KQ masks + attention, feed-forward/experts, recurrent layers, and
- * the output logits.
+ * the output logits, for a ubatch of s->ubatch tokens over the KV layout s
+ * (split streams: each sequence's tokens attend over its own stream).
  */
-uint64_t plan_compute_graph_bytes(const model_desc *m, uint64_t cells, uint32_t n_seq, uint32_t batch,
-				  bool flash_attn, plan_kv_type kv, bool multi);
+uint64_t plan_compute_graph_bytes(const model_desc *m, const plan_kv_shape *s, bool flash_attn, plan_kv_type kv,
+				  bool multi);
 /* Per-GPU runtime overhead an engine adds to its own buffers. */
 uint64_t plan_overhead_bytes(plan_engine e, const plan_gpu *g, size_t n_gpus);
 

@@ -175,6 +175,39 @@ static void test_llama_graph(void **state)
 	assert_true(fabs(lg(&m, 4096, true, PLAN_KV_Q8_0) - 68.5020) < 0.0005);
 }
 
+/* The same small llama split over devices as llama.cpp's scheduler splits
+ * it (gs_sched_peaks), against llama.cpp 0c1e570 over two rpc-server
+ * processes on the CPU (tests/oracle/slots_oracle.py with
+ * GW_LLAMA_RPC_LIB; RPC devices take no op offload, pipeline parallelism
+ * keeps 4 copies): blocks 0-2 on RPC0, block 3 and the output on RPC1:
+ * 180.0234, 178.0312 and CPU 46.0391 MiB at 4096 cells without flash
+ * attention; -ngl 3 of 5 on one device (blocks 0-1 on the CPU): 145.01
+ * and CPU 147.01. */
+static void test_devices_graph(void **state)
+{
+	(void)state;
+	model_desc m;
+	small(&m, "llama");
+	uint64_t peak[3];
+	int8_t two[5] = {0, 0, 0, 1, 1}, part[5] = {1, 1, 0, 0, 0};
+	lgraph_params p = {.cells = 4096, .n_ubatch = 512, .n_seq = 1, .kv_k = PLAN_KV_F16, .kv_v = PLAN_KV_F16,
+			   .alignment = 128, .layer_dev = two, .n_dev = 3};
+	assert_true(plan_lgraph_device_bytes(&m, &p, 4, false, 0, peak));
+	assert_true(fabs(MIB_D(peak[0]) - 180.0234) < 0.005);
+	assert_true(fabs(MIB_D(peak[1]) - 178.0312) < 0.005);
+	assert_true(fabs(MIB_D(peak[2]) - 46.0391) < 0.005);
+	p.layer_dev = part;
+	p.n_dev = 2;
+	assert_true(plan_lgraph_device_bytes(&m, &p, 1, false, 0, peak));
+	assert_true(fabs(MIB_D(peak[0]) - 145.01) < 0.01);
+	assert_true(fabs(MIB_D(peak[1]) - 147.01) < 0.01);
+	/* with op offload device 0 runs the CPU blocks' large-batch ops too,
+	 * copying their weights in: its buffer grows, the CPU's shrinks */
+	uint64_t off[2];
+	assert_true(plan_lgraph_device_bytes(&m, &p, 1, true, 0, off));
+	assert_true(off[0] > peak[0] && off[1] < peak[1]);
+}
+
 static void test_gemma2_graph(void **state)
 {
 	(void)state;
@@ -408,7 +441,7 @@ int main(void)
 		cmocka_unit_test(test_gemma2_graph),    cmocka_unit_test(test_moe_mla_graph),
 		cmocka_unit_test(test_random_shapes),   cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_gptoss_graph),    cmocka_unit_test(test_llama4_graph),
-		cmocka_unit_test(test_phi3_graph),
+		cmocka_unit_test(test_phi3_graph),      cmocka_unit_test(test_devices_graph),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
