@@ -20,8 +20,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise cards MODEL [plan options] [--budget USD] [--used] [--vendor V]\n"
-		"                     [--max-gpus N] [--json]\n\n"
+		"usage: gpuwise cards MODEL [plan options] [--budget X] [--used] [--vendor V]\n"
+		"                     [--currency CUR] [--region R] [--max-gpus N] [--json]\n\n"
 		"Rank the catalog's GPUs, and sets of up to --max-gpus identical cards, for a\n"
 		"workload: LLM inference (default), fine-tuning (--train) or image generation\n"
 		"(--image).  Each GPU is planned with the smallest number of cards that fits;\n"
@@ -33,7 +33,16 @@ static void usage(FILE *f)
 		"is named with its price.  Prices older than 6 months are flagged; gpuwise\n"
 		"list gpus shows every price with its date and source.\n\n"
 		"Options:\n"
-		"  --budget USD        total price limit: 1000, 1,000 or $1000\n"
+		"  --budget X          total price limit in the --currency: 1000, 1,000, $1000,\n"
+		"                      10000 CNY (an amount in another currency is refused)\n"
+		"  --currency CUR      the buyer's market: USD, CNY, EUR ... (default:\n"
+		"                      GPUWISE_CURRENCY, else the region's, else USD); prices\n"
+		"                      quoted in it first (CNY: China's market, its China-only\n"
+		"                      cards and its rental platforms), else USD prices converted\n"
+		"                      at a dated rate (marked *); cards sold only in another\n"
+		"                      market are left out\n"
+		"  --region R          cn, us, eu, de: the market's currency when --currency is\n"
+		"                      not given (GPUWISE_REGION)\n"
 		"  --used              used prices (the used-prices table, dated and sourced;\n"
 		"                      a card without one gets an estimate from its launch\n"
 		"                      price and age, marked ~ and ranked last)\n"
@@ -49,12 +58,16 @@ static void usage(FILE *f)
 		"  --params N --layers N --hidden N --heads N --kv-heads N --head-dim N --ffn N\n"
 		"  --vocab N           explicit numbers for a model the catalog lacks\n"
 		"%s\n"
-		"Speed: LLM decode tokens/s (gpuwise plan's model); fine-tuning tokens/s from\n"
+		"Speed: LLM decode tokens/s (gpuwise plan's model; ~ where no public llama-bench\n"
+		"measurement of the GPU backs it, ranked after measured ones); fine-tuning tokens/s from\n"
 		"FLOPs per token at %.0f%% of the card's dense FP16 TFLOPS; images per minute.\n\n"
 		"Exit status: 0 at least one card fits, 4 none fits (within the budget),\n"
 		"1 a table or model file cannot be read, 2 usage error.\n",
 		workload_help, TRAIN_MFU * 100);
 }
+
+/* Rented options listed after the cards [assumption: enough to compare]. */
+#define CARDS_RENT_ROWS 6
 
 typedef struct cards_ctx {
 	workload w;
@@ -68,6 +81,7 @@ typedef struct cards_ctx {
 	bool flash;
 	plan_engine engine;
 	plan_backend backend;
+	const char *region;
 } cards_ctx;
 
 /* Weight formats from the most to the least precise, for "one step lower". */
@@ -90,6 +104,17 @@ static const char *quant_below(const char *q, unsigned steps)
 		if (str_ieq(lad[i], q))
 			return i + steps < n ? lad[i + steps] : NULL;
 	return NULL;
+}
+
+/* Does data/llamabench-gpus.tsv name g (a public llama-bench measurement of it exists)? */
+static bool llamabench_measured(const gpu_spec *g)
+{
+	const kb_table *t = kb_get_table("llamabench-gpus", NULL);
+	long cg = t ? kb_col(t, "gpu") : -1;
+	for (size_t i = 0; t && cg >= 0 && i < t->nrows; i++)
+		if (kb_gpu_find(kb_cell(t, i, cg)) == g)
+			return true;
+	return false;
 }
 
 /*
@@ -157,6 +182,7 @@ static int eval_llm(cards_ctx *c, const gpu_spec *g, uint32_t n, unsigned level,
 		out->fits = res->verdict == PLAN_FITS || (offload_ok && res->verdict == PLAN_OFFLOAD && res->gpu_layers > 0);
 		out->has_speed = res->decode_tok_s > 0;
 		out->speed = res->decode_tok_s;
+		out->speed_estimated = out->has_speed && !llamabench_measured(g);
 		out->need_bytes = n ? res->vram_bytes / n : 0;
 		if (offload_ok && out->fits) {
 			char hb[32];
@@ -272,34 +298,84 @@ static void this_month(int *year, int *month)
 	*month = tmv.tm_mon + 1;
 }
 
-static void fmt_speed(char *b, size_t n, const cards_row *r)
+static void fmt_eval_speed(char *b, size_t n, const cards_eval *e)
 {
-	if (r->eval.has_speed)
-		snprintf(b, n, r->eval.speed < 10 ? "%s%.2f" : "%s%.0f", r->eval.speed_estimated ? "~" : "", r->eval.speed);
+	if (e->has_speed)
+		snprintf(b, n, e->speed < 10 ? "%s%.2f" : "%s%.0f", e->speed_estimated ? "~" : "", e->speed);
 	else
 		snprintf(b, n, "?");
 }
 
-static void print_text(const cards_ctx *c, const cards_opts *o, const cards_result *res)
+static void fmt_speed(char *b, size_t n, const cards_row *r)
+{
+	fmt_eval_speed(b, n, &r->eval);
+}
+
+/* The rented options (cards_rentals) as text. */
+static void print_rentals(const cards_ctx *c, const cards_opts *o, const cards_rent *rent, size_t n_rent)
 {
 	FILE *f = stdout;
-	const char *what = c->w.kind == WORKLOAD_TRAIN ? _("fine-tuning") : c->w.kind == WORKLOAD_IMAGE ? _("images") : _("inference");
-	printf(_("%sCards for %s%s (%s), %s prices"), c_bold(f), c->model_name, c_reset(f), what, o->used ? _("used") : _("new"));
-	if (o->budget_usd > 0)
-		printf(_(", budget %.0f USD"), o->budget_usd);
+	const char *cur = o->currency ? o->currency : "USD";
+	const char *speed_hdr = c->w.kind == WORKLOAD_TRAIN ? "train tok/s" : c->w.kind == WORKLOAD_IMAGE ? "img/min" : "tok/s";
+	char rate_hdr[32];
+	snprintf(rate_hdr, sizeof rate_hdr, "%s/h", cur);
+	printf("\n%sRent instead%s (on-demand, cheapest per hour that runs it; the rented card itself, never "
+	       "another):\n",
+	       c_bold(f), c_reset(f));
+	if (!n_rent) {
+		printf("  none of the rented GPUs in data/cloud-prices.tsv runs it\n");
+		return;
+	}
+	const char *hdr[] = {"#", "GPU", "cards", speed_hdr, rate_hdr, "provider", "date", "offers"};
+	table *t = table_new(8, hdr);
+	for (size_t i = 0; i < 8; i++)
+		table_set_align(t, i, i == 0 || i == 2 || i == 3 || i == 4 || i == 7);
+	bool conv = false;
+	for (size_t i = 0; i < n_rent; i++) {
+		const cards_rent *r = &rent[i];
+		char num[16], cnt[16], sp[32], rate[48], offers[32];
+		snprintf(num, sizeof num, "%zu", i + 1);
+		snprintf(cnt, sizeof cnt, "%ux", r->count);
+		fmt_eval_speed(sp, sizeof sp, &r->eval);
+		snprintf(rate, sizeof rate, "%s%.3g", r->quote.converted ? "*" : "", r->per_hour);
+		snprintf(offers, sizeof offers, "%zu (%.3g-%.3g)", r->quote.n_rows, r->quote.min_h, r->quote.max_h);
+		conv = conv || r->quote.converted;
+		table_add(t, num, r->gpu->name, cnt, sp, rate, r->quote.provider, r->quote.date, offers);
+	}
+	table_print(t, stdout);
+	table_free(t);
+	if (conv) {
+		const cards_rent *r = NULL;
+		for (size_t i = 0; i < n_rent && !r; i++)
+			if (rent[i].quote.converted)
+				r = &rent[i];
+		printf("* quoted in %s, converted at 1 %s = %.4g %s (%s%s, %s)\n", r->quote.row_cur, r->quote.row_cur,
+		       r->quote.fx.rate, cur, r->quote.fx.date, r->quote.fx.via_eur ? ", via EUR" : "", r->quote.fx.source);
+	}
+}
+
+static void print_text(const cards_ctx *c, const cards_opts *o, const cards_result *res, const cards_rent *rent,
+		       size_t n_rent)
+{
+	FILE *f = stdout;
+	const char *what = c->w.kind == WORKLOAD_TRAIN ? "fine-tuning" : c->w.kind == WORKLOAD_IMAGE ? "images" : "inference";
+	printf(_("%sCards for %s%s (%s), %s prices"), c_bold(f), c->model_name, c_reset(f), what, o->used ? "used" : "new");
+	const char *cur = o->currency ? o->currency : "USD";
+	if (o->budget > 0)
+		printf(_(", budget %.0f %s"), o->budget, cur);
 	printf(_(", up to %u cards\n\n"), o->max_gpus);
-	const char *speed_hdr = c->w.kind == WORKLOAD_TRAIN ? _("train tok/s") : c->w.kind == WORKLOAD_IMAGE ? "img/min" : "tok/s";
-	char per_hdr[96];
-	snprintf(per_hdr, sizeof per_hdr, _("%s per 1000 USD"), speed_hdr);
-	/* TODO(money, issue 24): under zh_CN the price columns default to CNY and region cn once
-	 * cards/cost have --currency/--region (gw_i18n_zh() says the reader's locale is Chinese) */
-	const char *hdr[] = {"#", "GPU", _("cards"), _("VRAM"), _("needs/card"), speed_hdr, _("price USD"), _("price date"), per_hdr, _("power")};
+	const char *speed_hdr = c->w.kind == WORKLOAD_TRAIN ? "train tok/s" : c->w.kind == WORKLOAD_IMAGE ? "img/min" : "tok/s";
+	char per_hdr[48], price_hdr[24];
+	snprintf(per_hdr, sizeof per_hdr, "%s per 1000 %s", speed_hdr, cur);
+	snprintf(price_hdr, sizeof price_hdr, "price %s", cur);
+	const char *hdr[] = {"#", "GPU", "cards", "VRAM", "needs/card", speed_hdr, price_hdr, "price date", per_hdr, "power"};
 	table *t = table_new(10, hdr);
 	for (size_t i = 0; i < 10; i++)
 		table_set_align(t, i, i != 1 && i != 7);
 	int yr, mo, stale = 0;
 	this_month(&yr, &mo);
 	bool any_est = false, any_remedy = false, any_speed_est = false;
+	const price_quote *conv = NULL;
 	for (size_t i = 0; i < res->n_rows; i++) {
 		const cards_row *r = &res->rows[i];
 		char n[24], cnt[24], vram[32], need[32], sp[32], price[32], per[32], pw[16];
@@ -308,9 +384,13 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		fmt_bytes(vram, sizeof vram, r->gpu->vram_bytes);
 		fmt_bytes(need, sizeof need, r->eval.need_bytes);
 		fmt_speed(sp, sizeof sp, r);
-		snprintf(price, sizeof price, "%s%.0f", r->price_estimated ? "~" : "", r->price_usd);
-		if (r->speed_per_kusd > 0)
-			snprintf(per, sizeof per, r->speed_per_kusd < 10 ? "%.2f" : "%.0f", r->speed_per_kusd);
+		snprintf(price, sizeof price, "%s%s%.0f", r->price_estimated ? "~" : "", r->quote.converted ? "*" : "",
+			 r->price);
+		if (r->quote.converted && !conv)
+			conv = &r->quote;
+		any_speed_est = any_speed_est || r->eval.speed_estimated;
+		if (r->speed_per_k > 0)
+			snprintf(per, sizeof per, r->speed_per_k < 10 ? "%.2f" : "%.0f", r->speed_per_k);
 		else
 			snprintf(per, sizeof per, "?");
 		snprintf(pw, sizeof pw, "%u W", r->power_w);
@@ -345,18 +425,24 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		const cards_row *r = &res->cheapest_over;
 		char sp[32];
 		fmt_speed(sp, sizeof sp, r);
-		printf(_("%sNothing fits within %.0f USD.%s The cheapest configuration that fits: %ux %s for %.0f USD "
+		printf(_("%sNothing fits within %.0f %s.%s The cheapest configuration that fits: %ux %s for %.0f %s "
 		       "(%s prices of %s), %s %s%s%s\n"),
-		       c_bold(f), o->budget_usd, c_reset(f), r->count, r->gpu->name, r->price_usd, o->used ? "used" : "new",
+		       c_bold(f), o->budget, cur, c_reset(f), r->count, r->gpu->name, r->price, cur, o->used ? "used" : "new",
 		       r->quote.date, sp, c->w.kind == WORKLOAD_TRAIN ? "train tok/s" : c->w.kind == WORKLOAD_IMAGE ? "images/min" : "tok/s",
 		       r->eval.remedy[0] ? ", with " : "", r->eval.remedy);
 	}
 	if (any_est)
 		printf(_("\n~ estimate, not a price: no used price is on record for this card, so it is taken as 75%%/55%%/35%% "
 		       "of the launch price by age [assumption]; ranked after every priced card (--no-estimates drops them)\n"));
-	if (any_speed_est)
+	if (conv)
+		printf(_("\n* no %s price on record: the USD price converted at 1 USD = %.4g %s (%s%s, %s)\n"), cur,
+		       conv->fx.rate, cur, conv->fx.date, conv->fx.via_eur ? ", via EUR" : "", conv->fx.source);
+	if (any_speed_est && c->w.kind == WORKLOAD_IMAGE)
 		printf(_("\n~ before a speed: no public measurement of this card on its backend; estimated from the "
 		       "measured cards' realised fraction (data/image-backends.tsv); ranked after the measured cards\n"));
+	else if (any_speed_est)
+		printf(_("\n~ speed: no public llama-bench measurement of this GPU (data/llamabench-gpus.tsv, from "
+		       "tests/validation/llamabench-current.tsv) backs it, only the model; ranked after every measured card\n"));
 	if (stale)
 		printf(_("\n%swarning:%s %d of these prices are more than %d months old; check a current listing before "
 		       "buying (or update data/%s with --data-dir)\n"),
@@ -364,6 +450,8 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 	printf(_("\n%zu GPUs considered: %zu listed, %zu do not fit with %u cards, %zu over budget, %zu %s"),
 	       res->n_considered, res->n_rows, res->n_no_fit, o->max_gpus, res->n_over_budget, res->n_no_price,
 	       o->used ? "without a used price" : "not on sale new (try --used)");
+	if (res->n_other_market)
+		printf(_(", %zu sold only in another market (priced in another currency; --currency)"), res->n_other_market);
 	if (o->backend != PLAN_BACKEND_AUTO)
 		printf(_(", %zu not run by the %s backend"), res->n_no_backend, plan_backend_name(o->backend));
 	printf("\n");
@@ -382,6 +470,7 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		printf(_("Speed: images per minute at the model's default steps, %s memory profile, each vendor's PyTorch "
 		       "backend, fitted on public measurements (gpuwise plan MODEL --image --gpu G shows the basis).\n"),
 		       image_ui_name(c->w.image.ui));
+	print_rentals(c, o, rent, n_rent);
 }
 
 /* option=value pairs ("quant=q3_k_m kv_type=q8_0") as a JSON object of strings/numbers. */
@@ -450,15 +539,22 @@ static json_t *row_json(const cards_row *r, int yr, int mo)
 	json_object_set_new(x, "vram_bytes", json_integer((json_int_t)r->gpu->vram_bytes));
 	json_object_set_new(x, "need_bytes", json_integer((json_int_t)r->eval.need_bytes));
 	json_object_set_new(x, "speed", r->eval.has_speed ? jreal_round(r->eval.speed, 2) : json_null());
+	json_object_set_new(x, "price", r->price_known ? jreal_round(r->price, 2) : json_null());
+	json_object_set_new(x, "currency", json_string(r->quote.currency[0] ? r->quote.currency : "USD"));
+	json_object_set_new(x, "price_usd", r->price_known && !strcmp(r->quote.currency, "USD") ? jreal_round(r->price, 2)
+											      : json_null());
+	json_object_set_new(x, "price_converted", json_boolean(r->quote.converted));
+	json_object_set_new(x, "price_quoted_currency", jstr_or_null(r->quote.row_currency[0] ? r->quote.row_currency : NULL));
 	json_object_set_new(x, "speed_estimated", json_boolean(r->eval.speed_estimated));
-	json_object_set_new(x, "price_usd", r->price_known ? jreal_round(r->price_usd, 2) : json_null());
 	json_object_set_new(x, "price_estimated", json_boolean(r->price_estimated));
 	json_object_set_new(x, "price_date", jstr_or_null(r->quote.date[0] ? r->quote.date : NULL));
 	int age = price_age_months(r->quote.date, yr, mo);
 	json_object_set_new(x, "price_age_months", age >= 0 && !r->price_estimated ? json_integer(age) : json_null());
 	json_object_set_new(x, "price_source", jstr_or_null(r->quote.source));
 	json_object_set_new(x, "price_rows", json_integer((json_int_t)r->quote.n_rows));
-	json_object_set_new(x, "speed_per_1000_usd", r->speed_per_kusd > 0 ? jreal_round(r->speed_per_kusd, 3) : json_null());
+	json_object_set_new(x, "speed_per_1000", r->speed_per_k > 0 ? jreal_round(r->speed_per_k, 3) : json_null());
+	json_object_set_new(x, "speed_per_1000_usd", r->speed_per_k > 0 && !strcmp(r->quote.currency, "USD")
+							     ? jreal_round(r->speed_per_k, 3) : json_null());
 	json_object_set_new(x, "power_w", r->power_w ? json_integer(r->power_w) : json_null());
 	json_object_set_new(x, "remedy", jstr_or_null(r->eval.remedy[0] ? r->eval.remedy : NULL));
 	json_object_set_new(x, "set", set_json(r->eval.remedy_set));
@@ -481,8 +577,10 @@ static json_t *row_json(const cards_row *r, int yr, int mo)
 	return x;
 }
 
-static void print_json(const cards_ctx *c, const cards_opts *o, const cards_result *res)
+static void print_json(const cards_ctx *c, const cards_opts *o, const cards_result *res, const cards_rent *rent,
+		       size_t n_rent)
 {
+	const char *cur = o->currency ? o->currency : "USD";
 	int yr, mo;
 	this_month(&yr, &mo);
 	json_t *j = json_object();
@@ -491,7 +589,10 @@ static void print_json(const cards_ctx *c, const cards_opts *o, const cards_resu
 	json_object_set_new(j, "speed_unit", json_string(unit_of(c->w.kind)));
 	json_object_set_new(j, "used", json_boolean(o->used));
 	json_object_set_new(j, "estimates", json_boolean(o->used && o->estimates));
-	json_object_set_new(j, "budget_usd", o->budget_usd > 0 ? json_real(o->budget_usd) : json_null());
+	json_object_set_new(j, "currency", json_string(cur));
+	json_object_set_new(j, "region", jstr_or_null(c->region));
+	json_object_set_new(j, "budget", o->budget > 0 ? json_real(o->budget) : json_null());
+	json_object_set_new(j, "budget_usd", o->budget > 0 && !strcmp(cur, "USD") ? json_real(o->budget) : json_null());
 	json_object_set_new(j, "max_gpus", json_integer(o->max_gpus));
 	json_t *rows = json_array();
 	int stale = 0;
@@ -509,7 +610,33 @@ static void print_json(const cards_ctx *c, const cards_opts *o, const cards_resu
 	json_object_set_new(j, "over_budget", json_integer((json_int_t)res->n_over_budget));
 	json_object_set_new(j, "no_price", json_integer((json_int_t)res->n_no_price));
 	json_object_set_new(j, "no_backend", json_integer((json_int_t)res->n_no_backend));
+	json_object_set_new(j, "other_market", json_integer((json_int_t)res->n_other_market));
 	json_object_set_new(j, "backend", json_string(plan_backend_name(c->backend)));
+	json_t *ra = json_array();
+	for (size_t i = 0; i < n_rent; i++) {
+		const cards_rent *r = &rent[i];
+		json_t *x = json_object();
+		json_object_set_new(x, "gpu", json_string(r->gpu->id));
+		json_object_set_new(x, "name", json_string(r->gpu->name));
+		json_object_set_new(x, "count", json_integer(r->count));
+		json_object_set_new(x, "speed", r->eval.has_speed ? jreal_round(r->eval.speed, 2) : json_null());
+		json_object_set_new(x, "speed_estimated", json_boolean(r->eval.speed_estimated));
+		json_object_set_new(x, "remedy", jstr_or_null(r->eval.remedy[0] ? r->eval.remedy : NULL));
+		json_object_set_new(x, "per_hour", jreal_round(r->per_hour, 4));
+		json_object_set_new(x, "rate_per_gpu_hour", jreal_round(r->quote.per_h, 4));
+		json_object_set_new(x, "min_per_gpu_hour", jreal_round(r->quote.min_h, 4));
+		json_object_set_new(x, "max_per_gpu_hour", jreal_round(r->quote.max_h, 4));
+		json_object_set_new(x, "offers", json_integer((json_int_t)r->quote.n_rows));
+		json_object_set_new(x, "tier", json_string(r->quote.tier));
+		json_object_set_new(x, "currency", json_string(r->quote.cur));
+		json_object_set_new(x, "converted", json_boolean(r->quote.converted));
+		json_object_set_new(x, "quoted_currency", json_string(r->quote.row_cur));
+		json_object_set_new(x, "provider", json_string(r->quote.provider));
+		json_object_set_new(x, "date", json_string(r->quote.date));
+		json_object_set_new(x, "source", json_string(r->quote.source));
+		json_array_append_new(ra, x);
+	}
+	json_object_set_new(j, "rent", ra);
 	json_print(j, stdout);
 	json_decref(j);
 }
@@ -538,6 +665,8 @@ enum {
 	OPT_HEAD_DIM,
 	OPT_FFN,
 	OPT_VOCAB,
+	OPT_CURRENCY,
+	OPT_REGION,
 	OPT_HELP,
 };
 
@@ -565,6 +694,8 @@ static const struct option own_options[] = {
 	{"head-dim", required_argument, NULL, OPT_HEAD_DIM},
 	{"ffn", required_argument, NULL, OPT_FFN},
 	{"vocab", required_argument, NULL, OPT_VOCAB},
+	{"currency", required_argument, NULL, OPT_CURRENCY},
+	{"region", required_argument, NULL, OPT_REGION},
 	{"help", no_argument, NULL, OPT_HELP},
 };
 
@@ -601,18 +732,18 @@ int cmd_cards(int argc, char **argv)
 	uint32_t u = 0;
 	double d;
 	long long ll;
+	const char *budget_arg = NULL, *cur_opt = NULL, *region_opt = NULL;
+	cards_rent *rent = NULL;
+	size_t n_rent = 0;
 
 	opterr = 0;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		int rc = 0;
 		switch (ch) {
-		case OPT_BUDGET:
-			if (!(rc = parse_usd_opt("cards", "--budget", optarg, 1e9, &d)) && !(d > 0))
-				rc = usage_error("cards", "invalid --budget '%s' (US dollars above 0)", optarg);
-			else if (!rc)
-				o.budget_usd = d;
-			break;
+		case OPT_BUDGET: budget_arg = optarg; break;
+		case OPT_CURRENCY: cur_opt = optarg; break;
+		case OPT_REGION: region_opt = optarg; break;
 		case OPT_USED: o.used = true; break;
 		case OPT_NO_ESTIMATES: o.estimates = false; break;
 		case OPT_NOT_GPU:
@@ -704,6 +835,17 @@ int cmd_cards(int argc, char **argv)
 			status = GW_EXIT_RUNTIME;
 			goto out;
 		}
+	}
+	if ((status = money_context("cards", cur_opt, region_opt, &o.currency, &c.region)))
+		goto out;
+	if (budget_arg) {
+		if ((status = parse_money_opt("cards", "--budget", budget_arg, 1e12, o.currency, &d)))
+			goto out;
+		if (!(d > 0)) {
+			status = usage_error("cards", "invalid --budget '%s' (an amount above 0)", budget_arg);
+			goto out;
+		}
+		o.budget = d;
 	}
 	status = GW_EXIT_USAGE;
 	bool have_nums = nums.params > 0 || nums.layers || nums.hidden;
@@ -799,13 +941,20 @@ int cmd_cards(int argc, char **argv)
 		}
 		goto out;
 	}
+	if ((rc = cards_rentals(&o, eval, &c, CARDS_RENT_ROWS, &rent, &n_rent, &err))) {
+		gw_errorf("%s", err.msg);
+		status = GW_EXIT_RUNTIME;
+		cards_result_release(&res);
+		goto out;
+	}
 	if (json)
-		print_json(&c, &o, &res);
+		print_json(&c, &o, &res, rent, n_rent);
 	else
-		print_text(&c, &o, &res);
+		print_text(&c, &o, &res, rent, n_rent);
 	status = res.n_rows ? GW_EXIT_OK : GW_EXIT_VERDICT4;
 	cards_result_release(&res);
 out:
+	free(rent);
 	if (loaded)
 		model_release(&m);
 	free(opts);

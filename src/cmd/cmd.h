@@ -67,7 +67,16 @@ int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(pri
  * with the unit forms, never read as bytes.  Context: "8192", "32k",
  * "128K" (k = 1024 tokens).
  */
-int parse_usd_opt(const char *cmd, const char *opt, const char *arg, double max, double *out);
+/* An amount in currency cur ("15000", "15,000 CNY", "$1000"); another currency named is a usage error. */
+int parse_money_opt(const char *cmd, const char *opt, const char *arg, double max, const char *cur, double *out);
+/*
+ * The buyer's currency and region from --currency/--region, else
+ * GPUWISE_CURRENCY/GPUWISE_REGION, else each other's (cn <-> CNY, us <->
+ * USD, eu <-> EUR), else USD and us.  A currency without a dated rate in
+ * data/fx-rates.tsv is a usage error (returned); *region NULL when the
+ * currency has no region row (the caller then needs --kwh-price).
+ */
+int money_context(const char *cmd, const char *cur_opt, const char *region_opt, const char **cur, const char **region);
 int parse_size_opt(const char *cmd, const char *opt, const char *arg, uint64_t *out);
 int parse_ctx_opt(const char *cmd, const char *opt, const char *arg, uint64_t *out);
 /*

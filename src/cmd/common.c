@@ -3,12 +3,14 @@
  */
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "cmd/cmd.h"
 #include "kb/kb.h"
+#include "plan/money.h"
 
 int usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -23,33 +25,83 @@ int usage_error(const char *cmd, const char *fmt, ...)
 
 /* ---- input as people type it ------------------------------------------ */
 
-int parse_usd_opt(const char *cmd, const char *opt, const char *arg, double max, double *out)
+/* "1,000.5" (commas only between groups of three digits) into *out, 0..max; -1 when it is not one. */
+static int parse_usd_number(const char *s, double max, double *out)
 {
 	char buf[64];
 	size_t n = 0;
-	const char *s = arg;
-	if (*s == '$')
-		s++;
-	/* "1,000" and "1,000,000": commas only between groups of three digits */
 	for (const char *p = s; *p && n < sizeof buf - 1; p++) {
 		if (*p == ',') {
 			if (p == s || !isdigit((unsigned char)p[-1]) || strspn(p + 1, "0123456789") < 3 ||
 			    (p[4] && p[4] != ',' && p[4] != '.'))
-				goto bad;
+				return -1;
 			continue;
 		}
 		buf[n++] = *p;
 	}
 	buf[n] = 0;
-	if (n >= 3 && strcasecmp(buf + n - 3, "usd") == 0)
-		buf[n - 3] = 0;
 	double v;
 	if (!*buf || parse_double(buf, &v) || !(v >= 0) || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/*
+ * An amount of money in currency cur: "15000", "15,000", "15000 CNY",
+ * "CNY15000", "$1000" (USD), "¥15000" (CNY or JPY, whichever cur is),
+ * "€900" (EUR).  An amount that names another currency than cur is
+ * refused: an answer never mixes currencies.
+ */
+int parse_money_opt(const char *cmd, const char *opt, const char *arg, double max, const char *cur, double *out)
+{
+	char buf[64], named[4] = "";
+	const char *s = arg;
+	size_t len;
+	if (*s == '$') {
+		snprintf(named, sizeof named, "USD");
+		s++;
+	} else if (!strncmp(s, "\xc2\xa5", 2) || !strncmp(s, "\xef\xbf\xa5", 3)) { /* yen/yuan sign, half or full width */
+		snprintf(named, sizeof named, "%s", !strcmp(cur, "JPY") ? "JPY" : "CNY");
+		s += (unsigned char)*s == 0xc2 ? 2 : 3;
+	} else if (!strncmp(s, "\xe2\x82\xac", 3)) {
+		snprintf(named, sizeof named, "EUR");
+		s += 3;
+	} else if (isalpha((unsigned char)s[0]) && isalpha((unsigned char)s[1]) && isalpha((unsigned char)s[2])) {
+		for (int k = 0; k < 3; k++)
+			named[k] = (char)toupper((unsigned char)s[k]);
+		named[3] = 0;
+		s += 3;
+	}
+	while (*named && *s == ' ') /* "CNY 15000"; a bare " 500" stays invalid */
+		s++;
+	len = strlen(s);
+	if (len >= 3 && isalpha((unsigned char)s[len - 1]) && isalpha((unsigned char)s[len - 2]) &&
+	    isalpha((unsigned char)s[len - 3])) {
+		if (*named)
+			goto bad;
+		for (int k = 0; k < 3; k++)
+			named[k] = (char)toupper((unsigned char)s[len - 3 + k]);
+		named[3] = 0;
+		len -= 3;
+		while (len && s[len - 1] == ' ')
+			len--;
+	}
+	if (len >= sizeof buf)
 		goto bad;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	double v;
+	if (parse_usd_number(buf, max, &v))
+		goto bad;
+	if (*named && strcmp(named, cur))
+		return usage_error(cmd, "%s '%s' is in %s, but this answer is in %s: give it in %s (or --currency %s); "
+					"gpuwise never mixes currencies",
+				   opt, arg, named, cur, cur, named);
 	*out = v;
 	return 0;
 bad:
-	return usage_error(cmd, "invalid %s '%s' (US dollars, e.g. 1000, 1,000 or $1000)", opt, arg);
+	return usage_error(cmd, "invalid %s '%s' (an amount in %s, e.g. 1000, 1,000 or 1000 %s)", opt, arg, cur, cur);
 }
 
 int parse_size_opt(const char *cmd, const char *opt, const char *arg, uint64_t *out)
@@ -137,4 +189,49 @@ void quant_names(char *buf, size_t n)
 	}
 	if (len + 16 < n)
 		snprintf(buf + len, n - len, ", f16, bf16, f32");
+}
+
+int money_context(const char *cmd, const char *cur_opt, const char *region_opt, const char **cur, const char **region)
+{
+	static char cur_buf[4];
+	const char *c = cur_opt ? cur_opt : getenv("GPUWISE_CURRENCY");
+	const char *r = region_opt ? region_opt : getenv("GPUWISE_REGION");
+	if (c && !*c)
+		c = NULL;
+	if (r && !*r)
+		r = NULL;
+	if (!c && !r && gw_i18n_zh()) {
+		/* issue 24: a reader under zh_CN buys in China unless told otherwise (text output
+		 * only: --json turns the catalog off, so its defaults stay those of every locale) */
+		r = "cn";
+		fprintf(stderr, "gpuwise: %s\n", _("prices in CNY for region cn, the defaults under zh_CN (--currency USD or "
+						    "--region us to change)"));
+	}
+	if (c) {
+		if (strlen(c) != 3)
+			return usage_error(cmd, "invalid currency '%s' (an ISO 4217 code: USD, CNY, EUR ...)", c);
+		for (int k = 0; k < 3; k++)
+			cur_buf[k] = (char)toupper((unsigned char)c[k]);
+		cur_buf[3] = 0;
+		c = cur_buf;
+	} else if (r && money_region_currency(r)) {
+		c = money_region_currency(r);
+	} else {
+		c = "USD";
+	}
+	money m;
+	fx_rate fx;
+	gw_error err = {0};
+	int rc = money_convert(money_of(1, "USD"), c, &m, &fx, &err);
+	if (rc == GW_ENOTFOUND || !money_currency_ok(c))
+		return usage_error(cmd, "no dated exchange rate for currency '%s' in data/fx-rates.tsv (add a row with "
+					"--data-dir, or use USD, CNY, EUR, GBP, JPY ...)",
+				   c);
+	if (rc) {
+		gw_errorf("%s", err.msg);
+		return GW_EXIT_RUNTIME;
+	}
+	*cur = c;
+	*region = r ? r : money_currency_region(c);
+	return 0;
 }

@@ -1,5 +1,6 @@
 /*
- * gpuwise cost: own a GPU or rent the same class of GPU by the hour.
+ * gpuwise cost: own a GPU or rent the same GPU by the hour, in the buyer's
+ * currency: every amount in one currency, each conversion stated.
  */
 #include <getopt.h>
 #include <math.h>
@@ -10,45 +11,65 @@
 #include "cmd/cmd.h"
 #include "kb/kb.h"
 #include "plan/cost.h"
+#include "plan/money.h"
 #include "plan/prices.h"
 #include "util/json.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise cost [--gpu ID] [--used] [--price USD] [--power W] [--system-power W]\n"
+		"usage: gpuwise cost [--gpu ID] [--used] [--currency CUR] [--region R] [--price X]\n"
+		"                    [--power W] [--system-power W] [--idle-power W] [--host-price X]\n"
 		"                    [--kwh-price X] [--hours-per-day H] [--years Y] [--resale PCT]\n"
-		"                    [--cloud-rate USD/h] [--json]\n\n"
+		"                    [--cloud-rate X] [--storage GB] [--storage-price X] [--json]\n\n"
 		"Compare owning a GPU (purchase minus resale, spread over the years, plus\n"
-		"electricity) with renting the same class of GPU by the hour: the monthly cost\n"
-		"of each and the break-even hours per month above which owning is cheaper.\n\n"
+		"electricity) with renting the same GPU by the hour: the monthly cost of each\n"
+		"and the break-even hours per month above which owning is cheaper.  Every\n"
+		"amount is in one currency; a price quoted in another is converted at a dated\n"
+		"rate (data/fx-rates.tsv) and the output says so.\n\n"
 		"Options:\n"
-		"  --gpu ID            a GPU of the catalog (rtx-4090, h100-sxm ...): gives the\n"
-		"                      price, the board power and the cloud rate\n"
-		"  --used              buy it used: the used price (data/used-prices.tsv, as\n"
-		"                      gpuwise cards --used) instead of the new price\n"
-		"  --price USD         purchase price (default: the median dated price of\n"
-		"                      data/new-prices.tsv, or used-prices.tsv with --used;\n"
-		"                      a card not on sale new needs --used or --price)\n"
+		"  --gpu ID            a GPU of the catalog (rtx-4090, rtx-4090-d, h100-sxm ...):\n"
+		"                      gives the price, the board power and the cloud rate\n"
+		"  --used              buy it used: the used price (data/used-prices.tsv)\n"
+		"  --currency CUR      the currency of the answer and of every amount given:\n"
+		"                      USD, CNY, EUR ... (default: GPUWISE_CURRENCY, else the\n"
+		"                      region's, else USD); prices are taken from rows quoted in\n"
+		"                      it (CNY: the Chinese market and platforms), else from USD\n"
+		"                      rows converted at a dated rate\n"
+		"  --region R          electricity price region: us, cn, eu, de (default:\n"
+		"                      GPUWISE_REGION, else the currency's; data/electricity.tsv);\n"
+		"                      an unknown region needs --kwh-price\n"
+		"  --price X           purchase price in the answer currency (15000, 15,000,\n"
+		"                      15000 CNY; an amount in another currency is refused)\n"
+		"                      (default: the median dated price of data/new-prices.tsv,\n"
+		"                      or used-prices.tsv with --used)\n"
 		"  --power W           power while working (default: the card's TDP)\n"
 		"  --system-power W    share of the rest of the machine while working\n"
 		"                      (default 0: a rented GPU comes with its host)\n"
-		"  --kwh-price X       electricity per kWh (default %.2f, U.S. residential\n"
-		"                      average, EIA)\n"
-		"  --hours-per-day H   hours of GPU work a day (default %g)\n"
+		"  --idle-power W      the whole machine while not working, the other hours of\n"
+		"                      each day (default 0: switched off)\n"
+		"  --host-price X      the host PC bought for the card, depreciated with it\n"
+		"                      (default 0: a PC you already have)\n"
+		"  --kwh-price X       electricity per kWh in the answer currency (default: the\n"
+		"                      region's household price; U.S. %.2f USD, EIA)\n"
+		"  --hours-per-day H   hours of GPU work a day (default %g; --hours H)\n"
 		"  --years Y           years of ownership (default %g)\n"
 		"  --resale PCT        share of the price recovered at the end (default: the\n"
 		"                      median used/launch price ratio of the cards that will\n"
 		"                      then be as old, from the used-price table; %g without\n"
 		"                      a card or such cards)\n"
-		"  --cloud-rate USD/h  rent per hour (default: median on-demand price of this\n"
-		"                      GPU, or of the cheapest GPU of its class: its memory to\n"
-		"                      twice it, bandwidth within 1.5x; from the cloud-prices\n"
-		"                      table; see --data-dir)\n"
+		"  --cloud-rate X      rent per hour in the answer currency (default: median\n"
+		"                      on-demand price of this GPU, else of the cheapest\n"
+		"                      different card near it, named as such; data/cloud-prices.tsv)\n"
+		"  --storage GB        storage kept with the rented machine (default %g GB)\n"
+		"  --storage-price X   its price per GB and month (default: the rent row's, else\n"
+		"                      0 and said so)\n"
 		"  --json              machine-readable output (docs/json-cost.md)\n"
 		"  -h, --help          this help\n\n"
-		"Exit status: 0 success, 1 a table could not be read, 2 usage error.\n",
-		COST_DEFAULT_KWH_USD, COST_DEFAULT_HOURS_PER_DAY, COST_DEFAULT_YEARS, COST_DEFAULT_RESALE_PCT);
+		"Exit status: 0 success, 1 a table could not be read, 2 usage error (an amount\n"
+		"in another currency than the answer's included).\n",
+		COST_DEFAULT_KWH_USD, COST_DEFAULT_HOURS_PER_DAY, COST_DEFAULT_YEARS, COST_DEFAULT_RESALE_PCT,
+		COST_DEFAULT_STORAGE_GB);
 }
 
 static int number_opt(const char *name, const char *arg, double min, double max, double *out)
@@ -60,108 +81,247 @@ static int number_opt(const char *name, const char *arg, double min, double max,
 	return 0;
 }
 
-static void print_text(const gpu_spec *g, const cost_input *in, const char *price_from, const char *price_date,
-		       int price_age, const char *resale_from,
-		       const cost_quote *q, bool quoted, const char *no_rent, const cost_result *r)
+/* One conversion the answer made, for the output. */
+typedef struct conversion {
+	char what[48];
+	double from_amount;
+	fx_rate fx;
+} conversion;
+
+typedef struct cost_ctx {
+	const gpu_spec *g;
+	const char *cur, *region;
+	bool used;
+	cost_input in;
+	char price_from[700], resale_from[300], kwh_from[600];
+	char price_date[16];
+	int price_age;
+	cost_quote q;
+	bool quoted;
+	char no_rent[512];
+	double storage_gb, storage_price;
+	bool storage_price_known;
+	conversion conv[6];
+	size_t n_conv;
+	cost_result r;
+} cost_ctx;
+
+static void add_conversion(cost_ctx *c, const char *what, double from_amount, const fx_rate *fx)
+{
+	if (c->n_conv >= sizeof c->conv / sizeof *c->conv)
+		return;
+	conversion *v = &c->conv[c->n_conv++];
+	snprintf(v->what, sizeof v->what, "%s", what);
+	v->from_amount = from_amount;
+	v->fx = *fx;
+}
+
+static void fx_text(char *b, size_t n, const fx_rate *fx)
+{
+	snprintf(b, n, "1 %s = %.4g %s, %s%s (%s)", fx->from, fx->rate, fx->to, fx->date, fx->via_eur ? ", via EUR" : "",
+		 fx->source);
+}
+
+static void print_text(const cost_ctx *c)
 {
 	FILE *f = stdout;
-	const char *b = c_bold(f), *z = c_reset(f);
+	const char *b = c_bold(f), *z = c_reset(f), *cur = c->cur;
+	const cost_input *in = &c->in;
+	const cost_result *r = &c->r;
 	double months = in->years * 12;
-	printf(_("%sOwn%s%s%s\n"), b, g ? _(" a ") : "", g ? g->name : "", z);
-	printf(_("  purchase        %10.0f USD  (%s)\n"), in->price_usd, price_from);
-	if (price_age > PRICE_STALE_MONTHS)
+	printf(_("%sOwn%s%s%s  (all amounts in %s)\n"), b, c->g ? _(" a ") : "", c->g ? c->g->name : "", z, cur);
+	printf(_("  purchase        %10.0f %s  (%s)\n"), in->price.amount, cur, c->price_from);
+	if (c->price_age > PRICE_STALE_MONTHS)
 		printf(_("  %swarning:%s this price is from %s, more than %d months ago: check a current listing or give --price\n"),
-		       c_yellow(f), z, price_date, PRICE_STALE_MONTHS);
-	printf(_("  resale          %10.0f USD  (%.0f%% after %g years: %s)\n"), in->price_usd * in->resale_pct / 100,
-	       in->resale_pct, in->years, resale_from);
-	printf(_("  depreciation    %10.2f USD/month  over %g months\n"), r->depreciation_month, months);
-	printf(_("  electricity     %10.2f USD/month  (%g W%s x %.1f h x %.2f USD/kWh)\n"), r->energy_month,
+		       c_yellow(f), z, c->price_date, PRICE_STALE_MONTHS);
+	if (in->host_price.amount > 0)
+		printf(_("  host PC         %10.0f %s  (--host-price)\n"), in->host_price.amount, cur);
+	printf(_("  resale          %10.0f %s  (%.0f%% after %g years: %s)\n"),
+	       (in->price.amount + in->host_price.amount) * in->resale_pct / 100, cur, in->resale_pct, in->years,
+	       c->resale_from);
+	printf(_("  depreciation    %10.2f %s/month  over %g months\n"), r->depreciation_month, cur, months);
+	printf(_("  electricity     %10.2f %s/month  (%g W%s x %.1f h x %.4g %s/kWh: %s"), r->energy_month, cur,
 	       in->power_w + in->system_power_w, in->system_power_w > 0 ? " with the system" : "", r->hours_month,
-	       in->kwh_usd);
-	printf(_("  total           %10.2f USD/month\n"), r->own_month);
+	       in->kwh.amount, cur, c->kwh_from);
+	if (in->idle_power_w > 0)
+		printf(_("; idle %g W the other %.1f h a day: %.2f"), in->idle_power_w, 24 - in->hours_per_day,
+		       r->idle_energy_month);
+	printf(")\n");
+	printf(_("  total           %10.2f %s/month\n"), r->own_month, cur);
+	if (!(in->host_price.amount > 0) && !(in->idle_power_w > 0) && !(in->system_power_w > 0))
+		printf(_("  (the host PC is not counted: --host-price, --system-power, --idle-power add it)\n"));
 	printf(_("%sRent%s\n"), b, z);
 	if (!r->has_rent) {
-		printf(_("  none rented: %s; give --cloud-rate\n"), *no_rent ? no_rent : "no cloud rate known");
-		return;
-	}
-	if (quoted) {
-		printf(P_("  rate            %10.2f USD/h  (%s%s, median of %zu %s offer, %.2f-%.2f, %s)\n",
-			  "  rate            %10.2f USD/h  (%s%s, median of %zu %s offers, %.2f-%.2f, %s)\n", q->n_rows),
-		       in->cloud_usd_h, q->substitute ? _("same class: ") : "", q->rented->name, q->n_rows, q->tier,
-		       q->min_usd_h, q->max_usd_h, q->date);
-		printf(_("  source          %s: %s\n"), q->provider, q->source);
+		printf(_("  none rented: %s; give --cloud-rate\n"), *c->no_rent ? c->no_rent : "no cloud rate known");
 	} else {
-		printf(_("  rate            %10.2f USD/h  (--cloud-rate)\n"), in->cloud_usd_h);
+		if (c->quoted) {
+			const cost_quote *q = &c->q;
+			if (q->substitute)
+				printf(_("  %snot the same card:%s %s is not rented in the table; the rate below is for %s, a "
+				       "different card (%.0f GiB, %.0f GB/s against %.0f GiB, %.0f GB/s)\n"),
+				       c_yellow(f), z, c->g->name, q->rented->name, q->rented->vram_bytes / 1073741824.0,
+				       q->rented->bandwidth_gbs, c->g->vram_bytes / 1073741824.0, c->g->bandwidth_gbs);
+			printf(_("  rate            %10.4g %s/h  (%s%s, %s, median of %zu offer%s, range %.4g-%.4g, newest %s)\n"),
+			       in->cloud_h.amount, cur, q->substitute ? "different card: " : "", q->rented->name, q->tier,
+			       q->n_rows, q->n_rows > 1 ? "s" : "", q->min_h, q->max_h, q->date);
+			printf(_("  source          %s: %s\n"), q->provider, q->source);
+			if (q->n_spot)
+				printf(_("  spot            %.4g-%.4g %s/h (%zu offer%s; interruptible, not used for the comparison)\n"),
+				       q->spot_min_h, q->spot_max_h, cur, q->n_spot, q->n_spot > 1 ? "s" : "");
+		} else {
+			printf(_("  rate            %10.4g %s/h  (--cloud-rate)\n"), in->cloud_h.amount, cur);
+		}
+		if (c->storage_gb > 0)
+			printf(_("  storage         %10.2f %s/month  (%g GB x %.4g %s/GB-month%s)\n"), r->storage_month, cur,
+			       c->storage_gb, c->storage_price, cur,
+			       c->storage_price_known ? "" : ": no storage price in the rent row, give --storage-price");
+		printf(_("  total           %10.2f %s/month  (%.1f h a month%s)\n"), r->rent_month, cur, r->hours_month,
+		       r->storage_month > 0 ? " + storage" : "");
+		printf(_("%sBreak-even%s\n"), b, z);
+		if (!r->has_breakeven) {
+			printf(_("  never: electricity alone (%.4g %s/h) costs more than the rent\n"), r->energy_hour, cur);
+		} else {
+			printf(_("  owning is cheaper above %.0f hours a month (%.1f h a day)"), r->breakeven_hours_month,
+			       r->breakeven_hours_day);
+			if (r->breakeven_hours_day > 24)
+				printf(_(": more than a month has"));
+			printf("\n");
+			double diff = r->rent_month - r->own_month;
+			printf(_("  at %g h a day %s %.0f %s a month (%.0f %s over %g years)\n"), in->hours_per_day,
+			       diff >= 0 ? _("owning saves") : _("renting saves"), fabs(diff), cur, fabs(diff) * months, cur,
+			       in->years);
+		}
 	}
-	printf(_("  total           %10.2f USD/month  (%.1f h a month)\n"), r->rent_month, r->hours_month);
-	printf(_("%sBreak-even%s\n"), b, z);
-	if (!r->has_breakeven) {
-		printf(_("  never: electricity alone (%.3f USD/h) costs more than the rent\n"), r->energy_hour);
-	} else {
-		printf(_("  owning is cheaper above %.0f hours a month (%.1f h a day)"), r->breakeven_hours_month,
-		       r->breakeven_hours_day);
-		if (r->breakeven_hours_day > 24)
-			printf(_(": more than a month has"));
-		printf("\n");
-		double diff = r->rent_month - r->own_month;
-		printf(_("  at %g h a day %s %.0f USD a month (%.0f USD over %g years)\n"), in->hours_per_day,
-		       diff >= 0 ? _("owning saves") : _("renting saves"), fabs(diff), fabs(diff) * months, in->years);
+	if (c->n_conv) {
+		printf(_("%sConverted%s (gpuwise never adds amounts of different currencies)\n"), b, z);
+		for (size_t i = 0; i < c->n_conv; i++) {
+			char t[400];
+			fx_text(t, sizeof t, &c->conv[i].fx);
+			printf(_("  %s: %.2f %s at %s\n"), c->conv[i].what, c->conv[i].from_amount, c->conv[i].fx.from, t);
+		}
 	}
 }
 
-static void print_json(const gpu_spec *g, const cost_input *in, const char *price_from, const char *price_date,
-		       int price_age, const char *resale_from,
-		       bool used, const cost_quote *q, bool quoted, const char *no_rent, const cost_result *r)
+/* key and its legacy _usd twin: the amount, and the twin only when the answer is in USD. */
+static void jmoney(json_t *o, const char *key, const char *usd_key, double v, int digits, const char *cur)
 {
+	json_object_set_new(o, key, jreal_round(v, digits));
+	if (usd_key)
+		json_object_set_new(o, usd_key, strcmp(cur, "USD") ? json_null() : jreal_round(v, digits));
+}
+
+static void print_json(const cost_ctx *c)
+{
+	const cost_input *in = &c->in;
+	const cost_result *r = &c->r;
+	const cost_quote *q = &c->q;
+	const char *cur = c->cur;
+	bool quoted = c->quoted;
 	json_t *j = json_object();
-	json_object_set_new(j, "gpu", jstr_or_null(g ? g->id : NULL));
-	json_object_set_new(j, "price_usd", jreal_round(in->price_usd, 2));
-	json_object_set_new(j, "price_source", json_string(price_from));
-	json_object_set_new(j, "used", json_boolean(used));
-	json_object_set_new(j, "price_date", jstr_or_null(*price_date ? price_date : NULL));
-	json_object_set_new(j, "price_age_months", price_age >= 0 ? json_integer(price_age) : json_null());
+	json_object_set_new(j, "gpu", jstr_or_null(c->g ? c->g->id : NULL));
+	json_object_set_new(j, "currency", json_string(cur));
+	json_object_set_new(j, "region", jstr_or_null(c->region));
+	jmoney(j, "price", "price_usd", in->price.amount, 2, cur);
+	json_object_set_new(j, "price_source", json_string(c->price_from));
+	json_object_set_new(j, "used", json_boolean(c->used));
+	json_object_set_new(j, "price_date", jstr_or_null(*c->price_date ? c->price_date : NULL));
+	json_object_set_new(j, "price_age_months", c->price_age >= 0 ? json_integer(c->price_age) : json_null());
+	jmoney(j, "host_price", NULL, in->host_price.amount, 2, cur);
 	json_object_set_new(j, "resale_pct", jreal_round(in->resale_pct, 2));
-	json_object_set_new(j, "resale_source", json_string(resale_from));
+	json_object_set_new(j, "resale_source", json_string(c->resale_from));
 	json_object_set_new(j, "years", jreal_round(in->years, 3));
 	json_object_set_new(j, "power_w", jreal_round(in->power_w, 1));
 	json_object_set_new(j, "system_power_w", jreal_round(in->system_power_w, 1));
-	json_object_set_new(j, "kwh_price_usd", jreal_round(in->kwh_usd, 4));
+	json_object_set_new(j, "idle_power_w", jreal_round(in->idle_power_w, 1));
+	jmoney(j, "kwh_price", "kwh_price_usd", in->kwh.amount, 4, cur);
+	json_object_set_new(j, "kwh_price_source", json_string(c->kwh_from));
 	json_object_set_new(j, "hours_per_day", jreal_round(in->hours_per_day, 3));
 	json_object_set_new(j, "hours_per_month", jreal_round(r->hours_month, 2));
 	json_t *own = json_object();
-	json_object_set_new(own, "depreciation_usd_month", jreal_round(r->depreciation_month, 2));
-	json_object_set_new(own, "energy_usd_month", jreal_round(r->energy_month, 2));
-	json_object_set_new(own, "energy_usd_hour", jreal_round(r->energy_hour, 4));
-	json_object_set_new(own, "total_usd_month", jreal_round(r->own_month, 2));
-	json_object_set_new(own, "total_usd", jreal_round(r->own_total, 2));
+	jmoney(own, "depreciation_month", "depreciation_usd_month", r->depreciation_month, 2, cur);
+	jmoney(own, "energy_month", "energy_usd_month", r->energy_month, 2, cur);
+	jmoney(own, "energy_hour", "energy_usd_hour", r->energy_hour, 4, cur);
+	jmoney(own, "idle_energy_month", NULL, r->idle_energy_month, 2, cur);
+	jmoney(own, "total_month", "total_usd_month", r->own_month, 2, cur);
+	jmoney(own, "total", "total_usd", r->own_total, 2, cur);
 	json_object_set_new(j, "own", own);
 	if (r->has_rent) {
 		json_t *rent = json_object();
-		json_object_set_new(rent, "usd_per_hour", jreal_round(in->cloud_usd_h, 4));
+		jmoney(rent, "per_hour", "usd_per_hour", in->cloud_h.amount, 4, cur);
 		json_object_set_new(rent, "gpu", jstr_or_null(quoted ? q->rented->id : NULL));
+		json_object_set_new(rent, "different_card", json_boolean(quoted && q->substitute));
 		json_object_set_new(rent, "same_class_substitute", json_boolean(quoted && q->substitute));
 		json_object_set_new(rent, "offers", quoted ? json_integer((json_int_t)q->n_rows) : json_null());
-		json_object_set_new(rent, "min_usd_per_hour", jreal_or_null(quoted, quoted ? q->min_usd_h : 0));
-		json_object_set_new(rent, "max_usd_per_hour", jreal_or_null(quoted, quoted ? q->max_usd_h : 0));
+		json_object_set_new(rent, "min_per_hour", jreal_or_null(quoted, quoted ? q->min_h : 0));
+		json_object_set_new(rent, "max_per_hour", jreal_or_null(quoted, quoted ? q->max_h : 0));
+		json_object_set_new(rent, "min_usd_per_hour", jreal_or_null(quoted && !strcmp(cur, "USD"), q->min_h));
+		json_object_set_new(rent, "max_usd_per_hour", jreal_or_null(quoted && !strcmp(cur, "USD"), q->max_h));
 		json_object_set_new(rent, "tier", jstr_or_null(quoted ? q->tier : "user"));
+		json_object_set_new(rent, "quoted_currency", jstr_or_null(quoted ? q->row_cur : NULL));
+		if (quoted && q->n_spot) {
+			json_t *sp = json_object();
+			json_object_set_new(sp, "offers", json_integer((json_int_t)q->n_spot));
+			json_object_set_new(sp, "min_per_hour", jreal_round(q->spot_min_h, 4));
+			json_object_set_new(sp, "max_per_hour", jreal_round(q->spot_max_h, 4));
+			json_object_set_new(rent, "spot", sp);
+		} else {
+			json_object_set_new(rent, "spot", json_null());
+		}
 		json_object_set_new(rent, "date", jstr_or_null(quoted ? q->date : NULL));
 		json_object_set_new(rent, "source", jstr_or_null(quoted ? q->source : "--cloud-rate"));
-		json_object_set_new(rent, "total_usd_month", jreal_round(r->rent_month, 2));
-		json_object_set_new(rent, "total_usd", jreal_round(r->rent_total, 2));
+		json_object_set_new(rent, "storage_gb", jreal_round(c->storage_gb, 1));
+		json_object_set_new(rent, "storage_price_known", json_boolean(c->storage_price_known));
+		jmoney(rent, "storage_month", NULL, r->storage_month, 2, cur);
+		jmoney(rent, "total_month", "total_usd_month", r->rent_month, 2, cur);
+		jmoney(rent, "total", "total_usd", r->rent_total, 2, cur);
 		json_object_set_new(j, "rent", rent);
 	} else {
 		json_object_set_new(j, "rent", json_null());
 	}
-	json_object_set_new(j, "no_rent_reason", jstr_or_null(r->has_rent || !*no_rent ? NULL : no_rent));
+	json_object_set_new(j, "no_rent_reason", jstr_or_null(r->has_rent || !*c->no_rent ? NULL : c->no_rent));
 	json_object_set_new(j, "breakeven_hours_month", r->has_breakeven ? jreal_round(r->breakeven_hours_month, 2) : json_null());
 	json_object_set_new(j, "breakeven_hours_day", r->has_breakeven ? jreal_round(r->breakeven_hours_day, 3) : json_null());
 	const char *cheaper = NULL;
 	if (r->has_rent)
 		cheaper = r->own_month <= r->rent_month ? "own" : "rent";
 	json_object_set_new(j, "cheaper", jstr_or_null(cheaper));
+	json_t *cv = json_array();
+	for (size_t i = 0; i < c->n_conv; i++) {
+		const conversion *v = &c->conv[i];
+		json_t *o = json_object();
+		json_object_set_new(o, "what", json_string(v->what));
+		json_object_set_new(o, "from_amount", jreal_round(v->from_amount, 4));
+		json_object_set_new(o, "from", json_string(v->fx.from));
+		json_object_set_new(o, "to", json_string(v->fx.to));
+		json_object_set_new(o, "rate", jreal_round(v->fx.rate, 6));
+		json_object_set_new(o, "date", json_string(v->fx.date));
+		json_object_set_new(o, "via_eur", json_boolean(v->fx.via_eur));
+		json_object_set_new(o, "source", json_string(v->fx.source ? v->fx.source : ""));
+		json_array_append_new(cv, o);
+	}
+	json_object_set_new(j, "conversions", cv);
 	json_print(j, stdout);
 	json_decref(j);
 }
+
+/* Convert m to the answer currency, recording the conversion; GW_EXIT_RUNTIME on a table error. */
+static int to_answer(cost_ctx *c, const char *what, money m, money *out)
+{
+	fx_rate fx;
+	gw_error err = {0};
+	int rc = money_convert(m, c->cur, out, &fx, &err);
+	if (rc == GW_ENOTFOUND)
+		return usage_error("cost", "%s", err.msg);
+	if (rc) {
+		gw_errorf("%s", err.msg);
+		return GW_EXIT_RUNTIME;
+	}
+	if (strcmp(m.cur, c->cur))
+		add_conversion(c, what, m.amount, &fx);
+	return 0;
+}
+
+enum { OPT_CURRENCY = 0x100, OPT_REGION, OPT_HOST, OPT_IDLE, OPT_STORAGE, OPT_STORAGE_PRICE };
 
 int cmd_cost(int argc, char **argv)
 {
@@ -171,45 +331,59 @@ int cmd_cost(int argc, char **argv)
 		{"used", no_argument, NULL, 'u'},
 		{"power", required_argument, NULL, 'w'},
 		{"system-power", required_argument, NULL, 's'},
+		{"idle-power", required_argument, NULL, OPT_IDLE},
+		{"host-price", required_argument, NULL, OPT_HOST},
 		{"kwh-price", required_argument, NULL, 'k'},
 		{"hours-per-day", required_argument, NULL, 'H'},
+		{"hours", required_argument, NULL, 'H'},
 		{"years", required_argument, NULL, 'y'},
 		{"resale", required_argument, NULL, 'r'},
 		{"cloud-rate", required_argument, NULL, 'c'},
+		{"storage", required_argument, NULL, OPT_STORAGE},
+		{"storage-price", required_argument, NULL, OPT_STORAGE_PRICE},
+		{"currency", required_argument, NULL, OPT_CURRENCY},
+		{"region", required_argument, NULL, OPT_REGION},
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	cost_input in = {
-		.price_usd = -1,
-		.resale_pct = COST_DEFAULT_RESALE_PCT,
-		.years = COST_DEFAULT_YEARS,
-		.power_w = -1,
-		.kwh_usd = COST_DEFAULT_KWH_USD,
-		.hours_per_day = COST_DEFAULT_HOURS_PER_DAY,
-		.cloud_usd_h = 0,
-	};
-	const char *gpu = NULL;
-	bool json = false, used = false, resale_given = false;
-	int c, rc;
+	/* amounts are parsed once the currency is known: keep their text */
+	const char *price_arg = NULL, *kwh_arg = NULL, *cloud_arg = NULL, *host_arg = NULL, *sprice_arg = NULL;
+	const char *gpu = NULL, *cur_opt = NULL, *region_opt = NULL;
+	static cost_ctx c;
+	memset(&c, 0, sizeof c);
+	c.in.resale_pct = COST_DEFAULT_RESALE_PCT;
+	c.in.years = COST_DEFAULT_YEARS;
+	c.in.power_w = -1;
+	c.in.hours_per_day = COST_DEFAULT_HOURS_PER_DAY;
+	c.storage_gb = COST_DEFAULT_STORAGE_GB;
+	c.price_age = -1;
+	bool json = false, resale_given = false;
+	int ch, rc;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
-		switch (c) {
+	while ((ch = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+		switch (ch) {
 		case 'g': gpu = optarg; break;
-		case 'p': if ((rc = parse_usd_opt("cost", "--price", optarg, 1e8, &in.price_usd))) return rc; break;
-		case 'w': if ((rc = number_opt("--power", optarg, 0, 100000, &in.power_w))) return rc; break;
-		case 's': if ((rc = number_opt("--system-power", optarg, 0, 100000, &in.system_power_w))) return rc; break;
-		case 'k': if ((rc = number_opt("--kwh-price", optarg, 0, 100, &in.kwh_usd))) return rc; break;
-		case 'H': if ((rc = number_opt("--hours-per-day", optarg, 0.01, 24, &in.hours_per_day))) return rc; break;
-		case 'y': if ((rc = number_opt("--years", optarg, 0.1, 50, &in.years))) return rc; break;
+		case 'p': price_arg = optarg; break;
+		case 'w': if ((rc = number_opt("--power", optarg, 0, 100000, &c.in.power_w))) return rc; break;
+		case 's': if ((rc = number_opt("--system-power", optarg, 0, 100000, &c.in.system_power_w))) return rc; break;
+		case OPT_IDLE: if ((rc = number_opt("--idle-power", optarg, 0, 100000, &c.in.idle_power_w))) return rc; break;
+		case OPT_HOST: host_arg = optarg; break;
+		case 'k': kwh_arg = optarg; break;
+		case 'H': if ((rc = number_opt("--hours-per-day", optarg, 0.01, 24, &c.in.hours_per_day))) return rc; break;
+		case 'y': if ((rc = number_opt("--years", optarg, 0.1, 50, &c.in.years))) return rc; break;
 		case 'r':
-			if ((rc = number_opt("--resale", optarg, 0, 100, &in.resale_pct)))
+			if ((rc = number_opt("--resale", optarg, 0, 100, &c.in.resale_pct)))
 				return rc;
 			resale_given = true;
 			break;
-		case 'u': used = true; break;
-		case 'c': if ((rc = number_opt("--cloud-rate", optarg, 0.001, 10000, &in.cloud_usd_h))) return rc; break;
+		case 'u': c.used = true; break;
+		case 'c': cloud_arg = optarg; break;
+		case OPT_STORAGE: if ((rc = number_opt("--storage", optarg, 0, 1e6, &c.storage_gb))) return rc; break;
+		case OPT_STORAGE_PRICE: sprice_arg = optarg; break;
+		case OPT_CURRENCY: cur_opt = optarg; break;
+		case OPT_REGION: region_opt = optarg; break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return GW_EXIT_OK;
 		case ':': return usage_error("cost", "option '%s' needs a value", argv[optind - 1]);
@@ -218,102 +392,170 @@ int cmd_cost(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error("cost", "unexpected argument '%s'", argv[optind]);
-
-	const gpu_spec *g = NULL;
-	char price_from[600] = "--price", resale_from[200] = "--resale";
-	char no_rent[512] = "", price_date[16] = "";
-	int price_age = -1;
-	time_t now = time(NULL);
-	struct tm tmv;
-	gmtime_r(&now, &tmv);
-	int year = tmv.tm_year + 1900, month = tmv.tm_mon + 1;
-	if (gpu) {
+	{
 		gw_error kerr = {0};
 		if (kb_gpus_load(&kerr)) { /* a broken --data-dir table is not an unknown GPU */
 			gw_errorf("%s", kerr.msg);
 			return GW_EXIT_RUNTIME;
 		}
-		g = kb_gpu_find(gpu);
+	}
+	if ((rc = money_context("cost", cur_opt, region_opt, &c.cur, &c.region)))
+		return rc;
+	const char *cur = c.cur;
+	double v;
+	c.in.price = money_of(-1, cur);
+	c.in.host_price = money_of(0, cur);
+	c.in.cloud_h = money_of(0, cur);
+	c.in.storage_month = money_of(0, cur);
+	if (price_arg) {
+		if ((rc = parse_money_opt("cost", "--price", price_arg, 1e10, cur, &v)))
+			return rc;
+		c.in.price.amount = v;
+		snprintf(c.price_from, sizeof c.price_from, "--price");
+	}
+	if (host_arg) {
+		if ((rc = parse_money_opt("cost", "--host-price", host_arg, 1e10, cur, &v)))
+			return rc;
+		c.in.host_price.amount = v;
+	}
+	if (cloud_arg) {
+		if ((rc = parse_money_opt("cost", "--cloud-rate", cloud_arg, 1e6, cur, &v)))
+			return rc;
+		if (!(v > 0))
+			return usage_error("cost", "invalid --cloud-rate '%s' (an amount above 0)", cloud_arg);
+		c.in.cloud_h.amount = v;
+	}
+	if (sprice_arg) {
+		if ((rc = parse_money_opt("cost", "--storage-price", sprice_arg, 1e6, cur, &c.storage_price)))
+			return rc;
+		c.storage_price_known = true;
+	}
+	/* electricity: --kwh-price in the answer currency, else the region's row */
+	if (kwh_arg) {
+		if ((rc = parse_money_opt("cost", "--kwh-price", kwh_arg, 10000, cur, &v)))
+			return rc;
+		c.in.kwh = money_of(v, cur);
+		snprintf(c.kwh_from, sizeof c.kwh_from, "--kwh-price");
+	} else {
+		region_power rp;
+		gw_error err = {0};
+		if (!c.region)
+			return usage_error("cost", "no electricity price for currency %s: give --region (us, cn, eu, de) or "
+						   "--kwh-price",
+					   cur);
+		rc = money_region_power(c.region, &rp, &err);
+		if (rc == GW_ENOTFOUND)
+			return usage_error("cost", "%s; give --kwh-price", err.msg);
+		if (rc) {
+			gw_errorf("%s", err.msg);
+			return GW_EXIT_RUNTIME;
+		}
+		if ((rc = to_answer(&c, "electricity", rp.kwh, &c.in.kwh)))
+			return rc;
+		snprintf(c.kwh_from, sizeof c.kwh_from, "%s household price, %s: %s", rp.name, rp.date, rp.source);
+	}
+
+	time_t now = time(NULL);
+	struct tm tmv;
+	gmtime_r(&now, &tmv);
+	int year = tmv.tm_year + 1900, month = tmv.tm_mon + 1;
+	const gpu_spec *g = NULL;
+	if (gpu) {
+		g = c.g = kb_gpu_find(gpu);
 		if (!g) {
 			const gpu_spec *s = kb_gpu_suggest(gpu);
 			return usage_error("cost", "unknown GPU '%s'%s%s%s (gpuwise list gpus shows the catalog)", gpu,
 					   s ? " (did you mean '" : "", s ? s->id : "", s ? "'?)" : "");
 		}
-		if (in.price_usd < 0) {
+		if (c.in.price.amount < 0) {
 			price_quote pq;
 			gw_error perr = {0};
-			if (price_quote_get(g, used, false, year, &pq, &perr)) {
+			if (price_quote_in(g, c.used, false, year, cur, &pq, &perr)) {
 				gw_errorf("%s", perr.msg);
 				return GW_EXIT_RUNTIME;
 			}
 			if (!pq.known) {
 				price_quote other;
-				bool alt = !price_quote_get(g, !used, false, year, &other, NULL) && other.known;
-				char hint[96] = "";
-				if (alt)
-					snprintf(hint, sizeof hint, "%s (%s: %.0f USD, %s) or ", used ? "leave out --used" : "give --used",
-						 used ? "new" : "used", other.usd, other.date);
-				return usage_error("cost", "no %s price on record for '%s'%s; %s--price USD",
-						   used ? "used" : "new", g->id, used ? "" : " (not on sale new)", hint);
+				bool alt = !price_quote_in(g, !c.used, false, year, cur, &other, NULL) && other.known;
+				char hint[160] = "";
+				if (pq.other_currency[0])
+					snprintf(hint, sizeof hint, "--currency %s (its %s prices are quoted there) or ",
+						 pq.other_currency, c.used ? "used" : "new");
+				else if (alt)
+					snprintf(hint, sizeof hint, "%s (%s: %.0f %s, %s) or ", c.used ? "leave out --used" : "give --used",
+						 c.used ? "new" : "used", other.amount, other.currency, other.date);
+				return usage_error("cost", "no %s price in %s on record for '%s'%s; %s--price X",
+						   c.used ? "used" : "new", cur, g->id, c.used || pq.other_currency[0] ? "" : " (not on sale new)",
+						   hint);
 			}
-			in.price_usd = pq.usd;
+			c.in.price.amount = pq.amount;
 			int age = price_age_months(pq.date, year, month);
-			snprintf(price_from, sizeof price_from, P_("%s price, median of %zu dated row (%.0f-%.0f), newest %s%s: %s",
-				    "%s price, median of %zu dated rows (%.0f-%.0f), newest %s%s: %s", pq.n_rows),
-				 used ? _("used") : _("new"), pq.n_rows, pq.min_usd, pq.max_usd, pq.date,
-				 age > PRICE_STALE_MONTHS ? _(", more than 6 months old") : "", pq.source);
-			snprintf(price_date, sizeof price_date, "%s", pq.date);
-			price_age = age;
+			snprintf(c.price_from, sizeof c.price_from, "%s price, median of %zu dated %s row%s (%.0f-%.0f %s), newest %s%s: %s",
+				 c.used ? "used" : "new", pq.n_rows, pq.row_currency, pq.n_rows > 1 ? "s" : "",
+				 pq.min_amount, pq.max_amount, pq.currency, pq.date,
+				 age > PRICE_STALE_MONTHS ? ", more than 6 months old" : "", pq.source);
+			if (pq.converted)
+				add_conversion(&c, "purchase price", pq.row_amount, &pq.fx);
+			snprintf(c.price_date, sizeof c.price_date, "%s", pq.date);
+			c.price_age = age;
 		}
-		if (in.power_w < 0)
-			in.power_w = g->tdp_w;
+		if (c.in.power_w < 0)
+			c.in.power_w = g->tdp_w;
 		if (!resale_given) {
 			double rusd, ratio;
 			size_t nc;
-			if (cost_resale(g, in.years, year, &rusd, &ratio, &nc) && in.price_usd > 0) {
-				double pct = rusd / in.price_usd * 100;
-				in.resale_pct = pct > 100 ? 100 : pct;
-				snprintf(resale_from, sizeof resale_from,
+			money launch;
+			if (cost_resale(g, c.in.years, year, &rusd, &ratio, &nc) && c.in.price.amount > 0 &&
+			    !to_answer(&c, "launch price (for the resale)", money_of(g->price_usd, "USD"), &launch)) {
+				double pct = launch.amount * ratio / c.in.price.amount * 100;
+				c.in.resale_pct = pct > 100 ? 100 : pct;
+				snprintf(c.resale_from, sizeof c.resale_from,
 					 "cards %.0f+-1 years old sell used for a median %.0f%% of their launch price (%zu cards, "
 					 "used-prices.tsv) [derived]",
-					 (year - g->year) + in.years, ratio * 100, nc);
+					 (year - g->year) + c.in.years, ratio * 100, nc);
 			} else {
-				snprintf(resale_from, sizeof resale_from, "%g%% [assumption: too few priced cards of that age]",
-					 COST_DEFAULT_RESALE_PCT);
+				snprintf(c.resale_from, sizeof c.resale_from, "%g%% [assumption: %s]", COST_DEFAULT_RESALE_PCT,
+					 g->price_usd > 0 ? "too few priced cards of that age" : "no catalog launch price to compare with");
 			}
 		}
 	} else if (!resale_given) {
-		snprintf(resale_from, sizeof resale_from, "%g%% [assumption]", COST_DEFAULT_RESALE_PCT);
+		snprintf(c.resale_from, sizeof c.resale_from, "%g%% [assumption]", COST_DEFAULT_RESALE_PCT);
 	}
-	if (used && !gpu)
+	if (resale_given)
+		snprintf(c.resale_from, sizeof c.resale_from, "--resale");
+	if (c.used && !gpu)
 		return usage_error("cost", "--used needs --gpu ID (the used price of which card?)");
-	if (in.price_usd < 0)
-		return usage_error("cost", "give --gpu ID or --price USD");
-	if (in.power_w < 0)
+	if (c.in.price.amount < 0)
+		return usage_error("cost", "give --gpu ID or --price X");
+	if (c.in.power_w < 0)
 		return usage_error("cost", "give --gpu ID or --power W");
 
-	cost_quote q = {0};
-	bool quoted = false;
-	if (!(in.cloud_usd_h > 0) && g) {
+	if (!(c.in.cloud_h.amount > 0) && g) {
 		gw_error err = {0};
-		rc = cost_cloud_quote(g, &q, &err);
+		rc = cost_cloud_quote(g, cur, &c.q, &err);
 		if (rc == 0) {
-			in.cloud_usd_h = q.usd_h;
-			quoted = true;
+			c.in.cloud_h.amount = c.q.per_h;
+			c.quoted = true;
+			if (c.q.converted)
+				add_conversion(&c, "rent per hour", c.q.per_h / c.q.fx.rate, &c.q.fx);
+			if (!c.storage_price_known && c.q.storage_known) {
+				c.storage_price = c.q.storage_gb_month;
+				c.storage_price_known = true;
+			}
 		} else if (rc == GW_ENOTFOUND) {
-			snprintf(no_rent, sizeof no_rent, "%s", err.msg);
+			snprintf(c.no_rent, sizeof c.no_rent, "%s", err.msg);
 		} else {
 			gw_errorf("%s", err.msg);
 			return GW_EXIT_RUNTIME;
 		}
 	}
-	cost_result r;
+	c.in.storage_month.amount = c.storage_gb * c.storage_price;
 	gw_error err = {0};
-	if (cost_compute(&in, &r, &err))
+	if (cost_compute(&c.in, &c.r, &err))
 		return usage_error("cost", "%s", err.msg);
 	if (json)
-		print_json(g, &in, price_from, price_date, price_age, resale_from, used, &q, quoted, no_rent, &r);
+		print_json(&c);
 	else
-		print_text(g, &in, price_from, price_date, price_age, resale_from, &q, quoted, no_rent, &r);
+		print_text(&c);
 	return GW_EXIT_OK;
 }

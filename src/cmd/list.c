@@ -45,7 +45,9 @@ static json_t *price_json(const price_quote *q)
 	if (!q->known)
 		return json_null();
 	json_t *o = json_object();
-	json_object_set_new(o, "usd", jreal_round(q->usd, 2));
+	json_object_set_new(o, "price", jreal_round(q->amount, 2));
+	json_object_set_new(o, "currency", json_string(q->currency));
+	json_object_set_new(o, "usd", strcmp(q->currency, "USD") ? json_null() : jreal_round(q->amount, 2));
 	json_object_set_new(o, "date", json_string(q->date));
 	json_object_set_new(o, "rows", json_integer((json_int_t)q->n_rows));
 	json_object_set_new(o, "source", jstr_or_null(q->source));
@@ -55,7 +57,8 @@ static json_t *price_json(const price_quote *q)
 static void fmt_price(char *b, size_t n, const price_quote *q)
 {
 	if (q->known)
-		snprintf(b, n, "%.0f (%s)", q->usd, q->date);
+		snprintf(b, n, "%.0f%s%s (%s)", q->amount, strcmp(q->currency, "USD") ? " " : "",
+			 strcmp(q->currency, "USD") ? q->currency : "", q->date);
 	else
 		snprintf(b, n, "-");
 }
@@ -63,7 +66,7 @@ static void fmt_price(char *b, size_t n, const price_quote *q)
 static int list_gpus(const char *filter, bool json, int year)
 {
 	json_t *arr = json ? json_array() : NULL;
-	const char *hdr[] = {"ID", "NAME", "VENDOR", "VRAM", "GB/s", "NEW USD (date)", "USED USD (date)"};
+	const char *hdr[] = {"ID", "NAME", "VENDOR", "VRAM", "GB/s", "NEW (date; USD unless marked)", "USED (date)"};
 	table *t = json ? NULL : table_new(7, hdr);
 	size_t n = 0;
 	int rc = 0;
@@ -74,8 +77,9 @@ static int list_gpus(const char *filter, bool json, int year)
 			continue;
 		price_quote nq, uq;
 		gw_error err = {0};
-		if ((rc = price_quote_get(g, false, false, year, &nq, &err)) ||
-		    (rc = price_quote_get(g, true, false, year, &uq, &err))) {
+		/* the prices as quoted: USD where there is a USD row, else the card's own market */
+		if ((rc = price_quote_in(g, false, false, year, NULL, &nq, &err)) ||
+		    (rc = price_quote_in(g, true, false, year, NULL, &uq, &err))) {
 			gw_errorf("%s", err.msg);
 			rc = GW_EXIT_RUNTIME;
 			goto out;

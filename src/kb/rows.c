@@ -207,7 +207,9 @@ size_t kb_names_distance(const char *key, const char *id, const char *name, cons
  */
 static int check_used_prices(gw_error *err)
 {
-	static const char *const cols[] = {"gpu", "usd"};
+	/* "price" with its "currency"; an older copy's "usd" column is read as USD */
+	static const char *const cols[] = {"gpu", "price"};
+	static const char *const old_cols[] = {"gpu", "usd"};
 	long c[2] = {-1, -1};
 	double usd;
 	const kb_table *t = kb_get_table("used-prices", err);
@@ -217,12 +219,16 @@ static int check_used_prices(gw_error *err)
 	char *own = kb_data_dir() ? xasprintf("%s/used-prices.tsv", kb_data_dir()) : NULL;
 	bool names = own && access(own, F_OK) == 0;
 	free(own);
-	int rc = kb_need_cols(t, cols, 2, c, err);
+	long ccur = kb_col(t, "currency");
+	int rc = kb_need_cols(t, kb_col(t, "price") < 0 && kb_col(t, "usd") >= 0 ? old_cols : cols, 2, c, err);
 	for (size_t i = 0; i < t->nrows && !rc; i++) {
+		const char *cur = ccur < 0 ? "USD" : kb_cell(t, i, ccur);
 		if (names && !kb_gpu_find(kb_cell(t, i, c[0])))
 			rc = bad_cell(t, i, c[0], "is not a GPU of the gpus table", err);
+		else if (strlen(cur) != 3 || strspn(cur, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != 3)
+			rc = bad_cell(t, i, ccur, "is not a currency code (ISO 4217: USD, CNY ...)", err);
 		else
-			rc = kb_cell_double(t, i, c[1], 1e-9, 1e9, false, &usd, err);
+			rc = kb_cell_double(t, i, c[1], 1e-9, 1e12, false, &usd, err);
 	}
 	return rc;
 }

@@ -117,12 +117,12 @@ static int cmp_rows(const void *a, const void *b)
 		return x->price_estimated ? 1 : -1;
 	if (x->eval.speed_estimated != y->eval.speed_estimated)
 		return x->eval.speed_estimated ? 1 : -1;
-	if (x->speed_per_kusd != y->speed_per_kusd)
-		return x->speed_per_kusd < y->speed_per_kusd ? 1 : -1;
+	if (x->speed_per_k != y->speed_per_k)
+		return x->speed_per_k < y->speed_per_k ? 1 : -1;
 	if (x->eval.speed != y->eval.speed)
 		return x->eval.speed < y->eval.speed ? 1 : -1;
-	if (x->price_usd != y->price_usd)
-		return x->price_usd > y->price_usd ? 1 : -1;
+	if (x->price != y->price)
+		return x->price > y->price ? 1 : -1;
 	return strcmp(x->gpu->id, y->gpu->id);
 }
 
@@ -173,20 +173,23 @@ int cards_rank(const cards_opts *o, cards_eval_fn fn, void *ctx, cards_result *r
 		cards_row row;
 		memset(&row, 0, sizeof row);
 		row.gpu = g;
-		int rc = price_quote_get(g, o->used, o->estimates, o->year, &row.quote, err);
+		int rc = price_quote_in(g, o->used, o->estimates, o->year, o->currency ? o->currency : "USD", &row.quote, err);
 		if (rc)
 			return rc;
 		row.price_known = row.quote.known;
 		row.price_estimated = row.quote.estimated;
-		if (!row.price_known) { /* new: not on sale; used: no used price */
-			res->n_no_price++;
+		if (!row.price_known) { /* new: not on sale; used: no used price; or sold only in another market */
+			if (row.quote.other_currency[0])
+				res->n_other_market++;
+			else
+				res->n_no_price++;
 			continue;
 		}
 		/* Apple and other unified-memory parts do not come in sets */
 		uint32_t top = g->unified_memory ? 1 : max;
 		uint32_t affordable = top;
-		if (o->budget_usd > 0) {
-			double k = o->budget_usd / row.quote.usd;
+		if (o->budget > 0) {
+			double k = o->budget / row.quote.amount;
 			affordable = k < 1 ? 0 : k >= top ? top : (uint32_t)k;
 		}
 		bool fit = false;
@@ -200,13 +203,13 @@ int cards_rank(const cards_opts *o, cards_eval_fn fn, void *ctx, cards_result *r
 				return rc;
 			if (over) {
 				res->n_over_budget++;
-				o_row.price_usd = o_row.quote.usd * o_row.count;
+				o_row.price = o_row.quote.amount * o_row.count;
 				o_row.power_w = (uint32_t)(g->tdp_w > 0 ? g->tdp_w : 0) * o_row.count;
-				if (o_row.eval.has_speed && o_row.price_usd > 0)
-					o_row.speed_per_kusd = o_row.eval.speed / (o_row.price_usd / 1000);
+				if (o_row.eval.has_speed && o_row.price > 0)
+					o_row.speed_per_k = o_row.eval.speed / (o_row.price / 1000);
 				caveats_for(&o_row);
 				if (!o_row.price_estimated &&
-				    (!res->has_cheapest_over || o_row.price_usd < res->cheapest_over.price_usd)) {
+				    (!res->has_cheapest_over || o_row.price < res->cheapest_over.price)) {
 					res->cheapest_over = o_row;
 					res->has_cheapest_over = true;
 				}
@@ -217,9 +220,9 @@ int cards_rank(const cards_opts *o, cards_eval_fn fn, void *ctx, cards_result *r
 			res->n_no_fit++;
 			continue;
 		}
-		row.price_usd = row.quote.usd * row.count;
-		if (row.eval.has_speed && row.price_usd > 0)
-			row.speed_per_kusd = row.eval.speed / (row.price_usd / 1000);
+		row.price = row.quote.amount * row.count;
+		if (row.eval.has_speed && row.price > 0)
+			row.speed_per_k = row.eval.speed / (row.price / 1000);
 		row.power_w = (uint32_t)(g->tdp_w > 0 ? g->tdp_w : 0) * row.count;
 		caveats_for(&row);
 		res->rows = xgrow(res->rows, &cap, res->n_rows + 1, sizeof *res->rows);
@@ -230,6 +233,65 @@ int cards_rank(const cards_opts *o, cards_eval_fn fn, void *ctx, cards_result *r
 			       o->vendor);
 	if (res->n_rows)
 		qsort(res->rows, res->n_rows, sizeof *res->rows, cmp_rows);
+	return 0;
+}
+
+static int cmp_rent(const void *a, const void *b)
+{
+	const cards_rent *x = a, *y = b;
+	if (x->per_hour != y->per_hour)
+		return x->per_hour > y->per_hour ? 1 : -1;
+	if (x->eval.speed != y->eval.speed)
+		return x->eval.speed < y->eval.speed ? 1 : -1;
+	return strcmp(x->gpu->id, y->gpu->id);
+}
+
+int cards_rentals(const cards_opts *o, cards_eval_fn fn, void *ctx, size_t max_rows, cards_rent **rows, size_t *n,
+		  gw_error *err)
+{
+	*rows = NULL;
+	*n = 0;
+	size_t cap = 0;
+	uint32_t max = o->max_gpus ? o->max_gpus : 4;
+	const char *cur = o->currency ? o->currency : "USD";
+	for (size_t i = 0; i < kb_gpu_count(); i++) {
+		const gpu_spec *g = kb_gpu_at(i);
+		if (o->vendor && *o->vendor && !str_ieq(o->vendor, g->vendor))
+			continue;
+		gw_error be;
+		if (o->backend != PLAN_BACKEND_AUTO && plan_backend_check(o->backend, g, g->unified_memory, &be))
+			continue;
+		cards_rent r;
+		memset(&r, 0, sizeof r);
+		int rc = cost_cloud_quote_exact(g, cur, &r.quote, err);
+		if (rc < 0) {
+			free(*rows);
+			*rows = NULL;
+			return rc;
+		}
+		if (rc)
+			continue;
+		cards_row row;
+		bool fit = false;
+		memset(&row, 0, sizeof row);
+		if ((rc = first_fit(fn, ctx, g, 1, g->unified_memory ? 1 : max, &row, &fit, err))) {
+			free(*rows);
+			*rows = NULL;
+			return rc;
+		}
+		if (!fit)
+			continue;
+		r.gpu = g;
+		r.count = row.count;
+		r.eval = row.eval;
+		r.per_hour = r.quote.per_h * row.count;
+		*rows = xgrow(*rows, &cap, *n + 1, sizeof **rows);
+		(*rows)[(*n)++] = r;
+	}
+	if (*n)
+		qsort(*rows, *n, sizeof **rows, cmp_rent);
+	if (*n > max_rows)
+		*n = max_rows;
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "kb/kb.h"
+#include "plan/money.h"
 #include "plan/prices.h"
 #include "util/util.h"
 
@@ -32,57 +33,84 @@
 #define COST_DEFAULT_HOURS_PER_DAY 8.0
 #define COST_DEFAULT_YEARS 3.0
 #define COST_DEFAULT_RESALE_PCT 40.0
+/* Storage kept with a rented machine between sessions [assumption: a model and an environment]. */
+#define COST_DEFAULT_STORAGE_GB 50.0
 
+/*
+ * Every amount carries its currency; cost_compute refuses inputs whose
+ * currencies differ (GW_EINVAL, the message names both), so an answer
+ * never mixes them: convert first (money_convert) and say so.
+ */
 typedef struct cost_input {
-	double price_usd;       /* purchase price of the card(s) */
+	money price;            /* purchase price of the card(s) */
+	money host_price;       /* the host PC bought for it (0: not counted) */
 	double resale_pct;      /* share of the price recovered at the end, 0..100 */
 	double years;           /* ownership period */
 	double power_w;         /* GPU board power while working */
 	double system_power_w;  /* share of the rest of the machine while working */
-	double kwh_usd;         /* electricity price */
+	double idle_power_w;    /* the whole machine while not working (the other hours of the day) */
+	money kwh;              /* electricity price per kWh */
 	double hours_per_day;   /* hours of GPU work a day */
-	double cloud_usd_h;     /* rent for the same class of GPU; <= 0 unknown */
+	money cloud_h;          /* rent per hour for the GPU; amount <= 0 unknown */
+	money storage_month;    /* storage kept with the rented machine, per month (0: none or included) */
 } cost_input;
 
 typedef struct cost_result {
+	char cur[4];                 /* the currency of every amount below */
 	double hours_month;          /* hours of work a month */
-	double depreciation_month;   /* (price - resale) spread over the months */
+	double depreciation_month;   /* (price + host - resale) spread over the months */
 	double energy_hour;          /* electricity per working hour */
-	double energy_month;
+	double energy_month;         /* working hours, plus idle hours when idle power is given */
+	double idle_energy_month;    /* the idle part of energy_month */
 	double own_month;            /* depreciation + energy */
 	bool has_rent;               /* a cloud rate was known */
-	double rent_month;           /* cloud rate x hours */
+	double rent_month;           /* cloud rate x hours + storage */
+	double storage_month;
 	bool has_breakeven;          /* renting costs more per hour than power */
 	double breakeven_hours_month; /* owning is cheaper above this many hours */
 	double breakeven_hours_day;
 	double own_total, rent_total; /* over the whole period */
 } cost_result;
 
-/* Compute the comparison; GW_EINVAL with err set for impossible inputs. */
+/*
+ * Compute the comparison; GW_EINVAL with err set for impossible inputs or
+ * for amounts in different currencies.
+ */
 int cost_compute(const cost_input *in, cost_result *out, gw_error *err);
 
 /* One rented rate chosen for a GPU. */
 typedef struct cost_quote {
-	double usd_h;            /* the rate used: median of the rows */
-	double min_usd_h, max_usd_h;
+	double per_h;            /* the rate used: median of the rows, in cur */
+	double min_h, max_h;
+	char cur[4];
+	bool converted;          /* quoted in row_cur, converted at fx */
+	char row_cur[4];
+	fx_rate fx;
 	size_t n_rows;           /* rows the median is taken over */
 	const char *tier;        /* "on-demand" or "serverless" */
 	const gpu_spec *rented;  /* the GPU the rate is for */
-	bool substitute;         /* rented differs from the GPU asked about */
+	bool substitute;         /* rented is a different card from the one asked about */
 	const char *date;        /* newest date among the rows */
 	const char *source;      /* source of the row nearest the median */
 	const char *provider;    /* provider of that row */
+	size_t n_spot;           /* spot rows of the same GPU and currency (never used as the rate) */
+	double spot_min_h, spot_max_h;
+	bool storage_known;      /* the median row states a storage price */
+	double storage_gb_month; /* in cur */
 } cost_quote;
 
 /*
- * The hourly rate for renting g, from the cloud-prices table: the median
- * of its on-demand rows (serverless rows when there is none).  When g has
- * no row, the same class: the GPU with the lowest such rate among those
- * with g's memory to twice it and a memory bandwidth within 1.5x of g's.
- * Returns 0, GW_ENOTFOUND (err says why) when none is rented, or a table
- * error.
+ * The hourly rate for renting g in currency cur (the buyer's market): the
+ * median of its on-demand rows quoted in cur (serverless rows when there
+ * is none), else its USD rows converted at the dated rate.  When g itself
+ * is not rented, a different card: the GPU with the lowest such rate among
+ * those with g's memory to twice it and a memory bandwidth within 1.5x of
+ * g's (q->substitute: callers name it as a different card).  Returns 0,
+ * GW_ENOTFOUND (err says why) when none is rented, or a table error.
  */
-int cost_cloud_quote(const gpu_spec *g, cost_quote *q, gw_error *err);
+int cost_cloud_quote(const gpu_spec *g, const char *cur, cost_quote *q, gw_error *err);
+/* g's own quote only: 0 found, 1 g is not rented, < 0 a table error. */
+int cost_cloud_quote_exact(const gpu_spec *g, const char *cur, cost_quote *q, gw_error *err);
 
 /*
  * Resale after `years` of a card launched in g->year at g->price_usd: the

@@ -426,7 +426,7 @@ typedef struct priced_card {
 
 static int by_price(const void *a, const void *b)
 {
-	double x = ((const priced_card *)a)->q.usd, y = ((const priced_card *)b)->q.usd;
+	double x = ((const priced_card *)a)->q.amount, y = ((const priced_card *)b)->q.amount;
 	return (x > y) - (x < y);
 }
 
@@ -648,7 +648,7 @@ static void advise(const plan_request *rq, plan_result *res)
 				char v[32];
 				fmt_gib(v, sizeof v, cards[i].g->vram_bytes);
 				add_advice(res, r, "a larger card: %s (%s, %s; about $%.0f %s, %s)", cards[i].g->id,
-					   cards[i].g->name, v, cards[i].q.usd, cards[i].used ? _("used") : _("new"), cards[i].q.date);
+					   cards[i].g->name, v, cards[i].q.amount, cards[i].used ? _("used") : _("new"), cards[i].q.date);
 				break;
 			}
 		}

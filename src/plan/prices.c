@@ -7,13 +7,13 @@
 #include <string.h>
 
 typedef struct prow {
-	double usd;
+	double amount;
 	const char *date, *source, *kind;
 } prow;
 
 static int cmp_prow(const void *a, const void *b)
 {
-	double x = ((const prow *)a)->usd, y = ((const prow *)b)->usd;
+	double x = ((const prow *)a)->amount, y = ((const prow *)b)->amount;
 	return (x > y) - (x < y);
 }
 
@@ -49,7 +49,10 @@ static bool estimate_used(const gpu_spec *g, int year, price_quote *q)
 	if (!(g->price_usd > 0) || g->year <= 0)
 		return false;
 	int age = year - g->year;
-	q->usd = q->min_usd = q->max_usd = g->price_usd * (age < 2 ? 0.75 : age < 4 ? 0.55 : 0.35);
+	q->amount = q->min_amount = q->max_amount = q->row_amount =
+		g->price_usd * (age < 2 ? 0.75 : age < 4 ? 0.55 : 0.35);
+	snprintf(q->currency, sizeof q->currency, "USD");
+	snprintf(q->row_currency, sizeof q->row_currency, "USD");
 	q->known = q->estimated = true;
 	q->source = "estimate: launch price x 75%/55%/35% by age [assumption]";
 	q->kind = "estimate";
@@ -82,29 +85,24 @@ static const gpu_spec *const *row_gpus(const kb_table *t, long cg)
 	return cache[k].g;
 }
 
-int price_quote_get(const gpu_spec *g, bool used, bool estimate, int year, price_quote *q, gw_error *err)
+/*
+ * The currency column of a price table, or -1 for a table without one
+ * (an older --data-dir copy with a `usd` column: all its rows are USD).
+ */
+static const char *row_currency(const kb_table *t, long cc, size_t i)
 {
-	memset(q, 0, sizeof *q);
-	const char *name = used ? "used-prices" : "new-prices";
-	const kb_table *t = kb_get_table(name, err);
-	if (!t)
-		return err ? err->code : GW_ENOENT;
-	long cg = kb_col(t, "gpu"), cu = kb_col(t, "usd"), cd = kb_col(t, "date");
-	long cs = kb_col(t, "source"), ck = kb_col(t, "kind");
-	if (cg < 0 || cu < 0 || cd < 0)
-		return gw_fail(err, GW_EFORMAT, "table '%s': needs columns gpu, usd, date, source", name);
+	return cc < 0 ? "USD" : kb_cell(t, i, cc);
+}
+
+/* Median, range, newest date of the rows of g quoted in cur into q; the row count. */
+static size_t median_in(const kb_table *t, const gpu_spec *const *rg, const gpu_spec *g, long cp, long cc, long cd,
+			long cs, long ck, const char *cur, price_quote *q)
+{
 	prow *rows = xcalloc(t->nrows ? t->nrows : 1, sizeof *rows);
-	const gpu_spec *const *rg = row_gpus(t, cg);
 	size_t n = 0;
 	for (size_t i = 0; i < t->nrows; i++) {
 		double v;
-		if (parse_double(kb_cell(t, i, cu), &v) || !(v > 0)) {
-			int rc = gw_fail(err, GW_EFORMAT, "table '%s' line %zu, column 'usd': '%s' is not a price",
-					 name, t->lines[i], kb_cell(t, i, cu));
-			free(rows);
-			return rc;
-		}
-		if (rg[i] != g)
+		if (rg[i] != g || strcmp(row_currency(t, cc, i), cur) || parse_double(kb_cell(t, i, cp), &v))
 			continue;
 		rows[n++] = (prow){v, kb_cell(t, i, cd), kb_cell(t, i, cs), kb_cell(t, i, ck)};
 	}
@@ -112,20 +110,81 @@ int price_quote_get(const gpu_spec *g, bool used, bool estimate, int year, price
 		qsort(rows, n, sizeof *rows, cmp_prow);
 		size_t mid = n / 2;
 		q->known = true;
-		q->usd = n % 2 ? rows[mid].usd : (rows[mid - 1].usd + rows[mid].usd) / 2;
-		q->min_usd = rows[0].usd;
-		q->max_usd = rows[n - 1].usd;
+		q->amount = q->row_amount = n % 2 ? rows[mid].amount : (rows[mid - 1].amount + rows[mid].amount) / 2;
+		q->min_amount = rows[0].amount;
+		q->max_amount = rows[n - 1].amount;
 		q->n_rows = n;
 		q->source = rows[mid].source;
 		q->kind = rows[mid].kind;
+		snprintf(q->currency, sizeof q->currency, "%s", cur);
+		snprintf(q->row_currency, sizeof q->row_currency, "%s", cur);
 		const char *newest = rows[0].date;
 		for (size_t i = 1; i < n; i++)
 			if (strcmp(rows[i].date, newest) > 0)
 				newest = rows[i].date;
 		snprintf(q->date, sizeof q->date, "%s", newest);
-	} else if (used && estimate) {
-		estimate_used(g, year, q);
 	}
 	free(rows);
+	return n;
+}
+
+/* Convert q's amounts (quoted in q->row_currency) to cur at one dated rate. */
+static int convert_quote(price_quote *q, const char *cur, gw_error *err)
+{
+	money m;
+	int rc = money_convert(money_of(q->row_amount, q->row_currency), cur, &m, &q->fx, err);
+	if (rc)
+		return rc;
+	q->amount = m.amount;
+	q->min_amount *= q->fx.rate;
+	q->max_amount *= q->fx.rate;
+	snprintf(q->currency, sizeof q->currency, "%s", cur);
+	q->converted = strcmp(cur, q->row_currency) != 0;
 	return 0;
+}
+
+int price_quote_in(const gpu_spec *g, bool used, bool estimate, int year, const char *cur, price_quote *q,
+		   gw_error *err)
+{
+	memset(q, 0, sizeof *q);
+	const char *name = used ? "used-prices" : "new-prices";
+	const kb_table *t = kb_get_table(name, err);
+	if (!t)
+		return err ? err->code : GW_ENOENT;
+	long cg = kb_col(t, "gpu"), cp = kb_col(t, "price"), cc = kb_col(t, "currency"), cd = kb_col(t, "date");
+	long cs = kb_col(t, "source"), ck = kb_col(t, "kind");
+	const char *pcol = "price";
+	if (cp < 0 && cc < 0 && (cp = kb_col(t, "usd")) >= 0)
+		pcol = "usd";
+	if (cg < 0 || cp < 0 || cd < 0)
+		return gw_fail(err, GW_EFORMAT, "table '%s': needs columns gpu, price, currency, date, source", name);
+	const gpu_spec *const *rg = row_gpus(t, cg);
+	const char *other = NULL;
+	for (size_t i = 0; i < t->nrows; i++) {
+		double v;
+		const char *rc = row_currency(t, cc, i);
+		if (parse_double(kb_cell(t, i, cp), &v) || !(v > 0))
+			return gw_fail(err, GW_EFORMAT, "table '%s' line %zu, column '%s': '%s' is not a price", name,
+				       t->lines[i], pcol, kb_cell(t, i, cp));
+		if (!money_currency_ok(rc))
+			return gw_fail(err, GW_EFORMAT, "table '%s' line %zu, column 'currency': '%s' is not a currency code",
+				       name, t->lines[i], rc);
+		if (rg[i] == g && (!other || !strcmp(rc, "USD")))
+			other = rc;
+	}
+	const char *want = cur ? cur : other ? other : "USD";
+	if (median_in(t, rg, g, cp, cc, cd, cs, ck, want, q))
+		return 0;
+	if (strcmp(want, "USD") && median_in(t, rg, g, cp, cc, cd, cs, ck, "USD", q))
+		return convert_quote(q, want, err);
+	if (used && estimate && estimate_used(g, year, q))
+		return strcmp(want, "USD") ? convert_quote(q, want, err) : 0;
+	if (other)
+		snprintf(q->other_currency, sizeof q->other_currency, "%s", other);
+	return 0;
+}
+
+int price_quote_get(const gpu_spec *g, bool used, bool estimate, int year, price_quote *q, gw_error *err)
+{
+	return price_quote_in(g, used, estimate, year, "USD", q, err);
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "kb/kb.h"
+#include "plan/money.h"
 #include "util/util.h"
 
 /* Prices older than this many months are called stale. */
@@ -20,8 +21,14 @@
 typedef struct price_quote {
 	bool known;
 	bool estimated;        /* used price from launch price and age (no row) */
-	double usd;            /* median of the rows, or the estimate */
-	double min_usd, max_usd;
+	double amount;         /* median of the rows, or the estimate, in `currency` */
+	double min_amount, max_amount;
+	char currency[4];      /* currency of amount/min/max */
+	bool converted;        /* the rows were quoted in row_currency and converted at fx */
+	char row_currency[4];  /* the currency the rows were quoted in (all rows of one median share it) */
+	double row_amount;     /* the median as quoted, before any conversion */
+	fx_rate fx;            /* the rate used when converted */
+	char other_currency[4]; /* !known: a currency in which the table does have rows for g ("" none) */
 	size_t n_rows;
 	char date[16];         /* newest row date (YYYY, YYYY-MM or YYYY-MM-DD); "" estimated */
 	const char *source;    /* source of the row nearest the median; kb-owned */
@@ -29,11 +36,20 @@ typedef struct price_quote {
 } price_quote;
 
 /*
- * The price of one g today.  used: the used table, else (when estimate)
- * 75%/55%/35% of the launch price by age [assumption] as an estimate.
- * New: the new table only.  Returns 0 (q->known false when none), or a
- * table error.  year: this year, for the age of an estimate.
+ * The price of one g today, in currency cur (the buyer's market).  Rows
+ * quoted in cur are used; when g has none and cur is not USD, its USD rows
+ * (the reference market) converted at the dated rate of data/fx-rates.tsv
+ * (q->converted, q->fx); never another local market's rows (a CNY-only
+ * China card has no USD price).  cur NULL: the rows as quoted (USD when g
+ * has USD rows, else the currency it has rows in).  used: the used table,
+ * else (when estimate) 75%/55%/35% of the USD launch price by age
+ * [assumption] as an estimate.  New: the new table only.  Every median is
+ * taken over rows of one currency.  Returns 0 (q->known false when none),
+ * or a table error.  year: this year, for the age of an estimate.
  */
+int price_quote_in(const gpu_spec *g, bool used, bool estimate, int year, const char *cur, price_quote *q,
+		   gw_error *err);
+/* price_quote_in in USD. */
 int price_quote_get(const gpu_spec *g, bool used, bool estimate, int year, price_quote *q, gw_error *err);
 
 /*

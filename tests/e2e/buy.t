@@ -6,12 +6,13 @@ DATA=$GW_TOP/data
 unset GPUWISE_ROOT GPUWISE_FAKE_SCENARIO GPUWISE_NVML_LIB GPUWISE_CUDA_LIB
 # no GPU on the test machine, whatever the host has
 nogpu() { export GPUWISE_ROOT="$FIX/roots/nogpu" GPUWISE_NVML_LIB="$TMP/no-libnvidia-ml.so.1" GPUWISE_CUDA_LIB="$TMP/no-libcuda.so.1"; }
-median() { # median TABLE GPU: the median usd of a price table's rows for GPU
+median() { # median TABLE GPU: the median of a price table's USD rows for GPU
 	python3 - "$1" "$2" <<'PY'
 import sys, statistics
 rows = [l.rstrip('\n').split('\t') for l in open(sys.argv[1]) if not l.startswith('#')]
 h = rows[0]
-v = sorted(float(r[h.index('usd')]) for r in rows[1:] if r and r[0] == sys.argv[2])
+cur = h.index('currency') if 'currency' in h else None
+v = sorted(float(r[h.index('price')]) for r in rows[1:] if r and r[0] == sys.argv[2] and (cur is None or r[cur] == 'USD'))
 print(statistics.median(v) if v else 'none')
 PY
 }
@@ -66,7 +67,8 @@ run_gw --data-dir "$TMP/old" cards llama3.1:8b
 like "$out" "warning: 1 of these prices are more than 6 months old" "a 2019 price is called stale"
 run_gw --data-dir "$TMP/fresh" cards llama3.1:8b
 unlike "$out" "months old" "a price of this month is not"
-is "$(printf '%s' "$out" | grep -c 'GeForce RTX 4090')" 1 "only the card of the replaced table is offered new"
+run_gw --data-dir "$TMP/fresh" cards llama3.1:8b --json
+is "$(printf '%s' "$out" | jget '" ".join(r["gpu"] for r in d["rows"])')" "rtx-4090" "only the card of the replaced table is offered new"
 
 # ---- cost: the same tables, --used, --price, rental of the same class ------
 run_gw cost --gpu rtx-4090 --json
@@ -80,10 +82,10 @@ run_gw cost --gpu rtx-4090 --price 1,500 --json
 is "$(printf '%s' "$out" | jget 'd["price_usd"]')" "1500.0" "--price 1,500 overrides the tables"
 run_gw cost --gpu gtx-1060
 is "$rc" 2 "a GTX 1060 is not sold new: exit 2"
-like "$err" "no new price on record for 'gtx-1060' \(not on sale new\)" "says it is not on sale new"
+like "$err" "no new price in USD on record for 'gtx-1060' \(not on sale new\)" "says it is not on sale new"
 run_gw cost --gpu gtx-1060 --price 90 --json
 is "$(printf '%s' "$out" | jget 'd["rent"]')" "None" "no GPU of a GTX 1060's class is rented"
-like "$(printf '%s' "$out" | jget 'd["no_rent_reason"]')" "no GPU of the class of 'gtx-1060'" "and it says so"
+like "$(printf '%s' "$out" | jget 'd["no_rent_reason"]')" "'gtx-1060' is not rented in the cloud-prices table, nor any card near it" "and it says so"
 unlike "$out" "rtx-3090" "a GTX 1060 is not compared with an RTX 3090"
 run_gw cost --gpu gtx-1060 --price 90
 like "$out" "none rented" "text: none rented"

@@ -24,7 +24,9 @@ per = [r["speed_per_1000_usd"] for r in rows if not r["price_estimated"]]
 est = [i for i, r in enumerate(rows) if r["price_estimated"]]
 assert not est or min(est) == len(per), "estimated used prices ranked before priced cards"
 assert all(p is not None for p in per), "unknown speed per dollar"
-assert per == sorted(per, reverse=True), "not sorted by speed per dollar"
+# measured speeds first, then the ones no llama-bench row backs (~), each by speed per dollar
+key = [(r["speed_estimated"], -r["speed_per_1000_usd"]) for r in rows if not r["price_estimated"]]
+assert key == sorted(key), "not sorted by speed per dollar (measured first)"
 assert all(r["price_usd"] <= 1000 for r in rows), "over budget"
 assert all(r["need_bytes"] <= r["vram_bytes"] for r in rows), "does not fit"
 assert any(r["caveats"] for r in rows), "no caveats at all"

@@ -30,7 +30,7 @@ like "$out" '^    - find it: ldconfig -p \| grep libcudnn.so.8$' "library lookup
 
 # --- the reinstall line replaces the build and matches the domain libraries --
 run_gw explain --no-probe "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation."
-like "$out" '^    - pip install --force-reinstall torch~=2.11.0 torchvision~=0.26.0 torchaudio~=2.11.0 --index-url https://download.pytorch.org/whl/cu128$' \
+like "$out" '^    - pip install --force-reinstall torch~=2.12.0 torchvision~=0.27.0 torchaudio~=2.12.0 --index-url https://download.pytorch.org/whl/cu128$' \
 	"sm_120: force-reinstall with matched torchvision/torchaudio"
 unlike "$out" 'pip install torch --index-url' "no plain 'pip install torch' (a no-op when torch is installed)"
 run_gw explain --no-probe "Found GPU0 Tesla P40 which is of cuda capability 6.1."

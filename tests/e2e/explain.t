@@ -76,7 +76,7 @@ done
 # the sm_120 case names the exact install line
 run_gw explain --no-probe "NVIDIA GeForce RTX 5070 Laptop GPU with CUDA capability sm_120 is not compatible with the current PyTorch installation. The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90."
 is "$rc" 0 "sm_120 message exits 0"
-like "$out" '^    - pip install --force-reinstall torch~=2.11.0 torchvision~=0.26.0 torchaudio~=2.11.0 --index-url https://download.pytorch.org/whl/cu128$' "sm_120 gives the cu128 pip line"
+like "$out" '^    - pip install --force-reinstall torch~=2.12.0 torchvision~=0.27.0 torchaudio~=2.12.0 --index-url https://download.pytorch.org/whl/cu128$' "sm_120 gives the cu128 pip line"
 like "$out" 'gpu=NVIDIA GeForce RTX 5070 Laptop GPU' "the GPU name is captured"
 
 # driver version decode
@@ -135,10 +135,10 @@ like "$out" 'process 3100 \(user alice\) holds 5.18 GiB' "OOM names the other pr
 like "$out" 'other processes hold 5.18 GiB on this GPU: stopping them would make room' "OOM: freeing the other process covers the shortfall"
 out=$(GPUWISE_ROOT=$FIX/roots/laptop-5070-awake GPUWISE_FAKE_SCENARIO=$FIX/scenarios/laptop-5070.json "$GW" explain \
 	"NVIDIA GeForce RTX 5070 Laptop GPU with CUDA capability sm_120 is not compatible with the current PyTorch installation." 2>/dev/null)
-like "$out" 'on this machine \(NVIDIA GeForce RTX 5070 Laptop GPU, driver 570.124.06\): pip install --force-reinstall torch~=2.11.0 torchvision~=0.26.0 torchaudio~=2.11.0 --index-url https://download.pytorch.org/whl/cu128' "sm_120 fix uses this machine's driver"
+like "$out" 'on this machine \(NVIDIA GeForce RTX 5070 Laptop GPU, driver 570.124.06\): pip install --force-reinstall torch~=2.12.0 torchvision~=0.27.0 torchaudio~=2.12.0 --index-url https://download.pytorch.org/whl/cu128' "sm_120 fix uses this machine's driver"
 sed 's/"570.124.06"/"580.82.07"/' "$FIX/scenarios/laptop-5070.json" > "$TMP/580.json"
 out=$(GPUWISE_ROOT=$FIX/roots/laptop-5070-awake GPUWISE_FAKE_SCENARIO=$TMP/580.json "$GW" explain \
 	"NVIDIA GeForce RTX 5070 Laptop GPU with CUDA capability sm_120 is not compatible with the current PyTorch installation." 2>/dev/null)
-like "$out" 'driver 580.82.07\): pip install --force-reinstall torch~=2.11.0 torchvision~=0.26.0 torchaudio~=2.11.0 --index-url https://download.pytorch.org/whl/cu130' "with driver 580 the newest build is cu130"
+like "$out" 'driver 580.82.07\): pip install --force-reinstall torch~=2.15.0 torchvision~=0.30.0 torchaudio~=2.15.0 --index-url https://download.pytorch.org/whl/cu130' "with driver 580 the newest build is cu130"
 unset GPUWISE_NVML_LIB GPUWISE_CUDA_LIB
 done_testing

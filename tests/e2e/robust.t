@@ -82,13 +82,13 @@ like "$err" "^gpuwise: cannot open '$TMP/dd2/gpus.tsv': Too many levels of symbo
 # ---- broken tables the lookups used to ignore -------------------------------
 mkdir -p "$TMP/dd3"
 { grep -v '^#' "$GW_TOP/data/used-prices.tsv" | head -3
-  printf 'rtx-3060\tabout 200\t2026\tsecondary\thttps://example.org\n'; } > "$TMP/dd3/used-prices.tsv"
+  printf 'rtx-3060\tabout 200\tUSD\t2026\tsecondary\thttps://example.org\n'; } > "$TMP/dd3/used-prices.tsv"
 gw_t 20 --data-dir "$TMP/dd3" cards llama3.1:8b --used
 is "$rc" 1 "a broken used-prices.tsv: exit 1"
-like "$err" "^gpuwise: table 'used-prices' line 4, column 'usd': 'about 200' is not a number" \
+like "$err" "^gpuwise: table 'used-prices' line 4, column 'price': 'about 200' is not a number" \
 	"  ... table, line and column named"
 { grep -v '^#' "$GW_TOP/data/used-prices.tsv" | head -3
-  printf 'rtx-9999\t100\t2026\tsecondary\thttps://example.org\n'; } > "$TMP/dd3/used-prices.tsv"
+  printf 'rtx-9999\t100\tUSD\t2026\tsecondary\thttps://example.org\n'; } > "$TMP/dd3/used-prices.tsv"
 gw_t 20 --data-dir "$TMP/dd3" cards llama3.1:8b --used
 is "$rc" 1 "a used price for a GPU the tables do not know: exit 1"
 like "$err" "line 4, column 'gpu': 'rtx-9999' is not a GPU" "  ... named"

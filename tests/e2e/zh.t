@@ -76,7 +76,7 @@ run_gw --lang fr plan llama-2-13b
 is "$rc:$err" "2:gpuwise: unknown language 'fr' (use en or zh)" "--lang fr: exit 2 and the message"
 
 # ---- cards and cost ----------------------------------------------------------------------
-zh=$(LANG=$ZH "$GW" cards llama-2-13b --max-gpus 1 2>/dev/null); zrc=$?
+zh=$(LANG=$ZH "$GW" cards llama-2-13b --max-gpus 1 --currency USD 2>/dev/null); zrc=$?
 is "$zrc" "$(LANG=C "$GW" cards llama-2-13b --max-gpus 1 >/dev/null 2>&1; echo $?)" "cards: the same exit status in Chinese"
 like "$zh" '^适合 llama-2-13b 的显卡（推理）' "cards: the heading in Chinese"
 like "$zh" '显存 +每卡需要' "cards: the column headers in Chinese"
@@ -87,12 +87,15 @@ is "$(widths "$TMP/cards.zh" '^ *[0-9]+  .* [0-9]+x +[0-9.]+ GiB|^ *# +GPU +卡�
 	"cards: the VRAM column ends at one display column on the header (CJK) and every row"
 is "$(LANG=$ZH "$GW" cards llama-2-13b --max-gpus 1 --json 2>/dev/null)" "$(LANG=C "$GW" cards llama-2-13b --max-gpus 1 --json 2>/dev/null)" \
 	"cards --json: byte-identical under zh_CN and C"
-# TODO(money): under zh_CN, cards and cost default to --currency CNY --region cn (stated in the
-# output) once those options exist; until then prices stay USD, shown as 美元
-zh=$(LANG=$ZH "$GW" cost --gpu rtx-4090 --hours 8 2>/dev/null)
-like "$zh" '^自购 GeForce RTX 4090' "cost: own, in Chinese"
+# under zh_CN, cards and cost default to CNY and region cn, and say so; --currency/--region override
+zh=$(LANG=$ZH "$GW" cost --gpu rtx-4090 --hours 8 2>"$TMP/cost.err")
+like "$zh" '^自购 GeForce RTX 4090  （所有金额以 CNY 计）' "cost: own, in Chinese, in CNY by default under zh_CN"
+like "$(cat "$TMP/cost.err")" '^gpuwise: 价格以 CNY（元）计、地区为 cn：这是 zh_CN 下的默认值' "cost: the zh_CN default is stated"
 like "$zh" '^回本点' "cost: break-even, in Chinese"
-like "$zh" '购买价格 +[0-9]+ 美元' "cost: USD as 美元"
+like "$zh" '购买价格 +[0-9]+ CNY' "cost: the purchase in CNY"
+like "$(LANG=$ZH "$GW" cost --gpu rtx-4090 --hours 8 --currency USD 2>/dev/null)" '购买价格 +1900 USD' "cost: --currency USD overrides the zh_CN default"
+like "$(LANG=C "$GW" cost --gpu rtx-4090 --hours 8 2>&1)" 'purchase +1900 USD' "cost: LANG=C keeps USD"
+like "$(LANG=$ZH "$GW" cards llama-2-13b --max-gpus 1 2>&1 >/dev/null)" '价格以 CNY（元）计' "cards: the zh_CN default CNY is stated"
 is "$(LANG=$ZH "$GW" cost --gpu rtx-4090 --hours 8 --json 2>/dev/null)" "$(LANG=C "$GW" cost --gpu rtx-4090 --hours 8 --json 2>/dev/null)" \
 	"cost --json: byte-identical under zh_CN and C"
 

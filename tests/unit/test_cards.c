@@ -49,18 +49,18 @@ static void test_rank(void **state)
 {
 	(void)state;
 	uint64_t need = 20 * GiB;
-	cards_opts o = {.budget_usd = 1000, .used = true, .max_gpus = 4, .year = 2026};
+	cards_opts o = {.budget = 1000, .used = true, .max_gpus = 4, .year = 2026};
 	cards_result res;
 	assert_int_equal(cards_rank(&o, stub, &need, &res, NULL), 0);
 	assert_true(res.n_rows > 0);
 	for (size_t i = 0; i < res.n_rows; i++) {
 		const cards_row *r = &res.rows[i];
-		assert_true(r->price_known && r->price_usd <= 1000);
+		assert_true(r->price_known && r->price <= 1000);
 		assert_true(r->gpu->vram_bytes * r->count >= need);
 		/* the smallest count that fits */
 		assert_true(r->count == 1 || r->gpu->vram_bytes * (r->count - 1) < need);
 		if (i)
-			assert_true(res.rows[i - 1].speed_per_kusd >= r->speed_per_kusd);
+			assert_true(res.rows[i - 1].speed_per_k >= r->speed_per_k);
 	}
 	/* a used RTX 3090 at the median of its used-price rows */
 	const cards_row *r = find(&res, "rtx-3090");
@@ -69,8 +69,8 @@ static void test_rank(void **state)
 	price_quote q;
 	assert_int_equal(price_quote_get(r->gpu, true, false, 2026, &q, NULL), 0);
 	assert_true(q.known && q.n_rows >= 2);
-	assert_true(fabs(r->price_usd - q.usd) < 1e-9);
-	assert_true(q.min_usd <= q.usd && q.usd <= q.max_usd);
+	assert_true(fabs(r->price - q.amount) < 1e-9);
+	assert_true(q.min_amount <= q.amount && q.amount <= q.max_amount);
 	assert_false(r->price_estimated);
 	assert_true(r->quote.date[0] != 0);
 	assert_int_equal(r->power_w, r->gpu->tdp_w);
@@ -88,7 +88,7 @@ static void test_rank(void **state)
 	assert_null(find(&res, "rtx-4090"));
 	assert_true(res.n_over_budget > 0);
 	assert_true(res.has_cheapest_over);
-	assert_true(res.cheapest_over.price_usd > 1000);
+	assert_true(res.cheapest_over.price > 1000);
 	/* a card not on sale new (no new-price row) is never offered */
 	assert_null(find(&res, "gtx-1080-ti"));
 	assert_null(find(&res, "rtx-3090"));
@@ -134,7 +134,7 @@ static void test_used_price(void **state)
 	assert_false(q.known);
 	assert_int_equal(price_quote_get(g, true, true, 2026, &q, NULL), 0);
 	assert_true(q.known && q.estimated);
-	assert_true(fabs(q.usd - g->price_usd * 0.35) < 1e-9);
+	assert_true(fabs(q.amount - g->price_usd * 0.35) < 1e-9);
 	assert_string_equal(q.date, "");
 	/* new: never the launch price of a card no longer sold */
 	assert_int_equal(price_quote_get(g, false, true, 2026, &q, NULL), 0);
@@ -177,7 +177,7 @@ static void test_remedies_and_estimates(void **state)
 	(void)state;
 	uint64_t need = 20 * GiB;
 	/* 300 USD buys no card that holds 20 GiB as asked: the remedy is applied and said */
-	cards_opts o = {.budget_usd = 300, .used = true, .estimates = true, .max_gpus = 1, .year = 2026};
+	cards_opts o = {.budget = 300, .used = true, .estimates = true, .max_gpus = 1, .year = 2026};
 	cards_result res;
 	assert_int_equal(cards_rank(&o, remedy_stub, &need, &res, NULL), 0);
 	assert_true(res.n_rows > 0);

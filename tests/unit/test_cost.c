@@ -16,8 +16,9 @@
 static void test_arithmetic(void **state)
 {
 	(void)state;
-	cost_input in = {.price_usd = 1200, .resale_pct = 50, .years = 2, .power_w = 400, .system_power_w = 100,
-			 .kwh_usd = 0.2, .hours_per_day = 10, .cloud_usd_h = 0.6};
+	cost_input in = {.price = money_of(1200, "USD"), .host_price = money_of(0, "USD"), .resale_pct = 50, .years = 2,
+			 .power_w = 400, .system_power_w = 100, .kwh = money_of(0.2, "USD"), .hours_per_day = 10,
+			 .cloud_h = money_of(0.6, "USD"), .storage_month = money_of(0, "USD")};
 	cost_result r;
 	assert_int_equal(cost_compute(&in, &r, NULL), 0);
 	assert_true(fabs(r.depreciation_month - 600.0 / 24) < 1e-9);
@@ -28,16 +29,83 @@ static void test_arithmetic(void **state)
 	/* 25 USD / (0.6 - 0.1) USD/h = 50 h */
 	assert_true(fabs(r.breakeven_hours_month - 50) < 1e-9);
 	/* power costing more than the rent: no break-even */
-	in.cloud_usd_h = 0.05;
+	in.cloud_h.amount = 0.05;
 	assert_int_equal(cost_compute(&in, &r, NULL), 0);
 	assert_false(r.has_breakeven);
-	in.cloud_usd_h = 0;
+	in.cloud_h.amount = 0;
 	assert_int_equal(cost_compute(&in, &r, NULL), 0);
 	assert_false(r.has_rent);
 	gw_error err;
 	in.hours_per_day = 25;
 	assert_int_equal(cost_compute(&in, &r, &err), GW_EINVAL);
 	assert_non_null(strstr(err.msg, "hours per day"));
+	/* storage and idle power enter the sums: 10 USD of storage a month, 50 W idle for 14 h */
+	in.hours_per_day = 10;
+	in.cloud_h.amount = 0.6;
+	in.storage_month.amount = 10;
+	in.idle_power_w = 50;
+	assert_int_equal(cost_compute(&in, &r, NULL), 0);
+	double idle = 0.05 * 14 * COST_DAYS_PER_MONTH * 0.2;
+	assert_true(fabs(r.idle_energy_month - idle) < 1e-9);
+	assert_true(fabs(r.rent_month - (0.6 * 304.375 + 10)) < 1e-9);
+	/* (25 + idle - 10) / (0.6 - 0.1) */
+	assert_true(fabs(r.breakeven_hours_month - (25 + idle - 10) / 0.5) < 1e-9);
+}
+
+/*
+ * Mixing currencies is refused by construction: a CNY electricity price
+ * with a USD purchase price is an error naming both amounts, not a sum.
+ */
+static void test_mixing_refused(void **state)
+{
+	(void)state;
+	cost_input in = {.price = money_of(15000, "CNY"), .host_price = money_of(0, "CNY"), .resale_pct = 40, .years = 3,
+			 .power_w = 425, .kwh = money_of(0.17, "USD"), .hours_per_day = 4, .cloud_h = money_of(1.14, "CNY"),
+			 .storage_month = money_of(0, "CNY")};
+	cost_result r;
+	gw_error err = {0};
+	assert_int_equal(cost_compute(&in, &r, &err), GW_EINVAL);
+	assert_string_equal(err.msg, "cannot add 0.17 USD to 15000.00 CNY: different currencies (convert one through "
+				     "data/fx-rates.tsv first)");
+	/* a dollar rent on a yuan purchase: refused the same way */
+	in.kwh = money_of(0.4883, "CNY");
+	in.cloud_h = money_of(0.29, "USD");
+	assert_int_equal(cost_compute(&in, &r, &err), GW_EINVAL);
+	assert_string_equal(err.msg, "cannot add 0.29 USD to 15000.00 CNY: different currencies (convert one through "
+				     "data/fx-rates.tsv first)");
+	/* all in yuan: computed */
+	in.cloud_h = money_of(1.14, "CNY");
+	assert_int_equal(cost_compute(&in, &r, &err), 0);
+	assert_string_equal(r.cur, "CNY");
+	money sum;
+	assert_int_equal(money_add(money_of(1, "EUR"), money_of(1, "USD"), &sum, &err), GW_EINVAL);
+	assert_int_equal(money_sub(money_of(1, "CNY"), money_of(1, "CNY"), &sum, &err), 0);
+	assert_true(fabs(sum.amount) < 1e-12);
+}
+
+/* Conversion goes through the ECB rows of one date, crossed through EUR, and says so. */
+static void test_convert(void **state)
+{
+	(void)state;
+	money out;
+	fx_rate fx;
+	gw_error err = {0};
+	assert_int_equal(money_convert(money_of(100, "USD"), "CNY", &out, &fx, &err), 0);
+	assert_true(fabs(out.amount - 100 * 7.9989 / 1.1761) < 1e-9);
+	assert_string_equal(out.cur, "CNY");
+	assert_true(fx.via_eur);
+	assert_string_equal(fx.date, "2026-05-08");
+	assert_non_null(strstr(fx.source, "ecb.europa.eu"));
+	assert_int_equal(money_convert(money_of(100, "EUR"), "USD", &out, &fx, &err), 0);
+	assert_true(fabs(out.amount - 117.61) < 1e-9);
+	assert_false(fx.via_eur);
+	assert_int_equal(money_convert(money_of(1, "USD"), "XYZ", &out, &fx, &err), GW_ENOTFOUND);
+	assert_string_equal(err.msg, "no exchange rate from USD to XYZ in data/fx-rates.tsv");
+	region_power rp;
+	assert_int_equal(money_region_power("cn", &rp, &err), 0);
+	assert_string_equal(rp.kwh.cur, "CNY");
+	assert_int_equal(money_region_power("mars", &rp, &err), GW_ENOTFOUND);
+	assert_string_equal(err.msg, "unknown region 'mars' (known: us, cn, eu, de)");
 }
 
 static void test_cloud_table(void **state)
@@ -54,21 +122,39 @@ static void test_cloud_table(void **state)
 		assert_true(strlen(kb_cell(t, i, cd)) >= 4);
 		assert_true(str_starts(kb_cell(t, i, cs), "https://"));
 	}
-	/* the RTX 4090 has its own on-demand rows: median of 0.60 and 0.682 */
+	/* the RTX 4090 has its own on-demand USD rows: median of 0.29, 0.60 and 0.682; one spot row */
 	cost_quote q;
-	assert_int_equal(cost_cloud_quote(kb_gpu_find("rtx-4090"), &q, &err), 0);
+	assert_int_equal(cost_cloud_quote(kb_gpu_find("rtx-4090"), "USD", &q, &err), 0);
 	assert_false(q.substitute);
-	assert_true(fabs(q.usd_h - 0.641) < 1e-9);
+	assert_true(fabs(q.per_h - 0.60) < 1e-9);
+	assert_true(fabs(q.min_h - 0.29) < 1e-9 && fabs(q.max_h - 0.682) < 1e-9);
+	assert_int_equal(q.n_spot, 1);
 	assert_string_equal(q.tier, "on-demand");
+	/* in yuan: the Chinese platform's own CNY row, never the dollar rows converted */
+	assert_int_equal(cost_cloud_quote(kb_gpu_find("rtx-4090"), "CNY", &q, &err), 0);
+	assert_false(q.converted);
+	assert_true(fabs(q.per_h - 1.24) < 1e-9);
+	assert_string_equal(q.cur, "CNY");
+	assert_int_equal(cost_cloud_quote(kb_gpu_find("rtx-4090-d"), "CNY", &q, &err), 0);
+	assert_true(fabs(q.per_h - 1.14) < 1e-9);
+	/* an H100 has no CNY row: its USD median converted at the dated rate, and marked so */
+	assert_int_equal(cost_cloud_quote(kb_gpu_find("h100-sxm"), "CNY", &q, &err), 0);
+	assert_true(q.converted);
+	assert_string_equal(q.row_cur, "USD");
+	assert_string_equal(q.fx.date, "2026-05-08");
+	/* a P100 is not rented: the rate is a different card's, flagged so callers name it */
+	assert_int_equal(cost_cloud_quote(kb_gpu_find("tesla-p100"), "USD", &q, &err), 0);
+	assert_true(q.substitute);
+	assert_true(q.rented != kb_gpu_find("tesla-p100"));
 	/* a card without rows is priced as the cheapest rented card of its class:
 	 * its memory to twice it, bandwidth within 1.5x */
 	const gpu_spec *g = kb_gpu_find("rtx-3060");
-	assert_int_equal(cost_cloud_quote(g, &q, &err), 0);
+	assert_int_equal(cost_cloud_quote(g, "USD", &q, &err), 0);
 	assert_true(q.substitute);
 	assert_true(q.rented->vram_bytes >= g->vram_bytes && q.rented->vram_bytes <= 2 * g->vram_bytes);
 	assert_true(q.rented->bandwidth_gbs >= g->bandwidth_gbs / 1.5 && q.rented->bandwidth_gbs <= g->bandwidth_gbs * 1.5);
 	/* a 6 GB GTX 1060 has no rented peer: not an RTX 3090 */
-	assert_int_equal(cost_cloud_quote(kb_gpu_find("gtx-1060"), &q, &err), GW_ENOTFOUND);
+	assert_int_equal(cost_cloud_quote(kb_gpu_find("gtx-1060"), "USD", &q, &err), GW_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "gtx-1060"));
 }
 
@@ -98,6 +184,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_arithmetic),
+		cmocka_unit_test(test_mixing_refused),
+		cmocka_unit_test(test_convert),
 		cmocka_unit_test(test_cloud_table),
 		cmocka_unit_test(test_resale),
 	};

@@ -142,7 +142,8 @@ static void test_rtx50_old_torch(void **state)
 	assert_non_null(a);
 	assert_int_equal(a->severity, DOC_FAIL);
 	assert_non_null(strstr(a->title, "sm_120 is not compatible"));
-	assert_non_null(strstr(a->fix, "torchvision~=0.26.0 torchaudio~=2.11.0 --index-url https://download.pytorch.org/whl/cu128"));
+	/* 2.12 is the newest release with a cu128 wheel (2.13 ships cu126 and cu130 only) */
+	assert_non_null(strstr(a->fix, "torch~=2.12.0 torchvision~=0.27.0 torchaudio~=2.12.0 --index-url https://download.pytorch.org/whl/cu128"));
 	assert_int_equal(doctor_worst(&f.rep), DOC_FAIL);
 	done(&f);
 
@@ -213,7 +214,8 @@ static void test_cpu_only(void **state)
 	const doctor_finding *c = find(&f.rep, "torch-cpu-only");
 	assert_non_null(c);
 	assert_int_equal(c->severity, DOC_FAIL);
-	assert_non_null(strstr(c->fix, "whl/cu128"));
+	/* driver 570 runs cu126, and 2.14 is the newest release with a cu126 wheel that has sm_86 */
+	assert_non_null(strstr(c->fix, "torch~=2.14.0 torchvision~=0.29.0 torchaudio~=2.14.0 --index-url https://download.pytorch.org/whl/cu126"));
 	done(&f);
 }
 

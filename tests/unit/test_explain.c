@@ -133,7 +133,7 @@ static void test_pick_torch(void **state)
 	assert_int_equal(compat_pick_torch(12, 0, NULL, &p, NULL), 0);
 	assert_true(p.found);
 	assert_string_equal(p.variant, "cu128");
-	assert_string_equal(p.pip_line, "pip install --force-reinstall torch~=2.11.0 torchvision~=0.26.0 torchaudio~=2.11.0 --index-url https://download.pytorch.org/whl/cu128");
+	assert_string_equal(p.pip_line, "pip install --force-reinstall torch~=2.12.0 torchvision~=0.27.0 torchaudio~=2.12.0 --index-url https://download.pytorch.org/whl/cu128");
 	/* driver 570: cu128 is the newest it runs */
 	assert_int_equal(compat_pick_torch(12, 0, "570.133.07", &p, NULL), 0);
 	assert_true(p.found);
