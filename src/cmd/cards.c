@@ -358,17 +358,17 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		       size_t n_rent)
 {
 	FILE *f = stdout;
-	const char *what = c->w.kind == WORKLOAD_TRAIN ? "fine-tuning" : c->w.kind == WORKLOAD_IMAGE ? "images" : "inference";
-	printf(_("%sCards for %s%s (%s), %s prices"), c_bold(f), c->model_name, c_reset(f), what, o->used ? "used" : "new");
+	const char *what = c->w.kind == WORKLOAD_TRAIN ? _("fine-tuning") : c->w.kind == WORKLOAD_IMAGE ? _("images") : _("inference");
+	printf(_("%sCards for %s%s (%s), %s prices"), c_bold(f), c->model_name, c_reset(f), what, o->used ? _("used") : _("new"));
 	const char *cur = o->currency ? o->currency : "USD";
 	if (o->budget > 0)
 		printf(_(", budget %.0f %s"), o->budget, cur);
 	printf(_(", up to %u cards\n\n"), o->max_gpus);
-	const char *speed_hdr = c->w.kind == WORKLOAD_TRAIN ? "train tok/s" : c->w.kind == WORKLOAD_IMAGE ? "img/min" : "tok/s";
-	char per_hdr[48], price_hdr[24];
-	snprintf(per_hdr, sizeof per_hdr, "%s per 1000 %s", speed_hdr, cur);
-	snprintf(price_hdr, sizeof price_hdr, "price %s", cur);
-	const char *hdr[] = {"#", "GPU", "cards", "VRAM", "needs/card", speed_hdr, price_hdr, "price date", per_hdr, "power"};
+	const char *speed_hdr = c->w.kind == WORKLOAD_TRAIN ? _("train tok/s") : c->w.kind == WORKLOAD_IMAGE ? "img/min" : "tok/s";
+	char per_hdr[96], price_hdr[48];
+	snprintf(per_hdr, sizeof per_hdr, _("%s per 1000 %s"), speed_hdr, cur);
+	snprintf(price_hdr, sizeof price_hdr, _("price %s"), cur);
+	const char *hdr[] = {"#", "GPU", _("cards"), _("VRAM"), _("needs/card"), speed_hdr, price_hdr, _("price date"), per_hdr, _("power")};
 	table *t = table_new(10, hdr);
 	for (size_t i = 0; i < 10; i++)
 		table_set_align(t, i, i != 1 && i != 7);
@@ -427,7 +427,7 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		fmt_speed(sp, sizeof sp, r);
 		printf(_("%sNothing fits within %.0f %s.%s The cheapest configuration that fits: %ux %s for %.0f %s "
 		       "(%s prices of %s), %s %s%s%s\n"),
-		       c_bold(f), o->budget, cur, c_reset(f), r->count, r->gpu->name, r->price, cur, o->used ? "used" : "new",
+		       c_bold(f), o->budget, cur, c_reset(f), r->count, r->gpu->name, r->price, cur, o->used ? _("used") : _("new"),
 		       r->quote.date, sp, c->w.kind == WORKLOAD_TRAIN ? "train tok/s" : c->w.kind == WORKLOAD_IMAGE ? "images/min" : "tok/s",
 		       r->eval.remedy[0] ? ", with " : "", r->eval.remedy);
 	}
