@@ -26,6 +26,7 @@ enum {
 	OPT_OPTIMIZER_IN_BWD,
 	OPT_FRAMEWORK,
 	OPT_CHUNKED_CE,
+	OPT_FUSED_CE,
 	OPT_IMAGE,
 	OPT_STEPS,
 	OPT_OFFLOAD,
@@ -48,6 +49,7 @@ const struct option workload_options[] = {
 	{"offload-optimizer", no_argument, NULL, OPT_OFFLOAD_OPTIMIZER},
 	{"optimizer-in-bwd", no_argument, NULL, OPT_OPTIMIZER_IN_BWD},
 	{"chunked-ce", no_argument, NULL, OPT_CHUNKED_CE},
+	{"fused-ce", no_argument, NULL, OPT_FUSED_CE},
 	{"framework", required_argument, NULL, OPT_FRAMEWORK},
 	{"image", required_argument, NULL, OPT_IMAGE},
 	{"steps", required_argument, NULL, OPT_STEPS},
@@ -69,16 +71,19 @@ const char workload_help[] =
 	"  --micro-batch N           samples per GPU per step (default 4)\n"
 	"  --grad-accum N            steps accumulated; memory-neutral (default 1)\n"
 	"  --precision P             fp32, mixed-bf16 (default), mixed-fp16, bf16\n"
-	"  --optimizer O             adamw (default), adamw-8bit, paged-adamw-8bit, sgd,\n"
-	"                            adafactor\n"
+	"  --optimizer O             adamw-fused (the Trainer's default), adamw (foreach),\n"
+	"                            adamw-8bit, paged-adamw-8bit, sgd, adafactor\n"
 	"  --checkpointing C         none (default), selective, full\n"
 	"  --lora-rank R             LoRA rank (default 8, PEFT's)\n"
-	"  --lora-targets T          attn (default), attn+mlp, all-linear\n"
+	"  --lora-targets T          qv (default, PEFT's), attn (q,k,v,o), all-linear,\n"
+	"                            or a list such as q,k,v,o,gate,up,down\n"
 	"  --gpus N --shard S        data parallel over N GPUs; S: none, zero1, zero2,\n"
 	"                            zero3, fsdp\n"
 	"  --offload-optimizer       optimizer states and fp32 master in host RAM\n"
 	"  --optimizer-in-bwd        optimizer step fused into backward (torchtune)\n"
-	"  --chunked-ce              chunked cross-entropy (no full fp32 logits)\n"
+	"  --chunked-ce              chunked cross-entropy (torchtune's, eager)\n"
+	"  --fused-ce                fused cross-entropy (torch.compile'd chunks, Unsloth,\n"
+	"                            Liger): only the 16-bit logits are kept\n"
 	"  --framework F             the defaults of transformers (HF Trainer + PEFT,\n"
 	"                            the default: SDPA, fp32 logits), torchtune, unsloth,\n"
 	"                            axolotl, deepspeed (ZeRO-2) or none (eager\n"
@@ -148,7 +153,7 @@ int workload_option(workload *w, int id, const char *arg, const char *cmd)
 			name = workload_options[i].name;
 	if (!name)
 		return -1;
-	if (id >= OPT_SEQ && id <= OPT_CHUNKED_CE && !w->train_only_flag)
+	if (id >= OPT_SEQ && id <= OPT_FUSED_CE && !w->train_only_flag)
 		w->train_only_flag = name;
 	if (id >= OPT_STEPS && !w->image_only_flag)
 		w->image_only_flag = name;
@@ -167,15 +172,17 @@ int workload_option(workload *w, int id, const char *arg, const char *cmd)
 			       : 0;
 	case OPT_OPTIMIZER:
 		return train_parse_optimizer(arg, &t->optimizer)
-			       ? word_error(cmd, "--optimizer", arg, "adamw, adamw-8bit, paged-adamw-8bit, sgd, adafactor")
+			       ? word_error(cmd, "--optimizer", arg,
+					    "adamw, adamw-fused, adamw-8bit, paged-adamw-8bit, sgd, adafactor")
 			       : 0;
 	case OPT_CHECKPOINTING:
 		return train_parse_ckpt(arg, &t->ckpt) ? word_error(cmd, "--checkpointing", arg, "none, selective, full")
 						       : 0;
 	case OPT_LORA_RANK: return count_opt(cmd, "--lora-rank", arg, 1, 65536, &t->lora_rank);
 	case OPT_LORA_TARGETS:
-		return train_parse_targets(arg, &t->targets)
-			       ? word_error(cmd, "--lora-targets", arg, "attn, attn+mlp, all-linear")
+		return train_parse_lora_targets(arg, t)
+			       ? word_error(cmd, "--lora-targets", arg,
+					    "qv, attn, attn+mlp, all-linear, or a list of q,k,v,o,gate,up,down")
 			       : 0;
 	case OPT_GPUS:
 		w->gpus_given = true;
@@ -187,6 +194,7 @@ int workload_option(workload *w, int id, const char *arg, const char *cmd)
 	case OPT_OFFLOAD_OPTIMIZER: t->offload_optimizer = true; return 0;
 	case OPT_OPTIMIZER_IN_BWD: t->optimizer_in_bwd = true; return 0;
 	case OPT_CHUNKED_CE: t->chunked_ce = true; return 0;
+	case OPT_FUSED_CE: t->fused_ce = true; return 0;
 	case OPT_FRAMEWORK: {
 		train_framework f;
 		if (train_parse_framework(arg, &f))
@@ -274,6 +282,23 @@ int workload_plan_train(workload *w, const model_desc *m, uint64_t vram_bytes, u
 		json_object_set_new(j, "gpus", json_integer(o.gpus));
 		json_object_set_new(j, "shard", json_string(train_shard_name(o.shard)));
 		json_object_set_new(j, "per_gpu_bytes", json_integer((json_int_t)bd->total));
+		json_object_set_new(j, "peak_phase", json_string(train_phase_name(bd->peak_phase)));
+		json_object_set_new(j, "amp_layout", o.precision == TRAIN_MIXED_BF16 || o.precision == TRAIN_MIXED_FP16
+			? json_string(o.amp == TRAIN_AMP_MASTER ? "master" : "autocast") : json_null());
+		static const char *const phase_keys[TRAIN_N_PHASES] = {"forward_bytes", "loss_backward_bytes",
+								       "layer_backward_bytes", "optimizer_step_bytes"};
+		json_t *ph = json_object();
+		for (int i = 0; i < TRAIN_N_PHASES; i++)
+			json_object_set_new(ph, phase_keys[i], json_integer((json_int_t)bd->phase_bytes[i]));
+		json_object_set_new(j, "phases", ph);
+		json_t *pk = json_object();
+		json_object_set_new(pk, "phase", json_string(train_phase_name(bd->peak_phase)));
+		json_object_set_new(pk, "allocated_bytes", json_integer((json_int_t)bd->allocated));
+		json_object_set_new(pk, "parameters_bytes", json_integer((json_int_t)bd->cat_params));
+		json_object_set_new(pk, "gradients_bytes", json_integer((json_int_t)bd->cat_grads));
+		json_object_set_new(pk, "optimizer_bytes", json_integer((json_int_t)bd->cat_optimizer));
+		json_object_set_new(pk, "activations_bytes", json_integer((json_int_t)bd->cat_activations));
+		json_object_set_new(j, "peak", pk);
 		json_object_set_new(j, "vram_bytes", json_integer((json_int_t)(bd->total * o.gpus)));
 		json_object_set_new(j, "vram_budget_bytes", jint_or_null(p.has_budget, (long long)vram_bytes));
 		json_t *b = json_object();
@@ -329,13 +354,18 @@ int workload_plan_train(workload *w, const model_desc *m, uint64_t vram_bytes, u
 			add_row(t, "quant constants", bd->quant_consts, "NF4 block 64, double quantization");
 		add_row(t, "gradients", bd->gradients, o.optimizer_in_bwd ? "one tensor at a time" : "");
 		add_row(t, "optimizer", bd->optimizer, o.method == TRAIN_FULL ? "states + fp32 master" : "");
-		add_row(t, "activations", bd->activations, "Korthikanti et al.");
-		add_row(t, "logits", bd->logits, o.chunked_ce ? "chunked cross-entropy" : "fp32 + softmax");
+		add_row(t, "activations", bd->activations, "saved tensors at the peak");
+		add_row(t, "logits", bd->logits, o.fused_ce ? "fused cross-entropy" : o.chunked_ce ? "chunked cross-entropy" : "fp32 log-softmax + grads");
 		add_row(t, "adapter", bd->adapter, o.method == TRAIN_FULL ? "" : "LoRA weights, grads, states");
 		add_row(t, "overhead", bd->overhead, "CUDA context + allocator");
-		add_row(t, "total", bd->total, "");
+		add_row(t, "total", bd->total, train_phase_name(bd->peak_phase));
 		table_print(t, stdout);
 		table_free(t);
+		gib(a, sizeof a, bd->allocated);
+		printf("  peak at the %s phase (PyTorch allocator %s; forward %s, loss backward %s, layer backward %s, optimizer step %s)\n",
+		       train_phase_name(bd->peak_phase), a, gib(c, sizeof c, bd->phase_bytes[0]),
+		       fmt_bytes((char[32]){0}, 32, bd->phase_bytes[1]), fmt_bytes((char[32]){0}, 32, bd->phase_bytes[2]),
+		       fmt_bytes((char[32]){0}, 32, bd->phase_bytes[3]));
 		if (p.host_bytes)
 			printf("  host RAM: %s (offloaded or paged optimizer states)\n", gib(a, sizeof a, p.host_bytes));
 		if (p.has_budget) {

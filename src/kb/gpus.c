@@ -127,8 +127,11 @@ int kb_gpus_load(gw_error *err)
 	return rc;
 }
 
+static void idx_release(void);
+
 void kb_gpus_release(void)
 {
+	idx_release();
 	kb_records_release(&records);
 	gpus = NULL;
 	ngpus = 0;
@@ -146,12 +149,91 @@ const gpu_spec *kb_gpu_at(size_t i)
 	return i < ngpus ? &gpus[i] : NULL;
 }
 
+/*
+ * The keys of every row's id, name and aliases, hashed to the first row
+ * that has them: find_key() then answers as kb_names_match() over the rows
+ * in order would, without normalising every name of the table per lookup
+ * (a plan's advice resolves every row of the price tables).  Built on the
+ * first lookup after a load; lookups run on one thread, as the table's own
+ * cache does.
+ */
+static struct {
+	const gpu_spec *base;
+	size_t ngpus, cap; /* cap: a power of two, 0 when not built */
+	char **key;
+	size_t *row;
+} idx;
+
+static void idx_release(void)
+{
+	for (size_t i = 0; i < idx.cap; i++)
+		free(idx.key[i]);
+	free(idx.key);
+	free(idx.row);
+	memset(&idx, 0, sizeof idx);
+}
+
+static size_t idx_slot(const char *key)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (const unsigned char *c = (const unsigned char *)key; *c; c++)
+		h = (h ^ *c) * 1099511628211ull;
+	size_t i = (size_t)h & (idx.cap - 1);
+	while (idx.key[i] && strcmp(idx.key[i], key))
+		i = (i + 1) & (idx.cap - 1);
+	return i;
+}
+
+struct idx_add {
+	size_t row, n;
+};
+
+static bool idx_add_key(const char *k, void *arg)
+{
+	struct idx_add *a = arg;
+	if (!*k)
+		return false;
+	size_t i = idx_slot(k);
+	if (!idx.key[i]) { /* the first row with this key keeps it */
+		idx.key[i] = xstrdup(k);
+		idx.row[i] = a->row;
+		a->n++;
+	}
+	return false;
+}
+
+static bool count_key(const char *k, void *arg)
+{
+	(void)k;
+	++*(size_t *)arg;
+	return false;
+}
+
+static void idx_build(void)
+{
+	idx_release();
+	size_t n = 0;
+	for (size_t i = 0; i < ngpus; i++)
+		kb_names_each(gpus[i].id, gpus[i].name, gpus[i].aliases, count_key, &n);
+	for (idx.cap = 16; idx.cap < 2 * n; idx.cap *= 2)
+		;
+	idx.key = xcalloc(idx.cap, sizeof *idx.key);
+	idx.row = xcalloc(idx.cap, sizeof *idx.row);
+	struct idx_add a = {0, 0};
+	for (a.row = 0; a.row < ngpus; a.row++)
+		kb_names_each(gpus[a.row].id, gpus[a.row].name, gpus[a.row].aliases, idx_add_key, &a);
+	idx.base = gpus;
+	idx.ngpus = ngpus;
+}
+
 static const gpu_spec *find_key(const char *key)
 {
-	for (size_t i = 0; i < ngpus; i++)
-		if (kb_names_match(key, gpus[i].id, gpus[i].name, gpus[i].aliases))
-			return &gpus[i];
-	return NULL;
+	if (!*key || !ngpus)
+		return NULL;
+	if (!idx.cap || idx.base != gpus || idx.ngpus != ngpus)
+		idx_build();
+	size_t i = idx_slot(key);
+	return idx.key[i] ? &gpus[idx.row[i]] : NULL;
 }
 
 /* The one GPU whose key equals prefix + key ("4090" -> "rtx4090"); NULL if none or several. */

@@ -24,6 +24,10 @@ int kb_cell_required(const kb_table *t, size_t row, long col, gw_error *err);
 
 /* True when key (from kb_name_key) equals the key of id, name or any alias. */
 bool kb_names_match(const char *key, const char *id, const char *name, const char *aliases);
+/* Call fn on each key kb_names_match compares with (id, name, every alias,
+ * empty ones included), in that order, until it returns true. */
+void kb_names_each(const char *id, const char *name, const char *aliases, bool (*fn)(const char *k, void *arg),
+		   void *arg);
 /* Smallest edit distance between key and the keys of id, name, aliases. */
 size_t kb_names_distance(const char *key, const char *id, const char *name, const char *aliases);
 

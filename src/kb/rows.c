@@ -179,6 +179,12 @@ bool kb_names_match(const char *key, const char *id, const char *name, const cha
 	return *key && each_key(id, name, aliases, eq_key, (void *)key);
 }
 
+void kb_names_each(const char *id, const char *name, const char *aliases, bool (*fn)(const char *k, void *arg),
+		   void *arg)
+{
+	each_key(id, name, aliases, fn, arg);
+}
+
 struct dist_arg {
 	const char *key;
 	size_t best;

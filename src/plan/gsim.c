@@ -32,6 +32,7 @@ typedef struct gs_tensor {
 	int64_t ne[4];
 	size_t nb[4];
 	gs_t src[GS_MAX_SRC];
+	uint8_t n_src; /* 1 + the last source set (the loops below stop there) */
 	gs_t view_src;
 	size_t view_offs;
 	/* allocator state */
@@ -108,6 +109,32 @@ void gs_pin(gsim *g, gs_t a, int dev)
 	g->t[a].dev = (int8_t)dev;
 }
 
+/* n_src after the sources of t were written */
+static void count_src(gs_tensor *t)
+{
+	uint8_t n = GS_MAX_SRC;
+	while (n && t->src[n - 1] < 0)
+		n--;
+	t->n_src = n;
+}
+
+void gs_reserve(gsim *g, size_t n)
+{
+	if (n > g->cap) {
+		g->cap = n;
+		g->t = xrealloc(g->t, g->cap * sizeof *g->t);
+	}
+	if (n > g->cap_nodes) {
+		g->cap_nodes = n;
+		g->nodes = xrealloc(g->nodes, g->cap_nodes * sizeof *g->nodes);
+	}
+}
+
+size_t gs_size(const gsim *g)
+{
+	return g->n;
+}
+
 static gs_t add(gsim *g, gs_type type, gs_op op, const int64_t ne_in[4])
 {
 	int64_t ne[4]; /* ne_in may point into g->t, which may move */
@@ -122,10 +149,11 @@ static gs_t add(gsim *g, gs_type type, gs_op op, const int64_t ne_in[4])
 	t->op = op;
 	t->view_src = -1;
 	t->dev = -1;
-	for (int i = 0; i < 4; i++)
-		t->ne[i] = ne[i] > 0 ? ne[i] : 0;
-	for (int i = 0; i < GS_MAX_SRC; i++)
-		t->src[i] = -1;
+	t->ne[0] = ne[0] > 0 ? ne[0] : 0;
+	t->ne[1] = ne[1] > 0 ? ne[1] : 0;
+	t->ne[2] = ne[2] > 0 ? ne[2] : 0;
+	t->ne[3] = ne[3] > 0 ? ne[3] : 0;
+	memset(t->src, 0xff, sizeof t->src); /* -1: none */
 	t->nb[0] = type_size[type].bytes;
 	t->nb[1] = gs_row_size(type, t->ne[0]);
 	t->nb[2] = t->nb[1] * (size_t)t->ne[1];
@@ -178,6 +206,7 @@ gs_t gs_op4(gsim *g, gs_op op, gs_type type, const int64_t ne[4], gs_t s0, gs_t 
 	g->t[r].src[1] = s1;
 	g->t[r].src[2] = s2;
 	g->t[r].src[3] = s3;
+	count_src(&g->t[r]);
 	return r;
 }
 
@@ -218,6 +247,7 @@ static gs_t view_of(gsim *g, gs_t a, const int64_t ne[4], const size_t nb_in[4],
 	gs_tensor *t = &g->t[r], *A = &g->t[a];
 	memcpy(t->nb, nb, sizeof t->nb);
 	t->src[0] = a;
+	t->n_src = 1;
 	/* a view of a view points at the tensor that owns the memory */
 	t->view_src = A->view_src >= 0 ? A->view_src : a;
 	t->view_offs = (A->view_src >= 0 ? A->view_offs : 0) + offs;
@@ -233,6 +263,7 @@ gs_t gs_set_rows(gsim *g, gs_t dst, gs_t src, gs_t rows)
 	g->t[r].src[0] = src;
 	g->t[r].src[1] = rows;
 	g->t[r].src[2] = dst;
+	count_src(&g->t[r]);
 	return r;
 }
 
@@ -241,6 +272,7 @@ void gs_add_src(gsim *g, gs_t a, gs_t src)
 	for (int i = 0; i < GS_MAX_SRC; i++) {
 		if (g->t[a].src[i] < 0) {
 			g->t[a].src[i] = src;
+			count_src(&g->t[a]);
 			return;
 		}
 	}
@@ -259,6 +291,7 @@ gs_t gs_cpy_into(gsim *g, gs_t a, gs_t dst)
 	g->t[r].op = GS_CPY;
 	g->t[r].src[0] = a;
 	g->t[r].src[1] = dst;
+	count_src(&g->t[r]);
 	return r;
 }
 
@@ -357,7 +390,7 @@ void gs_expand(gsim *g, gs_t root)
 	while (sp) {
 		struct gs_frame *f = &g->stack[sp - 1];
 		gs_tensor *t = &g->t[f->t];
-		if (f->next < GS_MAX_SRC) {
+		if (f->next < t->n_src) {
 			gs_t s = t->src[f->next++];
 			if (s >= 0 && !g->t[s].visited) {
 				g->t[s].visited = true;
@@ -503,7 +536,7 @@ static void allocate_node(gsim *g, dyn *d, gs_t a, int buf)
 		return;
 	t->allocated = true;
 	if (can_inplace(t->op)) {
-		for (int i = 0; i < GS_MAX_SRC; i++) {
+		for (int i = 0; i < t->n_src; i++) {
 			gs_t p = t->src[i];
 			if (p < 0)
 				continue;
@@ -555,7 +588,7 @@ static void alloc_graph(gsim *g, const gs_t *nodes, size_t n_nodes, const gs_t *
 			g->t[t->view_src].n_views++;
 		if (t->flags & F_INPUT)
 			allocate_node(g, d, nodes[i], BUF_OF(nodes[i]));
-		for (int j = 0; j < GS_MAX_SRC; j++) {
+		for (int j = 0; j < t->n_src; j++) {
 			if (t->src[j] < 0)
 				continue;
 			g->t[t->src[j]].n_children++;
@@ -566,11 +599,11 @@ static void alloc_graph(gsim *g, const gs_t *nodes, size_t n_nodes, const gs_t *
 	for (size_t i = 0; i < n_nodes; i++) {
 		gs_t a = nodes[i];
 		gs_tensor *t = &g->t[a];
-		for (int j = 0; j < GS_MAX_SRC; j++)
+		for (int j = 0; j < t->n_src; j++)
 			if (t->src[j] >= 0)
 				allocate_node(g, d, t->src[j], BUF_OF(a));
 		allocate_node(g, d, a, BUF_OF(a));
-		for (int j = 0; j < GS_MAX_SRC; j++) {
+		for (int j = 0; j < t->n_src; j++) {
 			gs_t p = t->src[j];
 			if (p < 0)
 				continue;
@@ -790,6 +823,7 @@ void gs_sched_peaks(gsim *g, const gs_sched_opts *o, uint64_t *peak)
 				gs_t dep = add(g, g->t[src].type, GS_OTHER, g->t[src].ne);
 				g->t[dep].flags = F_DEP;
 				g->t[dep].src[0] = src;
+				g->t[dep].n_src = 1;
 				g->t[dep].dev = g->t[src].dev;
 				push(&nodes, &nn, &cn, dep);
 				push(&nodes, &nn, &cn, copy[(size_t)src * nd + cur]);

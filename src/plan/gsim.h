@@ -49,6 +49,10 @@ gsim *gs_new(void);
 void gs_free(gsim *g);
 /* Forget every tensor (keeps the memory for the next graph). */
 void gs_reset(gsim *g);
+/* Room for n tensors and nodes before the first is recorded (a graph of
+ * a known size then never moves in memory as it grows); its tensor count. */
+void gs_reserve(gsim *g, size_t n);
+size_t gs_size(const gsim *g);
 
 /* Leaves: graph inputs the allocator places (ggml_set_input), and tensors
  * that live in other buffers (weights, the KV cache): never placed. */

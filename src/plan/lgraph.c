@@ -1066,8 +1066,14 @@ uint64_t plan_lgraph_compute_bytes(const model_desc *m, const lgraph_params *p)
 	for (unsigned i = 0; i < sizeof cache / sizeof cache[0]; i++)
 		if (cache[i].m == m && !memcmp(cache[i].shape, f, sizeof f) && same_params(&cache[i].p, p))
 			return cache[i].bytes;
+	/* the last graph's size: the next one (the same model) is reserved at
+	 * once instead of growing by doubling */
+	static _Thread_local size_t size_hint;
 	gsim *g = gs_new();
+	gs_reserve(g, size_hint);
 	uint64_t r = plan_lgraph_build(g, m, p) ? gs_alloc_peak(g, p->alignment ? p->alignment : 32) : 0;
+	if (gs_size(g) > size_hint)
+		size_hint = gs_size(g);
 	gs_free(g);
 	memo *e = &cache[next++ % (sizeof cache / sizeof cache[0])];
 	e->m = m;

@@ -175,10 +175,21 @@ const char *plan_speed_family(const gpu_spec *s, bool unified_memory)
 }
 
 /* The family with "-pro" for NVIDIA workstation and data-center cards of a
- * GeForce architecture (their clocks and power limits differ). */
+ * GeForce architecture (their clocks and power limits differ), and with the
+ * chip tier for Apple's Max (one die, 512-bit memory bus) and Ultra (two Max
+ * dies joined by UltraFusion) chips: a single mul_mv kernel reaches a smaller
+ * share of those wider memory systems, and an Ultra pays a cross-die cost per
+ * kernel (data/speed.tsv rows apple-max, apple-ultra, and their sources). */
 static const char *family_of(const gpu_spec *s, bool unified_memory, char *buf, size_t n)
 {
 	const char *f = plan_speed_family(s, unified_memory);
+	if (!strcmp(f, "apple") && s && s->name) {
+		bool ultra = strstr(s->name, " Ultra") != NULL, max = strstr(s->name, " Max") != NULL;
+		if (ultra || max) {
+			snprintf(buf, n, "apple-%s", ultra ? "ultra" : "max");
+			return buf;
+		}
+	}
 	bool split = !strcmp(f, "turing") || !strcmp(f, "ampere") || !strcmp(f, "ada") || !strcmp(f, "blackwell");
 	if (split && s && !(s->name && strstr(s->name, "GeForce")) && !s->laptop)
 		snprintf(buf, n, "%s-pro", f);
@@ -288,17 +299,19 @@ int plan_speed_row_find(const char *build, plan_backend b, const char *family, p
 }
 
 /* The row index of (build, backend, family) in t: the family, then its stem
- * ("ada-pro" -> "ada"), then "*"; -1 when none. */
+ * ("ada-pro" -> "ada", "apple-max" -> "apple"), then "*"; -1 when none. */
 static long row_find_uncached(const kb_table *t, const char *build, plan_backend b, const char *family)
 {
 	long cb = kb_col(t, "build"), ck = kb_col(t, "backend"), cf = kb_col(t, "family");
 	const char *bn = plan_backend_name(b);
-	/* the family, then its stem ("ada-pro" -> "ada"), then "*" */
 	char stem[16];
 	snprintf(stem, sizeof stem, "%s", family);
-	char *dash = strstr(stem, "-pro");
-	if (dash)
-		*dash = 0;
+	static const char *const tiers[] = {"-pro", "-max", "-ultra"};
+	for (size_t i = 0; i < sizeof tiers / sizeof tiers[0]; i++) {
+		size_t ls = strlen(stem), lt = strlen(tiers[i]);
+		if (ls > lt && !strcmp(stem + ls - lt, tiers[i]))
+			stem[ls - lt] = 0;
+	}
 	long hit[3] = {-1, -1, -1};
 	for (size_t r = 0; r < t->nrows; r++) {
 		if (strcmp(kb_cell(t, r, cb), build) || strcmp(kb_cell(t, r, ck), bn))

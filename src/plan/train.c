@@ -12,9 +12,9 @@
 
 static const char *const method_names[] = {"full", "lora", "qlora"};
 static const char *const precision_names[] = {"fp32", "mixed-bf16", "mixed-fp16", "bf16"};
-static const char *const optimizer_names[] = {"adamw", "adamw-8bit", "paged-adamw-8bit", "sgd", "adafactor"};
+static const char *const optimizer_names[] = {"adamw", "adamw-8bit", "paged-adamw-8bit", "sgd", "adafactor", "adamw-fused"};
 static const char *const ckpt_names[] = {"none", "selective", "full"};
-static const char *const target_names[] = {"attn", "attn+mlp", "all-linear"};
+static const char *const target_names[] = {"qv", "attn", "attn+mlp", "all-linear", "list"};
 static const char *const shard_names[] = {"none", "zero1", "zero2", "zero3", "fsdp"};
 
 static int parse_word(const char *s, const char *const *names, size_t n, int *out)
@@ -49,6 +49,49 @@ const char *train_precision_name(train_precision p) { return precision_names[p];
 const char *train_optimizer_name(train_optimizer o) { return optimizer_names[o]; }
 const char *train_ckpt_name(train_ckpt c) { return ckpt_names[c]; }
 const char *train_targets_name(train_lora_targets t) { return target_names[t]; }
+
+/* "q_proj,v_proj" or "q,v": the maps of a decoder layer */
+int train_parse_lora_targets(const char *s, train_opts *o)
+{
+	train_lora_targets t;
+	if (!train_parse_targets(s, &t) && t != TRAIN_LORA_LIST) {
+		o->targets = t;
+		o->lora_mask = 0;
+		return 0;
+	}
+	static const char *const maps[] = {"q", "k", "v", "o", "gate", "up", "down"};
+	unsigned mask = 0;
+	const char *p = s;
+	while (p && *p) {
+		const char *c = strchr(p, ',');
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+		if (len > 5 && !strncmp(p + len - 5, "_proj", 5))
+			len -= 5;
+		size_t i = 0;
+		while (i < 7 && !(strlen(maps[i]) == len && !strncmp(p, maps[i], len)))
+			i++;
+		if (i == 7)
+			return GW_EINVAL;
+		mask |= 1u << i;
+		p = c ? c + 1 : NULL;
+	}
+	if (!mask)
+		return GW_EINVAL;
+	o->targets = TRAIN_LORA_LIST;
+	o->lora_mask = mask;
+	return 0;
+}
+
+/* The adapted maps as a mask. */
+static unsigned lora_mask_of(const train_opts *o)
+{
+	switch (o->targets) {
+	case TRAIN_LORA_QV: return TRAIN_LORA_Q | TRAIN_LORA_V;
+	case TRAIN_LORA_ATTN: return TRAIN_LORA_Q | TRAIN_LORA_K | TRAIN_LORA_V | TRAIN_LORA_O;
+	case TRAIN_LORA_LIST: return o->lora_mask;
+	default: return 0x7f;
+	}
+}
 const char *train_shard_name(train_shard s) { return shard_names[s]; }
 
 void train_opts_init(train_opts *o)
@@ -99,8 +142,8 @@ const char *train_framework_modelled(train_framework f)
 {
 	switch (f) {
 	case TRAIN_FW_TRANSFORMERS:
-		return "Hugging Face transformers >= 4.46 Trainer + PEFT: SDPA attention, logits upcast to fp32 in "
-		       "the loss, LoRA r=8 on attention";
+		return "Hugging Face transformers >= 5 Trainer + PEFT 0.21: SDPA attention, fp32 log-softmax in the "
+		       "loss, bf16=True as autocast over fp32 weights, fused AdamW, LoRA r=8 on q,v";
 	case TRAIN_FW_TORCHTUNE:
 		return "torchtune 0.3 llama3_1 single-device recipes: SDPA, chunked cross-entropy, bf16, activation "
 		       "checkpointing";
@@ -157,9 +200,10 @@ void train_apply_framework(train_opts *o, train_framework f)
 		o->flash_attn = true;
 		o->chunked_ce = false;
 		o->ckpt = TRAIN_CKPT_NONE;
-		o->optimizer = TRAIN_ADAMW;
+		o->optimizer = TRAIN_ADAMW_FUSED;
 		o->precision = TRAIN_MIXED_BF16;
-		o->targets = TRAIN_LORA_ATTN;
+		o->amp = TRAIN_AMP_AUTOCAST;
+		o->targets = TRAIN_LORA_QV;
 		o->lora_rank = 8;
 		break;
 	case TRAIN_FW_TORCHTUNE:
@@ -169,8 +213,9 @@ void train_apply_framework(train_opts *o, train_framework f)
 		o->precision = TRAIN_BF16;
 		o->targets = TRAIN_LORA_ATTN_MLP;
 		o->lora_rank = 8;
-		o->optimizer = o->method == TRAIN_FULL ? TRAIN_PAGED_ADAMW_8BIT : TRAIN_ADAMW;
+		o->optimizer = o->method == TRAIN_FULL ? TRAIN_PAGED_ADAMW_8BIT : TRAIN_ADAMW_FUSED;
 		o->optimizer_in_bwd = o->method == TRAIN_FULL;
+		o->amp = TRAIN_AMP_MASTER;
 		if (o->gpus > 1)
 			o->shard = TRAIN_SHARD_FSDP;
 		break;
@@ -200,6 +245,7 @@ void train_apply_framework(train_opts *o, train_framework f)
 		o->optimizer = TRAIN_ADAMW;
 		o->precision = TRAIN_MIXED_BF16;
 		o->shard = TRAIN_SHARD_ZERO2;
+		o->amp = TRAIN_AMP_MASTER;
 		break;
 	default:
 		break;
@@ -255,51 +301,45 @@ static int shape_of(const model_desc *m, shape *s, gw_error *err)
 	return 0;
 }
 
-/* LoRA trainable parameters: r*(d_in+d_out) per adapted matrix (Hu et al.). */
-static double lora_params(const shape *s, const train_opts *o)
+/* LoRA trainable parameters: r*(d_in+d_out) per adapted matrix (Hu et
+ * al.).  A MoE's routed experts are 3-D parameters in transformers >= 5
+ * (MixtralExperts.gate_up_proj ...), not nn.Linear, so PEFT's target
+ * names and all-linear reach only attention and a shared expert's MLP. */
+static double lora_params(const shape *s, const train_opts *o, const model_desc *m)
 {
 	double r = o->lora_rank;
-	double q_o = 2 * r * (s->h + s->a * s->hd);
-	double k_v = 2 * r * (s->h + s->kv * s->hd);
-	double mlp = 3 * r * (s->h + s->effn) * s->experts;
-	double per_layer = q_o + k_v;
-	/* "attn+mlp" and "all-linear" adapt the same maps on a decoder: every
-	 * linear map of each layer; PEFT's all-linear leaves out the lm_head. */
-	if (o->targets != TRAIN_LORA_ATTN)
-		per_layer += mlp;
+	unsigned mk = lora_mask_of(o);
+	double q = s->a * s->hd, kvd = s->kv * s->hd;
+	double mlp_f = s->experts > 1 ? (double)m->shared_expert_ffn : s->ffn;
+	double per_layer = 0;
+	if (mk & TRAIN_LORA_Q)
+		per_layer += r * (s->h + q);
+	if (mk & TRAIN_LORA_K)
+		per_layer += r * (s->h + kvd);
+	if (mk & TRAIN_LORA_V)
+		per_layer += r * (s->h + kvd);
+	if (mk & TRAIN_LORA_O)
+		per_layer += r * (q + s->h);
+	if (mlp_f > 0) {
+		if (mk & TRAIN_LORA_GATE)
+			per_layer += r * (s->h + mlp_f);
+		if (mk & TRAIN_LORA_UP)
+			per_layer += r * (s->h + mlp_f);
+		if (mk & TRAIN_LORA_DOWN)
+			per_layer += r * (mlp_f + s->h);
+	}
+	if (s->experts > 1 && (o->targets == TRAIN_LORA_ALL_LINEAR || o->targets == TRAIN_LORA_ATTN_MLP)) {
+		/* PEFT 0.21 all-linear on a fused-expert MoE (counted from its
+		 * Mixtral model): the router (h -> E) as a linear, and the 3-D
+		 * expert weights through target_parameters, rank r per expert:
+		 * gate_up_proj as 2rE x (h + 2f), down_proj rE x (f + h) */
+		double E = s->experts;
+		per_layer += r * (s->h + E) + 2 * r * E * (s->h + 2 * s->effn) + r * E * (s->effn + s->h);
+	}
 	return s->L * per_layer;
 }
 
 /* ---- bytes per parameter ---------------------------------------------- */
-
-typedef struct per_param {
-	double weight, grad, master, states;
-} per_param;
-
-static per_param bytes_per_trainable(const train_opts *o, const shape *s)
-{
-	per_param b = {0};
-	bool fp32 = o->precision == TRAIN_FP32;
-	bool mixed = o->precision == TRAIN_MIXED_BF16 || o->precision == TRAIN_MIXED_FP16;
-	/* ZeRO (arXiv:1910.02054 sec. 3.1): mixed precision keeps 16-bit
-	 * weights and gradients plus an fp32 master copy: 2 + 2 + 4 (+ 8 Adam). */
-	b.weight = fp32 ? 4 : 2;
-	b.grad = fp32 ? 4 : 2;
-	b.master = mixed ? 4 : 0;
-	double state_elem = (fp32 || mixed) ? 4 : 2; /* states follow the parameter dtype in pure bf16 */
-	switch (o->optimizer) {
-	case TRAIN_ADAMW: b.states = 2 * state_elem; break;          /* m and v */
-	/* bitsandbytes block-wise 8-bit Adam: 1 byte per state plus one fp32
-	 * absmax per 2048-element block (Dettmers et al., arXiv:2110.02861). */
-	case TRAIN_ADAMW_8BIT:
-	case TRAIN_PAGED_ADAMW_8BIT: b.states = 2 * (1 + 4.0 / 2048); break;
-	case TRAIN_SGD: b.states = state_elem; break;                 /* momentum */
-	/* Adafactor (arXiv:1804.04235): factored second moment, one row and
-	 * one column vector per matrix, no first moment by default. */
-	case TRAIN_ADAFACTOR: b.states = 4 * (1 / s->h + 1 / s->ffn); break;
-	}
-	return b;
-}
 
 /* NF4 storage: 4 bits per weight plus block constants.  QLoRA
  * (arXiv:2305.14314): one fp32 absmax per 64 weights (0.5 bit/param);
@@ -318,6 +358,44 @@ static uint64_t u64(double x)
 	return x <= 0 ? 0 : x >= 1.8e19 ? UINT64_MAX / 4 : (uint64_t)llround(x);
 }
 
+static const char *const phase_names[] = {"forward", "loss-backward", "layer-backward", "optimizer-step"};
+
+const char *train_phase_name(train_phase ph)
+{
+	return ph < TRAIN_N_PHASES ? phase_names[ph] : "?";
+}
+
+/*
+ * Saved activations of one decoder layer, bytes per token, as PyTorch's
+ * MemTracker counts them for the Hugging Face Llama-family layer (RMSNorm
+ * in fp32, q/k/v/o, RoPE, SDPA, SwiGLU MLP): measured layer by layer with
+ * tests/oracle/train_oracle.py's shapes varied one at a time (h, ffn,
+ * kv_heads*head_dim); coefficients of h, ffn, kv*hd and a constant.  The
+ * frozen base of LoRA saves less (a frozen linear keeps no input), mixed
+ * precision keeps the fp32 residual stream and bf16 matmul outputs.
+ */
+typedef struct act_coef {
+	double h, f, kv, c;
+} act_coef;
+
+static act_coef layer_coef(bool full, int mode)
+{
+	/* mode 0: fp32, 1: autocast over fp32 (or bf16-base LoRA), 2: 16-bit */
+	static const act_coef fullc[3] = {{32, 16, 8, 8}, {30, 8, 8, 8}, {20, 8, 4, 8}};
+	static const act_coef lorac[3] = {{20, 12, 8, 72}, {16, 6, 4, 40}, {20, 6, 4, 72}};
+	return full ? fullc[mode] : lorac[mode];
+}
+
+static bool mlp_gated(const model_desc *m)
+{
+	static const char *const plain[] = {"bloom", "gpt2", "gptneox", "gpt_neox", "falcon", "phi2", "starcoder",
+					    "gptj", "opt", "mpt"};
+	for (size_t i = 0; m->arch && i < sizeof plain / sizeof plain[0]; i++)
+		if (!strcmp(m->arch, plain[i]))
+			return false;
+	return true;
+}
+
 int train_memory(const model_desc *m, const train_opts *o, train_breakdown *bd,
 		 uint64_t *host_bytes, double *trainable, gw_error *err)
 {
@@ -330,21 +408,65 @@ int train_memory(const model_desc *m, const train_opts *o, train_breakdown *bd,
 	if (!o->seq || !o->micro_batch || !o->gpus)
 		return gw_fail(err, GW_EINVAL, "sequence length, micro-batch and GPU count must be at least 1");
 
-	per_param b = bytes_per_trainable(o, &s);
+	bool full = o->method == TRAIN_FULL, qlora = o->method == TRAIN_QLORA;
+	bool fp32 = o->precision == TRAIN_FP32;
+	bool amp = o->precision == TRAIN_MIXED_BF16 || o->precision == TRAIN_MIXED_FP16;
+	bool master = amp && o->amp == TRAIN_AMP_MASTER;
+	/* activation mode: autocast over fp32 weights (full) or a 16-bit base
+	 * (LoRA); DeepSpeed's master layout runs 16-bit weights like bf16 */
+	int mode = fp32 ? 0 : (amp && !master) ? 1 : 2;
+	if (!full && mode == 1 && master)
+		mode = 2;
 	double n = o->gpus;
 	bool shard_states = o->gpus > 1 && o->shard != TRAIN_SHARD_NONE;
 	bool shard_grads = o->gpus > 1 && o->shard >= TRAIN_SHARD_ZERO2;
 	bool shard_weights = o->gpus > 1 && o->shard >= TRAIN_SHARD_ZERO3;
-	double base_weight_b = o->precision == TRAIN_FP32 ? 4 : 2;
+
+	/* Bytes per trainable parameter: its own dtype (fp32 under the
+	 * Trainer's autocast; PEFT keeps adapters in fp32 over a 16-bit base,
+	 * autocast_adapter_dtype=True; torchtune keeps them bf16), gradients in
+	 * the same dtype, and the optimizer's states. */
+	double tb = fp32 ? 4 : full ? (amp && !master ? 4 : 2) : (o->framework == TRAIN_FW_TORCHTUNE && !amp ? 2 : 4);
+	double base_b = fp32 ? 4 : 2;
+	double sb = master ? 4 : tb; /* state element */
+	double states_b = 0, tmp_b = 0;
+	switch (o->optimizer) {
+	case TRAIN_ADAMW:
+		/* torch.optim.AdamW foreach (_multi_tensor_adamw): m and v, and
+		 * the step's sqrt(v) list, one state-sized temporary */
+		states_b = 2 * sb;
+		tmp_b = sb;
+		break;
+	case TRAIN_ADAMW_FUSED: states_b = 2 * sb; break;
+	/* bitsandbytes block-wise 8-bit Adam (Dettmers et al.,
+	 * arXiv:2110.02861): uint8 state1 and state2 plus one fp32 absmax per
+	 * 256-element block each (AdamW8bit's state as bitsandbytes
+	 * builds it: tests/validation/train-oracle.tsv llama-25); its kernels
+	 * update in place; tensors under 4096 elements (min_8bit_size: the
+	 * norms) keep 32-bit states */
+	case TRAIN_ADAMW_8BIT:
+	case TRAIN_PAGED_ADAMW_8BIT: states_b = 2 * (1 + 4.0 / 256); break;
+	/* SGD with momentum (foreach): the buffer, and one gradient-sized
+	 * temporary for the momentum update */
+	case TRAIN_SGD: states_b = sb; tmp_b = sb; break;
+	/* Adafactor (arXiv:1804.04235; transformers.optimization.Adafactor):
+	 * factored second moment, no first moment; the step makes fp32 copies
+	 * of the gradient and the update */
+	case TRAIN_ADAFACTOR:
+		states_b = sb * (1 / s.h + 1 / s.ffn);
+		tmp_b = 3 * 4;
+		break;
+	}
+	double master_b = master ? 4 : 0;
 
 	/* Weights of the base model. */
 	double weights, consts = 0;
-	if (o->method == TRAIN_QLORA) {
+	if (qlora) {
 		/* Linear maps in NF4; embeddings, lm_head and norms stay 16-bit. */
 		weights = s.linear * NF4_BYTES_PER_PARAM + (s.embed + s.output + s.norms) * 2;
 		consts = s.linear * NF4_DQ_CONST_BYTES_PER_PARAM;
 	} else {
-		weights = s.params * base_weight_b;
+		weights = s.params * (full ? tb : base_b);
 	}
 	if (shard_weights) {
 		/* ZeRO-3 / FSDP: each GPU keeps 1/N and gathers one layer at a time. */
@@ -353,79 +475,199 @@ int train_memory(const model_desc *m, const train_opts *o, train_breakdown *bd,
 		consts /= n;
 	}
 
-	/* Trainable parameters and their gradient/optimizer memory. */
-	double T = o->method == TRAIN_FULL ? s.params : lora_params(&s, o);
+	double T = full ? s.params : lora_params(&s, o, m);
 	*trainable = T;
-	double grads = T * b.grad;
-	if (o->optimizer_in_bwd)
-		/* The step runs inside backward; one tensor's gradient at a time. */
-		grads = fmin(T, s.max_matrix) * b.grad;
-	double states = T * b.states, master = T * b.master;
+	double grads = T * tb, states = T * states_b, mstr = T * master_b, tmp = T * tmp_b;
+	if ((o->optimizer == TRAIN_ADAMW_8BIT || o->optimizer == TRAIN_PAGED_ADAMW_8BIT) && full)
+		states += s.norms * (2 * sb - states_b);
+	if (o->optimizer == TRAIN_ADAFACTOR)
+		tmp = fmin(T, s.max_matrix) * tmp_b + T * 0; /* per tensor */
 	double host = 0;
 	if (o->optimizer == TRAIN_PAGED_ADAMW_8BIT) {
 		/* Paged states live in CUDA unified memory and are evicted to host
-		 * RAM under pressure (bitsandbytes paged optimizers); the GPU does
-		 * not have to hold them. */
+		 * RAM under pressure (bitsandbytes paged optimizers). */
 		host += states;
 		states = 0;
 	}
 	if (o->offload_optimizer) {
-		host += states + master;
-		states = master = 0;
+		/* ZeRO-Offload: states and master in host RAM, the step on the CPU */
+		host += states + mstr;
+		states = mstr = tmp = 0;
 	}
 	if (shard_states) {
 		states /= n;
-		master /= n;
+		mstr /= n;
+		tmp /= n;
 	}
 	if (shard_grads)
 		grads /= n;
+	double adapter_w = full ? 0 : T * tb;
+	if (shard_weights && !full)
+		adapter_w /= n;
 
-	double adapter = 0, gradients = 0, optimizer = 0;
-	if (o->method == TRAIN_FULL) {
-		gradients = grads;
-		optimizer = states + master;
-	} else {
-		adapter = T * b.weight + grads + states + master;
-		if (shard_weights)
-			adapter = adapter / n;
+	/* ---- activations of one micro-batch ---- */
+	double N = (double)o->seq * o->micro_batch, sq = o->seq;
+	act_coef c = layer_coef(full, mode);
+	double e = mode == 0 ? 4 : 2;          /* matmul output element */
+	double ex = (mode == 0 || (full && mode == 1)) ? 4 : 2; /* residual stream */
+	double kvd = s.kv * s.hd;
+	double moe = s.experts > 1;
+	double k_used = moe ? (m->n_experts_used ? m->n_experts_used : 2) : 1;
+	double f_tok = moe ? k_used * s.effn + (m->shared_expert_ffn ? m->shared_expert_ffn : 0) : s.ffn;
+	/* a gated MLP (SwiGLU: gate, up, act(gate), product) saves twice the
+	 * ffn-wide tensors of a plain one (fc1 output, act output: BLOOM,
+	 * GPT-2, GPT-NeoX, Falcon, Phi, StarCoder) */
+	double fc = c.f * (mlp_gated(m) ? 1 : 0.5);
+	double per_tok = c.h * s.h + fc * f_tok + c.kv * kvd + c.c;
+	if (moe)
+		per_tok += 2 * k_used * s.h * e; /* tokens gathered per expert and scattered back */
+	if (!full) {
+		unsigned mk = lora_mask_of(o);
+		/* an adapted map saves its input for lora_A's gradient when no
+		 * frozen neighbour keeps it: k and o beside q,v; the MLP's input
+		 * (gate, up) and down's input */
+		if (mk & (TRAIN_LORA_K | TRAIN_LORA_O))
+			per_tok += 2 * s.h * ((mk & TRAIN_LORA_K ? 1 : 0) + (mk & TRAIN_LORA_O ? 1 : 0));
+		if (!moe && (mk & (TRAIN_LORA_GATE | TRAIN_LORA_UP)))
+			per_tok += 4 * s.h;
+		if (!moe && (mk & TRAIN_LORA_DOWN))
+			per_tok += 2 * s.ffn;
+		/* PEFT's expert adapters (all-linear on a MoE): each routed
+		 * token's fp32 adapter inputs, h and f wide */
+		if (moe && (o->targets == TRAIN_LORA_ALL_LINEAR || o->targets == TRAIN_LORA_ATTN_MLP))
+			per_tok += k_used * 4 * (s.h + s.effn);
 	}
-
-	/* Activations, Korthikanti et al. (arXiv:2205.05198) eqs. for 16-bit
-	 * activations: s*b*h*(34 + 5*a*s/h) bytes per layer without recompute;
-	 * FlashAttention never stores the a*s*s scores, dropping 5as/h;
-	 * selective recompute keeps 34*s*b*h; full recompute keeps the layer
-	 * input 2*s*b*h per layer plus one layer's working set. */
-	double sq = o->seq, mb = o->micro_batch;
-	double sbh = sq * mb * s.h;
-	double score = o->flash_attn ? 0 : 5 * s.a * sq / s.h;
-	double layer_full = sbh * (34 + score);
-	double act;
+	double eager_tok = o->flash_attn ? 0 : s.a * sq * (mode == 0 ? 4 : 6) + e * s.h;
+	per_tok += eager_tok;
+	double layer_act = per_tok * N;
+	/* the Trainer's autocast keeps bf16 copies of every trained weight it
+	 * cast (torch autocast weight cache, saved for backward) */
+	double copies = full && mode == 1 ? 2 * s.layer_linear : 0;
+	/* embedding output and the final norm's saved tensors */
+	double extra = N * s.h * (ex + (full ? 2 * ex : ex));
+	double act_all, ws;
+	/* one layer's backward working set: gradients of its activations */
+	double bwd_ws = N * e * (2 * f_tok + 4 * s.h);
 	switch (o->ckpt) {
-	case TRAIN_CKPT_NONE: act = s.L * layer_full; break;
-	case TRAIN_CKPT_SELECTIVE: act = s.L * 34 * sbh + (layer_full - 34 * sbh); break;
-	default: act = s.L * 2 * sbh + layer_full; break;
+	case TRAIN_CKPT_NONE:
+		act_all = s.L * (layer_act + copies);
+		ws = bwd_ws;
+		break;
+	case TRAIN_CKPT_SELECTIVE:
+		/* the attention core (the s x s scores) recomputed */
+		act_all = s.L * (layer_act - eager_tok * N + copies) + eager_tok * N;
+		ws = bwd_ws;
+		break;
+	default:
+		/* non-reentrant torch.utils.checkpoint per layer: the layer
+		 * input kept, one layer recomputed in backward */
+		act_all = s.L * N * s.h * ex;
+		ws = layer_act + copies + bwd_ws;
+		break;
 	}
-	if (o->precision == TRAIN_FP32)
-		act *= 2;
-	if (o->method == TRAIN_QLORA)
-		act += s.max_linear * 2; /* one weight dequantized to 16-bit at a time */
+	act_all += extra;
+	if (qlora)
+		ws += s.max_linear * 2; /* one weight dequantized to 16-bit at a time */
 
-	/* Logits: b*s*V fp32 (4 bytes), doubled for the softmax and its
-	 * gradient; chunked cross-entropy keeps 16-bit logits plus one fp32
-	 * chunk of eight (torchtune CEWithChunkedOutputLoss, 8 chunks). */
-	double bsv = mb * sq * s.V;
-	double logits = o->chunked_ce ? bsv * 2 + bsv * 8 / 8 : bsv * 4 * 2;
+	/* ---- the loss: bytes per logit ---- */
+	double bsv = N * s.V;
+	double lg_fwd, lg_saved, lg_bwd;
+	if (o->fused_ce) {
+		/* the loss kernel keeps the logits in the lm_head's dtype and a
+		 * per-row logsumexp; gradients in place or one chunk at a time */
+		lg_fwd = e + 8.0 / 8;
+		lg_saved = e;
+		lg_bwd = e + (4 + 4 + e) / 8;
+	} else if (o->chunked_ce) {
+		/* torchtune CEWithChunkedOutputLoss (8 chunks): the output chunks
+		 * in the model dtype and each chunk's fp32 log-softmax kept for
+		 * backward; one chunk upcast at a time */
+		lg_fwd = e + 4 + (e < 4 ? 4.0 / 8 : 0);
+		lg_saved = 4;
+		lg_bwd = 4 + (e + 8) / 8; /* a chunk's grads; the chunks are not saved */
+	} else {
+		/* transformers ForCausalLMLoss: logits.float() then cross_entropy
+		 * (log_softmax keeps its fp32 output); in backward the fp32
+		 * gradients of the log-softmax and of the logits beside it:
+		 * 12 bytes per logit, in every precision */
+		lg_fwd = e + (e < 4 ? 4 : 0) + 4;
+		lg_saved = 4;
+		lg_bwd = 4 + 4 + 4;
+	}
+
+	/* ---- phases ---- */
+	double accum = o->grad_accum > 1;
+	double W = weights + consts + adapter_w;
+	double Sp = states + mstr;            /* from the previous step on */
+	double G = grads;                     /* all gradients */
+	double Gp = accum ? G : 0;            /* kept between micro-batches */
+	double head_g = full ? (s.output + s.h) * tb : 0;
+	if (shard_grads)
+		head_g /= n;
+	double ph[TRAIN_N_PHASES];
+	ph[TRAIN_PHASE_FORWARD] = W + Sp + Gp + act_all + lg_fwd * bsv;
+	ph[TRAIN_PHASE_LOSS_BWD] = W + Sp + Gp + act_all + lg_bwd * bsv;
+	/* backward runs from the last layer (activations all kept, the
+	 * lm_head's gradient made) to the first (every gradient but the first
+	 * layer's and the embedding's, that layer's working set) */
+	double first = full ? (s.embed + s.layer_linear) * tb / (shard_grads ? n : 1) : 0;
+	double start = fmax(Gp, head_g) + act_all + ws,
+	       end = fmax(Gp, G - first) + (o->ckpt == TRAIN_CKPT_FULL ? ws : bwd_ws);
+	if (o->optimizer_in_bwd) {
+		/* torchtune: each parameter stepped as its gradient lands */
+		double one = fmin(T, s.max_matrix);
+		start = one * (tb + tmp_b) + act_all + ws;
+		end = one * (tb + tmp_b) + ws;
+		G = Gp = 0;
+	}
+	ph[TRAIN_PHASE_LAYER_BWD] = W + Sp + fmax(start, end);
+	ph[TRAIN_PHASE_OPTIMIZER] = o->optimizer_in_bwd ? W + Sp : W + G + Sp + tmp;
+
+	train_phase pk = TRAIN_PHASE_FORWARD;
+	for (int i = 1; i < TRAIN_N_PHASES; i++)
+		if (ph[i] > ph[pk])
+			pk = (train_phase)i;
+	for (int i = 0; i < TRAIN_N_PHASES; i++)
+		bd->phase_bytes[i] = u64(ph[i]);
+	bd->peak_phase = pk;
+	bd->allocated = bd->phase_bytes[pk];
+
+	/* the parts at the peak */
+	double g_at = 0, opt_at = Sp, lg_at = 0;
+	switch (pk) {
+	case TRAIN_PHASE_FORWARD: g_at = Gp; lg_at = lg_fwd * bsv; break;
+	case TRAIN_PHASE_LOSS_BWD: g_at = Gp; lg_at = lg_bwd * bsv; break;
+	case TRAIN_PHASE_LAYER_BWD:
+		if (start >= end) {
+			g_at = o->optimizer_in_bwd ? fmin(T, s.max_matrix) * tb : fmax(Gp, head_g);
+			if (o->optimizer_in_bwd)
+				opt_at += fmin(T, s.max_matrix) * tmp_b;
+		} else {
+			g_at = o->optimizer_in_bwd ? fmin(T, s.max_matrix) * tb : fmax(Gp, G - first);
+		}
+		break;
+	default: g_at = G; opt_at = Sp + (o->optimizer_in_bwd ? 0 : tmp); break;
+	}
+	bd->cat_params = u64(W);
+	bd->cat_grads = u64(g_at);
+	bd->cat_optimizer = u64(opt_at);
+	bd->cat_activations = bd->allocated > bd->cat_params + bd->cat_grads + bd->cat_optimizer
+				      ? bd->allocated - bd->cat_params - bd->cat_grads - bd->cat_optimizer
+				      : 0;
 
 	bd->weights = u64(weights);
 	bd->quant_consts = u64(consts);
-	bd->gradients = u64(gradients);
-	bd->optimizer = u64(optimizer);
-	bd->activations = u64(act);
-	bd->logits = u64(logits);
-	bd->adapter = u64(adapter);
-	bd->overhead = TRAIN_CUDA_CONTEXT_BYTES + u64((act + logits) * TRAIN_ALLOCATOR_SLACK);
-	bd->total = bd->weights + bd->quant_consts + bd->gradients + bd->optimizer + bd->activations +
-		    bd->logits + bd->adapter + bd->overhead;
+	if (full) {
+		bd->gradients = u64(g_at);
+		bd->optimizer = u64(opt_at);
+	} else {
+		bd->adapter = u64(adapter_w + g_at + opt_at);
+	}
+	bd->logits = u64(lg_at);
+	bd->activations = bd->cat_activations > bd->logits ? bd->cat_activations - bd->logits : 0;
+	(void)lg_saved;
+	bd->overhead = TRAIN_CUDA_CONTEXT_BYTES + u64((act_all + lg_fwd * bsv) * TRAIN_ALLOCATOR_SLACK);
+	bd->total = bd->allocated + bd->overhead;
 	*host_bytes = u64(host);
 	return 0;
 }
@@ -433,7 +675,7 @@ int train_memory(const model_desc *m, const train_opts *o, train_breakdown *bd,
 /* ---- verdict and advice ----------------------------------------------- */
 
 static void add_advice(train_plan *p, size_t *cap, uint64_t before, uint64_t after, bool fits,
-		       char *action)
+		       train_phase phase, char *action)
 {
 	char a[32], d[32];
 	p->advice = xgrow(p->advice, cap, p->n_advice + 1, sizeof *p->advice);
@@ -444,8 +686,8 @@ static void add_advice(train_plan *p, size_t *cap, uint64_t before, uint64_t aft
 		fmt_bytes(d, sizeof d, before - after);
 	else
 		fmt_bytes(d, sizeof d, after - before);
-	ad->effect = xasprintf("%s per GPU (%s%s)%s", a, after <= before ? "-" : "+", d,
-			       fits ? ", fits" : ", still too large");
+	ad->effect = xasprintf("%s per GPU (%s%s; peak at the %s phase)%s", a, after <= before ? "-" : "+", d,
+			       train_phase_name(phase), fits ? ", fits" : ", still too large");
 	ad->total_after = after;
 	ad->fits_after = fits;
 }
@@ -471,7 +713,7 @@ static int advise(const model_desc *m, train_plan *p, gw_error *err)
 		if ((rc = train_memory(m, &o, &bd, &host, &t, err)))                    \
 			return rc;                                                      \
 		if (bd.total < cur) {                                                   \
-			add_advice(p, &cap, cur, bd.total, bd.total <= p->vram_bytes, text); \
+			add_advice(p, &cap, cur, bd.total, bd.total <= p->vram_bytes, bd.peak_phase, text); \
 			cur = bd.total;                                                 \
 			if (bd.total <= p->vram_bytes)                                  \
 				return 0;                                               \
@@ -501,7 +743,7 @@ static int advise(const model_desc *m, train_plan *p, gw_error *err)
 			if ((rc = train_memory(m, &q, &bd, &host, &t, err)))
 				return rc;
 			if (bd.total <= p->vram_bytes) {
-				add_advice(p, &cap, cur, bd.total, true,
+				add_advice(p, &cap, cur, bd.total, true, bd.peak_phase,
 					   xasprintf("shard across %u GPUs with FSDP / ZeRO-3 (--gpus %u --shard fsdp)", n, n));
 				return 0;
 			}
@@ -527,13 +769,20 @@ int train_plan_compute(const model_desc *m, const train_opts *o, uint64_t vram_b
 	p->has_budget = vram_bytes > 0;
 	p->fits = p->has_budget && p->bd.total <= vram_bytes;
 	p->notes[p->n_notes++] = train_framework_modelled(o->framework);
-	p->notes[p->n_notes++] = "activations: Korthikanti et al. 2022, 16-bit, no tensor parallelism";
+	p->notes[p->n_notes++] = "activations: the saved tensors of a Hugging Face decoder layer as PyTorch's MemTracker "
+				 "counts them (tests/validation/train-oracle.tsv); peak = the largest phase of a step";
+	if (o->precision == TRAIN_MIXED_BF16 || o->precision == TRAIN_MIXED_FP16)
+		p->notes[p->n_notes++] = o->amp == TRAIN_AMP_MASTER
+						 ? "mixed precision as DeepSpeed/FSDP keep it: 16-bit weights and gradients, fp32 master and states"
+						 : "mixed precision as the HF Trainer runs it: fp32 weights, gradients and states, bf16 weight copies under autocast";
 	if (!o->flash_attn)
 		p->notes[p->n_notes++] = "eager attention stores the s x s scores; --flash-attn drops them";
 	if (o->optimizer == TRAIN_PAGED_ADAMW_8BIT)
 		p->notes[p->n_notes++] = "paged optimizer states are counted in host RAM; they use spare GPU memory when there is some";
-	if (o->method != TRAIN_FULL && o->targets != TRAIN_LORA_ATTN)
-		p->notes[p->n_notes++] = "LoRA on every linear map of each layer (the lm_head excluded)";
+	if (o->method != TRAIN_FULL && (o->targets == TRAIN_LORA_ALL_LINEAR || o->targets == TRAIN_LORA_ATTN_MLP))
+		p->notes[p->n_notes++] = "LoRA on every linear map of each layer (the lm_head and a MoE's fused experts excluded)";
+	if (o->method != TRAIN_FULL && o->targets == TRAIN_LORA_QV)
+		p->notes[p->n_notes++] = "LoRA on q_proj and v_proj: PEFT's default for Llama, Mistral, Qwen2, Gemma";
 	if (p->has_budget && !p->fits)
 		rc = advise(m, p, err);
 	return rc;

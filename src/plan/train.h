@@ -26,9 +26,31 @@ typedef enum {
 	TRAIN_PAGED_ADAMW_8BIT,
 	TRAIN_SGD,
 	TRAIN_ADAFACTOR,
+	TRAIN_ADAMW_FUSED,       /* fused kernel (the HF Trainer's default): no step temporaries */
 } train_optimizer;
 typedef enum { TRAIN_CKPT_NONE, TRAIN_CKPT_SELECTIVE, TRAIN_CKPT_FULL } train_ckpt;
-typedef enum { TRAIN_LORA_ATTN, TRAIN_LORA_ATTN_MLP, TRAIN_LORA_ALL_LINEAR } train_lora_targets;
+/* LoRA targets: q and v (PEFT's default for the Llama family, Qwen2,
+ * Mistral/Mixtral, Gemma), q k v o, every linear map of a layer, or a
+ * list of maps (TRAIN_LORA_LIST, lora_mask). */
+typedef enum { TRAIN_LORA_QV, TRAIN_LORA_ATTN, TRAIN_LORA_ATTN_MLP, TRAIN_LORA_ALL_LINEAR, TRAIN_LORA_LIST } train_lora_targets;
+enum {
+	TRAIN_LORA_Q = 1, TRAIN_LORA_K = 2, TRAIN_LORA_V = 4, TRAIN_LORA_O = 8,
+	TRAIN_LORA_GATE = 16, TRAIN_LORA_UP = 32, TRAIN_LORA_DOWN = 64,
+};
+/* How mixed precision keeps the trained weights: the HF Trainer's autocast
+ * (fp32 parameters, gradients and states; bf16 copies of the weights made
+ * in the forward pass) or DeepSpeed/FSDP's bf16 weights and gradients plus
+ * an fp32 master copy (ZeRO, arXiv:1910.02054 sec. 3.1). */
+typedef enum { TRAIN_AMP_AUTOCAST, TRAIN_AMP_MASTER } train_amp_layout;
+/* The moments of a step whose memory the plan computes. */
+typedef enum {
+	TRAIN_PHASE_FORWARD,     /* end of forward: the loss's logits */
+	TRAIN_PHASE_LOSS_BWD,    /* the loss and lm_head backward */
+	TRAIN_PHASE_LAYER_BWD,   /* backward through the layers */
+	TRAIN_PHASE_OPTIMIZER,   /* optimizer step with its temporaries */
+	TRAIN_N_PHASES
+} train_phase;
+const char *train_phase_name(train_phase ph);
 typedef enum { TRAIN_SHARD_NONE, TRAIN_SHARD_ZERO1, TRAIN_SHARD_ZERO2, TRAIN_SHARD_ZERO3, TRAIN_SHARD_FSDP } train_shard;
 
 /*
@@ -56,12 +78,17 @@ typedef struct train_opts {
 	train_ckpt ckpt;
 	uint32_t lora_rank;
 	train_lora_targets targets;
+	unsigned lora_mask;      /* TRAIN_LORA_Q ... for TRAIN_LORA_LIST */
+	train_amp_layout amp;    /* mixed precision layout (framework's) */
 	bool flash_attn;         /* FlashAttention / SDPA: no s^2 score storage */
 	uint32_t gpus;
 	train_shard shard;
 	bool offload_optimizer;  /* optimizer states (and fp32 master) in host RAM */
 	bool optimizer_in_bwd;   /* step fused into backward: no gradient buffer */
 	bool chunked_ce;         /* chunked cross-entropy: no full fp32 logits */
+	bool fused_ce;           /* compiled chunked (torchtune compile=True),
+				  * Unsloth's or Liger's fused cross-entropy:
+				  * only the 16-bit logits are kept */
 	train_framework framework; /* whose defaults these are */
 } train_opts;
 
@@ -84,6 +111,9 @@ int train_parse_precision(const char *s, train_precision *out);
 int train_parse_optimizer(const char *s, train_optimizer *out);
 int train_parse_ckpt(const char *s, train_ckpt *out);
 int train_parse_targets(const char *s, train_lora_targets *out);
+/* --lora-targets: qv, attn, attn+mlp, all-linear or a comma list of
+ * q,k,v,o,gate,up,down (with or without _proj); 0 or GW_EINVAL. */
+int train_parse_lora_targets(const char *s, train_opts *o);
 int train_parse_shard(const char *s, train_shard *out);
 const char *train_method_name(train_method m);
 const char *train_precision_name(train_precision p);
@@ -109,6 +139,12 @@ typedef struct train_breakdown {
 	uint64_t adapter;        /* LoRA weights + their grads + optimizer states */
 	uint64_t overhead;       /* CUDA context + allocator reserve */
 	uint64_t total;          /* per GPU */
+	/* The phase-aware peak: PyTorch allocator bytes at each phase, the
+	 * largest, and its parts in torch's MemTracker categories. */
+	uint64_t phase_bytes[TRAIN_N_PHASES];
+	train_phase peak_phase;
+	uint64_t allocated;      /* = phase_bytes[peak_phase] */
+	uint64_t cat_params, cat_grads, cat_optimizer, cat_activations;
 } train_breakdown;
 
 typedef struct train_advice {

@@ -485,6 +485,45 @@ kill "$qpid" 2>/dev/null; wait "$qpid" 2>/dev/null
 sed 's/^/daemon: /' "$qdir/daemon.log" | tail -5 >> "$report"
 rm -rf "$qdir"
 
+# ---- train: three rows of the MemTracker grid under CUDA (issue 25) -----------------
+section "train"
+# tests/validation/train-oracle.tsv was written on the CPU under FakeTensorMode;
+# here the same steps run on the GPU: torch.cuda.max_memory_allocated against
+# the tracker's peak and gpuwise's allocator peak, memory_reserved for the
+# caching allocator's slack (gpuwise assumes 5% of the dynamic tensors).
+if command -v python3 >/dev/null 2>&1 &&
+   python3 -c 'import torch, transformers, peft, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+	(cd tests/oracle && timeout 240 python3 train_oracle.py --cuda llama-01 llama-16 mixtral-05) > "$report.train" 2>> "$report"
+	python3 - "$report.train" tests/validation/train-oracle.tsv "$GW" tests/validation/train-oracle > "$report.cmp" 2>&1 <<'PY'
+import json, subprocess, sys
+sys.path.insert(0, "tests/oracle")
+import train_compare as C
+live = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+table = {r["id"]: r for r in C.read_table(sys.argv[2])}
+bad = 0
+for lv in live:
+    r = table[lv["id"]]
+    p = subprocess.run([sys.argv[3]] + C.args_of(r, sys.argv[4]), capture_output=True, text=True)
+    d = json.loads(p.stdout)
+    tr, cu, pl = int(r["peak_bytes"]), lv["max_allocated"], d["peak"]["allocated_bytes"]
+    print("%s: CUDA max_allocated %.1f MiB, tracker %.1f MiB (CUDA/tracker %+.1f%%), plan %.1f MiB (plan/CUDA %+.1f%%), "
+          "reserved %.1f MiB (slack %.1f%% of allocated), trainable %d (table %s)" %
+          (lv["id"], cu / 2**20, tr / 2**20, (cu / tr - 1) * 100, pl / 2**20, (pl / cu - 1) * 100,
+           lv["max_reserved"] / 2**20, (lv["max_reserved"] / cu - 1) * 100, lv["trainable"], r["trainable"]))
+    if abs(pl / cu - 1) > 0.15 or str(lv["trainable"]) != r["trainable"]:
+        bad += 1
+sys.exit(1 if bad or len(live) != 3 else 0)
+PY
+	if [ $? -eq 0 ]; then
+		check OK "plan --train within 15% of torch.cuda.max_memory_allocated on 3 grid rows ($(tr '\n' ' ' < "$report.cmp" | head -c 600))"
+	else
+		check FAIL "plan --train vs CUDA: $(tr '\n' ' ' < "$report.cmp" | head -c 900)"
+	fi
+	cat "$report.cmp" >> "$report"
+else
+	say "skip: PyTorch with CUDA, transformers and peft are not importable by python3 here"
+fi
+
 section "summary"
 say "failures: $failures"
 [ "$failures" -eq 0 ]

@@ -23,6 +23,15 @@ done
 like "$report" "# backend sycl +fitted decode no rows.*held-out decode [0-9.]+%/[0-9]+% \(n=[1-9]" "a SYCL row (Intel Arc, IPEX-LLM) planned"
 like "$report" "# backend sycl .*Intel Arc on Vulkan instead: .*held-out decode [0-9.]+%/[0-9]+% \(n=[1-9]" "Intel GPU rows on Vulkan printed too"
 like "$report" "# backend metal +fitted decode [0-9.]+%/[0-9]+% \(n=[1-9]" "current-build Metal rows fitted"
+# held-out Metal (M1 Max, M3 Ultra: the chip tiers' rows were fitted on M3 Max and
+# M2 Ultra only) within the per-backend bounds, decode 20% and prefill 30%
+hm=$(printf '%s\n' "$report" | python3 -c '
+import re, sys
+t = sys.stdin.read()
+d = re.search(r"# held-out decode:.* metal ([0-9.]+)%", t)
+p = re.search(r"# held-out prefill:.* metal ([0-9.]+)%", t)
+print(d and p and float(d.group(1)) <= 20 and float(p.group(1)) <= 30, d and d.group(1), p and p.group(1))')
+like "$hm" "^True " "held-out Metal medians within 20% decode / 30% prefill ($hm)"
 like "$report" "# backend cpu +fitted decode [0-9.]+%.* held-out decode [0-9.]+%/[0-9]+% \(n=[1-9]" "CPU rows planned with plan --gpu none"
 like "$report" "old +m1 metal llama-2-7b" "2023-build rows printed as old, not counted"
 # at least 80 current-build (2025-2026) rows over at least 30 GPUs, GPU and CPU together

@@ -36,6 +36,18 @@ is "$(printf '%s' "$out" | jget 'd["speed_model"]["build"]')" latest "speed_mode
 is "$(printf '%s' "$out" | jget 'any("on rocm" in a and "0c1e570" in a for a in d["assumptions"])')" True "assumptions name the build and backend"
 run_gw plan llama-2-7b --quant q4_0 --gpu m3-max --json
 is "$(printf '%s' "$out" | jget 'd["backend"]')" metal "Apple defaults to Metal"
+# Apple chip tiers: a Max and an Ultra take their own rows, base and Pro chips apple's
+is "$(printf '%s' "$out" | jget 'd["speed_model"]["family"]')" apple-max "an M3 Max plans with the apple-max row"
+fu=$("$GW" plan llama-2-7b --quant q4_0 --gpu m2-ultra --json | jget 'd["speed_model"]["family"]')
+fb=$("$GW" plan llama-2-7b --quant q4_0 --gpu m4-pro --json | jget 'd["speed_model"]["family"]')
+is "$fu $fb" "apple-ultra apple" "an M2 Ultra plans with apple-ultra, an M4 Pro with apple"
+# same 800 GB/s class of memory: the Ultra's decode stays below twice the Max's
+# (the tier rows: a smaller share of a wider memory system, a per-block cost)
+du=$(dec m2-ultra); dm=$(dec m2-max); dpro=$(dec m4-pro)
+diag "Llama-2-7B Q4_0 decode: M2 Ultra $du, M2 Max $dm, M4 Pro $dpro tok/s"
+is "$(python3 -c "print($dm < $du < 2 * $dm)")" True "M2 Ultra decodes faster than an M2 Max, less than twice as fast"
+fo=$("$GW" plan llama-2-7b --quant q4_0 --gpu m2-ultra --engine llama.cpp@b2824 --json | jget 'd["speed_model"]["family"]')
+is "$fo" "*" "the b2824 profile keeps its one 2024 row for every chip"
 run_gw plan llama-2-7b --quant q4_0 --gpu rtx-4090 --backend vulkan
 is "$rc" 0 "--backend vulkan on NVIDIA is accepted"
 like "$out" 'speed model: llama.cpp 0c1e570 on vulkan' "text output names the backend"
