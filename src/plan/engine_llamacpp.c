@@ -244,7 +244,7 @@ void plan_llamacpp_place(const work *wk, plan_result *r)
 	/* The plan shown (not the searches of advice and largest context):
 	 * its split graph replayed device by device; the layers found with
 	 * the rule are kept unless the exact buffers no longer fit */
-	if (rq->n_gpus && !rq->skip_advice && (found || rq->gpu_layers >= 0)) {
+	if (rq->n_gpus && (!rq->skip_advice || rq->exact_split) && (found || rq->gpu_layers >= 0)) {
 		work ex = *wk;
 		ex.exact_split = true;
 		bool ok = place(&ex, ngl, true, r) || place(&ex, ngl, false, r);

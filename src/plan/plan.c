@@ -340,8 +340,8 @@ static bool better(const plan_result *a, const plan_result *b)
 	return b->decode_tok_s > a->decode_tok_s * 1.05;
 }
 
-static void add_advice(plan_result *res, const plan_result *after, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static void add_advice(plan_result *res, const plan_request *t, const plan_result *after, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 static void set_str(plan_advice *a, const char *key, const char *v)
 {
 	if (a->n_set >= PLAN_ADVICE_MAX_SET)
@@ -396,10 +396,27 @@ static void advice_set(plan_advice *a, const plan_result *res, const plan_result
 		set_num(a, "ram_bytes", after->host_bytes + GiB, false);
 }
 
-static void add_advice(plan_result *res, const plan_result *after, const char *fmt, ...)
+/*
+ * One advice item: its change (fmt) and what the plan becomes (after,
+ * planned from t with the searches' rule).  Where llama.cpp splits the
+ * graph over devices (layers in host RAM, several GPUs, --n-cpu-moe) the
+ * item is planned once more as the plan shown would be (per-device
+ * graphs), so that following the advice gives the figures it promised.
+ */
+static void add_advice(plan_result *res, const plan_request *t, const plan_result *after, const char *fmt, ...)
 {
 	if (res->n_advice >= PLAN_MAX_ADVICE)
 		return;
+	plan_result *ex = NULL;
+	if (t && t->n_gpus && after->verdict != PLAN_NOFIT &&
+	    (after->verdict == PLAN_OFFLOAD || t->n_gpus > 1 || t->n_cpu_moe)) {
+		plan_request x = *t;
+		x.exact_split = true;
+		gw_error e;
+		ex = xmalloc(sizeof *ex);
+		if (plan_one(&x, ex, &e) == 0)
+			after = ex;
+	}
 	plan_advice *a = &res->advice[res->n_advice++];
 	memset(a, 0, sizeof *a);
 	va_list ap;
@@ -412,6 +429,7 @@ static void add_advice(plan_result *res, const plan_result *after, const char *f
 	a->gpu_layers = after->gpu_layers;
 	a->decode_tok_s = after->verdict == PLAN_NOFIT ? 0 : after->decode_tok_s;
 	advice_set(a, res, after);
+	free(ex);
 }
 
 /* The quantization ladder, best first (GGUF and non-GGUF). */
@@ -460,7 +478,7 @@ static void advise(const plan_request *rq, plan_result *res)
 		t.skip_advice = true;
 		t.quant = ladder[i];
 		if (plan_one(&t, r, &e) == 0 && better(res, r)) {
-			add_advice(res, r, "use a lower quantization: --quant %s", ladder[i]);
+			add_advice(res, &t, r, "use a lower quantization: --quant %s", ladder[i]);
 			break;
 		}
 	}
@@ -481,7 +499,7 @@ static void advise(const plan_request *rq, plan_result *res)
 		if (lo > 0) {
 			t.ctx = lo * 256;
 			if (plan_one(&t, r, &e) == 0)
-				add_advice(res, r, "use a smaller context: --ctx %llu%s%s %llu%s",
+				add_advice(res, &t, r, "use a smaller context: --ctx %llu%s%s %llu%s",
 					   (unsigned long long)t.ctx, plan_engine_ops_of(rq->engine)->knob_ctx ? " (" : "",
 					   plan_engine_ops_of(rq->engine)->knob_ctx ? plan_engine_ops_of(rq->engine)->knob_ctx
 										    : "",
@@ -493,7 +511,7 @@ static void advise(const plan_request *rq, plan_result *res)
 			t.batch = 128;
 			t.ctx = res->ctx;
 			if (plan_one(&t, r, &e) == 0 && better(res, r))
-				add_advice(res, r, "use a smaller batch: --batch 128");
+				add_advice(res, &t, r, "use a smaller batch: --batch 128");
 		}
 	}
 
@@ -512,14 +530,14 @@ static void advise(const plan_request *rq, plan_result *res)
 				t.flash_attn = PLAN_FA_ON;
 			if (plan_one(&t, r, &e) == 0 && better(res, r)) {
 				if (rq->engine == PLAN_ENGINE_VLLM)
-					add_advice(res, r, "quantize the KV cache: --kv-cache-dtype fp8");
+					add_advice(res, &t, r, "quantize the KV cache: --kv-cache-dtype fp8");
 				else if (rq->engine == PLAN_ENGINE_OLLAMA)
-					add_advice(res, r,
+					add_advice(res, &t, r,
 						   "quantize the KV cache: OLLAMA_KV_CACHE_TYPE=%s (needs "
 						   "OLLAMA_FLASH_ATTENTION=1)",
 						   plan_kv_type_name(kvs[i]));
 				else
-					add_advice(res, r,
+					add_advice(res, &t, r,
 						   "quantize the KV cache: --kv-type %s --flash-attn (llama.cpp "
 						   "-ctk %s -ctv %s needs -fa)",
 						   plan_kv_type_name(kvs[i]), plan_kv_type_name(kvs[i]),
@@ -549,14 +567,14 @@ static void advise(const plan_request *rq, plan_result *res)
 			t.n_cpu_moe = hi;
 			if (plan_one(&t, r, &e) == 0 && r->verdict != PLAN_NOFIT &&
 			    r->decode_tok_s > res->decode_tok_s)
-				add_advice(res, r, "keep the MoE experts of %u layers in RAM: --n-cpu-moe %u (all "
+				add_advice(res, &t, r, "keep the MoE experts of %u layers in RAM: --n-cpu-moe %u (all "
 						   "layers on the GPU)", hi, hi);
 		}
 	}
 	if (res->verdict == PLAN_OFFLOAD && gguf) {
 		char need[32];
 		fmt_gib(need, sizeof need, res->host_bytes);
-		add_advice(res, res, "offload: %s %u keeps %u layers in host RAM (%s)",
+		add_advice(res, NULL, res, "offload: %s %u keeps %u layers in host RAM (%s)",
 			   plan_engine_ops_of(rq->engine)->knob_gpu_layers, res->gpu_layers,
 			   res->total_layers - res->gpu_layers, need);
 	} else if (res->verdict == PLAN_NOFIT && !gguf && rq->n_gpus > 0) {
@@ -574,12 +592,12 @@ static void advise(const plan_request *rq, plan_result *res)
 		same[i] = 0;
 		t.quant = same;
 		if (plan_one(&t, r, &e) == 0 && r->verdict != PLAN_NOFIT) {
-			add_advice(res, r, "offload layers to the CPU with llama.cpp, weights kept at %s "
+			add_advice(res, &t, r, "offload layers to the CPU with llama.cpp, weights kept at %s "
 					   "(--engine llama.cpp --quant %s)", res->quant, same);
 		} else {
 			t.quant = "q4_k_m";
 			if (plan_one(&t, r, &e) == 0 && r->verdict != PLAN_NOFIT)
-				add_advice(res, r, "offload layers to the CPU with llama.cpp, changing the weights from %s "
+				add_advice(res, &t, r, "offload layers to the CPU with llama.cpp, changing the weights from %s "
 						   "to 4-bit Q4_K_M (--engine llama.cpp --quant q4_k_m)", res->quant);
 		}
 	} else if (res->verdict == PLAN_NOFIT && rq->cpu_only && res->ram_known && !res->ram_ok) {
@@ -589,7 +607,7 @@ static void advise(const plan_request *rq, plan_result *res)
 		t.skip_advice = true;
 		t.ram_bytes = res->host_bytes + GiB;
 		if (plan_one(&t, r, &e) == 0)
-			add_advice(res, r, "more host RAM: the model and its cache need %s", need);
+			add_advice(res, &t, r, "more host RAM: the model and its cache need %s", need);
 	} else if (res->verdict == PLAN_NOFIT && res->ram_known && !res->ram_ok && res->gpu_layers > 0 &&
 		   !(rq->n_gpus && rq->gpus[0].unified_memory)) { /* unified memory: no RAM to add */
 		char need[32];
@@ -598,7 +616,7 @@ static void advise(const plan_request *rq, plan_result *res)
 		t.skip_advice = true;
 		t.ram_bytes = res->host_bytes + GiB;
 		if (plan_one(&t, r, &e) == 0)
-			add_advice(res, r, "more host RAM: the offloaded part needs %s", need);
+			add_advice(res, &t, r, "more host RAM: the offloaded part needs %s", need);
 	}
 
 	/*
@@ -648,7 +666,7 @@ static void advise(const plan_request *rq, plan_result *res)
 			if (plan_one(&t, r, &e) == 0 && r->verdict == PLAN_FITS) {
 				char v[32];
 				fmt_gib(v, sizeof v, cards[i].g->vram_bytes);
-				add_advice(res, r, "a larger card: %s (%s, %s; about $%.0f %s, %s)", cards[i].g->id,
+				add_advice(res, &t, r, "a larger card: %s (%s, %s; about $%.0f %s, %s)", cards[i].g->id,
 					   cards[i].g->name, v, cards[i].q.amount, cards[i].used ? _("used") : _("new"), cards[i].q.date);
 				break;
 			}

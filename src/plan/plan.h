@@ -102,6 +102,9 @@ typedef struct plan_request {
 	bool cpu_only;          /* --gpu none: llama.cpp on the host CPU alone (n_gpus 0) */
 	uint32_t cpu_threads;   /* threads of the CPU backend (llama.cpp -t); 0: 8 */
 	bool skip_advice;       /* internal: no advice, no max-context search */
+	/* internal: with skip_advice, still the plan shown's per-device graphs
+	 * (an advice item re-planned as the user will see it) */
+	bool exact_split;
 } plan_request;
 
 void plan_request_init(plan_request *rq);
