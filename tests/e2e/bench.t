@@ -43,6 +43,7 @@ like "$err" "unexpected argument 'extra'" "bench EXTRA: names the argument"
 # ---- CPU and OpenCL (PoCL): every kernel runs and is validated ------------------
 run_gw bench --quick --no-cuda --threads 2 --json
 is "$rc" 0 "bench --quick --no-cuda: exit 0"
+[ "$rc" = 0 ] || diag "exit $rc; devices' errors: $(printf '%s' "$out" | jget '[(x["kind"], x["error"]) for x in d["devices"] if x["error"]]' 2>&1) stderr: $err"
 printf '%s\n' "$out" > "$TMP/cpu.json"
 for k in copy scale add triad; do
 	is "$(fig "$TMP/cpu.json" cpu $k validated)" True "CPU STREAM $k: results validated"
