@@ -43,14 +43,50 @@ UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 FAKE_SRCS := $(sort $(wildcard tests/fake/*.c))
 
 # objects for a given build dir: $(call objs,DIR)
-objs = $(patsubst src/%.c,$(1)/obj/%.o,$(LIBSRCS)) $(1)/obj/embedded.o
+objs = $(patsubst src/%.c,$(1)/obj/%.o,$(LIBSRCS)) $(1)/obj/embedded.o $(1)/obj/catalog.o
+
+# ---- messages (issue 24): GNU gettext ------------------------------------
+# po/zh_CN.po -> build/locale/zh_CN/LC_MESSAGES/gpuwise.mo (found by glibc next
+# to the binary, installed under $(PREFIX)/share/locale) and embedded as
+# obj/catalog.c so a lone copy of the binary speaks Chinese too.
+LOCALEDIR := build/locale
+LINGUAS   := zh_CN
+MOS       := $(patsubst %,$(LOCALEDIR)/%/LC_MESSAGES/gpuwise.mo,$(LINGUAS))
+MSGFMT    ?= msgfmt
+XGETTEXT_FLAGS := --language=C --from-code=UTF-8 --keyword=_ --keyword=N_ --keyword=P_:1,2 \
+	--keyword=plan_note:2 --flag=plan_note:2:c-format --keyword=add_advice:3 --flag=add_advice:3:c-format \
+	--keyword=caveat:2 --flag=caveat:2:c-format --keyword=qd_set_reason:2 --flag=qd_set_reason:2:c-format \
+	--keyword=emit:6 --flag=emit:6:c-format \
+	--add-comments=TRANSLATORS: --no-wrap --package-name=gpuwise --package-version=$(VERSION) \
+	--msgid-bugs-address=https://github.com/gpuwise/gpuwise/issues --sort-by-file
 
 .SECONDARY:
-.PHONY: all check unit e2e bench install uninstall clean run fuzz lint ptx cap-tests
+.PHONY: all check unit e2e bench install uninstall clean run fuzz lint ptx cap-tests pot po-update po-check
 all: gpuwise
 
-gpuwise: $(BUILD)/gpuwise libgpuwise-cap.so
+gpuwise: $(BUILD)/gpuwise libgpuwise-cap.so $(MOS)
 	$(Q)cp $< $@
+
+$(LOCALEDIR)/%/LC_MESSAGES/gpuwise.mo: po/%.po
+	@mkdir -p $(dir $@)
+	$(call msg,MSGFMT,$@)
+	$(Q)$(MSGFMT) --check -o $@ $<
+# `make pot`: extract every _() / N_() / P_() string into po/gpuwise.pot;
+# `make po-update` merges it into the translations (then translate the new
+# and fuzzy entries: tests/e2e/po.t fails while any is left)
+# (POT= and POTDIR= put them elsewhere: tests/e2e/po.t extracts into its own directory)
+POT    ?= po/gpuwise.pot
+POTDIR ?= build/po
+pot:
+	@mkdir -p $(POTDIR)
+	$(Q)xgettext $(XGETTEXT_FLAGS) -o $(POTDIR)/c.pot $(SRCS) $(POT_EXTRA)
+	$(Q)python3 tools/tsv-pot.py data/errors.tsv po/errors-ids.txt > $(POTDIR)/errors.pot
+	$(Q)msgcat --no-wrap --use-first -o $(POT) $(POTDIR)/c.pot $(POTDIR)/errors.pot
+	@echo "  POT    $(POT) ($$(grep -c '^msgid ' $(POT)) entries with the header)"
+po-update: pot
+	$(Q)for l in $(LINGUAS); do msgmerge --quiet --no-wrap --update --backup=none --no-fuzzy-matching po/$$l.po po/gpuwise.pot || exit 1; done
+po-check:
+	$(Q)for l in $(LINGUAS); do printf '  PO     po/%s.po: ' $$l; $(MSGFMT) --check --statistics -o /dev/null po/$$l.po || exit 1; done
 
 # ---- release tree --------------------------------------------------------
 $(BUILD)/gpuwise: $(call objs,$(BUILD)) $(BUILD)/obj/main.o Makefile
@@ -88,11 +124,19 @@ libgpuwise-cap.so: $(BUILD)/libgpuwise-cap.so
 	$(Q)cp $< $@
 
 # ---- embedded knowledge tables ------------------------------------------
-%/obj/embedded.c: $(DATA) tools/embed.c
+%/embed: tools/embed.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=c17 -O1 -o $@ tools/embed.c
+%/obj/embedded.c: $(DATA) %/embed
 	@mkdir -p $(dir $@)
 	$(call msg,EMBED,$@)
-	$(Q)$(CC) -std=c17 -O1 -o $*/embed tools/embed.c
 	$(Q)$*/embed $(DATA) > $@
+%/obj/catalog.c: $(firstword $(MOS)) %/embed
+	@mkdir -p $(dir $@)
+	$(call msg,EMBED,$@)
+	$(Q)$*/embed -b gw_catalog_mo $< > $@
+%/obj/catalog.o: %/obj/catalog.c
+	$(Q)$(CC) -std=c17 -c -o $@ $<
 %/obj/embedded.o: %/obj/embedded.c
 	$(Q)$(CC) -std=c17 -c -o $@ $<
 
@@ -130,7 +174,7 @@ ptx:
 
 UNIT_BINS := $(patsubst tests/unit/%.c,$(CHECKDIR)/tests/%,$(UNIT_SRCS))
 
-check: gpuwise $(CHECKDIR)/gpuwise $(UNIT_BINS) $(FAKE_LIBS) cap-tests
+check: gpuwise $(CHECKDIR)/gpuwise $(UNIT_BINS) $(FAKE_LIBS) cap-tests po-check
 	@GW_BUILD=$(CHECKDIR) sh tests/run.sh $(UNIT_BINS)
 
 unit: $(UNIT_BINS) $(FAKE_LIBS)
@@ -156,6 +200,12 @@ install: gpuwise
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 gpuwise $(DESTDIR)$(PREFIX)/bin/gpuwise
 	install -m 644 man/gpuwise.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpuwise.1
+	# messages and the Chinese man page (LANG=zh_CN.UTF-8 man gpuwise)
+	for l in $(LINGUAS); do \
+		install -d $(DESTDIR)$(PREFIX)/share/locale/$$l/LC_MESSAGES $(DESTDIR)$(PREFIX)/share/man/$$l/man1 && \
+		install -m 644 $(LOCALEDIR)/$$l/LC_MESSAGES/gpuwise.mo $(DESTDIR)$(PREFIX)/share/locale/$$l/LC_MESSAGES/gpuwise.mo && \
+		install -m 644 man/$$l/man1/gpuwise.1 $(DESTDIR)$(PREFIX)/share/man/$$l/man1/gpuwise.1 || exit 1; \
+	done
 	install -d $(DESTDIR)$(PREFIX)/lib/gpuwise
 	install -m 755 libgpuwise-cap.so $(DESTDIR)$(PREFIX)/lib/gpuwise/libgpuwise-cap.so
 	# the queue daemon: systemd unit and a commented sample config (kept if present)
@@ -166,6 +216,7 @@ install: gpuwise
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/gpuwise $(DESTDIR)$(PREFIX)/share/man/man1/gpuwise.1
 	rm -f $(DESTDIR)$(PREFIX)/lib/gpuwise/libgpuwise-cap.so
+	for l in $(LINGUAS); do rm -f $(DESTDIR)$(PREFIX)/share/locale/$$l/LC_MESSAGES/gpuwise.mo $(DESTDIR)$(PREFIX)/share/man/$$l/man1/gpuwise.1; done
 	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/gpuwise.service
 
 clean:

@@ -15,8 +15,29 @@ static void base_name(const char *path, char *out, size_t n)
 		*dot = '\0';
 }
 
+/* embed -b NAME FILE: one file as `const unsigned char NAME[]` and
+ * `const size_t NAME_len` (the message catalog, src/util/i18n.c). */
+static int embed_bytes(const char *name, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "embed: cannot open '%s'\n", path);
+		return 1;
+	}
+	printf("#include <stddef.h>\nconst unsigned char %s[] = {", name);
+	int c;
+	size_t n = 0;
+	while ((c = fgetc(f)) != EOF)
+		printf("%s%d,", (n++ % 24) ? "" : "\n", c);
+	printf("0};\nconst size_t %s_len = %zu;\n", name, n);
+	fclose(f);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && strcmp(argv[1], "-b") == 0)
+		return embed_bytes(argv[2], argv[3]);
 	printf("#include <stddef.h>\n");
 	printf("struct kb_blob { const char *name; const char *data; size_t len; };\n");
 	for (int i = 1; i < argc; i++) {

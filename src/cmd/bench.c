@@ -165,7 +165,7 @@ static void print_first_line(const bench_report *r)
 	char a[32], b[32], d[32];
 	fmt_ms(a, sizeof a, c->cpu1_simd_ms);
 	fmt_ms(b, sizeof b, c->cpu_all_ms);
-	printf("The sum of the squares of 10,000 numbers: one CPU core %s, %d threads %s", a, cpu->threads, b);
+	printf(_("The sum of the squares of 10,000 numbers: one CPU core %s, %d threads %s"), a, cpu->threads, b);
 	const bench_sumsq *gs = g ? sumsq_at(g, 10000) : NULL;
 	if (gs && gs->dev_ms >= 0) {
 		fmt_ms(d, sizeof d, gs->dev_ms);
@@ -175,18 +175,18 @@ static void print_first_line(const bench_report *r)
 	bool threads_lose = c->cpu_all_ms > c->cpu1_simd_ms;
 	bool gpu_loses = gs && gs->dev_ms >= 0 && gs->dev_ms > c->cpu1_simd_ms;
 	if (threads_lose || gpu_loses)
-		printf("At this size overhead dominates: %s%s%s cost%s more than the arithmetic.\n",
-		       threads_lose ? "handing work to threads" : "", threads_lose && gpu_loses ? " and " : "",
-		       gpu_loses ? "a kernel launch and its result's trip back" : "",
-		       threads_lose && gpu_loses ? "" : "s");
+		printf(threads_lose && gpu_loses ? _("At this size overhead dominates: %s%s%s cost more than the arithmetic.\n")
+						 : _("At this size overhead dominates: %s%s%s costs more than the arithmetic.\n"),
+		       threads_lose ? _("handing work to threads") : "", threads_lose && gpu_loses ? _(" and ") : "",
+		       gpu_loses ? _("a kernel launch and its result's trip back") : "");
 	if (g) {
 		char x[32];
 		if (g->crossover_n) {
 			fmt_n(x, sizeof x, g->crossover_n);
-			printf("%s beats every CPU core from %s numbers on (measured).\n", g->name, x);
+			printf(_("%s beats every CPU core from %s numbers on (measured).\n"), g->name, x);
 		} else if (g->n_sumsq) {
 			fmt_n(x, sizeof x, g->sumsq[g->n_sumsq - 1].n);
-			printf("%s did not beat every CPU core at any size up to %s numbers.\n", g->name, x);
+			printf(_("%s did not beat every CPU core at any size up to %s numbers.\n"), g->name, x);
 		}
 	}
 	printf("\n");
@@ -201,11 +201,11 @@ static void print_sumsq(const bench_report *r)
 	for (size_t i = 1; i < r->n_devs; i++)
 		ncols += r->devs[i].n_sumsq ? 1 : 0;
 	const char **hdr = xcalloc(ncols, sizeof *hdr);
-	hdr[0] = "numbers";
-	hdr[1] = "1 core";
-	hdr[2] = "1 core SIMD";
+	hdr[0] = _("numbers");
+	hdr[1] = _("1 core");
+	hdr[2] = _("1 core SIMD");
 	char all[32];
-	snprintf(all, sizeof all, "%d threads SIMD", cpu->threads);
+	snprintf(all, sizeof all, _("%d threads SIMD"), cpu->threads);
 	hdr[3] = all;
 	size_t k = 4;
 	for (size_t i = 1; i < r->n_devs; i++)
@@ -233,7 +233,7 @@ static void print_sumsq(const bench_report *r)
 			row[c] = cells[c];
 		table_addv(t, row);
 	}
-	printf("Sum of squares, best time (the device's includes the launch and the result's trip back):\n");
+	printf(_("Sum of squares, best time (the device's includes the launch and the result's trip back):\n"));
 	table_print(t, stdout);
 	printf("\n");
 	table_free(t);
@@ -247,7 +247,7 @@ static void print_device(const bench_device *d)
 	const char *b = c_bold(stdout), *z = c_reset(stdout);
 	printf("%s%s%s  (%s)\n", b, d->name, z, d->detail);
 	if (d->n_figs) {
-		static const char *const hdr[] = {"figure", "value", "peak", "%", "check"};
+		const char *hdr[] = {_("figure"), _("value"), _("peak"), "%", _("check")};
 		table *t = table_new(5, hdr);
 		table_set_align(t, 1, true);
 		table_set_align(t, 2, true);
@@ -272,7 +272,7 @@ static void print_device(const bench_device *d)
 		table_free(t);
 		for (size_t i = 0; i < d->n_figs; i++)
 			if (d->figs[i].peak > 0 && (i == 0 || strcmp(d->figs[i].peak_from, d->figs[i - 1].peak_from)))
-				printf("  peak of %s: %s\n", d->figs[i].label, d->figs[i].peak_from);
+				printf(_("  peak of %s: %s\n"), d->figs[i].label, d->figs[i].peak_from);
 	}
 	if (*d->error)
 		printf("  %s%s%s\n", c_red(stdout), d->error, c_reset(stdout));
@@ -283,9 +283,9 @@ static void print_lessons(const bench_report *r)
 {
 	const bench_device *cpu = &r->devs[0];
 	const bench_device *g = lesson_device(r);
-	printf("%sThree lessons%s\n", c_bold(stdout), c_reset(stdout));
+	printf(_("%sThree lessons%s\n"), c_bold(stdout), c_reset(stdout));
 	if (!g) {
-		printf("  no GPU was measured (%s%s%s)\n", *r->cuda_note ? r->cuda_note : "CUDA measured nothing",
+		printf(_("  no GPU was measured (%s%s%s)\n"), *r->cuda_note ? r->cuda_note : _("CUDA measured nothing"),
 		       *r->opencl_note ? "; " : "", r->opencl_note);
 		return;
 	}
@@ -302,25 +302,25 @@ static void print_lessons(const bench_report *r)
 		char x[32];
 		fmt_n(x, sizeof x, best_g->n);
 		double r1 = best_c->cpu1_simd_ms / best_g->dev_ms, ra = best_c->cpu_all_ms / best_g->dev_ms;
-		printf("  1. parallel units: %s summed %s squares %.1fx %s than one CPU core (vectorised),\n"
-		       "     %.1fx %s than all %d threads.\n",
-		       g->name, x, r1 >= 1 ? r1 : 1 / r1, r1 >= 1 ? "faster" : "slower", ra >= 1 ? ra : 1 / ra,
-		       ra >= 1 ? "faster" : "slower", cpu->threads);
+		printf(_("  1. parallel units: %s summed %s squares %.1fx %s than one CPU core (vectorised),\n"
+		       "     %.1fx %s than all %d threads.\n"),
+		       g->name, x, r1 >= 1 ? r1 : 1 / r1, r1 >= 1 ? _("faster") : _("slower"), ra >= 1 ? ra : 1 / ra,
+		       ra >= 1 ? _("faster") : _("slower"), cpu->threads);
 	}
 	const bench_fig *gt = bench_find(g, "triad"), *ct = bench_find(cpu, "triad");
 	if (gt && ct && ct->value > 0)
-		printf("  2. memory bandwidth: %s's memory moved %.0f GB/s (Triad), %.1fx the host's %.1f GB/s\n"
-		       "     (STREAM Triad).\n",
+		printf(_("  2. memory bandwidth: %s's memory moved %.0f GB/s (Triad), %.1fx the host's %.1f GB/s\n"
+		       "     (STREAM Triad).\n"),
 		       g->name, gt->value, gt->value / ct->value, ct->value);
 	const bench_fig *fma = bench_find(g, "fp32_fma"), *mma = bench_find(g, "mma_bf16");
 	if (!mma || mma->value <= 0)
 		mma = bench_find(g, "mma_fp16");
 	if (fma && mma && mma->value > 0)
-		printf("  3. tensor cores: %s reached %.1f TFLOPS, %.1fx its FP32 FMA rate of %.1f TFLOPS.\n", mma->label,
+		printf(_("  3. tensor cores: %s reached %.1f TFLOPS, %.1fx its FP32 FMA rate of %.1f TFLOPS.\n"), mma->label,
 		       mma->value, mma->value / fma->value, fma->value);
 	else
-		printf("  3. tensor cores: not measured on %s%s%s\n", g->name, mma && *mma->note ? ": " : "",
-		       mma ? mma->note : " (no mma.sync kernels through OpenCL)");
+		printf(_("  3. tensor cores: not measured on %s%s%s\n"), g->name, mma && *mma->note ? ": " : "",
+		       mma ? mma->note : _(" (no mma.sync kernels through OpenCL)"));
 }
 
 static json_t *fig_json(const bench_fig *f)

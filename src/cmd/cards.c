@@ -358,17 +358,17 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		       size_t n_rent)
 {
 	FILE *f = stdout;
-	const char *what = c->w.kind == WORKLOAD_TRAIN ? "fine-tuning" : c->w.kind == WORKLOAD_IMAGE ? "images" : "inference";
-	printf("%sCards for %s%s (%s), %s prices", c_bold(f), c->model_name, c_reset(f), what, o->used ? "used" : "new");
+	const char *what = c->w.kind == WORKLOAD_TRAIN ? _("fine-tuning") : c->w.kind == WORKLOAD_IMAGE ? _("images") : _("inference");
+	printf(_("%sCards for %s%s (%s), %s prices"), c_bold(f), c->model_name, c_reset(f), what, o->used ? _("used") : _("new"));
 	const char *cur = o->currency ? o->currency : "USD";
 	if (o->budget > 0)
-		printf(", budget %.0f %s", o->budget, cur);
-	printf(", up to %u cards\n\n", o->max_gpus);
-	const char *speed_hdr = c->w.kind == WORKLOAD_TRAIN ? "train tok/s" : c->w.kind == WORKLOAD_IMAGE ? "img/min" : "tok/s";
-	char per_hdr[48], price_hdr[24];
-	snprintf(per_hdr, sizeof per_hdr, "%s per 1000 %s", speed_hdr, cur);
-	snprintf(price_hdr, sizeof price_hdr, "price %s", cur);
-	const char *hdr[] = {"#", "GPU", "cards", "VRAM", "needs/card", speed_hdr, price_hdr, "price date", per_hdr, "power"};
+		printf(_(", budget %.0f %s"), o->budget, cur);
+	printf(_(", up to %u cards\n\n"), o->max_gpus);
+	const char *speed_hdr = c->w.kind == WORKLOAD_TRAIN ? _("train tok/s") : c->w.kind == WORKLOAD_IMAGE ? "img/min" : "tok/s";
+	char per_hdr[96], price_hdr[48];
+	snprintf(per_hdr, sizeof per_hdr, _("%s per 1000 %s"), speed_hdr, cur);
+	snprintf(price_hdr, sizeof price_hdr, _("price %s"), cur);
+	const char *hdr[] = {"#", "GPU", _("cards"), _("VRAM"), _("needs/card"), speed_hdr, price_hdr, _("price date"), per_hdr, _("power")};
 	table *t = table_new(10, hdr);
 	for (size_t i = 0; i < 10; i++)
 		table_set_align(t, i, i != 1 && i != 7);
@@ -405,7 +405,7 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 	table_print(t, stdout);
 	table_free(t);
 	if (any_remedy) {
-		printf("\nChanges applied so that it fits (as gpuwise plan would advise):\n");
+		printf(_("\nChanges applied so that it fits (as gpuwise plan would advise):\n"));
 		for (size_t i = 0; i < res->n_rows; i++)
 			if (res->rows[i].eval.remedy[0])
 				printf("  %zu. %s: %s\n", i + 1, res->rows[i].gpu->id, res->rows[i].eval.remedy);
@@ -416,7 +416,7 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		if (!r->n_caveats)
 			continue;
 		if (!any)
-			printf("\nCaveats:\n");
+			printf(_("\nCaveats:\n"));
 		any = true;
 		for (size_t k = 0; k < r->n_caveats; k++)
 			printf("  %zu. %s%s%s: %s\n", i + 1, c_yellow(f), r->gpu->id, c_reset(f), r->caveats[k]);
@@ -425,50 +425,50 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		const cards_row *r = &res->cheapest_over;
 		char sp[32];
 		fmt_speed(sp, sizeof sp, r);
-		printf("%sNothing fits within %.0f %s.%s The cheapest configuration that fits: %ux %s for %.0f %s "
-		       "(%s prices of %s), %s %s%s%s\n",
-		       c_bold(f), o->budget, cur, c_reset(f), r->count, r->gpu->name, r->price, cur, o->used ? "used" : "new",
+		printf(_("%sNothing fits within %.0f %s.%s The cheapest configuration that fits: %ux %s for %.0f %s "
+		       "(%s prices of %s), %s %s%s%s\n"),
+		       c_bold(f), o->budget, cur, c_reset(f), r->count, r->gpu->name, r->price, cur, o->used ? _("used") : _("new"),
 		       r->quote.date, sp, c->w.kind == WORKLOAD_TRAIN ? "train tok/s" : c->w.kind == WORKLOAD_IMAGE ? "images/min" : "tok/s",
 		       r->eval.remedy[0] ? ", with " : "", r->eval.remedy);
 	}
 	if (any_est)
-		printf("\n~ estimate, not a price: no used price is on record for this card, so it is taken as 75%%/55%%/35%% "
-		       "of the launch price by age [assumption]; ranked after every priced card (--no-estimates drops them)\n");
+		printf(_("\n~ estimate, not a price: no used price is on record for this card, so it is taken as 75%%/55%%/35%% "
+		       "of the launch price by age [assumption]; ranked after every priced card (--no-estimates drops them)\n"));
 	if (conv)
-		printf("\n* no %s price on record: the USD price converted at 1 USD = %.4g %s (%s%s, %s)\n", cur,
+		printf(_("\n* no %s price on record: the USD price converted at 1 USD = %.4g %s (%s%s, %s)\n"), cur,
 		       conv->fx.rate, cur, conv->fx.date, conv->fx.via_eur ? ", via EUR" : "", conv->fx.source);
 	if (any_speed_est && c->w.kind == WORKLOAD_IMAGE)
-		printf("\n~ before a speed: no public measurement of this card on its backend; estimated from the "
-		       "measured cards' realised fraction (data/image-backends.tsv); ranked after the measured cards\n");
+		printf(_("\n~ before a speed: no public measurement of this card on its backend; estimated from the "
+		       "measured cards' realised fraction (data/image-backends.tsv); ranked after the measured cards\n"));
 	else if (any_speed_est)
-		printf("\n~ speed: no public llama-bench measurement of this GPU (data/llamabench-gpus.tsv, from "
-		       "tests/validation/llamabench-current.tsv) backs it, only the model; ranked after every measured card\n");
+		printf(_("\n~ speed: no public llama-bench measurement of this GPU (data/llamabench-gpus.tsv, from "
+		       "tests/validation/llamabench-current.tsv) backs it, only the model; ranked after every measured card\n"));
 	if (stale)
-		printf("\n%swarning:%s %d of these prices are more than %d months old; check a current listing before "
-		       "buying (or update data/%s with --data-dir)\n",
+		printf(_("\n%swarning:%s %d of these prices are more than %d months old; check a current listing before "
+		       "buying (or update data/%s with --data-dir)\n"),
 		       c_yellow(f), c_reset(f), stale, PRICE_STALE_MONTHS, o->used ? "used-prices.tsv" : "new-prices.tsv");
-	printf("\n%zu GPUs considered: %zu listed, %zu do not fit with %u cards, %zu over budget, %zu %s",
+	printf(_("\n%zu GPUs considered: %zu listed, %zu do not fit with %u cards, %zu over budget, %zu %s"),
 	       res->n_considered, res->n_rows, res->n_no_fit, o->max_gpus, res->n_over_budget, res->n_no_price,
 	       o->used ? "without a used price" : "not on sale new (try --used)");
 	if (res->n_other_market)
-		printf(", %zu sold only in another market (priced in another currency; --currency)", res->n_other_market);
+		printf(_(", %zu sold only in another market (priced in another currency; --currency)"), res->n_other_market);
 	if (o->backend != PLAN_BACKEND_AUTO)
-		printf(", %zu not run by the %s backend", res->n_no_backend, plan_backend_name(o->backend));
+		printf(_(", %zu not run by the %s backend"), res->n_no_backend, plan_backend_name(o->backend));
 	printf("\n");
-	printf("Prices: median of the dated rows of data/%s (gpuwise list gpus shows them).\n",
+	printf(_("Prices: median of the dated rows of data/%s (gpuwise list gpus shows them).\n"),
 	       o->used ? "used-prices.tsv" : "new-prices.tsv");
 	if (c->w.kind == WORKLOAD_LLM && c->backend != PLAN_BACKEND_AUTO)
-		printf("Speed: single-stream decode tokens/s as gpuwise plan predicts it on the %s backend "
-		       "(%zu cards it does not run on left out).\n",
+		printf(_("Speed: single-stream decode tokens/s as gpuwise plan predicts it on the %s backend "
+		       "(%zu cards it does not run on left out).\n"),
 		       plan_backend_name(c->backend), res->n_no_backend);
 	else if (c->w.kind == WORKLOAD_LLM)
-		printf("Speed: single-stream decode tokens/s as gpuwise plan predicts it, each vendor's default "
-		       "llama.cpp backend (see its notes; --backend chooses one).\n");
+		printf(_("Speed: single-stream decode tokens/s as gpuwise plan predicts it, each vendor's default "
+		       "llama.cpp backend (see its notes; --backend chooses one).\n"));
 	else if (c->w.kind == WORKLOAD_TRAIN)
-		printf("Speed: training tokens/s at %.0f%% of dense FP16 TFLOPS [assumption].\n", TRAIN_MFU * 100);
+		printf(_("Speed: training tokens/s at %.0f%% of dense FP16 TFLOPS [assumption].\n"), TRAIN_MFU * 100);
 	else
-		printf("Speed: images per minute at the model's default steps, %s memory profile, each vendor's PyTorch "
-		       "backend, fitted on public measurements (gpuwise plan MODEL --image --gpu G shows the basis).\n",
+		printf(_("Speed: images per minute at the model's default steps, %s memory profile, each vendor's PyTorch "
+		       "backend, fitted on public measurements (gpuwise plan MODEL --image --gpu G shows the basis).\n"),
 		       image_ui_name(c->w.image.ui));
 	print_rentals(c, o, rent, n_rent);
 }

@@ -200,6 +200,13 @@ int money_context(const char *cmd, const char *cur_opt, const char *region_opt, 
 		c = NULL;
 	if (r && !*r)
 		r = NULL;
+	if (!c && !r && gw_i18n_zh()) {
+		/* issue 24: a reader under zh_CN buys in China unless told otherwise (text output
+		 * only: --json turns the catalog off, so its defaults stay those of every locale) */
+		r = "cn";
+		fprintf(stderr, "gpuwise: %s\n", _("prices in CNY for region cn, the defaults under zh_CN (--currency USD or "
+						    "--region us to change)"));
+	}
 	if (c) {
 		if (strlen(c) != 3)
 			return usage_error(cmd, "invalid currency '%s' (an ISO 4217 code: USD, CNY, EUR ...)", c);

@@ -129,75 +129,75 @@ static void print_text(const cost_ctx *c)
 	const cost_input *in = &c->in;
 	const cost_result *r = &c->r;
 	double months = in->years * 12;
-	printf("%sOwn%s%s%s  (all amounts in %s)\n", b, c->g ? " a " : "", c->g ? c->g->name : "", z, cur);
-	printf("  purchase        %10.0f %s  (%s)\n", in->price.amount, cur, c->price_from);
+	printf(_("%sOwn%s%s%s  (all amounts in %s)\n"), b, c->g ? _(" a ") : "", c->g ? c->g->name : "", z, cur);
+	printf(_("  purchase        %10.0f %s  (%s)\n"), in->price.amount, cur, c->price_from);
 	if (c->price_age > PRICE_STALE_MONTHS)
-		printf("  %swarning:%s this price is from %s, more than %d months ago: check a current listing or give --price\n",
+		printf(_("  %swarning:%s this price is from %s, more than %d months ago: check a current listing or give --price\n"),
 		       c_yellow(f), z, c->price_date, PRICE_STALE_MONTHS);
 	if (in->host_price.amount > 0)
-		printf("  host PC         %10.0f %s  (--host-price)\n", in->host_price.amount, cur);
-	printf("  resale          %10.0f %s  (%.0f%% after %g years: %s)\n",
+		printf(_("  host PC         %10.0f %s  (--host-price)\n"), in->host_price.amount, cur);
+	printf(_("  resale          %10.0f %s  (%.0f%% after %g years: %s)\n"),
 	       (in->price.amount + in->host_price.amount) * in->resale_pct / 100, cur, in->resale_pct, in->years,
 	       c->resale_from);
-	printf("  depreciation    %10.2f %s/month  over %g months\n", r->depreciation_month, cur, months);
-	printf("  electricity     %10.2f %s/month  (%g W%s x %.1f h x %.4g %s/kWh: %s", r->energy_month, cur,
+	printf(_("  depreciation    %10.2f %s/month  over %g months\n"), r->depreciation_month, cur, months);
+	printf(_("  electricity     %10.2f %s/month  (%g W%s x %.1f h x %.4g %s/kWh: %s"), r->energy_month, cur,
 	       in->power_w + in->system_power_w, in->system_power_w > 0 ? " with the system" : "", r->hours_month,
 	       in->kwh.amount, cur, c->kwh_from);
 	if (in->idle_power_w > 0)
-		printf("; idle %g W the other %.1f h a day: %.2f", in->idle_power_w, 24 - in->hours_per_day,
+		printf(_("; idle %g W the other %.1f h a day: %.2f"), in->idle_power_w, 24 - in->hours_per_day,
 		       r->idle_energy_month);
 	printf(")\n");
-	printf("  total           %10.2f %s/month\n", r->own_month, cur);
+	printf(_("  total           %10.2f %s/month\n"), r->own_month, cur);
 	if (!(in->host_price.amount > 0) && !(in->idle_power_w > 0) && !(in->system_power_w > 0))
-		printf("  (the host PC is not counted: --host-price, --system-power, --idle-power add it)\n");
-	printf("%sRent%s\n", b, z);
+		printf(_("  (the host PC is not counted: --host-price, --system-power, --idle-power add it)\n"));
+	printf(_("%sRent%s\n"), b, z);
 	if (!r->has_rent) {
-		printf("  none rented: %s; give --cloud-rate\n", *c->no_rent ? c->no_rent : "no cloud rate known");
+		printf(_("  none rented: %s; give --cloud-rate\n"), *c->no_rent ? c->no_rent : "no cloud rate known");
 	} else {
 		if (c->quoted) {
 			const cost_quote *q = &c->q;
 			if (q->substitute)
-				printf("  %snot the same card:%s %s is not rented in the table; the rate below is for %s, a "
-				       "different card (%.0f GiB, %.0f GB/s against %.0f GiB, %.0f GB/s)\n",
+				printf(_("  %snot the same card:%s %s is not rented in the table; the rate below is for %s, a "
+				       "different card (%.0f GiB, %.0f GB/s against %.0f GiB, %.0f GB/s)\n"),
 				       c_yellow(f), z, c->g->name, q->rented->name, q->rented->vram_bytes / 1073741824.0,
 				       q->rented->bandwidth_gbs, c->g->vram_bytes / 1073741824.0, c->g->bandwidth_gbs);
-			printf("  rate            %10.4g %s/h  (%s%s, %s, median of %zu offer%s, range %.4g-%.4g, newest %s)\n",
+			printf(_("  rate            %10.4g %s/h  (%s%s, %s, median of %zu offer%s, range %.4g-%.4g, newest %s)\n"),
 			       in->cloud_h.amount, cur, q->substitute ? "different card: " : "", q->rented->name, q->tier,
 			       q->n_rows, q->n_rows > 1 ? "s" : "", q->min_h, q->max_h, q->date);
-			printf("  source          %s: %s\n", q->provider, q->source);
+			printf(_("  source          %s: %s\n"), q->provider, q->source);
 			if (q->n_spot)
-				printf("  spot            %.4g-%.4g %s/h (%zu offer%s; interruptible, not used for the comparison)\n",
+				printf(_("  spot            %.4g-%.4g %s/h (%zu offer%s; interruptible, not used for the comparison)\n"),
 				       q->spot_min_h, q->spot_max_h, cur, q->n_spot, q->n_spot > 1 ? "s" : "");
 		} else {
-			printf("  rate            %10.4g %s/h  (--cloud-rate)\n", in->cloud_h.amount, cur);
+			printf(_("  rate            %10.4g %s/h  (--cloud-rate)\n"), in->cloud_h.amount, cur);
 		}
 		if (c->storage_gb > 0)
-			printf("  storage         %10.2f %s/month  (%g GB x %.4g %s/GB-month%s)\n", r->storage_month, cur,
+			printf(_("  storage         %10.2f %s/month  (%g GB x %.4g %s/GB-month%s)\n"), r->storage_month, cur,
 			       c->storage_gb, c->storage_price, cur,
 			       c->storage_price_known ? "" : ": no storage price in the rent row, give --storage-price");
-		printf("  total           %10.2f %s/month  (%.1f h a month%s)\n", r->rent_month, cur, r->hours_month,
+		printf(_("  total           %10.2f %s/month  (%.1f h a month%s)\n"), r->rent_month, cur, r->hours_month,
 		       r->storage_month > 0 ? " + storage" : "");
-		printf("%sBreak-even%s\n", b, z);
+		printf(_("%sBreak-even%s\n"), b, z);
 		if (!r->has_breakeven) {
-			printf("  never: electricity alone (%.4g %s/h) costs more than the rent\n", r->energy_hour, cur);
+			printf(_("  never: electricity alone (%.4g %s/h) costs more than the rent\n"), r->energy_hour, cur);
 		} else {
-			printf("  owning is cheaper above %.0f hours a month (%.1f h a day)", r->breakeven_hours_month,
+			printf(_("  owning is cheaper above %.0f hours a month (%.1f h a day)"), r->breakeven_hours_month,
 			       r->breakeven_hours_day);
 			if (r->breakeven_hours_day > 24)
-				printf(": more than a month has");
+				printf(_(": more than a month has"));
 			printf("\n");
 			double diff = r->rent_month - r->own_month;
-			printf("  at %g h a day %s %.0f %s a month (%.0f %s over %g years)\n", in->hours_per_day,
-			       diff >= 0 ? "owning saves" : "renting saves", fabs(diff), cur, fabs(diff) * months, cur,
+			printf(_("  at %g h a day %s %.0f %s a month (%.0f %s over %g years)\n"), in->hours_per_day,
+			       diff >= 0 ? _("owning saves") : _("renting saves"), fabs(diff), cur, fabs(diff) * months, cur,
 			       in->years);
 		}
 	}
 	if (c->n_conv) {
-		printf("%sConverted%s (gpuwise never adds amounts of different currencies)\n", b, z);
+		printf(_("%sConverted%s (gpuwise never adds amounts of different currencies)\n"), b, z);
 		for (size_t i = 0; i < c->n_conv; i++) {
 			char t[400];
 			fx_text(t, sizeof t, &c->conv[i].fx);
-			printf("  %s: %.2f %s at %s\n", c->conv[i].what, c->conv[i].from_amount, c->conv[i].fx.from, t);
+			printf(_("  %s: %.2f %s at %s\n"), c->conv[i].what, c->conv[i].from_amount, c->conv[i].fx.from, t);
 		}
 	}
 }

@@ -93,15 +93,18 @@ static void print_text(const doctor_report *rep)
 			if ((int)x->group != g)
 				continue;
 			if (!header) {
-				fprintf(f, "%s%s%s\n", c_bold(f), doctor_group_name((doctor_group)g), c_reset(f));
+				fprintf(f, "%s%s%s\n", c_bold(f), _(doctor_group_name((doctor_group)g)), c_reset(f));
 				header = true;
 			}
 			const char *col = x->severity == DOC_FAIL ? c_red(f) : x->severity == DOC_WARN ? c_yellow(f)
 					: x->severity == DOC_OK ? c_green(f) : c_dim(f);
-			fprintf(f, "  %s%-4s%s  %s", col, doctor_severity_name(x->severity), c_reset(f), x->title);
+			/* the severity padded to 4 columns by display width (二字 labels are 4) */
+			const char *sev = _(doctor_severity_name(x->severity));
+			size_t sw = gw_display_width(sev);
+			fprintf(f, "  %s%s%*s%s  %s", col, sev, sw < 4 ? (int)(4 - sw) : 0, "", c_reset(f), x->title);
 			if (x->gpu_mask & (x->gpu_mask - 1)) {
 				/* merged: say which GPUs it concerns */
-				fputs(" (GPUs", f);
+				fputs(_(" (GPUs"), f);
 				for (int k = 0, first = 1; k < 64; k++)
 					if (x->gpu_mask >> k & 1) {
 						fprintf(f, "%s %d", first ? "" : ",", k);
@@ -113,21 +116,23 @@ static void print_text(const doctor_report *rep)
 			if (*x->evidence)
 				print_indented(f, "", x->evidence, c_dim(f), c_reset(f));
 			if (*x->fix)
-				print_indented(f, "fix: ", x->fix, "", "");
+				print_indented(f, _("fix: "), x->fix, "", "");
 			counts[x->severity]++;
 		}
 		if (header)
 			fputc('\n', f);
 	}
-	fprintf(f, "%zu ok, %zu info, %zu skipped, %zu warning%s, %zu failure%s\n", counts[DOC_OK], counts[DOC_INFO],
-		counts[DOC_SKIP], counts[DOC_WARN], counts[DOC_WARN] == 1 ? "" : "s", counts[DOC_FAIL],
-		counts[DOC_FAIL] == 1 ? "" : "s");
+	fprintf(f, _("%zu ok, %zu info, %zu skipped, "), counts[DOC_OK], counts[DOC_INFO], counts[DOC_SKIP]);
+	fprintf(f, P_("%zu warning", "%zu warnings", counts[DOC_WARN]), counts[DOC_WARN]);
+	fputs(_(", "), f);
+	fprintf(f, P_("%zu failure", "%zu failures", counts[DOC_FAIL]), counts[DOC_FAIL]);
+	fputc('\n', f);
 }
 
 static void progress(const char *what)
 {
 	if (isatty(STDERR_FILENO))
-		fprintf(stderr, "gpuwise: %s...\n", what);
+		fprintf(stderr, _("gpuwise: %s...\n"), _(what));
 }
 
 int cmd_doctor(int argc, char **argv)
@@ -205,14 +210,14 @@ int cmd_doctor(int argc, char **argv)
 	gw_error err = {0};
 	bool have_snap = false;
 
-	progress("reading the GPUs");
+	progress(N_("reading the GPUs"));
 	hw_opts ho = {.wake = true}; /* a deliberate check may wake a sleeping dGPU */
 	if (hw_snapshot_take(&ho, &snap, &err)) {
 		gw_errorf("%s", err.msg);
 		goto out;
 	}
 	have_snap = true;
-	progress("looking for CUDA toolkits and Python environments");
+	progress(N_("looking for CUDA toolkits and Python environments"));
 	stack_opts so = {.pythons = pythons, .n_pythons = n_pythons, .no_exec = no_exec, .timeout_ms = 10000};
 	if (stack_discover(&so, &st, &err)) {
 		gw_errorf("%s", err.msg);
@@ -234,10 +239,10 @@ int cmd_doctor(int argc, char **argv)
 	in.n_xids = n_xids;
 	doctor_check(&in, &rep);
 	if (deep) {
-		progress("running the CUDA tests");
+		progress(N_("running the CUDA tests"));
 		doctor_deep_cuda(&rep);
 		if (!no_exec) {
-			progress("running PyTorch on the GPU");
+			progress(N_("running PyTorch on the GPU"));
 			doctor_deep_python(&st, 30000, &rep);
 		}
 	}

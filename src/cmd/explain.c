@@ -156,21 +156,21 @@ static void print_text(const explain_match_t *m, size_t n)
 			fputc('\n', f);
 		fprintf(f, "%s%s%s%s: %s\n", i == 0 ? c_red(f) : c_yellow(f), c_bold(f), m[i].id, c_reset(f), m[i].title);
 		if (m[i].n_caps) {
-			fprintf(f, "  %sfrom the message:%s", c_dim(f), c_reset(f));
+			fprintf(f, _("  %sfrom the message:%s"), c_dim(f), c_reset(f));
 			for (size_t k = 0; k < m[i].n_caps; k++)
 				fprintf(f, "%s %s=%s", k ? "," : "", m[i].caps[k].name, m[i].caps[k].value);
 			fputc('\n', f);
 		}
 		for (size_t k = 0; k < m[i].n_catalog; k++)
-			fprintf(f, "  %scatalog:%s %s = %ld (%s): %s\n", c_dim(f), c_reset(f), m[i].catalog[k].name,
+			fprintf(f, _("  %scatalog:%s %s = %ld (%s): %s\n"), c_dim(f), c_reset(f), m[i].catalog[k].name,
 				m[i].catalog[k].code, m[i].catalog[k].family, m[i].catalog[k].meaning);
 		if (m[i].n_causes) {
-			fprintf(f, "  likely causes:\n");
+			fprintf(f, _("  likely causes:\n"));
 			for (size_t k = 0; k < m[i].n_causes; k++)
 				fprintf(f, "    %zu. %s\n", k + 1, m[i].causes[k]);
 		}
 		if (m[i].n_fixes) {
-			fprintf(f, "  %sfix:%s\n", c_green(f), c_reset(f));
+			fprintf(f, _("  %sfix:%s\n"), c_green(f), c_reset(f));
 			for (size_t k = 0; k < m[i].n_fixes; k++)
 				fprintf(f, "    - %s\n", m[i].fixes[k]);
 		}
@@ -274,8 +274,8 @@ int cmd_explain(int argc, char **argv)
 	else if (n)
 		print_text(m, n);
 	else
-		printf("This message matches no known error signature (gpuwise knows the ids listed in "
-		       "docs/diagnoses.md).\n");
+		fputs(_("This message matches no known error signature (gpuwise knows the ids listed in "
+			"docs/diagnoses.md).\n"), stdout);
 	status = n ? GW_EXIT_OK : GW_EXIT_VERDICT3;
 	explain_matches_free(m, n);
 out:

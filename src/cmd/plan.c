@@ -123,8 +123,7 @@ static uint64_t ram_headroom(uint64_t total)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: gpuwise plan MODEL [--gpu ID[,ID...] | --gpu 2x3090 | --vram 8G | --gpu none] [--ram 32G]\n"
+	fputs(_("usage: gpuwise plan MODEL [--gpu ID[,ID...] | --gpu 2x3090 | --vram 8G | --gpu none] [--ram 32G]\n"
 		"                    [--quant Q] [--ctx N] [--batch N] [--kv-type T] [--flash-attn on|off|auto]\n"
 		"                    [--engine E] [--backend B] [--json]\n"
 		"       gpuwise plan --params 13b --layers 40 --hidden 5120 --heads 40 [...]\n\n"
@@ -194,9 +193,9 @@ static void usage(FILE *f)
 		"  --help             this text\n\n"
 		"Exit status: 0 fits on the GPUs (or no GPU: the need), 3 fits only with layers\n"
 		"offloaded to host RAM, 4 does not fit, 1 runtime error (unreadable model file),\n"
-		"2 usage error.\n");
-	fprintf(f, "\n%s\nWith --train or --image: exit 0 fits (or no GPU given), 4 does not fit;\n"
-		   "JSON schema: docs/json-plan-workloads.md.\n", workload_help);
+		"2 usage error.\n"), f);
+	fprintf(f, _("\n%s\nWith --train or --image: exit 0 fits (or no GPU given), 4 does not fit;\n"
+		   "JSON schema: docs/json-plan-workloads.md.\n"), workload_help);
 }
 
 static int parse_u32(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *out)
@@ -603,16 +602,16 @@ static const char *gib(char *b, size_t n, uint64_t v)
 static void serve_text(const plan_serve *s, const plan_result *r, FILE *f)
 {
 	if (!s->known) {
-		fprintf(f, "\nserving: - (one sequence does not fit, or no speed for this GPU)\n");
+		fprintf(f, _("\nserving: - (one sequence does not fit, or no speed for this GPU)\n"));
 		return;
 	}
 	const plan_serve_point *a = &s->asked;
-	fprintf(f, "\nserving %u sequence%s of %llu tokens (%s):\n", s->n_asked, s->n_asked == 1 ? "" : "s",
+	fprintf(f, _("\nserving %u sequence%s of %llu tokens (%s):\n"), s->n_asked, s->n_asked == 1 ? "" : "s",
 		(unsigned long long)s->ctx, plan_engine_name(r->engine));
 	if (!s->asked_fits)
-		fprintf(f, "  %u sequences do not fit: the KV cache holds %u\n", s->n_asked, s->max_seqs);
-	fprintf(f, "  per request ~%.1f tok/s, aggregate ~%.0f tok/s (step %.2f ms%s)\n", a->per_request_tok_s,
-		a->aggregate_tok_s, a->step_ms, a->compute_bound ? ", compute-bound" : ", memory-bound");
+		fprintf(f, _("  %u sequences do not fit: the KV cache holds %u\n"), s->n_asked, s->max_seqs);
+	fprintf(f, _("  per request ~%.1f tok/s, aggregate ~%.0f tok/s (step %.2f ms%s)\n"), a->per_request_tok_s,
+		a->aggregate_tok_s, a->step_ms, a->compute_bound ? _(", compute-bound") : _(", memory-bound"));
 	fprintf(f, "  %-10s", "N");
 	for (size_t i = 0; i < s->n_points; i++)
 		fprintf(f, " %7u", s->points[i].n);
@@ -624,23 +623,23 @@ static void serve_text(const plan_serve *s, const plan_result *r, FILE *f)
 		fprintf(f, " %7.0f", s->points[i].aggregate_tok_s);
 	fputc('\n', f);
 	if (s->compute_bound_from)
-		fprintf(f, "  decode turns compute-bound from %u sequences\n", s->compute_bound_from);
+		fprintf(f, _("  decode turns compute-bound from %u sequences\n"), s->compute_bound_from);
 	else
-		fprintf(f, "  decode stays memory-bound up to %u sequences\n", s->max_seqs);
+		fprintf(f, _("  decode stays memory-bound up to %u sequences\n"), s->max_seqs);
 	if (s->engine_max_seqs && s->engine_max_seqs < s->kv_max_seqs)
-		fprintf(f, "  the KV cache holds %u sequences of %llu tokens; the engine runs at most %u at once "
-			   "(max_num_seqs)\n", s->kv_max_seqs, (unsigned long long)s->ctx, s->engine_max_seqs);
+		fprintf(f, _("  the KV cache holds %u sequences of %llu tokens; the engine runs at most %u at once "
+			   "(max_num_seqs)\n"), s->kv_max_seqs, (unsigned long long)s->ctx, s->engine_max_seqs);
 	else
-		fprintf(f, "  the KV cache holds %u sequence%s of %llu tokens%s\n", s->kv_max_seqs,
+		fprintf(f, _("  the KV cache holds %u sequence%s of %llu tokens%s\n"), s->kv_max_seqs,
 			s->kv_max_seqs == 1 ? "" : "s", (unsigned long long)s->ctx,
-			s->kv_max_seqs >= 4096 ? " (or more)" : "");
+			s->kv_max_seqs >= 4096 ? _(" (or more)") : "");
 	if (s->per_user_tok_s > 0) {
 		if (s->users_at_target)
-			fprintf(f, "  at %.4g tok/s each: %u user%s at once%s\n", s->per_user_tok_s, s->users_at_target,
+			fprintf(f, _("  at %.4g tok/s each: %u user%s at once%s\n"), s->per_user_tok_s, s->users_at_target,
 				s->users_at_target == 1 ? "" : "s",
-				s->users_at_target == s->max_seqs ? " (all the KV cache and engine hold)" : "");
+				s->users_at_target == s->max_seqs ? _(" (all the KV cache and engine hold)") : "");
 		else
-			fprintf(f, "  at %.4g tok/s each: none (one alone gets %.1f)\n", s->per_user_tok_s,
+			fprintf(f, _("  at %.4g tok/s each: none (one alone gets %.1f)\n"), s->per_user_tok_s,
 				s->points[0].per_request_tok_s);
 	}
 }
@@ -693,19 +692,19 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 	char b1[32], b2[32], b3[32];
 	const plan_request *rq = &c->rq;
 
-	fprintf(f, "%s%s%s: %u layers, %.2fB params, %s %s (%s)\n", c_bold(f), m->name ? m->name : "model",
+	fprintf(f, _("%s%s%s: %u layers, %.2fB params, %s %s (%s)\n"), c_bold(f), m->name ? m->name : "model",
 		c_reset(f), m->n_layers, (m->params_total > 0 ? m->params_total : 0) / 1e9, r->quant,
-		gib(b1, sizeof b1, r->model_bytes), r->weights_exact ? "exact" : "estimated");
-	fprintf(f, "engine %s, context %llu", plan_engine_name(r->engine), (unsigned long long)r->ctx);
+		gib(b1, sizeof b1, r->model_bytes), r->weights_exact ? _("exact") : _("estimated"));
+	fprintf(f, _("engine %s, context %llu"), plan_engine_name(r->engine), (unsigned long long)r->ctx);
 	if (r->n_parallel > 1 && r->kv_streams > 1)
-		fprintf(f, " x %u parallel (a KV stream each)", r->n_parallel);
+		fprintf(f, _(" x %u parallel (a KV stream each)"), r->n_parallel);
 	else if (r->n_parallel > 1)
-		fprintf(f, " x %u parallel (one unified KV cache)", r->n_parallel);
+		fprintf(f, _(" x %u parallel (one unified KV cache)"), r->n_parallel);
 	if (r->engine == PLAN_ENGINE_LLAMACPP || r->engine == PLAN_ENGINE_OLLAMA)
-		fprintf(f, ", batch %u", r->batch);
-	fprintf(f, ", KV %s%s%s\n", plan_kv_type_name(r->kv_type),
-		r->flash_attn ? ", flash attention" : ", no flash attention",
-		r->flash_attn_assumed ? " (engine default, assumed)" : "");
+		fprintf(f, _(", batch %u"), r->batch);
+	fprintf(f, _(", KV %s%s%s\n"), plan_kv_type_name(r->kv_type),
+		r->flash_attn ? _(", flash attention") : _(", no flash attention"),
+		r->flash_attn_assumed ? _(" (engine default, assumed)") : "");
 	fputc('\n', f);
 
 	size_t nd = r->n_devices;
@@ -716,15 +715,15 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 	hdr[0] = "";
 	for (size_t d = 0; d < nd; d++)
 		hdr[d + 1] = owned[no++] = xasprintf("GPU %zu", d);
-	hdr[nd + 1] = "host RAM";
+	hdr[nd + 1] = _("host RAM");
 	table *t = table_new(ncols, hdr);
 	for (size_t k = 1; k < ncols; k++)
 		table_set_align(t, k, true);
-	const char *rows[] = {"weights", "KV cache", "compute", "overhead", "total", "available"};
+	const char *rows[] = {N_("weights"), N_("KV cache"), N_("compute"), N_("overhead"), N_("total"), N_("available")};
 	for (size_t row = 0; row < 6; row++) {
 		const char **cells = xcalloc(ncols, sizeof *cells);
 		char **tmp = xcalloc(ncols, sizeof *tmp);
-		cells[0] = rows[row];
+		cells[0] = _(rows[row]);
 		for (size_t d = 0; d < nd; d++) {
 			const plan_device *pd = &r->devices[d];
 			uint64_t v = row == 0 ? pd->weights_bytes : row == 1 ? pd->kv_cache_bytes
@@ -752,75 +751,75 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 	free(hdr);
 	for (size_t d = 0; d < nd; d++) {
 		const plan_device *pd = &r->devices[d];
-		fprintf(f, "  GPU %zu: %s, %s", d, pd->name, gib(b1, sizeof b1, pd->vram_total_bytes));
+		fprintf(f, _("  GPU %zu: %s, %s"), d, pd->name, gib(b1, sizeof b1, pd->vram_total_bytes));
 		if (pd->layers)
-			fprintf(f, ", layers %u-%u%s\n", pd->first_layer, pd->first_layer + pd->layers - 1,
-				pd->has_output ? " (incl. output)" : "");
+			fprintf(f, _(", layers %u-%u%s\n"), pd->first_layer, pd->first_layer + pd->layers - 1,
+				pd->has_output ? _(" (incl. output)") : "");
 		else
-			fprintf(f, ", no layers\n");
+			fprintf(f, _(", no layers\n"));
 	}
 	fputc('\n', f);
 
 	const char *col = r->verdict == PLAN_FITS ? c_green(f) : r->verdict == PLAN_OFFLOAD ? c_yellow(f) : c_red(f);
 	if (rq->cpu_only && r->verdict == PLAN_FITS)
-		fprintf(f, "verdict: %sfits%s in host RAM: all %u layers on the CPU (%u threads), %s%s%s\n", col,
+		fprintf(f, _("verdict: %sfits%s in host RAM: all %u layers on the CPU (%u threads), %s%s%s\n"), col,
 			c_reset(f), r->total_layers, rq->cpu_threads ? rq->cpu_threads : 8,
-			gib(b1, sizeof b1, r->host_bytes), rq->ram_bytes > 1 ? " of " : "",
+			gib(b1, sizeof b1, r->host_bytes), rq->ram_bytes > 1 ? _(" of ") : "",
 			rq->ram_bytes > 1 ? gib(b2, sizeof b2, rq->ram_bytes) : "");
 	else if (rq->cpu_only)
-		fprintf(f, "verdict: %sdoes not fit%s: needs %s of host RAM (have %s)\n", col, c_reset(f),
+		fprintf(f, _("verdict: %sdoes not fit%s: needs %s of host RAM (have %s)\n"), col, c_reset(f),
 			gib(b1, sizeof b1, r->host_bytes), gib(b2, sizeof b2, rq->ram_bytes));
 	else if (r->verdict == PLAN_FITS)
-		fprintf(f, "verdict: %sfits%s: all %u layers on the GPU%s, %s of %s\n", col, c_reset(f),
+		fprintf(f, _("verdict: %sfits%s: all %u layers on the GPU%s, %s of %s\n"), col, c_reset(f),
 			r->total_layers, r->n_devices > 1 ? "s" : "", gib(b1, sizeof b1, r->vram_bytes),
 			gib(b2, sizeof b2, r->n_devices ? r->devices[0].usable_bytes * r->n_devices : 0));
 	else if (r->verdict == PLAN_OFFLOAD && r->n_cpu_moe && r->gpu_layers == r->total_layers)
-		fprintf(f, "verdict: %soffload%s: all %u layers on the GPU%s, the experts of %u layers in host RAM "
-			   "(--n-cpu-moe %u; %s%s%s)\n",
+		fprintf(f, _("verdict: %soffload%s: all %u layers on the GPU%s, the experts of %u layers in host RAM "
+			   "(--n-cpu-moe %u; %s%s%s)\n"),
 			col, c_reset(f), r->total_layers, r->n_devices > 1 ? "s" : "", r->n_cpu_moe, r->n_cpu_moe,
-			gib(b1, sizeof b1, r->host_bytes), rq->ram_bytes ? " of " : "",
+			gib(b1, sizeof b1, r->host_bytes), rq->ram_bytes ? _(" of ") : "",
 			rq->ram_bytes ? gib(b3, sizeof b3, rq->ram_bytes) : "");
 	else if (r->verdict == PLAN_OFFLOAD) {
 		char how[48] = "";
 		if (r->engine == PLAN_ENGINE_LLAMACPP || r->engine == PLAN_ENGINE_OLLAMA)
-			snprintf(how, sizeof how, " (-ngl %u)", r->gpu_layers);
+			snprintf(how, sizeof how, _(" (-ngl %u)"), r->gpu_layers);
 		else
 			snprintf(how, sizeof how, " (device_map=\"auto\")");
-		fprintf(f, "verdict: %soffload%s: %u of %u layers on the GPU%s%s, %u in host RAM (%s%s%s)\n",
+		fprintf(f, _("verdict: %soffload%s: %u of %u layers on the GPU%s%s, %u in host RAM (%s%s%s)\n"),
 			col, c_reset(f), r->gpu_layers, r->total_layers, r->n_devices > 1 ? "s" : "", how,
 			r->total_layers - r->gpu_layers, gib(b1, sizeof b1, r->host_bytes),
-			rq->ram_bytes ? " of " : "", rq->ram_bytes ? gib(b3, sizeof b3, rq->ram_bytes) : "");
+			rq->ram_bytes ? _(" of ") : "", rq->ram_bytes ? gib(b3, sizeof b3, rq->ram_bytes) : "");
 	}
 	else if (r->ram_known && !r->ram_ok && r->gpu_layers > 0)
-		fprintf(f, "verdict: %sdoes not fit%s: %u of %u layers fit the GPU, but the rest needs %s of host RAM (have %s)\n",
+		fprintf(f, _("verdict: %sdoes not fit%s: %u of %u layers fit the GPU, but the rest needs %s of host RAM (have %s)\n"),
 			col, c_reset(f), r->gpu_layers, r->total_layers, gib(b1, sizeof b1, r->host_bytes),
 			gib(b2, sizeof b2, rq->ram_bytes));
 	else
-		fprintf(f, "verdict: %sdoes not fit%s: needs %s on the GPU%s\n", col, c_reset(f),
+		fprintf(f, _("verdict: %sdoes not fit%s: needs %s on the GPU%s\n"), col, c_reset(f),
 			gib(b1, sizeof b1, r->vram_bytes), r->n_devices > 1 ? "s" : "");
 	if (r->max_ctx)
-		fprintf(f, "max context: %llu%s\n", (unsigned long long)r->max_ctx,
-			r->verdict == PLAN_OFFLOAD ? " (keeping this many layers on the GPU)"
-			: rq->cpu_only ? " (in host RAM)" : "");
+		fprintf(f, _("max context: %llu%s\n"), (unsigned long long)r->max_ctx,
+			r->verdict == PLAN_OFFLOAD ? _(" (keeping this many layers on the GPU)")
+			: rq->cpu_only ? _(" (in host RAM)") : "");
 	if (r->decode_tok_s > 0)
-		fprintf(f, "decode: ~%.1f tok/s", r->decode_tok_s);
+		fprintf(f, _("decode: ~%.1f tok/s"), r->decode_tok_s);
 	else if (r->verdict == PLAN_NOFIT)
-		fprintf(f, "decode: - (does not fit)");
+		fprintf(f, _("decode: - (does not fit)"));
 	else
-		fprintf(f, "decode: unknown (no bandwidth for this GPU; give --gpu ID)");
+		fprintf(f, _("decode: unknown (no bandwidth for this GPU; give --gpu ID)"));
 	if (r->prefill_tok_s > 0)
-		fprintf(f, "   prefill: ~%.0f tok/s", r->prefill_tok_s);
+		fprintf(f, _("   prefill: ~%.0f tok/s"), r->prefill_tok_s);
 	fprintf(f, "   (%s)\n", plan_engine_name(r->engine));
 	if (c->serve)
 		serve_text(c->serve, r, f);
-	fprintf(f, "\nassumptions:\n");
+	fprintf(f, _("\nassumptions:\n"));
 	for (size_t i = 0; i < r->n_notes; i++)
 		fprintf(f, "  - %s\n", r->notes[i]);
 	char lc[CARDS_CAVEAT_LEN]; /* the card's lifecycle (data/lifecycle.tsv) */
 	if (rq->n_gpus && rq->gpus[0].spec && cards_lifecycle_text(rq->gpus[0].spec, lc, sizeof lc))
 		fprintf(f, "  - %s\n", lc);
 	if (r->n_advice) {
-		fprintf(f, "\nadvice:\n");
+		fprintf(f, _("\nadvice:\n"));
 		for (size_t i = 0; i < r->n_advice; i++)
 			fprintf(f, "  %zu. %s\n     -> %s\n", i + 1, r->advice[i].action, r->advice[i].effect);
 	}
@@ -961,19 +960,19 @@ static void wsl_text(const plan_cli *c, FILE *f)
 		return;
 	if (c->ram_from_machine && c->wsl_mem_read) {
 		if (c->wsl_mem.limit_bytes)
-			fprintf(f, "WSL 2: host RAM is the WSL VM's, limited by %s; to give it more, raise memory= there, "
-				   "then in PowerShell: wsl --shutdown\n", c->wsl_mem.rule);
+			fprintf(f, _("WSL 2: host RAM is the WSL VM's, limited by %s; to give it more, raise memory= there, "
+				   "then in PowerShell: wsl --shutdown\n"), c->wsl_mem.rule);
 		else
-			fprintf(f, "WSL 2: host RAM is the WSL VM's (%s: Windows has about %s); a [wsl2] memory= line in "
-				   "%%UserProfile%%\\.wslconfig raises it (then in PowerShell: wsl --shutdown)\n", c->wsl_mem.rule,
+			fprintf(f, _("WSL 2: host RAM is the WSL VM's (%s: Windows has about %s); a [wsl2] memory= line in "
+				   "%%UserProfile%%\\.wslconfig raises it (then in PowerShell: wsl --shutdown)\n"), c->wsl_mem.rule,
 				gib(b1, sizeof b1, c->wsl_mem.windows_ram_bytes_est));
 	}
 	for (size_t i = 0; i < c->rq.n_gpus; i++) {
 		uint64_t used = c->gpu_used_bytes[i], listed = c->gpu_listed_bytes[i];
 		if (!used)
 			continue;
-		fprintf(f, "WSL 2: GPU %zu has %s in use, %s of it the Windows desktop's and Windows apps' (not listed by "
-			   "WSL; counted as used; Task Manager > Performance > GPU shows it)\n", i, gib(b2, sizeof b2, used),
+		fprintf(f, _("WSL 2: GPU %zu has %s in use, %s of it the Windows desktop's and Windows apps' (not listed by "
+			   "WSL; counted as used; Task Manager > Performance > GPU shows it)\n"), i, gib(b2, sizeof b2, used),
 			gib(b3, sizeof b3, used > listed ? used - listed : 0));
 	}
 }
@@ -986,37 +985,37 @@ static void machine_text(const plan_cli *c, const plan_result *r, const plan_res
 		wsl_text(c, f);
 	}
 	if (c->ram_from_machine)
-		fprintf(f, "\nhost RAM: %s total, %s available (/proc/meminfo); %s usable after %s of headroom for the OS "
-			   "and the engine's own process%s\n",
+		fprintf(f, _("\nhost RAM: %s total, %s available (/proc/meminfo); %s usable after %s of headroom for the OS "
+			   "and the engine's own process%s\n"),
 			gib(b1, sizeof b1, c->ram_total), gib(b2, sizeof b2, c->ram_avail),
 			gib(b3, sizeof b3, c->rq.ram_bytes > 1 ? c->rq.ram_bytes : 0),
 			gib(b4, sizeof b4, c->ram_headroom),
-			r->host_bytes > 0 ? (r->ram_ok ? "" : ": not enough for the part in host RAM") : "");
+			r->host_bytes > 0 ? (r->ram_ok ? "" : _(": not enough for the part in host RAM")) : "");
 	if (c->unified_host)
-		fprintf(f, "\nunified memory: the GPU may use 75%% of %s; offloaded layers stay in the same memory, so "
-			   "the CPU side has only the rest less the OS's share (%s)\n",
+		fprintf(f, _("\nunified memory: the GPU may use 75%% of %s; offloaded layers stay in the same memory, so "
+			   "the CPU side has only the rest less the OS's share (%s)\n"),
 			gib(b1, sizeof b1, c->rq.gpus[0].vram_bytes), gib(b2, sizeof b2, c->rq.ram_bytes > 1 ? c->rq.ram_bytes : 0));
 	if (!c->n_procs)
 		return;
-	fprintf(f, "\nother processes hold memory on %s:\n", c->rq.n_gpus > 1 ? "these GPUs" : "this GPU");
+	fprintf(f, _("\nother processes hold memory on %s:\n"), c->rq.n_gpus > 1 ? _("these GPUs") : _("this GPU"));
 	for (size_t i = 0; i < c->n_procs; i++) {
 		const hw_proc *p = &c->procs[i];
-		fprintf(f, "  GPU %zu  PID %u  %-10s %9s  %s\n", c->proc_gpu[i], p->pid, p->user[0] ? p->user : "?",
+		fprintf(f, _("  GPU %zu  PID %u  %-10s %9s  %s\n"), c->proc_gpu[i], p->pid, p->user[0] ? p->user : "?",
 			gib(b1, sizeof b1, (uint64_t)p->used_mem_bytes.v),
-			p->command[0] ? p->command : p->windows_side ? "(a Windows-side process)" : "?");
+			p->command[0] ? p->command : p->windows_side ? _("(a Windows-side process)") : "?");
 	}
 	if (!wo)
 		return;
-	fprintf(f, "without them: %s", plan_verdict_name(wo->verdict));
+	fprintf(f, _("without them: %s"), plan_verdict_name(wo->verdict));
 	if (wo->verdict == PLAN_FITS)
-		fprintf(f, ", all %u layers on the GPU%s, %s", wo->total_layers, wo->n_devices > 1 ? "s" : "",
+		fprintf(f, _(", all %u layers on the GPU%s, %s"), wo->total_layers, wo->n_devices > 1 ? "s" : "",
 			gib(b1, sizeof b1, wo->vram_bytes));
 	else if (wo->verdict == PLAN_OFFLOAD)
-		fprintf(f, ", %u of %u layers on the GPU%s", wo->gpu_layers, wo->total_layers, wo->n_devices > 1 ? "s" : "");
+		fprintf(f, _(", %u of %u layers on the GPU%s"), wo->gpu_layers, wo->total_layers, wo->n_devices > 1 ? "s" : "");
 	if (wo->decode_tok_s > 0)
-		fprintf(f, ", ~%.1f tok/s", wo->decode_tok_s);
-	fprintf(f, " (now: %s%s)\n", plan_verdict_name(r->verdict),
-		wo->verdict != r->verdict ? "; ask their owners, or wait for them to finish" : "");
+		fprintf(f, _(", ~%.1f tok/s"), wo->decode_tok_s);
+	fprintf(f, _(" (now: %s%s)\n"), plan_verdict_name(r->verdict),
+		wo->verdict != r->verdict ? _("; ask their owners, or wait for them to finish") : "");
 }
 
 static void machine_json(const plan_cli *c, const plan_result *wo, json_t *o)
@@ -1096,7 +1095,7 @@ static int plan_need(plan_cli *c, const model_desc *m)
 	plan_result *r = xcalloc(1, sizeof *r);
 	gw_error err = {0};
 	if (plan_run(&rq, r, &err)) {
-		gw_errorf("cannot plan '%s': %s", c->model ? c->model : "model", err.msg);
+		gw_errorf(_("cannot plan '%s': %s"), c->model ? c->model : "model", err.msg);
 		free(r);
 		return err.code == GW_EINVAL || err.code == GW_ERANGE ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
 	}
@@ -1166,27 +1165,27 @@ static int plan_need(plan_cli *c, const model_desc *m)
 		json_decref(o);
 	} else {
 		FILE *f = stdout;
-		fprintf(f, "%s%s%s %s, context %llu (%s): needs %s%s%s of GPU memory\n", c_bold(f),
+		fprintf(f, _("%s%s%s %s, context %llu (%s): needs %s%s%s of GPU memory\n"), c_bold(f),
 			m->name ? m->name : "model", c_reset(f), r->quant, (unsigned long long)r->ctx,
 			plan_engine_name(r->engine), c_bold(f), gib(b[0], sizeof b[0], r->vram_bytes), c_reset(f));
-		fprintf(f, "  weights %s, KV cache %s, compute %s, runtime overhead %s\n", gib(b[1], sizeof b[1], r->weights_bytes),
+		fprintf(f, _("  weights %s, KV cache %s, compute %s, runtime overhead %s\n"), gib(b[1], sizeof b[1], r->weights_bytes),
 			gib(b[2], sizeof b[2], r->kv_cache_bytes), gib(b[3], sizeof b[3], r->compute_bytes),
 			gib(b[4], sizeof b[4], r->overhead_bytes));
-		fprintf(f, "\nNo GPU given and none found on this machine.");
+		fprintf(f, _("\nNo GPU given and none found on this machine."));
 		if (n) {
-			fprintf(f, " The smallest common cards that hold it all:\n");
+			fprintf(f, _(" The smallest common cards that hold it all:\n"));
 			for (size_t i = 0; i < n; i++) {
 				fprintf(f, "  %-28s %s", cards[i].g->name, gib(b[0], sizeof b[0], cards[i].g->vram_bytes));
 				if (cards[i].tok_s > 0)
-					fprintf(f, ", ~%.0f tok/s", cards[i].tok_s);
+					fprintf(f, _(", ~%.0f tok/s"), cards[i].tok_s);
 				fputc('\n', f);
 			}
 		} else {
-			fprintf(f, " No single common card holds it: see gpuwise cards MODEL for sets of cards.\n");
+			fprintf(f, _(" No single common card holds it: see gpuwise cards MODEL for sets of cards.\n"));
 		}
-		fprintf(f, "For the full plan on a card: --gpu ID (gpuwise list gpus) or --vram SIZE; to rank them by price: "
-			   "gpuwise cards.\n");
-		fprintf(f, "To run it on this machine's CPU with llama.cpp: --cpu.\n");
+		fprintf(f, _("For the full plan on a card: --gpu ID (gpuwise list gpus) or --vram SIZE; to rank them by price: "
+			   "gpuwise cards.\n"));
+		fprintf(f, _("To run it on this machine's CPU with llama.cpp: --cpu.\n"));
 	}
 	free(r);
 	return GW_EXIT_OK;
@@ -1419,7 +1418,7 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 	}
 	plan_result *r = xmalloc(sizeof *r);
 	if (plan_run(&c->rq, r, &err)) {
-		gw_errorf("cannot plan '%s': %s", c->model ? c->model : m.name ? m.name : "model", err.msg);
+		gw_errorf(_("cannot plan '%s': %s"), c->model ? c->model : m.name ? m.name : "model", err.msg);
 		free(r);
 		model_release(&m);
 		return err.code == GW_EINVAL || err.code == GW_ERANGE ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
@@ -1429,14 +1428,15 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 		if (plan_serve_run(&c->rq, c->per_user_tps, &sv, &err) == 0) {
 			c->serve = &sv;
 			if (sv.known && r->n_notes < PLAN_MAX_NOTES)
-				snprintf(r->notes[r->n_notes++], sizeof r->notes[0],
-					 "serving: one batched step reads the weights once for all sequences, plus each "
-					 "one's KV cache; compute at 50%% of the fp16 tensor peak");
+				snprintf(r->notes[r->n_notes++], sizeof r->notes[0], "%s",
+					 /* xgettext:no-c-format */
+					 _("serving: one batched step reads the weights once for all sequences, plus each "
+					   "one's KV cache; compute at 50% of the fp16 tensor peak"));
 		}
 	}
 	if (fa_forced && r->n_notes < PLAN_MAX_NOTES)
-		snprintf(r->notes[r->n_notes++], sizeof r->notes[0],
-			 "a quantized KV cache needs flash attention (-fa); planned with it on");
+		snprintf(r->notes[r->n_notes++], sizeof r->notes[0], "%s",
+			 _("a quantized KV cache needs flash attention (-fa); planned with it on"));
 	/* other processes hold memory on this machine's GPUs: the plan without them too */
 	plan_result *wo = NULL;
 	if (c->on_machine && c->n_procs) {

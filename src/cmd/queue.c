@@ -691,8 +691,11 @@ static const char *bytes_text(char *buf, size_t n, json_t *v)
 
 static void print_jobs(json_t *jobs)
 {
-	static const char *const hdr[] = {"ID", "NAME", "USER", "PROJECT", "STATE", "GPUS", "VRAM", "USED", "WAIT", "RUN",
-					  "POS", "START", "REASON"};
+	static const char *const hdr_en[] = {N_("ID"), N_("NAME"), N_("USER"), N_("PROJECT"), N_("STATE"), N_("GPUS"),
+					     N_("VRAM"), N_("USED"), N_("WAIT"), N_("RUN"), N_("POS"), N_("START"), N_("REASON")};
+	const char *hdr[13];
+	for (size_t h = 0; h < 13; h++)
+		hdr[h] = _(hdr_en[h]);
 	table *t = table_new(13, hdr);
 	uint64_t now = wall_ms();
 	table_set_align(t, 0, true);
@@ -719,9 +722,9 @@ static void print_jobs(json_t *jobs)
 			uint64_t at = (uint64_t)jint(j, "estimated_start_ms");
 			char d[32];
 			if (at <= now + 1000)
-				snprintf(est, sizeof est, "now");
+				snprintf(est, sizeof est, "%s", _("now"));
 			else
-				snprintf(est, sizeof est, "in %s", fmt_duration(d, sizeof d, at - now));
+				snprintf(est, sizeof est, _("in %s"), fmt_duration(d, sizeof d, at - now));
 		}
 		json_t *ch = json_object_get(j, "vram_charged_bytes");
 		if (json_is_integer(ch) && strcmp(mode, "shared") == 0 &&
@@ -731,11 +734,15 @@ static void print_jobs(json_t *jobs)
 			snprintf(vsz, sizeof vsz, "%s (std %s)", vreq, bytes_text(cb, sizeof cb, ch));
 			vreq = vsz;
 		}
-		const char *cells[] = {id, jstr(j, "name"), jstr(j, "user"), jstr(j, "project"), jstr(j, "state"), g, vreq,
+		const char *cells[13] = {id, jstr(j, "name"), jstr(j, "user"), jstr(j, "project"), jstr(j, "state"), g, vreq,
 				       bytes_text(vu, sizeof vu, json_object_get(j, "vram_measured_bytes")),
 				       ms_text(w, sizeof w, json_object_get(j, "wait_ms")),
-				       ms_text(r, sizeof r, json_object_get(j, "run_ms")), pos, est, jstr(j, "reason")};
+				       ms_text(r, sizeof r, json_object_get(j, "run_ms")), pos, est, NULL};
+		/* the daemon's reason is English (its state, the JSON); shown in the reader's language */
+		char *reason = gw_translate_text(jstr(j, "reason"));
+		cells[12] = reason;
 		table_addv(t, cells);
+		free(reason);
 	}
 	table_print(t, stdout);
 	table_free(t);
@@ -910,7 +917,11 @@ int cmd_show(int argc, char **argv)
 			if (json_is_integer(json_object_get(r, "exit_status")))
 				printf("  exit status %lld\n", jint(r, "exit_status"));
 			if (json_is_string(json_object_get(r, "reason")))
-				printf("  reason      %s\n", jstr(r, "reason"));
+				{
+				char *why = gw_translate_text(jstr(r, "reason"));
+				printf(_("  reason      %s\n"), why);
+				free(why);
+			}
 		}
 		json_decref(r);
 		return 0;
@@ -979,7 +990,11 @@ int cmd_show(int argc, char **argv)
 		if (json_is_integer(json_object_get(j, "exit_status")))
 			printf("  exit status %lld\n", jint(j, "exit_status"));
 		if (json_is_string(json_object_get(j, "reason")))
-			printf("  reason      %s\n", jstr(j, "reason"));
+			{
+				char *why = gw_translate_text(jstr(j, "reason"));
+				printf(_("  reason      %s\n"), why);
+				free(why);
+			}
 	}
 	json_decref(rep);
 	return 0;

@@ -276,8 +276,11 @@ static void on_event(void *ctx, const watch_event *e)
 			  : e->kind == WATCH_EV_EXIT || e->kind == WATCH_EV_PAUSE ? c_yellow(stderr)
 										     : "";
 	char t[32];
+	/* the supervisor's detail is English (the metrics log); shown in the reader's language */
+	char *detail = gw_translate_text(e->detail);
 	outq_printf(&c->err, "gpuwise: [%s] %s%s%s: %s\n", fmt_duration(t, sizeof t, e->t_ms), col,
-		    watch_event_name(e->kind), *col ? c_reset(stderr) : "", e->detail);
+		    watch_event_name(e->kind), *col ? c_reset(stderr) : "", detail);
+	free(detail);
 }
 
 /* A hw_val as a CSV cell or a JSON value. */
@@ -362,17 +365,18 @@ static void status_line(run_ctx *c, const watch_sample *s)
 			util = (int)g->util_gpu_pct.v;
 	}
 	outq *q = &c->err;
-	outq_printf(q, "\r\033[K%s%s%s  restarts %d  job %s", c_bold(stderr), fmt_duration(t, sizeof t, s->t_ms),
+	outq_printf(q, "\r\033[K");
+	outq_printf(q, _("%s%s%s  restarts %d  job %s"), c_bold(stderr), fmt_duration(t, sizeof t, s->t_ms),
 		    c_reset(stderr), c->restarts,
-		    HW_VALID(s->job_mem_bytes) ? fmt_bytes(m, sizeof m, (uint64_t)s->job_mem_bytes.v) : "n/a");
+		    HW_VALID(s->job_mem_bytes) ? fmt_bytes(m, sizeof m, (uint64_t)s->job_mem_bytes.v) : _("n/a"));
 	if (temp > -1000)
 		outq_printf(q, "  %d C", temp);
 	if (util >= 0)
-		outq_printf(q, "  util %d%%", util);
+		outq_printf(q, _("  util %d%%"), util);
 	if (!s->gpu_ok)
-		outq_printf(q, "  host RSS %s", fmt_bytes(m, sizeof m, s->host_rss_bytes));
+		outq_printf(q, _("  host RSS %s"), fmt_bytes(m, sizeof m, s->host_rss_bytes));
 	if (s->paused)
-		outq_printf(q, "  %spaused%s", c_yellow(stderr), c_reset(stderr));
+		outq_printf(q, _("  %spaused%s"), c_yellow(stderr), c_reset(stderr));
 	c->line_shown = true;
 }
 
@@ -524,11 +528,14 @@ static void summary_line(run_ctx *c, const watch_result *r, const char *report_p
 {
 	char d[32], g[32], h[32];
 	const watch_attempt *last = r->n_attempts ? &r->attempts[r->n_attempts - 1] : NULL;
-	outq_printf(&c->err, "gpuwise: run: %zu attempt%s, %s (exit %d) after %s; peak job GPU memory %s, host RSS %s%s%s\n",
-		    r->n_attempts, r->n_attempts == 1 ? "" : "s", last ? watch_class_name(last->cls) : "not started",
+	outq_printf(&c->err,
+		    P_("gpuwise: run: %zu attempt, %s (exit %d) after %s; peak job GPU memory %s, host RSS %s%s%s\n",
+		       "gpuwise: run: %zu attempts, %s (exit %d) after %s; peak job GPU memory %s, host RSS %s%s%s\n",
+		       r->n_attempts),
+		    r->n_attempts, last ? watch_class_name(last->cls) : _("not started"),
 		    r->exit_status, fmt_duration(d, sizeof d, r->duration_ms),
-		    HW_VALID(r->peak_job_mem_bytes) ? fmt_bytes(g, sizeof g, (uint64_t)r->peak_job_mem_bytes.v) : "n/a",
-		    fmt_bytes(h, sizeof h, r->peak_rss_bytes), report_path ? "; report " : "",
+		    HW_VALID(r->peak_job_mem_bytes) ? fmt_bytes(g, sizeof g, (uint64_t)r->peak_job_mem_bytes.v) : _("n/a"),
+		    fmt_bytes(h, sizeof h, r->peak_rss_bytes), report_path ? _("; report ") : "",
 		    report_path ? report_path : "");
 }
 

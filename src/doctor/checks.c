@@ -18,9 +18,9 @@
 
 /* ---- report -------------------------------------------------------------- */
 
-static const char *const sev_names[] = {"ok", "info", "skip", "warn", "fail"};
-static const char *const group_names[] = {"Hardware", "Driver", "CUDA", "Python and PyTorch", "Health",
-					  "Desktop and browser"};
+static const char *const sev_names[] = {N_("ok"), N_("info"), N_("skip"), N_("warn"), N_("fail")};
+static const char *const group_names[] = {N_("Hardware"), N_("Driver"), N_("CUDA"), N_("Python and PyTorch"), N_("Health"),
+					  N_("Desktop and browser")};
 
 const char *doctor_severity_name(doctor_severity s)
 {
@@ -180,7 +180,7 @@ static char *upgrade_fix(const doctor_input *in, const char *min, const char *ta
 		free(w);
 		return r;
 	}
-	return xasprintf("upgrade the NVIDIA driver to >= %s%s", min, tail);
+	return xasprintf(_("upgrade the NVIDIA driver to >= %s%s"), min, tail);
 }
 
 static const char *driver_of(const doctor_input *in)
@@ -223,27 +223,27 @@ static void check_hardware(const doctor_input *in, doctor_report *rep)
 	if ((!snap || snap->n_gpus == 0) && on_wsl(in)) {
 		doctor_finding *f = doctor_add(rep, "no-gpu", DOC_FAIL, DG_HARDWARE, -1);
 		char *drv = doctor_wsl_driver_fix(NULL);
-		say(f, xstrdup("no GPU visible in WSL"),
-		    xasprintf("NVML %s%s", snap && *snap->nvml_error ? "says: " : "lists no GPU",
+		say(f, xstrdup(_("no GPU visible in WSL")),
+		    xasprintf(_("NVML %s%s"), snap && *snap->nvml_error ? _("says: ") : _("lists no GPU"),
 			      snap && *snap->nvml_error ? snap->nvml_error : ""),
-		    xasprintf("%s; a GPU in TCC mode is invisible to WSL (on Windows, in an administrator prompt: "
-			      "nvidia-smi -g 0 -dm 0 selects WDDM); Windows Server before 2022 has no GPU-PV", drv));
+		    xasprintf(_("%s; a GPU in TCC mode is invisible to WSL (on Windows, in an administrator prompt: "
+			      "nvidia-smi -g 0 -dm 0 selects WDDM); Windows Server before 2022 has no GPU-PV"), drv));
 		free(drv);
 		return;
 	}
 	if (!snap || snap->n_gpus == 0) {
 		doctor_finding *f = doctor_add(rep, "no-gpu", DOC_FAIL, DG_HARDWARE, -1);
-		say(f, xstrdup("no GPU found"),
-		    xasprintf("no display or 3D controller on the PCI bus%s%s", snap && *snap->nvml_error ? "; NVML: " : "",
+		say(f, xstrdup(_("no GPU found")),
+		    xasprintf(_("no display or 3D controller on the PCI bus%s%s"), snap && *snap->nvml_error ? "; NVML: " : "",
 			      snap && *snap->nvml_error ? snap->nvml_error : ""),
-		    xstrdup("check lspci -nn | grep -Ei 'vga|3d'; in a VM or container make sure the GPU is passed "
-			    "through (docker run --gpus all)"));
+		    xstrdup(_("check lspci -nn | grep -Ei 'vga|3d'; in a VM or container make sure the GPU is passed "
+			    "through (docker run --gpus all)")));
 		return;
 	}
 	if (nv == 0) {
 		doctor_finding *f = doctor_add(rep, "no-nvidia-gpu", DOC_WARN, DG_HARDWARE, -1);
-		say(f, xstrdup("no NVIDIA GPU: CUDA cannot run here"),
-		    xasprintf("%zu GPU(s), none from NVIDIA (first: %s)", snap->n_gpus, snap->gpus[0].name), NULL);
+		say(f, xstrdup(_("no NVIDIA GPU: CUDA cannot run here")),
+		    xasprintf(_("%zu GPU(s), none from NVIDIA (first: %s)"), snap->n_gpus, snap->gpus[0].name), NULL);
 	}
 	int sb = -2;
 	bool hybrid_done = false;
@@ -254,21 +254,21 @@ static void check_hardware(const doctor_input *in, doctor_report *rep)
 		gpu_label(g, lb, sizeof lb);
 		if (g->fell_off_bus || g->pci_revision == 0xff) {
 			doctor_finding *f = doctor_add(rep, "gpu-fell-off-bus", DOC_FAIL, DG_HARDWARE, g->index);
-			say(f, xasprintf("%s fell off the bus", lb),
-			    xasprintf("PCI config space reads revision 0x%02x (all ones: the device does not answer)%s",
-				      g->pci_revision & 0xff, g->fell_off_bus ? "; the driver reports the GPU lost" : ""),
-			    xstrdup("reboot (a GPU reset is required); then check temperatures, power cables, seating "
-				    "and the system BIOS; repeated events: take the GPU out of service"));
+			say(f, xasprintf(_("%s fell off the bus"), lb),
+			    xasprintf(_("PCI config space reads revision 0x%02x (all ones: the device does not answer)%s"),
+				      g->pci_revision & 0xff, g->fell_off_bus ? _("; the driver reports the GPU lost") : ""),
+			    xstrdup(_("reboot (a GPU reset is required); then check temperatures, power cables, seating "
+				    "and the system BIOS; repeated events: take the GPU out of service")));
 			continue;
 		}
 		if (on_wsl(in) && !*g->kernel_driver) {
 			/* no PCI device in WSL: the Windows driver drives the GPU */
 		} else if (strcmp(g->kernel_driver, "nouveau") == 0) {
 			doctor_finding *f = doctor_add(rep, "nouveau-conflict", DOC_FAIL, DG_HARDWARE, g->index);
-			say(f, xasprintf("%s is driven by nouveau, not the NVIDIA driver", lb),
-			    xstrdup("the kernel bound nouveau to the device; CUDA needs nvidia.ko"),
-			    xstrdup("printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee "
-				    "/etc/modprobe.d/blacklist-nouveau.conf && sudo update-initramfs -u && sudo reboot"));
+			say(f, xasprintf(_("%s is driven by nouveau, not the NVIDIA driver"), lb),
+			    xstrdup(_("the kernel bound nouveau to the device; CUDA needs nvidia.ko")),
+			    xstrdup(_("printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee "
+				    "/etc/modprobe.d/blacklist-nouveau.conf && sudo update-initramfs -u && sudo reboot")));
 			continue;
 		} else if (!*g->kernel_driver) {
 			if (sb == -2)
@@ -276,20 +276,20 @@ static void check_hardware(const doctor_input *in, doctor_report *rep)
 			bool loaded = nvidia_module_loaded();
 			if (sb == 1 && !loaded) {
 				doctor_finding *f = doctor_add(rep, "secure-boot", DOC_FAIL, DG_HARDWARE, g->index);
-				say(f, xasprintf("%s has no driver: Secure Boot is on and the nvidia module is not loaded", lb),
-				    xstrdup("SecureBoot EFI variable = 1; nvidia is not in /proc/modules (an unsigned module "
-					    "is refused: 'Key was rejected by service')"),
-				    xstrdup("sudo mokutil --import /var/lib/dkms/mok.pub, reboot and enroll the key in the "
-					    "MOK manager (or disable Secure Boot in the firmware)"));
+				say(f, xasprintf(_("%s has no driver: Secure Boot is on and the nvidia module is not loaded"), lb),
+				    xstrdup(_("SecureBoot EFI variable = 1; nvidia is not in /proc/modules (an unsigned module "
+					    "is refused: 'Key was rejected by service')")),
+				    xstrdup(_("sudo mokutil --import /var/lib/dkms/mok.pub, reboot and enroll the key in the "
+					    "MOK manager (or disable Secure Boot in the firmware)")));
 			} else {
 				doctor_finding *f = doctor_add(rep, "no-driver", DOC_FAIL, DG_HARDWARE, g->index);
-				say(f, xasprintf("%s has no driver bound", lb),
-				    xasprintf("no driver link under /sys/bus/pci/devices/%s; nvidia module %s", g->pci_bus_id,
-					      loaded ? "loaded but not bound" : "not loaded"),
-				    xstrdup(loaded ? "sudo dmesg | grep -i nvrm (why the probe failed); reboot after a "
-							     "driver upgrade"
-						   : "install the driver (Debian/Ubuntu: sudo apt install nvidia-driver) and "
-						     "reboot; if installed: sudo modprobe nvidia and check dkms status"));
+				say(f, xasprintf(_("%s has no driver bound"), lb),
+				    xasprintf(_("no driver link under /sys/bus/pci/devices/%s; nvidia module %s"), g->pci_bus_id,
+					      loaded ? _("loaded but not bound") : _("not loaded")),
+				    xstrdup(loaded ? _("sudo dmesg | grep -i nvrm (why the probe failed); reboot after a "
+							       "driver upgrade")
+						   : _("install the driver (Debian/Ubuntu: sudo apt install nvidia-driver) and "
+						       "reboot; if installed: sudo modprobe nvidia and check dkms status")));
 			}
 			continue;
 		}
@@ -301,9 +301,9 @@ static void check_hardware(const doctor_input *in, doctor_report *rep)
 		if (HW_VALID(g->mem_total_bytes))
 			fmt_bytes(mem, sizeof mem, (uint64_t)g->mem_total_bytes.v);
 		say(f, xasprintf("%s", lb),
-		    xasprintf("compute capability %s, %s, driver %s%s", cc, mem,
+		    xasprintf(_("compute capability %s, %s, driver %s%s"), cc, mem,
 			      *g->kernel_driver ? g->kernel_driver : on_wsl(in) ? "the Windows driver's (GPU-PV)" : "none",
-			      g->asleep ? ", runtime-suspended (not woken)" : ""),
+			      g->asleep ? _(", runtime-suspended (not woken)") : ""),
 		    NULL);
 		const kb_lifecycle *lc = has_cc(g) ? kb_lifecycle_for_cc(cc) : NULL;
 		if (lc) {
@@ -311,16 +311,16 @@ static void check_hardware(const doctor_input *in, doctor_report *rep)
 			char wheel[32];
 			snprintf(wheel, sizeof wheel, "%.*s", (int)strcspn(lc->torch_wheel, " "), lc->torch_wheel);
 			doctor_finding *l = doctor_add(rep, "gpu-lifecycle", DOC_INFO, DG_HARDWARE, g->index);
-			say(l, xasprintf("%s (%s, compute capability %s): its software support is ending", lb, lc->arch, cc),
-			    xasprintf("as of %s: last PyTorch %s, wheel %s; last driver branch %s; builds: %s; prebuilt "
-				      "engines: %s; hardware: %s (data/lifecycle.tsv cites the sources)",
+			say(l, xasprintf(_("%s (%s, compute capability %s): its software support is ending"), lb, lc->arch, cc),
+			    xasprintf(_("as of %s: last PyTorch %s, wheel %s; last driver branch %s; builds: %s; prebuilt "
+				      "engines: %s; hardware: %s (data/lifecycle.tsv cites the sources)"),
 				      lc->as_of, *lc->last_torch ? lc->last_torch : "current", lc->torch_wheel,
 				      *lc->last_driver ? lc->last_driver : "current", lc->cuda_build, lc->prebuilt,
 				      lc->hardware),
-			    xasprintf("keep PyTorch at %s (pip install 'torch~=%s.0' --index-url "
+			    xasprintf(_("keep PyTorch at %s (pip install 'torch~=%s.0' --index-url "
 				      "https://download.pytorch.org/whl/%s) and the driver on the %s branch; build "
 				      "llama.cpp and other CUDA code with a CUDA 12.x toolkit "
-				      "(cmake -DCMAKE_CUDA_ARCHITECTURES=%lld%lld)",
+				      "(cmake -DCMAKE_CUDA_ARCHITECTURES=%lld%lld)"),
 				      *lc->last_torch ? lc->last_torch : "the newest", *lc->last_torch ? lc->last_torch : "2",
 				      wheel,
 				      *lc->last_driver ? lc->last_driver : "current",
@@ -337,15 +337,15 @@ static void check_hardware(const doctor_input *in, doctor_report *rep)
 				const char *glx = getenv("__GLX_VENDOR_LIBRARY_NAME");
 				bool set = off && strcmp(off, "1") == 0 && glx && strcmp(glx, "nvidia") == 0;
 				doctor_finding *h = doctor_add(rep, "hybrid-graphics", DOC_INFO, DG_HARDWARE, g->index);
-				say(h, xasprintf("hybrid laptop: %s plus the integrated %s", g->name, igpu->name),
-				    xasprintf("CUDA programs always run on the NVIDIA GPU; the desktop renders on the iGPU. "
-					      "PRIME render offload variables are %s%s",
-					      set ? "set in this shell" : "not set",
-					      g->asleep ? "; the dGPU is runtime-suspended and wakes on first use" : ""),
-				    xstrdup("to render a program on the dGPU: __NV_PRIME_RENDER_OFFLOAD=1 "
+				say(h, xasprintf(_("hybrid laptop: %s plus the integrated %s"), g->name, igpu->name),
+				    xasprintf(_("CUDA programs always run on the NVIDIA GPU; the desktop renders on the iGPU. "
+					      "PRIME render offload variables are %s%s"),
+					      set ? _("set in this shell") : _("not set"),
+					      g->asleep ? _("; the dGPU is runtime-suspended and wakes on first use") : ""),
+				    xstrdup(_("to render a program on the dGPU: __NV_PRIME_RENDER_OFFLOAD=1 "
 					    "__GLX_VENDOR_LIBRARY_NAME=nvidia PROGRAM (Vulkan: also "
 					    "__VK_LAYER_NV_optimus=NVIDIA_only); check with "
-					    "__NV_PRIME_RENDER_OFFLOAD=1 __GLX_VENDOR_LIBRARY_NAME=nvidia glxinfo | grep 'OpenGL renderer'"));
+					    "__NV_PRIME_RENDER_OFFLOAD=1 __GLX_VENDOR_LIBRARY_NAME=nvidia glxinfo | grep 'OpenGL renderer'")));
 			}
 		}
 	}
@@ -390,20 +390,20 @@ static void check_visible_devices(const doctor_input *in, doctor_report *rep)
 		sb_puts(&seen, "");
 		if (valid == 0) {
 			doctor_finding *f = doctor_add(rep, "cuda-visible-devices", DOC_FAIL, DG_DRIVER, -1);
-			say(f, xstrdup("CUDA_VISIBLE_DEVICES hides every GPU"),
-			    xasprintf("CUDA_VISIBLE_DEVICES='%s' but this machine has %zu NVIDIA GPU(s) (indices 0-%zu); "
-				      "CUDA stops at the first invalid entry", cvd, nv, nv - 1),
-			    xstrdup("unset CUDA_VISIBLE_DEVICES, or set it to valid indices or UUIDs (nvidia-smi -L)"));
+			say(f, xstrdup(_("CUDA_VISIBLE_DEVICES hides every GPU")),
+			    xasprintf(_("CUDA_VISIBLE_DEVICES='%s' but this machine has %zu NVIDIA GPU(s) (indices 0-%zu); "
+				      "CUDA stops at the first invalid entry"), cvd, nv, nv - 1),
+			    xstrdup(_("unset CUDA_VISIBLE_DEVICES, or set it to valid indices or UUIDs (nvidia-smi -L)")));
 		} else if (bad) {
 			doctor_finding *f = doctor_add(rep, "cuda-visible-devices", DOC_WARN, DG_DRIVER, -1);
-			say(f, xasprintf("CUDA_VISIBLE_DEVICES names a GPU that does not exist: CUDA ignores it and "
-					 "everything after it"),
-			    xasprintf("CUDA_VISIBLE_DEVICES='%s'; CUDA sees only: %s", cvd, seen.buf),
-			    xstrdup("fix the list: nvidia-smi -L shows the indices and UUIDs"));
+			say(f, xasprintf(_("CUDA_VISIBLE_DEVICES names a GPU that does not exist: CUDA ignores it and "
+					 "everything after it")),
+			    xasprintf(_("CUDA_VISIBLE_DEVICES='%s'; CUDA sees only: %s"), cvd, seen.buf),
+			    xstrdup(_("fix the list: nvidia-smi -L shows the indices and UUIDs")));
 		} else {
 			doctor_finding *f = doctor_add(rep, "cuda-visible-devices", DOC_OK, DG_DRIVER, -1);
-			say(f, xasprintf("CUDA_VISIBLE_DEVICES selects %zu of %zu GPU(s)", valid, nv),
-			    xasprintf("CUDA_VISIBLE_DEVICES='%s': %s (CUDA renumbers them from 0)", cvd, seen.buf), NULL);
+			say(f, xasprintf(_("CUDA_VISIBLE_DEVICES selects %zu of %zu GPU(s)"), valid, nv),
+			    xasprintf(_("CUDA_VISIBLE_DEVICES='%s': %s (CUDA renumbers them from 0)"), cvd, seen.buf), NULL);
 		}
 		sb_release(&seen);
 		free(c);
@@ -412,10 +412,10 @@ static void check_visible_devices(const doctor_input *in, doctor_report *rep)
 		const char *order = getenv("CUDA_DEVICE_ORDER");
 		bool pci = order && strcmp(order, "PCI_BUS_ID") == 0;
 		doctor_finding *f = doctor_add(rep, "cuda-order", pci ? DOC_OK : DOC_WARN, DG_DRIVER, -1);
-		say(f, xstrdup(pci ? "CUDA numbers GPUs in PCI order (CUDA_DEVICE_ORDER=PCI_BUS_ID)"
-				   : "CUDA and nvidia-smi number the GPUs differently"),
+		say(f, xstrdup(pci ? _("CUDA numbers GPUs in PCI order (CUDA_DEVICE_ORDER=PCI_BUS_ID)")
+				   : _("CUDA and nvidia-smi number the GPUs differently")),
 		    xstrdup(snap->cuda_order_note),
-		    pci ? NULL : xstrdup("export CUDA_DEVICE_ORDER=PCI_BUS_ID (then cuda:N is nvidia-smi's GPU N)"));
+		    pci ? NULL : xstrdup(_("export CUDA_DEVICE_ORDER=PCI_BUS_ID (then cuda:N is nvidia-smi's GPU N)")));
 	}
 }
 
@@ -434,16 +434,16 @@ static void check_driver(const doctor_input *in, doctor_report *rep)
 		char cv[16] = "unknown";
 		if (HW_VALID(snap->cuda_driver_version))
 			cuda_version_decode((long)snap->cuda_driver_version.v, cv, sizeof cv);
-		say(f, xasprintf("NVIDIA %sdriver %s (supports CUDA up to %s)", on_wsl(in) ? "Windows " : "",
+		say(f, xasprintf(_("NVIDIA %sdriver %s (supports CUDA up to %s)"), on_wsl(in) ? "Windows " : "",
 				 snap->driver_version, cv),
-		    xasprintf("NVML %s from %s", *snap->nvml_version ? snap->nvml_version : "?",
+		    xasprintf(_("NVML %s from %s"), *snap->nvml_version ? snap->nvml_version : "?",
 			      *snap->nvml_path ? snap->nvml_path : "?"),
 		    NULL);
 		if (strstr(snap->nvml_path, "/stubs/")) {
 			doctor_finding *s = doctor_add(rep, "nvml-version-warning", DOC_WARN, DG_DRIVER, -1);
-			say(s, xstrdup("the NVML library loaded is the CUDA toolkit's stub"),
-			    xasprintf("loaded from %s", snap->nvml_path),
-			    xstrdup("remove the toolkit's lib/stubs directory from LD_LIBRARY_PATH"));
+			say(s, xstrdup(_("the NVML library loaded is the CUDA toolkit's stub")),
+			    xasprintf(_("loaded from %s"), snap->nvml_path),
+			    xstrdup(_("remove the toolkit's lib/stubs directory from LD_LIBRARY_PATH")));
 		}
 		return;
 	}
@@ -453,22 +453,22 @@ static void check_driver(const doctor_input *in, doctor_report *rep)
 	bool mismatch = strstr(e, "mismatch") || strstr(e, "MISMATCH");
 	doctor_finding *f = doctor_add(rep, mismatch ? "driver-library-mismatch" : "nvml-failed", DOC_FAIL, DG_DRIVER, -1);
 	if (on_wsl(in))
-		say(f, xstrdup(mismatch ? "NVML and the Windows driver disagree: a Linux driver's library is loaded"
+		say(f, xstrdup(mismatch ? _("NVML and the Windows driver disagree: a Linux driver's library is loaded")
 					: "the NVIDIA management library (NVML) does not work"),
-		    xasprintf("NVML: %s", *e ? e : "libnvidia-ml.so.1 not loaded"),
-		    mismatch ? xstrdup("remove the Linux driver inside WSL (the wsl-linux-driver finding gives the "
-				       "command), then in PowerShell: wsl --shutdown")
+		    xasprintf(_("NVML: %s"), *e ? e : _("libnvidia-ml.so.1 not loaded")),
+		    mismatch ? xstrdup(_("remove the Linux driver inside WSL (the wsl-linux-driver finding gives the "
+				       "command), then in PowerShell: wsl --shutdown"))
 			     : doctor_wsl_driver_fix(NULL));
 	else if (mismatch)
-		say(f, xstrdup("the NVIDIA kernel module and user-space libraries have different versions"),
-		    xasprintf("NVML: %s", e),
-		    xstrdup("reboot (or reload the modules: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && "
-			    "sudo modprobe nvidia)"));
+		say(f, xstrdup(_("the NVIDIA kernel module and user-space libraries have different versions")),
+		    xasprintf(_("NVML: %s"), e),
+		    xstrdup(_("reboot (or reload the modules: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && "
+			    "sudo modprobe nvidia)")));
 	else
-		say(f, xstrdup("the NVIDIA management library (NVML) does not work"),
-		    xasprintf("%s", *e ? e : "libnvidia-ml.so.1 not loaded"),
-		    xstrdup("make sure the driver's libnvidia-ml.so.1 is installed and on the loader path "
-			    "(ldconfig -p | grep libnvidia-ml), then nvidia-smi must work"));
+		say(f, xstrdup(_("the NVIDIA management library (NVML) does not work")),
+		    xasprintf("%s", *e ? e : _("libnvidia-ml.so.1 not loaded")),
+		    xstrdup(_("make sure the driver's libnvidia-ml.so.1 is installed and on the loader path "
+			    "(ldconfig -p | grep libnvidia-ml), then nvidia-smi must work")));
 }
 
 /* ---- CUDA toolkits ----------------------------------------------------------- */
@@ -522,8 +522,8 @@ static void check_cuda(const doctor_input *in, doctor_report *rep)
 		return;
 	if (st->n_toolkits == 0) {
 		doctor_finding *f = doctor_add(rep, "cuda-toolkit", DOC_INFO, DG_CUDA, -1);
-		say(f, xstrdup("no CUDA toolkit installed (PyTorch wheels bring their own CUDA runtime)"),
-		    xstrdup("looked in /usr/local/cuda*, /opt/cuda*, CUDA_HOME/CUDA_PATH, PATH and conda environments"),
+		say(f, xstrdup(_("no CUDA toolkit installed (PyTorch wheels bring their own CUDA runtime)")),
+		    xstrdup(_("looked in /usr/local/cuda*, /opt/cuda*, CUDA_HOME/CUDA_PATH, PATH and conda environments")),
 		    NULL);
 	}
 	const stack_toolkit *first = NULL, *home = NULL;
@@ -534,11 +534,11 @@ static void check_cuda(const doctor_input *in, doctor_report *rep)
 		if (t->is_cuda_home)
 			home = t;
 		char ev[1400];
-		snprintf(ev, sizeof ev, "%s (found via %s%s%s)", t->root, t->how, *t->version_from ? ", version from " : "",
+		snprintf(ev, sizeof ev, _("%s (found via %s%s%s)"), t->root, t->how, *t->version_from ? _(", version from ") : "",
 			 t->version_from);
 		if (!*t->version || !drv) {
 			doctor_finding *f = doctor_add(rep, "cuda-toolkit", DOC_OK, DG_CUDA, -1);
-			say(f, xasprintf("CUDA toolkit %s", *t->version ? t->version : "of unknown version"), xstrdup(ev), NULL);
+			say(f, xasprintf(_("CUDA toolkit %s"), *t->version ? t->version : "of unknown version"), xstrdup(ev), NULL);
 			continue;
 		}
 		char full[32], floor[32];
@@ -546,16 +546,16 @@ static void check_cuda(const doctor_input *in, doctor_report *rep)
 		doctor_finding *f = doctor_add(rep, v == 0 ? "cuda-toolkit" : "toolkit-driver",
 					       v == 0 ? DOC_OK : DOC_WARN, DG_CUDA, -1);
 		if (v == 0)
-			say(f, xasprintf("CUDA toolkit %s works with driver %s", t->version, drv), xstrdup(ev), NULL);
+			say(f, xasprintf(_("CUDA toolkit %s works with driver %s"), t->version, drv), xstrdup(ev), NULL);
 		else if (v == 1)
-			say(f, xasprintf("CUDA toolkit %s: driver %s is below its minimum %s", t->version, drv, full),
-			    xasprintf("%s; programs built with it run through minor-version compatibility (driver >= %s), "
-				      "but PTX JIT and newer APIs need >= %s", ev, floor, full),
-			    on_wsl(in) ? upgrade_fix(in, full, "") : xasprintf("upgrade the driver to >= %s", full));
+			say(f, xasprintf(_("CUDA toolkit %s: driver %s is below its minimum %s"), t->version, drv, full),
+			    xasprintf(_("%s; programs built with it run through minor-version compatibility (driver >= %s), "
+				      "but PTX JIT and newer APIs need >= %s"), ev, floor, full),
+			    on_wsl(in) ? upgrade_fix(in, full, "") : xasprintf(_("upgrade the driver to >= %s"), full));
 		else
-			say(f, xasprintf("CUDA toolkit %s needs driver >= %s; this driver is %s", t->version, full, drv),
-			    xstrdup(ev), on_wsl(in) ? upgrade_fix(in, full, "; or use a toolkit of the driver's CUDA")
-						    : xasprintf("upgrade the driver to >= %s, or use a toolkit of the driver's CUDA", full));
+			say(f, xasprintf(_("CUDA toolkit %s needs driver >= %s; this driver is %s"), t->version, full, drv),
+			    xstrdup(ev), on_wsl(in) ? upgrade_fix(in, full, _("; or use a toolkit of the driver's CUDA"))
+						    : xasprintf(_("upgrade the driver to >= %s, or use a toolkit of the driver's CUDA"), full));
 		/* can it compile for the GPUs here? */
 		for (size_t k = 0; in->hw && k < in->hw->n_gpus; k++) {
 			const hw_gpu *g = &in->hw->gpus[k];
@@ -563,29 +563,29 @@ static void check_cuda(const doctor_input *in, doctor_report *rep)
 				continue;
 			if (!toolkit_knows_cc(t->version, (int)g->cc_major.v, (int)g->cc_minor.v)) {
 				doctor_finding *a = doctor_add(rep, "toolkit-arch", DOC_WARN, DG_CUDA, g->index);
-				say(a, xasprintf("nvcc %s cannot compile for %s (compute capability %lld.%lld)", t->version,
+				say(a, xasprintf(_("nvcc %s cannot compile for %s (compute capability %lld.%lld)"), t->version,
 						 g->name, (long long)g->cc_major.v, (long long)g->cc_minor.v),
-				    xasprintf("%s; data/cuda-arch.tsv", t->root),
-				    xstrdup("use a newer toolkit for extensions built here (sm_120 needs CUDA >= 12.8)"));
+				    xasprintf(_("%s; data/cuda-arch.tsv"), t->root),
+				    xstrdup(_("use a newer toolkit for extensions built here (sm_120 needs CUDA >= 12.8)")));
 			}
 		}
 	}
 	if (first && home && first != home) {
 		bool older = *first->version && *home->version && version_cmp(first->version, home->version) < 0;
 		doctor_finding *f = doctor_add(rep, "nvcc-path-order", DOC_WARN, DG_CUDA, -1);
-		say(f, xasprintf("the first nvcc on PATH is %s CUDA (%s) than the one CUDA_HOME names (%s)",
-				 older ? "an older" : "another", *first->version ? first->version : "?",
+		say(f, xasprintf(_("the first nvcc on PATH is %s CUDA (%s) than the one CUDA_HOME names (%s)"),
+				 older ? _("an older") : _("another"), *first->version ? first->version : "?",
 				 *home->version ? home->version : "?"),
-		    xasprintf("PATH finds %s first; CUDA_HOME=%s; builds of extensions (pip install flash-attn, "
-			      "torch.utils.cpp_extension) use CUDA_HOME while make/cmake use PATH",
+		    xasprintf(_("PATH finds %s first; CUDA_HOME=%s; builds of extensions (pip install flash-attn, "
+			      "torch.utils.cpp_extension) use CUDA_HOME while make/cmake use PATH"),
 			      first->nvcc, st->cuda_home),
-		    xasprintf("export PATH=%s/bin:$PATH (or point CUDA_HOME at %s)", home->root, first->root));
+		    xasprintf(_("export PATH=%s/bin:$PATH (or point CUDA_HOME at %s)"), home->root, first->root));
 	} else if (st->n_toolkits > 1 && first && !home) {
 		doctor_finding *f = doctor_add(rep, "nvcc-path-order", DOC_OK, DG_CUDA, -1);
-		say(f, xasprintf("%zu CUDA toolkits; nvcc on PATH is CUDA %s", st->n_toolkits,
+		say(f, xasprintf(_("%zu CUDA toolkits; nvcc on PATH is CUDA %s"), st->n_toolkits,
 				 *first->version ? first->version : "?"),
-		    xasprintf("CUDA_HOME is not set; %s comes first on PATH", first->nvcc),
-		    xasprintf("set CUDA_HOME=%s so extension builds use the same toolkit", first->root));
+		    xasprintf(_("CUDA_HOME is not set; %s comes first on PATH"), first->nvcc),
+		    xasprintf(_("set CUDA_HOME=%s so extension builds use the same toolkit"), first->root));
 	}
 	for (size_t k = 0; k < 2; k++) {
 		const char *name = k ? "nccl" : "cudnn";
@@ -593,8 +593,8 @@ static void check_cuda(const doctor_input *in, doctor_report *rep)
 		if (!l)
 			continue;
 		doctor_finding *f = doctor_add(rep, name, DOC_OK, DG_CUDA, -1);
-		say(f, xasprintf("%s %s", k ? "NCCL" : "cuDNN", *l->version ? l->version : "(version unknown)"),
-		    xasprintf("%s (via %s)", l->path, l->how), NULL);
+		say(f, xasprintf("%s %s", k ? "NCCL" : "cuDNN", *l->version ? l->version : _("(version unknown)")),
+		    xasprintf(_("%s (via %s)"), l->path, l->how), NULL);
 	}
 	/* environment variables that slow CUDA down (DCGM's software test list) */
 	const kb_table *bt = kb_get_table("bad-env", NULL);
@@ -604,8 +604,8 @@ static void check_cuda(const doctor_input *in, doctor_report *rep)
 		if (!val)
 			continue;
 		doctor_finding *f = doctor_add(rep, "bad-env", DOC_WARN, DG_CUDA, -1);
-		say(f, xasprintf("%s is set: %s", var, kb_cell(bt, r, kb_col(bt, "effect"))),
-		    xasprintf("%s=%s", var, val), xasprintf("unset %s", var));
+		say(f, xasprintf(_("%s is set: %s"), var, kb_cell(bt, r, kb_col(bt, "effect"))),
+		    xasprintf("%s=%s", var, val), xasprintf(_("unset %s"), var));
 	}
 }
 
@@ -649,7 +649,7 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 		default_pip_line(snap, drv, pick_line, sizeof pick_line);
 		if (*py->torch_hip) {
 			doctor_finding *f = doctor_add(rep, "torch", nv ? DOC_WARN : DOC_OK, DG_PYTHON, -1);
-			say(f, xasprintf("torch %s is a ROCm (HIP %s) build%s", py->torch_version, py->torch_hip,
+			say(f, xasprintf(_("torch %s is a ROCm (HIP %s) build%s"), py->torch_version, py->torch_hip,
 					 nv ? ": it cannot use the NVIDIA GPU" : ""),
 			    xstrdup(where), nv ? xstrdup(pick_line) : NULL);
 			continue;
@@ -660,9 +660,9 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 			variant_cuda(py->torch_version, cuda, sizeof cuda);
 		if (!*cuda) {
 			doctor_finding *f = doctor_add(rep, "torch-cpu-only", nv ? DOC_FAIL : DOC_OK, DG_PYTHON, -1);
-			say(f, xasprintf("torch %s is a CPU-only build%s", py->torch_version,
+			say(f, xasprintf(_("torch %s is a CPU-only build%s"), py->torch_version,
 					 nv ? " on a machine with an NVIDIA GPU" : ""),
-			    xasprintf("%s; torch/version.py has cuda = None", where),
+			    xasprintf(_("%s; torch/version.py has cuda = None"), where),
 			    nv ? xstrdup(pick_line) : NULL);
 			continue;
 		}
@@ -673,10 +673,10 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 			doctor_finding *f = doctor_add(rep, v ? "driver-too-old" : "torch-driver", v ? DOC_FAIL : DOC_OK,
 						       DG_PYTHON, -1);
 			if (v == 0)
-				say(f, xasprintf("torch %s (CUDA %s) works with driver %s", py->torch_version, cuda, drv),
+				say(f, xasprintf(_("torch %s (CUDA %s) works with driver %s"), py->torch_version, cuda, drv),
 				    xstrdup(where), NULL);
 			else
-				say(f, xasprintf("driver %s is too old for torch %s (built for CUDA %s, needs driver >= %s)",
+				say(f, xasprintf(_("driver %s is too old for torch %s (built for CUDA %s, needs driver >= %s)"),
 						 drv, py->torch_version, cuda, full),
 				    xasprintf("%s; %s", where,
 					      v == 1 ? "minor-version compatibility may start it, but kernels, PTX JIT and "
@@ -704,8 +704,8 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 			bool ok = compat_arch_covers(arch, ma, mi, &ptx);
 			if (ok && !ptx) {
 				doctor_finding *f = doctor_add(rep, "torch-arch", DOC_OK, DG_PYTHON, g->index);
-				say(f, xasprintf("torch %s has code for %s (sm_%d%d)", py->torch_version, g->name, ma, mi),
-				    xasprintf("architectures (%s): %s; %s", arch_src, arch, where), NULL);
+				say(f, xasprintf(_("torch %s has code for %s (sm_%d%d)"), py->torch_version, g->name, ma, mi),
+				    xasprintf(_("architectures (%s): %s; %s"), arch_src, arch, where), NULL);
 				continue;
 			}
 			torch_pick p;
@@ -715,38 +715,38 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 				fix = xstrdup(p.pip_line);
 			else if (p.driver_too_old && on_wsl(in)) {
 				char *w = doctor_wsl_driver_fix(p.need_driver);
-				fix = xasprintf("%s first (driver %s is too old for any PyTorch build with sm_%d%d), then: %s", w,
+				fix = xasprintf(_("%s first (driver %s is too old for any PyTorch build with sm_%d%d), then: %s"), w,
 						drv ? drv : "?", ma, mi, p.pip_line);
 				free(w);
 			} else if (p.driver_too_old)
-				fix = xasprintf("upgrade the NVIDIA driver to >= %s first (driver %s is too old for any "
-						"PyTorch build with sm_%d%d), then: %s", p.need_driver, drv ? drv : "?", ma, mi,
+				fix = xasprintf(_("upgrade the NVIDIA driver to >= %s first (driver %s is too old for any "
+						"PyTorch build with sm_%d%d), then: %s"), p.need_driver, drv ? drv : "?", ma, mi,
 						p.pip_line);
 			else
-				fix = xasprintf("no PyTorch build in data/torch-builds.tsv covers sm_%d%d", ma, mi);
+				fix = xasprintf(_("no PyTorch build in data/torch-builds.tsv covers sm_%d%d"), ma, mi);
 			doctor_finding *f = doctor_add(rep, "arch-unsupported", ok ? DOC_WARN : DOC_FAIL, DG_PYTHON, g->index);
-			say(f, ok ? xasprintf("torch %s has only PTX for %s (sm_%d%d): kernels are JIT-compiled at start "
-					      "and PyTorch warns the GPU is not compatible", py->torch_version, g->name, ma, mi)
-				  : xasprintf("%s with CUDA capability sm_%d%d is not compatible with torch %s", g->name, ma,
+			say(f, ok ? xasprintf(_("torch %s has only PTX for %s (sm_%d%d): kernels are JIT-compiled at start "
+					      "and PyTorch warns the GPU is not compatible"), py->torch_version, g->name, ma, mi)
+				  : xasprintf(_("%s with CUDA capability sm_%d%d is not compatible with torch %s"), g->name, ma,
 					      mi, py->torch_version),
-			    xasprintf("architectures (%s): %s; %s", arch_src, arch, where), fix);
+			    xasprintf(_("architectures (%s): %s; %s"), arch_src, arch, where), fix);
 		}
 		if (*py->run_error) {
 			doctor_finding *f = doctor_add(rep, "torch-import", DOC_WARN, DG_PYTHON, -1);
-			say(f, xasprintf("could not ask %s for its PyTorch architectures", py->exe),
+			say(f, xasprintf(_("could not ask %s for its PyTorch architectures"), py->exe),
 			    xasprintf("%s%s", py->run_error, *py->arch_from ? "; used the list from libtorch_cuda.so" : ""),
-			    xasprintf("%s -c 'import torch' shows the full error", py->exe));
+			    xasprintf(_("%s -c 'import torch' shows the full error"), py->exe));
 		}
 		if (py->n_pkgs) {
 			strbuf sb = STRBUF_INIT;
 			for (size_t k = 0; k < py->n_pkgs; k++)
 				sb_printf(&sb, "%s%s %s", k ? ", " : "", py->pkgs[k].name, py->pkgs[k].version);
 			doctor_finding *f = doctor_add(rep, "python-packages", DOC_INFO, DG_PYTHON, -1);
-			say(f, xasprintf("torch %s with %s", py->torch_version, sb_str(&sb)), xstrdup(where), NULL);
+			say(f, xasprintf(_("torch %s with %s"), py->torch_version, sb_str(&sb)), xstrdup(where), NULL);
 			sb_release(&sb);
 		} else {
 			doctor_finding *f = doctor_add(rep, "torch", DOC_OK, DG_PYTHON, -1);
-			say(f, xasprintf("torch %s (CUDA %s)", py->torch_version, cuda), xstrdup(where), NULL);
+			say(f, xasprintf(_("torch %s (CUDA %s)"), py->torch_version, cuda), xstrdup(where), NULL);
 		}
 	}
 	if (!any_torch) {
@@ -754,9 +754,9 @@ static void check_python(const doctor_input *in, doctor_report *rep)
 		strbuf sb = STRBUF_INIT;
 		for (size_t i = 0; i < st->n_pythons; i++)
 			sb_printf(&sb, "%s%s", i ? ", " : "", st->pythons[i].exe);
-		say(f, xstrdup("no PyTorch found"),
-		    xasprintf("Python interpreters looked at: %s", st->n_pythons ? sb_str(&sb) : "none"),
-		    xstrdup("point gpuwise at an environment with --python PATH"));
+		say(f, xstrdup(_("no PyTorch found")),
+		    xasprintf(_("Python interpreters looked at: %s"), st->n_pythons ? sb_str(&sb) : "none"),
+		    xstrdup(_("point gpuwise at an environment with --python PATH")));
 		sb_release(&sb);
 	}
 }
@@ -824,11 +824,11 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 			bool slow = HW_VALID(g->temp_slowdown_c) && t >= g->temp_slowdown_c.v;
 			if (slow || t >= 80) {
 				doctor_finding *f = doctor_add(rep, "temperature", slow ? DOC_FAIL : DOC_WARN, DG_HEALTH, g->index);
-				say(f, xasprintf("%s is at %lld C%s", lb, t, slow ? ", at its slowdown threshold" : ""),
-				    HW_VALID(g->temp_slowdown_c) ? xasprintf("slowdown threshold %lld C", (long long)g->temp_slowdown_c.v)
-								 : xstrdup("slowdown threshold unknown"),
-				    xstrdup("check airflow and fans, clean dust filters; on a laptop raise it and use the "
-					    "performance power profile"));
+				say(f, xasprintf(_("%s is at %lld C%s"), lb, t, slow ? ", at its slowdown threshold" : ""),
+				    HW_VALID(g->temp_slowdown_c) ? xasprintf(_("slowdown threshold %lld C"), (long long)g->temp_slowdown_c.v)
+								 : xstrdup(_("slowdown threshold unknown")),
+				    xstrdup(_("check airflow and fans, clean dust filters; on a laptop raise it and use the "
+					    "performance power profile")));
 			}
 		}
 		if (HW_VALID(g->throttle_reasons)) {
@@ -839,8 +839,8 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 				char words[128];
 				throttle_words(bad, words, sizeof words);
 				doctor_finding *f = doctor_add(rep, "throttle", DOC_WARN, DG_HEALTH, g->index);
-				say(f, xasprintf("%s is throttled: %s", lb, words),
-				    xasprintf("clocks-event reasons 0x%llx", (unsigned long long)g->throttle_reasons.v),
+				say(f, xasprintf(_("%s is throttled: %s"), lb, words),
+				    xasprintf(_("clocks-event reasons 0x%llx"), (unsigned long long)g->throttle_reasons.v),
 				    xstrdup(on_wsl(in) ? "check cooling; the power limit is set on Windows (the laptop's "
 							 "performance mode or power plan): nvidia-smi cannot change it in WSL"
 					    : bad & HW_THR_SW_POWER_CAP && !(bad & ~(uint64_t)HW_THR_SW_POWER_CAP)
@@ -853,12 +853,12 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 		if (HW_VALID(g->power_limit_mw) && HW_VALID(g->power_default_limit_mw) &&
 		    g->power_limit_mw.v < g->power_default_limit_mw.v) {
 			doctor_finding *f = doctor_add(rep, "power-limit", DOC_WARN, DG_HEALTH, g->index);
-			say(f, xasprintf("%s power limit %lld W is below its default %lld W", lb,
+			say(f, xasprintf(_("%s power limit %lld W is below its default %lld W"), lb,
 					 (long long)g->power_limit_mw.v / 1000, (long long)g->power_default_limit_mw.v / 1000),
-			    xstrdup("enforced limit < default limit"),
-			    on_wsl(in) ? xstrdup("set on Windows: the laptop maker's performance mode or the Windows power "
-						 "plan (Settings > System > Power & battery); nvidia-smi cannot change limits in WSL")
-				       : xasprintf("sudo nvidia-smi -i %d -pl %lld", g->nvml_index,
+			    xstrdup(_("enforced limit < default limit")),
+			    on_wsl(in) ? xstrdup(_("set on Windows: the laptop maker's performance mode or the Windows power "
+						 "plan (Settings > System > Power & battery); nvidia-smi cannot change limits in WSL"))
+				       : xasprintf(_("sudo nvidia-smi -i %d -pl %lld"), g->nvml_index,
 						   (long long)g->power_default_limit_mw.v / 1000));
 		}
 		if (HW_VALID(g->pcie_gen) && HW_VALID(g->pcie_gen_max) && HW_VALID(g->pcie_width) &&
@@ -868,7 +868,7 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 				    (HW_VALID(g->util_gpu_pct) && g->util_gpu_pct.v == 0);
 			bool narrow = g->pcie_width.v < g->pcie_width_max.v;
 			doctor_finding *f = doctor_add(rep, "pcie-link", (narrow || !idle) ? DOC_WARN : DOC_OK, DG_HEALTH, g->index);
-			say(f, xasprintf("%s PCIe link runs at gen %lld x%lld, below its maximum gen %lld x%lld%s", lb,
+			say(f, xasprintf(_("%s PCIe link runs at gen %lld x%lld, below its maximum gen %lld x%lld%s"), lb,
 					 (long long)g->pcie_gen.v, (long long)g->pcie_width.v, (long long)g->pcie_gen_max.v,
 					 (long long)g->pcie_width_max.v, (!narrow && idle) ? " (idle power saving)" : ""),
 			    xstrdup(idle ? "the GPU is idle: the generation drops to save power" : "the GPU is busy"),
@@ -877,10 +877,10 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 		}
 		if (HW_VALID(g->ecc_uncorrected) && g->ecc_uncorrected.v > 0) {
 			doctor_finding *f = doctor_add(rep, "ecc-error", DOC_FAIL, DG_HEALTH, g->index);
-			say(f, xasprintf("%s has %lld uncorrectable ECC error(s)", lb, (long long)g->ecc_uncorrected.v),
-			    xasprintf("corrected: %lld", HW_VALID(g->ecc_corrected) ? (long long)g->ecc_corrected.v : -1LL),
-			    xstrdup("drain the GPU and reset it or reboot the node; repeated errors: field diagnostics "
-				    "(dcgmi diag -r 3) and RMA"));
+			say(f, xasprintf(_("%s has %lld uncorrectable ECC error(s)"), lb, (long long)g->ecc_uncorrected.v),
+			    xasprintf(_("corrected: %lld"), HW_VALID(g->ecc_corrected) ? (long long)g->ecc_corrected.v : -1LL),
+			    xstrdup(_("drain the GPU and reset it or reboot the node; repeated errors: field diagnostics "
+				    "(dcgmi diag -r 3) and RMA")));
 		}
 		if ((HW_VALID(g->remap_failure) && g->remap_failure.v) ||
 		    (HW_VALID(g->remap_pending) && g->remap_pending.v) ||
@@ -889,7 +889,7 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 			bool fail = HW_VALID(g->remap_failure) && g->remap_failure.v;
 			doctor_finding *f = doctor_add(rep, "retired-pages", fail ? DOC_FAIL : DOC_WARN, DG_HEALTH, g->index);
 			say(f, xasprintf("%s %s", lb, fail ? "failed to remap a memory row" : "has retired or pending memory pages/rows"),
-			    xasprintf("retired DBE %lld, retirement pending %lld, remap pending %lld, remap failure %lld",
+			    xasprintf(_("retired DBE %lld, retirement pending %lld, remap pending %lld, remap failure %lld"),
 				      HW_VALID(g->retired_dbe) ? (long long)g->retired_dbe.v : -1LL,
 				      HW_VALID(g->retired_pending) ? (long long)g->retired_pending.v : -1LL,
 				      HW_VALID(g->remap_pending) ? (long long)g->remap_pending.v : -1LL,
@@ -899,9 +899,9 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 		}
 		if (nv >= 2 && !on_wsl(in) && HW_VALID(g->persistence_mode) && g->persistence_mode.v == 0) {
 			doctor_finding *f = doctor_add(rep, "persistence-mode", DOC_WARN, DG_HEALTH, g->index);
-			say(f, xasprintf("%s has persistence mode off on a %zu-GPU machine", lb, nv),
-			    xstrdup("without persistence the driver tears GPU state down between jobs (slow starts)"),
-			    xasprintf("sudo nvidia-smi -i %d -pm 1 (DCGM's advice; or enable nvidia-persistenced)",
+			say(f, xasprintf(_("%s has persistence mode off on a %zu-GPU machine"), lb, nv),
+			    xstrdup(_("without persistence the driver tears GPU state down between jobs (slow starts)")),
+			    xasprintf(_("sudo nvidia-smi -i %d -pm 1 (DCGM's advice; or enable nvidia-persistenced)"),
 				      g->nvml_index));
 		}
 		for (size_t k = 0; k < g->n_procs; k++) {
@@ -911,28 +911,28 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 				fmt_bytes(mem, sizeof mem, (uint64_t)p->used_mem_bytes.v);
 			if (!p->exists && on_wsl(in)) {
 				doctor_finding *f = doctor_add(rep, "windows-process", DOC_INFO, DG_HEALTH, g->index);
-				say(f, xasprintf("%s: process %u holds %s: a Windows-side process", lb, p->pid, mem),
-				    xstrdup("NVML lists the PID, WSL's /proc has none: Windows programs share the GPU with WSL"),
-				    xstrdup("Task Manager > Details, with the 'Dedicated GPU memory' column, names it"));
+				say(f, xasprintf(_("%s: process %u holds %s: a Windows-side process"), lb, p->pid, mem),
+				    xstrdup(_("NVML lists the PID, WSL's /proc has none: Windows programs share the GPU with WSL")),
+				    xstrdup(_("Task Manager > Details, with the 'Dedicated GPU memory' column, names it")));
 				continue;
 			}
 			if (!p->exists) {
 				doctor_finding *f = doctor_add(rep, "stale-process", DOC_WARN, DG_HEALTH, g->index);
-				say(f, xasprintf("%s: process %u holds %s but no longer exists", lb, p->pid, mem),
-				    xstrdup("NVML lists the PID; /proc has no such process (or it lives in another PID "
-					    "namespace: run gpuwise on the host)"),
-				    xasprintf("find what keeps the memory: sudo fuser -v /dev/nvidia*; a reset frees it: sudo "
-					      "nvidia-smi -i %d -r", g->nvml_index));
+				say(f, xasprintf(_("%s: process %u holds %s but no longer exists"), lb, p->pid, mem),
+				    xstrdup(_("NVML lists the PID; /proc has no such process (or it lives in another PID "
+					    "namespace: run gpuwise on the host)")),
+				    xasprintf(_("find what keeps the memory: sudo fuser -v /dev/nvidia*; a reset frees it: sudo "
+					      "nvidia-smi -i %d -r"), g->nvml_index));
 				continue;
 			}
 			double age = proc_age_s(p->pid);
 			/* idle for hours: the GPU shows no load and the process is older than 2 h */
 			if (age > 7200 && HW_VALID(g->util_gpu_pct) && g->util_gpu_pct.v == 0) {
 				doctor_finding *f = doctor_add(rep, "idle-process", DOC_WARN, DG_HEALTH, g->index);
-				say(f, xasprintf("%s: process %u (%s%s%s) holds %s while the GPU is idle", lb, p->pid,
+				say(f, xasprintf(_("%s: process %u (%s%s%s) holds %s while the GPU is idle"), lb, p->pid,
 						 *p->user ? p->user : "?", *p->command ? ": " : "", p->command, mem),
-				    xasprintf("running for %.1f h; GPU utilisation 0%%", age / 3600.0),
-				    xasprintf("if it is a forgotten notebook or server: kill %u", p->pid));
+				    xasprintf(_("running for %.1f h; GPU utilisation 0%%"), age / 3600.0),
+				    xasprintf(_("if it is a forgotten notebook or server: kill %u"), p->pid));
 			}
 		}
 		if (rep->n == before) {
@@ -940,8 +940,8 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 			char t[32] = "?";
 			if (HW_VALID(g->temp_c))
 				snprintf(t, sizeof t, "%lld C", (long long)g->temp_c.v);
-			say(f, xasprintf("%s healthy", lb),
-			    xasprintf("temperature %s, no throttling, power limit and PCIe link as expected, no ECC errors", t),
+			say(f, xasprintf(_("%s healthy"), lb),
+			    xasprintf(_("temperature %s, no throttling, power limit and PCIe link as expected, no ECC errors"), t),
 			    NULL);
 		}
 	}
@@ -962,19 +962,19 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 			const char *meaning = "unknown Xid", *sev = "none", *action = "look at the kernel log around it";
 			xid_lookup(x->xid, &meaning, &sev, &action);
 			doctor_finding *f = doctor_add(rep, "xid", strcmp(sev, "fail") == 0 ? DOC_FAIL : DOC_WARN, DG_HEALTH, -1);
-			say(f, xasprintf("Xid %d on %s: %s (%zu in the last 24 h)", x->xid, x->pci, meaning, count),
-			    xasprintf("DCGM severity: %s; last: pid %d %s: %s", sev, x->pid, x->process, x->text),
+			say(f, xasprintf(_("Xid %d on %s: %s (%zu in the last 24 h)"), x->xid, x->pci, meaning, count),
+			    xasprintf(_("DCGM severity: %s; last: pid %d %s: %s"), sev, x->pid, x->process, x->text),
 			    xstrdup(action));
 		}
 		if (in->n_xids == 0 && nv) {
 			doctor_finding *f = doctor_add(rep, "xid", DOC_OK, DG_HEALTH, -1);
-			say(f, xstrdup("no Xid errors in the kernel log in the last 24 h"), NULL, NULL);
+			say(f, xstrdup(_("no Xid errors in the kernel log in the last 24 h")), NULL, NULL);
 		}
 	} else if (nv) {
 		doctor_finding *f = doctor_add(rep, "xid", DOC_SKIP, DG_HEALTH, -1);
-		say(f, xstrdup("kernel log not readable: Xid errors not checked"),
+		say(f, xstrdup(_("kernel log not readable: Xid errors not checked")),
 		    xstrdup(in->xid_error ? in->xid_error : "/dev/kmsg"),
-		    xstrdup("run as root or allow reading: sudo sysctl kernel.dmesg_restrict=0"));
+		    xstrdup(_("run as root or allow reading: sudo sysctl kernel.dmesg_restrict=0")));
 	}
 }
 

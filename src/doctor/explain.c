@@ -523,7 +523,7 @@ static void render_list(char *const *tmpl, size_t nt, const explain_match_t *m, 
 {
 	for (size_t i = 0; i < nt; i++) {
 		bool ok;
-		char *r = render(tmpl[i], m, &ok);
+		char *r = render(_(tmpl[i]), m, &ok);
 		if (ok)
 			list_add(list, n, r, false);
 		else
@@ -722,15 +722,16 @@ static void enrich(explain_match_t *m, const char *text)
 			char b4[32], b5[32];
 			fmt_bytes(b4, sizeof b4, (uint64_t)o.others[o.self_index].bytes);
 			fmt_bytes(b5, sizeof b5, (uint64_t)o.reserved);
-			self_cause = xasprintf("process %u (%s) is this job itself seen from outside its PID namespace "
+			self_cause = xasprintf(_("process %u (%s) is this job itself seen from outside its PID namespace "
 					       "(a container): the %s PyTorch reserved plus the CUDA context make up that "
 					       "figure, and PyTorch printed no 'this process has' sentence because NVML "
-					       "reports host PIDs", o.others[o.self_index].pid, b4, b5);
+					       "reports host PIDs"), o.others[o.self_index].pid, b4, b5);
 			snprintf(b4, sizeof b4, "%u", o.others[o.self_index].pid);
 			cap_set(m, "this_job_pid", b4);
 			if (!n_foreign) /* the table's generic "other processes" cause does not apply */
 				for (size_t i = 0; i < m->n_causes; i++)
-					if (strstr(m->causes[i], "other processes")) {
+					if (strstr(m->causes[i], "other processes") ||
+					    strcmp(m->causes[i], _("other processes hold memory on the same GPU")) == 0) {
 						free(m->causes[i]);
 						memmove(m->causes + i, m->causes + i + 1, (m->n_causes - i - 1) * sizeof *m->causes);
 						m->n_causes--;
@@ -741,11 +742,11 @@ static void enrich(explain_match_t *m, const char *text)
 		case OOM_TOO_BIG:
 			fmt_size_or(b2, sizeof b2, o.total);
 			free(m->title);
-			m->title = xasprintf("the GPU ran out of memory: %s requested, more than the whole GPU (%s)", b1, b2);
-			add_cause(m, xasprintf("one allocation of %s is larger than the GPU's total %s: this "
-					       "job cannot fit on this GPU as configured", b1, b2), true);
-			add_fix(m, xstrdup("shrink the job (batch, sequence length, precision, quantization) or use "
-					   "several GPUs or a larger one; gpuwise plan MODEL shows what fits"), true);
+			m->title = xasprintf(_("the GPU ran out of memory: %s requested, more than the whole GPU (%s)"), b1, b2);
+			add_cause(m, xasprintf(_("one allocation of %s is larger than the GPU's total %s: this "
+					       "job cannot fit on this GPU as configured"), b1, b2), true);
+			add_fix(m, xstrdup(_("shrink the job (batch, sequence length, precision, quantization) or use "
+					   "several GPUs or a larger one; gpuwise plan MODEL shows what fits")), true);
 			break;
 		case OOM_NOT_SHORTAGE:
 			if (o.total > 0 && o.free < OOM_TIGHT_FREE_BYTES) {
@@ -756,43 +757,43 @@ static void enrich(explain_match_t *m, const char *text)
 				fmt_bytes(b3, sizeof b3, (uint64_t)o.total);
 				fmt_bytes(b4, sizeof b4, (uint64_t)mine);
 				fmt_bytes(b5, sizeof b5, (uint64_t)(rest > 0 ? rest : 0));
-				add_cause(m, xasprintf("the GPU is full, not broken: only %s of its %s was free, and a request "
+				add_cause(m, xasprintf(_("the GPU is full, not broken: only %s of its %s was free, and a request "
 						       "that leaves almost nothing fails (the driver allocates in 2 MiB pages and "
 						       "keeps a reserve); this job holds %s and %s is held outside it: on a Windows "
 						       "or WSL laptop that is the desktop (dwm.exe), the browser and other apps "
-						       "drawing on the GPU", b2, b3, b4, b5), true);
-				add_fix(m, xstrdup("free what other programs hold: close GPU-heavy apps (a browser with hardware "
+						       "drawing on the GPU"), b2, b3, b4, b5), true);
+				add_fix(m, xstrdup(_("free what other programs hold: close GPU-heavy apps (a browser with hardware "
 						   "acceleration, games, video); on a hybrid laptop run the desktop on the "
-						   "integrated GPU; gpuwise status (nvidia-smi on Windows) lists who holds it"), true);
+						   "integrated GPU; gpuwise status (nvidia-smi on Windows) lists who holds it")), true);
 				break;
 			}
-			add_cause(m, xasprintf("not a plain shortage: %s was free for a %s request, so the memory "
+			add_cause(m, xasprintf(_("not a plain shortage: %s was free for a %s request, so the memory "
 					       "belongs to something outside this allocator (another CUDA context, a "
-					       "driver problem) or the job used another GPU than intended", b2, b1), true);
-			add_fix(m, xstrdup("check which GPU the job really uses (CUDA_VISIBLE_DEVICES, "
-					   "CUDA_DEVICE_ORDER=PCI_BUS_ID) and the kernel log for Xid errors"), true);
+					       "driver problem) or the job used another GPU than intended"), b2, b1), true);
+			add_fix(m, xstrdup(_("check which GPU the job really uses (CUDA_VISIBLE_DEVICES, "
+					   "CUDA_DEVICE_ORDER=PCI_BUS_ID) and the kernel log for Xid errors")), true);
 			break;
 		case OOM_FRAGMENTATION:
 			fmt_size_or(b3, sizeof b3, o.reserved_unalloc);
-			add_cause(m, xasprintf("fragmentation: %s free plus %s reserved by PyTorch but unallocated "
-					       "would cover the %s request", b2, b3, b1), true);
-			add_fix(m, xstrdup("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True and rerun (lets "
-					   "the allocator grow segments instead of leaving reserved gaps)"), true);
+			add_cause(m, xasprintf(_("fragmentation: %s free plus %s reserved by PyTorch but unallocated "
+					       "would cover the %s request"), b2, b3, b1), true);
+			add_fix(m, xstrdup(_("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True and rerun (lets "
+					   "the allocator grow segments instead of leaving reserved gaps)")), true);
 			break;
 		case OOM_SHORTAGE:
 			fmt_size_or(b3, sizeof b3, o.shortfall);
 			if (n_foreign && others >= o.shortfall) {
 				char b4[32];
 				fmt_bytes(b4, sizeof b4, (uint64_t)others);
-				add_cause(m, xasprintf("a real shortage of %s, and other processes hold %s on this GPU: "
-						       "stopping them would make room", b3, b4), true);
+				add_cause(m, xasprintf(_("a real shortage of %s, and other processes hold %s on this GPU: "
+						       "stopping them would make room"), b3, b4), true);
 			} else {
-				add_cause(m, xasprintf("a real shortage: %s requested, %s free; %s short even if all "
-						       "reserved-but-unallocated memory were reused", b1, b2, b3), true);
+				add_cause(m, xasprintf(_("a real shortage: %s requested, %s free; %s short even if all "
+						       "reserved-but-unallocated memory were reused"), b1, b2, b3), true);
 			}
 			if (o.reserved_unalloc >= (int64_t)GiB)
-				add_fix(m, xstrdup("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reclaims part of the "
-						   "reserved-but-unallocated memory, but not enough on its own"), false);
+				add_fix(m, xstrdup(_("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reclaims part of the "
+						   "reserved-but-unallocated memory, but not enough on its own")), false);
 			break;
 		default:
 			break;
@@ -816,12 +817,12 @@ static void enrich(explain_match_t *m, const char *text)
 		}
 		if (n_foreign) {
 			strbuf sb = STRBUF_INIT;
-			sb_puts(&sb, "see who holds the memory: gpuwise status (the message names process");
-			sb_puts(&sb, n_foreign > 1 ? "es" : "");
+			sb_puts(&sb, n_foreign > 1 ? _("see who holds the memory: gpuwise status (the message names processes")
+					       : _("see who holds the memory: gpuwise status (the message names process"));
 			for (size_t i = 0, k = 0; i < o.n_others; i++)
 				if ((int)i != o.self_index)
 					sb_printf(&sb, "%s %u", k++ ? "," : "", o.others[i].pid);
-			sb_puts(&sb, "); stop them or pick another GPU with CUDA_VISIBLE_DEVICES");
+			sb_puts(&sb, _("); stop them or pick another GPU with CUDA_VISIBLE_DEVICES"));
 			add_fix(m, sb_detach(&sb), o.verdict == OOM_SHORTAGE);
 		}
 	} else if (strcmp(m->id, "arch-unsupported") == 0) {
@@ -832,17 +833,17 @@ static void enrich(explain_match_t *m, const char *text)
 			for (size_t i = 0; i < m->n_fixes; i++)
 				free(m->fixes[i]);
 			m->n_fixes = 0;
-			add_cause(m, xasprintf("no PyTorch build supports CC %d.%d: CUDA itself dropped it (Fermi, CC 2.x, after "
-					       "CUDA 8; Kepler CC 3.0 after CUDA 10) and PyTorch wheels start at CC 3.5", ma, mi), true);
-			add_fix(m, xstrdup("run on the CPU: pip install --force-reinstall torch --index-url "
-					   "https://download.pytorch.org/whl/cpu (and use device='cpu')"), false);
-			add_fix(m, xstrdup("or use another GPU: current wheels run on CC 5.0 and newer (gpuwise cards MODEL "
-					   "lists cards for a model)"), false);
+			add_cause(m, xasprintf(_("no PyTorch build supports CC %d.%d: CUDA itself dropped it (Fermi, CC 2.x, after "
+					       "CUDA 8; Kepler CC 3.0 after CUDA 10) and PyTorch wheels start at CC 3.5"), ma, mi), true);
+			add_fix(m, xstrdup(_("run on the CPU: pip install --force-reinstall torch --index-url "
+					   "https://download.pytorch.org/whl/cpu (and use device='cpu')")), false);
+			add_fix(m, xstrdup(_("or use another GPU: current wheels run on CC 5.0 and newer (gpuwise cards MODEL "
+					   "lists cards for a model)")), false);
 		} else if (cc && sscanf(cc, "%d.%d", &ma, &mi) == 2) {
 			torch_pick p;
 			if (compat_pick_torch(ma, mi, NULL, &p, NULL) == 0 && (p.found || p.driver_too_old)) {
-				add_fix(m, xasprintf("then check the driver: this build (torch %s, CUDA %s) needs "
-						     "driver >= %s (nvidia-smi shows it)", p.torch, p.cuda, p.min_driver), true);
+				add_fix(m, xasprintf(_("then check the driver: this build (torch %s, CUDA %s) needs "
+						     "driver >= %s (nvidia-smi shows it)"), p.torch, p.cuda, p.min_driver), true);
 				add_fix(m, xstrdup(p.pip_line), true);
 				cap_set(m, "pip_line", p.pip_line);
 			}
@@ -859,8 +860,8 @@ static void enrich(explain_match_t *m, const char *text)
 			cap_set(m, "dcgm_severity", sev);
 			if (strcmp(m->id, "xid") == 0) {
 				free(m->title);
-				m->title = xasprintf("the NVIDIA driver reported Xid %d: %s", xid, meaning);
-				add_cause(m, xasprintf("Xid %d: %s (DCGM severity: %s)", xid, meaning, sev), true);
+				m->title = xasprintf(_("the NVIDIA driver reported Xid %d: %s"), xid, meaning);
+				add_cause(m, xasprintf(_("Xid %d: %s (DCGM severity: %s)"), xid, meaning, sev), true);
 			}
 			add_fix(m, xstrdup(action), true);
 		}
@@ -870,8 +871,8 @@ static void enrich(explain_match_t *m, const char *text)
 		char floor[16];
 		compat_minor_floor(major + 1, floor, sizeof floor);
 		if (*floor)
-			add_fix(m, xasprintf("a CUDA %d.x build of PyTorch needs driver >= %s (minor-version "
-					     "compatibility); upgrade to at least that", major + 1, floor), true);
+			add_fix(m, xasprintf(_("a CUDA %d.x build of PyTorch needs driver >= %s (minor-version "
+					     "compatibility); upgrade to at least that"), major + 1, floor), true);
 	}
 }
 
@@ -880,10 +881,13 @@ static void render_sig(explain_match_t *x, const sig *s)
 {
 	derive_caps(x);
 	bool ok;
-	x->title = render(s->title, x, &ok);
+	/* the table's templates go through the catalog (tools/tsv-pot.py extracts them) */
+	x->title = render(_(s->title), x, &ok);
 	if (!ok) {
 		/* drop the parenthesised detail that had no value */
 		char *paren = strstr(x->title, " (");
+		if (!paren)
+			paren = strstr(x->title, "（");
 		if (paren)
 			*paren = '\0';
 	}

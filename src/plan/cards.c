@@ -16,7 +16,7 @@ static void caveat(cards_row *r, const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(r->caveats[r->n_caveats++], CARDS_CAVEAT_LEN, fmt, ap);
+	vsnprintf(r->caveats[r->n_caveats++], CARDS_CAVEAT_LEN, _(fmt), ap);
 	va_end(ap);
 }
 
@@ -30,7 +30,7 @@ size_t cards_lifecycle_text(const gpu_spec *g, char *buf, size_t n)
 	bool old = g->cc_major < 7 || (g->cc_major == 7 && g->cc_minor < 5);
 	int k = snprintf(buf, n, "%s, sm_%d%d%s; lifecycle as of %s: last PyTorch %s%s%s; last driver branch %s; "
 			 "to build from source: %s",
-			 lc->arch, g->cc_major, g->cc_minor, old ? " (compute capability below 7.5)" : "", lc->as_of,
+			 lc->arch, g->cc_major, g->cc_minor, old ? _(" (compute capability below 7.5)") : "", lc->as_of,
 			 *lc->last_torch ? lc->last_torch : "current", *lc->torch_wheel ? ", " : "", lc->torch_wheel,
 			 *lc->last_driver ? lc->last_driver : "current", lc->cuda_build);
 	return k < 0 ? 0 : strlen(buf);
@@ -101,7 +101,7 @@ static void caveats_for(cards_row *r)
 		caveat(r, "several cards: the model is split across them (needs a split-capable engine); %ux %d-slot%s cards "
 			  "need a board with %u PCIe x16-size slots and %u slot widths of room (or risers), %u W of board power, "
 			  "a PSU of at least %u W (cards + %d W host, +%.0f%% headroom) [assumption]",
-		       r->count, slots, in ? "" : " (assumed)", r->count, r->slots_total, r->power_w, r->psu_min_w,
+		       r->count, slots, in ? "" : _(" (assumed)"), r->count, r->slots_total, r->power_w, r->psu_min_w,
 		       RIG_HOST_W, (RIG_HEADROOM - 1) * 100);
 		if (r->psu_min_w > RIG_ATX_MAX_W)
 			caveat(r, "%u W is more than the largest common ATX PSU (%d W): two PSUs and a circuit that carries it "

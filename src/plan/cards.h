@@ -54,7 +54,7 @@ typedef struct cards_opts {
 } cards_opts;
 
 #define CARDS_MAX_CAVEATS 12
-#define CARDS_CAVEAT_LEN 360
+#define CARDS_CAVEAT_LEN 720
 
 typedef struct cards_row {
 	const gpu_spec *gpu;

@@ -111,13 +111,13 @@ void plan_cpu_notes(const plan_request *rq, plan_result *r)
 	double by_threads = (double)threads_of(rq) * CPU_THREAD_GBS;
 	plan_note(r, "CPU only: llama.cpp with all %u layers on the host, %u thread%s%s", r->total_layers,
 		  threads_of(rq), threads_of(rq) == 1 ? "" : "s",
-		  rq->cpu_threads ? "" : " (assumed; set --threads)");
+		  rq->cpu_threads ? "" : _(" (assumed; set --threads)"));
 	char cap[64] = "";
 	if (by_threads < by_dram)
 		snprintf(cap, sizeof cap, ", capped at %.1f GB/s by the threads (%.0f GB/s each)", by_threads,
 			 CPU_THREAD_GBS);
 	plan_note(r, "host memory %.1f GB/s peak (%s); decode streams %.0f%% of it = %.1f GB/s%s", peak,
-		  rq->ram_bw_gbs > 0 ? "given" : "assumed dual-channel DDR4-3200; set --host-bw or --host-mem",
+		  rq->ram_bw_gbs > 0 ? _("given") : _("assumed dual-channel DDR4-3200; set --host-bw or --host-mem"),
 		  CPU_BW_FRACTION * 100, by_dram, cap);
 	plan_note(r, "decode reads the weights and the KV cache (half full) once per token; prefill at %.0f "
 		     "GFLOP/s per thread",

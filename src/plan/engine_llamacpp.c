@@ -346,13 +346,13 @@ void plan_llamacpp_notes(const plan_request *rq, plan_result *r)
 			  (double)r->embd_bytes / (double)GiB);
 	plan_note(r, "KV cache %s, %llu cells (context padded to 256)%s%s", plan_kv_type_name(r->kv_type),
 		  (unsigned long long)r->kv_cells,
-		  r->flash_attn ? ", flash attention" : ", no flash attention (f32 KQ in the compute buffer)",
+		  r->flash_attn ? _(", flash attention") : _(", no flash attention (f32 KQ in the compute buffer)"),
 		  !r->flash_attn_assumed ? ""
 		  : rq->engine == PLAN_ENGINE_OLLAMA
-			  ? " (assumed: Ollama's default for this model; OLLAMA_FLASH_ATTENTION=0/1 overrides)"
-		  : r->flash_attn ? " (assumed: -fa auto, the default since llama.cpp pull 15434; --flash-attn off "
-				    "for builds before it)"
-				  : " (assumed: this build's default; --flash-attn on overrides)");
+			  ? _(" (assumed: Ollama's default for this model; OLLAMA_FLASH_ATTENTION=0/1 overrides)")
+		  : r->flash_attn ? _(" (assumed: -fa auto, the default since llama.cpp pull 15434; --flash-attn off "
+				      "for builds before it)")
+				  : _(" (assumed: this build's default; --flash-attn on overrides)"));
 	const model_desc *m = rq->model;
 	if (m && (m->layer_rule || m->recurrent || m->kv_from_start)) {
 		uint32_t nkv = 0, nrs = 0;

@@ -119,7 +119,7 @@ void plan_note(plan_result *r, const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(r->notes[r->n_notes++], sizeof r->notes[0], fmt, ap);
+	vsnprintf(r->notes[r->n_notes++], sizeof r->notes[0], _(fmt), ap);
 	va_end(ap);
 }
 
@@ -319,15 +319,15 @@ static void describe(const plan_result *r, char *buf, size_t n)
 	int k;
 	if (r->verdict == PLAN_FITS && r->n_devices == 0) {
 		fmt_gib(v, sizeof v, r->host_bytes);
-		k = snprintf(buf, n, "fits: %s in host RAM", v);
+		k = snprintf(buf, n, _("fits: %s in host RAM"), v);
 	} else if (r->verdict == PLAN_FITS)
-		k = snprintf(buf, n, "fits: %s on the GPU", v);
+		k = snprintf(buf, n, _("fits: %s on the GPU"), v);
 	else if (r->verdict == PLAN_OFFLOAD)
-		k = snprintf(buf, n, "offload: %u of %u layers on the GPU", r->gpu_layers, r->total_layers);
+		k = snprintf(buf, n, _("offload: %u of %u layers on the GPU"), r->gpu_layers, r->total_layers);
 	else
-		k = snprintf(buf, n, "still does not fit");
+		k = snprintf(buf, n, _("still does not fit"));
 	if (k > 0 && (size_t)k < n && r->decode_tok_s > 0)
-		snprintf(buf + k, n - (size_t)k, ", ~%.0f tok/s decode", r->decode_tok_s);
+		snprintf(buf + k, n - (size_t)k, _(", ~%.0f tok/s decode"), r->decode_tok_s);
 }
 
 /* Is b better than a (verdict, then GPU layers, then speed by 5%)? */
@@ -404,7 +404,7 @@ static void add_advice(plan_result *res, const plan_result *after, const char *f
 	memset(a, 0, sizeof *a);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(a->action, sizeof a->action, fmt, ap);
+	vsnprintf(a->action, sizeof a->action, _(fmt), ap);
 	va_end(ap);
 	describe(after, a->effect, sizeof a->effect);
 	a->verdict = after->verdict;
@@ -649,7 +649,7 @@ static void advise(const plan_request *rq, plan_result *res)
 				char v[32];
 				fmt_gib(v, sizeof v, cards[i].g->vram_bytes);
 				add_advice(res, r, "a larger card: %s (%s, %s; about $%.0f %s, %s)", cards[i].g->id,
-					   cards[i].g->name, v, cards[i].q.amount, cards[i].used ? "used" : "new", cards[i].q.date);
+					   cards[i].g->name, v, cards[i].q.amount, cards[i].used ? _("used") : _("new"), cards[i].q.date);
 				break;
 			}
 		}
@@ -665,8 +665,8 @@ int plan_run(const plan_request *rq, plan_result *res, gw_error *err)
 		return rc;
 	const char *eng = plan_engine_name(rq->engine);
 	plan_note(res, "engine %s; weights %s (%s)", eng, res->quant,
-	     res->weights_exact ? "exact tensor bytes from the file"
-				: "estimated tensor by tensor with llama.cpp's quantization rules");
+	     res->weights_exact ? _("exact tensor bytes from the file")
+				: _("estimated tensor by tensor with llama.cpp's quantization rules"));
 	const plan_engine_ops *ops = plan_engine_ops_of(rq->engine);
 	ops->notes(rq, res);
 	if (res->n_cpu_moe)

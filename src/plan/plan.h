@@ -128,8 +128,8 @@ typedef struct plan_advice_set {
 } plan_advice_set;
 
 typedef struct plan_advice {
-	char action[192];
-	char effect[256];
+	char action[384]; /* room for a translation (UTF-8 CJK: 3 bytes a character) */
+	char effect[384];
 	plan_verdict verdict;    /* the verdict after the change */
 	/* the change as option fields, and its predicted result */
 	plan_advice_set set[PLAN_ADVICE_MAX_SET];
@@ -183,7 +183,7 @@ typedef struct plan_result {
 
 	plan_advice advice[PLAN_MAX_ADVICE];
 	size_t n_advice;
-	char notes[PLAN_MAX_NOTES][200]; /* the assumptions behind the numbers */
+	char notes[PLAN_MAX_NOTES][400]; /* the assumptions behind the numbers */
 	size_t n_notes;
 } plan_result;
 

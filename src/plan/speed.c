@@ -766,25 +766,25 @@ void plan_speed_notes(const plan_request *rq, plan_result *r)
 		if (r->backend == PLAN_BACKEND_CPU || r->gpu_layers == 0)
 			plan_note(r, "CPU backend: host memory at %.1f GB/s (%s), %u threads at %.0f GFLOPS each",
 				  rq->ram_bw_gbs > 0 ? rq->ram_bw_gbs : HOST_BW_DEFAULT_GBS,
-				  rq->ram_bw_from ? rq->ram_bw_from : rq->ram_bw_gbs > 0 ? "--ram-bw" : "DDR4-3200 x2; set --ram-bw",
+				  rq->ram_bw_from ? rq->ram_bw_from : rq->ram_bw_gbs > 0 ? "--ram-bw" : _("DDR4-3200 x2; set --ram-bw"),
 				  rq->cpu_threads ? rq->cpu_threads : CPU_THREADS_DEFAULT, row.pp_q_x);
 		else
 			plan_note(r, "prefill: 2 x %.2fB params at %.0f%% of the %s peak x%.1f%s; attention %.2f GFLOPs/token "
 				     "at %.0f%% of fp16 (flash attention %s)",
 				  p2 / 2e9, (!strcmp(k, "f16") ? row.pp_f_eff : row.pp_q_eff) * 100,
 				  !strcmp(k, "f16") ? "fp16" : row.pp_q_rate, !strcmp(k, "f16") ? 1.0 : row.pp_q_x,
-				  !strcmp(k, "f16") ? "" : (!strcmp(row.pp_q_rate, "int8") ? " (int8 MMQ)" : ""),
+				  !strcmp(k, "f16") ? "" : (!strcmp(row.pp_q_rate, "int8") ? _(" (int8 MMQ)") : ""),
 				  att / 1e9, (r->flash_attn ? row.attn_eff_fa : row.attn_eff_nofa) * 100,
 				  r->flash_attn ? "on" : "off");
 		plan_note(r, "decode reads the KV cache half full%s; batch of one sequence",
-			  r->flash_attn ? "" : " and writes/reads the F32 attention scores (no flash attention)");
+			  r->flash_attn ? "" : _(" and writes/reads the F32 attention scores (no flash attention)"));
 	} else {
 		double lat = have ? row.layer_us / 1000.0 : metal ? ops->dec_lat_metal_ms : ops->dec_lat_ms;
 		if (have || ops->calibrated)
 			plan_note(r, "decode: %.2f ms/layer + GPU bytes at min(%.0f%% of peak, %.0f GB/s); fit to "
 				     "llama.cpp b2824 llama-bench tg (XiongjieDai)%s%s",
 				  lat, (have ? row.bw_kq : ops->dec_bw_fraction) * 100,
-				  have ? row.bw_ceil_gbs : ops->dec_bw_ceil_gbs, have ? "; backend " : "",
+				  have ? row.bw_ceil_gbs : ops->dec_bw_ceil_gbs, have ? _("; backend ") : "",
 				  have ? plan_backend_name(r->backend) : "");
 		else
 			plan_note(r, "decode: %.2f ms/layer + GPU bytes at %.0f%% of peak bandwidth (uncalibrated for %s)",
@@ -798,5 +798,5 @@ void plan_speed_notes(const plan_request *rq, plan_result *r)
 	if (r->gpu_layers < r->total_layers && r->gpu_layers > 0 && !ops->tensor_parallel)
 		plan_note(r, "host part read at %.1f GB/s (%s)", rq->ram_bw_gbs > 0 ? rq->ram_bw_gbs : HOST_BW_DEFAULT_GBS,
 			  rq->ram_bw_from ? rq->ram_bw_from
-			  : rq->ram_bw_gbs > 0 ? "--ram-bw" : "dual-channel DDR4-3200; set --ram-bw");
+			  : rq->ram_bw_gbs > 0 ? "--ram-bw" : _("dual-channel DDR4-3200; set --ram-bw"));
 }

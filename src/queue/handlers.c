@@ -508,7 +508,7 @@ static void do_change(qd *d, client *c, proto_req *r)
 				err = buf;
 			} else {
 				x->j.state = JOB_HELD;
-				qd_set_reason(&x->j, "held by %s", c->uid == x->j.spec.uid ? "its owner" : "an administrator");
+				qd_set_reason(&x->j, "held by %s", c->uid == x->j.spec.uid ? N_("its owner") : N_("an administrator"));
 				qd_save(d, x);
 				json_object_set_new(e, "state", json_string("held"));
 				d->dirty = true;

@@ -318,7 +318,7 @@ void qd_schedule(qd *d)
 		    !(x->j.reason && str_starts(x->j.reason, "preempted and requeued: "))) {
 			char *r = x->j.reason;
 			x->j.reason = NULL;
-			qd_set_reason(&x->j, "preempted and requeued: %s; now %s", x->preempt_note, r ? r : "waiting");
+			qd_set_reason(&x->j, "preempted and requeued: %s; now %s", x->preempt_note, r ? r : N_("waiting"));
 			free(r);
 		}
 	}
@@ -350,7 +350,7 @@ void qd_schedule(qd *d)
 		j->mig_idx = dc->mig_idx;
 		j->borrowed = dc->borrowed;
 		j->pid = 0;
-		qd_set_reason(j, dc->borrowed ? "running on quota borrowed from idle projects" : NULL);
+		qd_set_reason(j, dc->borrowed ? N_("running on quota borrowed from idle projects") : NULL);
 		qd_save(d, x);
 	}
 	/* a start that is not on disk is not made: after a restart the job would run again */

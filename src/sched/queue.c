@@ -128,12 +128,12 @@ const char *sched_check_fits(const job_spec *s, const sched_node_gpu *gpus, size
 {
 	char a[32], b[32];
 	if (s->n_gpus < 1 || s->n_gpus > 16)
-		return "a job asks for 1 to 16 GPUs";
+		return N_("a job asks for 1 to 16 GPUs");
 	if (s->mode == JOB_MODE_MIG) {
 		if (s->n_gpus != 1)
-			return "a MIG job takes one instance (--gpus 1)";
+			return N_("a MIG job takes one instance (--gpus 1)");
 		if (!mig_of_profile(gpus, n_gpus, s->mig_profile)) {
-			snprintf(buf, n, "no GPU here has a MIG instance of profile %s", s->mig_profile);
+			snprintf(buf, n, N_("no GPU here has a MIG instance of profile %s"), s->mig_profile);
 			return buf;
 		}
 		return NULL;
@@ -149,16 +149,16 @@ const char *sched_check_fits(const job_spec *s, const sched_node_gpu *gpus, size
 			fit++;
 	}
 	if ((size_t)s->n_gpus > whole) {
-		snprintf(buf, n, "this server has %zu usable GPU%s, the job asks for %d", whole,
+		snprintf(buf, n, N_("this server has %zu usable GPU%s, the job asks for %d"), whole,
 			 whole == 1 ? "" : "s", s->n_gpus);
 		return buf;
 	}
 	if (s->mode == JOB_MODE_SHARED && (size_t)s->n_gpus > fit && sized && sized == whole) {
-		snprintf(buf, n, "no GPU here has %s (the request)", fmt_bytes(a, sizeof a, s->vram_bytes));
+		snprintf(buf, n, N_("no GPU here has %s (the request)"), fmt_bytes(a, sizeof a, s->vram_bytes));
 		return buf;
 	}
 	if (s->mode == JOB_MODE_SHARED && (size_t)s->n_gpus > fit) {
-		snprintf(buf, n, "no GPU here has %s (the request %s plus a %s context reserve)",
+		snprintf(buf, n, N_("no GPU here has %s (the request %s plus a %s context reserve)"),
 			 fmt_bytes(a, sizeof a, s->vram_bytes + context_reserve_bytes),
 			 fmt_bytes(b, sizeof b, s->vram_bytes),
 			 fmt_bytes((char[32]){0}, 32, context_reserve_bytes));
@@ -203,20 +203,20 @@ const char *sched_check_quota(const job_spec *s, const sched_project *pr, const 
 			continue;
 		char a[32], b[32], c[32];
 		if (d == 0 && s->mode == JOB_MODE_SHARED && req[0] > s->vram_bytes * (uint64_t)s->n_gpus)
-			snprintf(buf, n, "the job asks for %s of GPU memory, which is charged at least %s here "
+			snprintf(buf, n, N_("the job asks for %s of GPU memory, which is charged at least %s here "
 				 "(the smallest standard size of any GPU model that holds it), and project %s's VRAM quota is %s%s: "
-				 "it could never start",
+				 "it could never start"),
 				 fmt_bytes(c, sizeof c, s->vram_bytes * (uint64_t)s->n_gpus), fmt_bytes(a, sizeof a, req[0]),
 				 pr->name, fmt_bytes(b, sizeof b, quota[0]),
-				 borrowing ? " (with all the others' to borrow)" : "");
+				 borrowing ? N_(" (with all the others' to borrow)") : "");
 		else if (d == 0)
-			snprintf(buf, n, "the job asks for %s of GPU memory and project %s's VRAM quota is %s%s: it could never start",
+			snprintf(buf, n, N_("the job asks for %s of GPU memory and project %s's VRAM quota is %s%s: it could never start"),
 				 fmt_bytes(a, sizeof a, req[0]), pr->name, fmt_bytes(b, sizeof b, quota[0]),
-				 borrowing ? " (with all the others' to borrow)" : "");
+				 borrowing ? N_(" (with all the others' to borrow)") : "");
 		else
-			snprintf(buf, n, "the job asks for %llu whole GPUs and project %s's GPU quota is %llu%s: it could never start",
+			snprintf(buf, n, N_("the job asks for %llu whole GPUs and project %s's GPU quota is %llu%s: it could never start"),
 				 (unsigned long long)req[1], pr->name, (unsigned long long)quota[1],
-				 borrowing ? " (with all the others' to borrow)" : "");
+				 borrowing ? N_(" (with all the others' to borrow)") : "");
 		return buf;
 	}
 	/* a running-job quota of 0 pauses a project: its jobs wait, they are not refused */
@@ -447,7 +447,7 @@ static int admit_v(pass *p, const job *j, const sched_project *pr, uint64_t vram
 	uint64_t req[3] = {vram, sched_job_gpus(j), 1};
 	uint64_t used[3] = {pr->used_vram_bytes, pr->used_gpus, pr->used_jobs};
 	uint64_t quota[3] = {pr->quota_vram_bytes, pr->quota_gpus, pr->quota_jobs};
-	static const char *const dim_name[3] = {"VRAM", "GPU", "running-job"};
+	static const char *const dim_name[3] = {"VRAM", "GPU", N_("running-job")};
 	int verdict = ADMIT_NOMINAL;
 	for (int d = 0; d < 3; d++) {
 		if (quota[d] == SCHED_UNLIMITED || used[d] + req[d] <= quota[d])
@@ -462,13 +462,13 @@ static int admit_v(pass *p, const job *j, const sched_project *pr, uint64_t vram
 		if (p->qtext_ver[k] != p->pver[pi] + 1) {
 			char a[32], b[32];
 			if (d == 0)
-				snprintf(text, sizeof p->qtext[k], "project %s is at its VRAM quota: %s/%s%s", pr->name,
+				snprintf(text, sizeof p->qtext[k], N_("project %s is at its VRAM quota: %s/%s%s"), pr->name,
 					 fmt_bytes(a, sizeof a, used[0]), fmt_bytes(b, sizeof b, quota[0]),
-					 p->cfg->borrowing ? " and the others have none idle to lend" : "");
+					 p->cfg->borrowing ? N_(" and the others have none idle to lend") : "");
 			else
-				snprintf(text, sizeof p->qtext[k], "project %s is at its %s quota: %llu/%llu%s", pr->name,
+				snprintf(text, sizeof p->qtext[k], N_("project %s is at its %s quota: %llu/%llu%s"), pr->name,
 					 dim_name[d], (unsigned long long)used[d], (unsigned long long)quota[d],
-					 p->cfg->borrowing ? " and the others have none idle to lend" : "");
+					 p->cfg->borrowing ? N_(" and the others have none idle to lend") : "");
 			p->qtext_ver[k] = p->pver[pi] + 1;
 		}
 		*why = text;
@@ -567,10 +567,10 @@ static void no_room_reason(pass *p, const job *j, char *why, size_t n)
 				n_foreign++;
 			}
 		if (n_foreign)
-			snprintf(why, n, "waiting for %d idle GPU%s (GPU %s: a process outside the queue uses %s)",
-				 r.n_gpus, r.n_gpus == 1 ? "" : "s", list, n_foreign == 1 ? "it" : "them");
+			snprintf(why, n, N_("waiting for %d idle GPU%s (GPU %s: a process outside the queue uses %s)"),
+				 r.n_gpus, r.n_gpus == 1 ? "" : "s", list, n_foreign == 1 ? N_("it") : N_("them"));
 		else
-			snprintf(why, n, "waiting for %d idle GPU%s", r.n_gpus, r.n_gpus == 1 ? "" : "s");
+			snprintf(why, n, N_("waiting for %d idle GPU%s"), r.n_gpus, r.n_gpus == 1 ? "" : "s");
 		return;
 	}
 	/* the least it needs on any GPU (models with standard sizes round it differently) */
@@ -603,14 +603,14 @@ static void no_room_reason(pass *p, const job *j, char *why, size_t n)
 				after = p->view[gi].mem_free_bytes + sched_need_bytes(&p->view[gi], &kr);
 			}
 			if (after >= sched_need_bytes(&p->view[gi], &r)) {
-				snprintf(why, n, "no GPU has %s free; GPU %d frees %s when job %llu ends",
+				snprintf(why, n, N_("no GPU has %s free; GPU %d frees %s when job %llu ends"),
 					 fmt_bytes(a, sizeof a, need), gi, fmt_bytes(b, sizeof b, after),
 					 (unsigned long long)k->id);
 				return;
 			}
 		}
 	}
-	snprintf(why, n, "no GPU has %s free", fmt_bytes(a, sizeof a, need));
+	snprintf(why, n, N_("no GPU has %s free"), fmt_bytes(a, sizeof a, need));
 }
 
 /*
@@ -810,7 +810,7 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 				if (jobs[k]->id == j->spec.after_id && !job_state_ended(jobs[k]->state))
 					waiting = true;
 			if (waiting) {
-				snprintf(why, sizeof why, "waiting for job %llu to end",
+				snprintf(why, sizeof why, N_("waiting for job %llu to end"),
 					 (unsigned long long)j->spec.after_id);
 				set_reason(j, why);
 				continue;
@@ -851,7 +851,7 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			k++;
 		if (slot == n_projects) {
 			for (size_t m = i; m < k; m++) {
-				snprintf(why, sizeof why, "project %s does not exist (any more)",
+				snprintf(why, sizeof why, N_("project %s does not exist (any more)"),
 					 queued[m]->spec.project ? queued[m]->spec.project : "?");
 				set_reason(queued[m], why);
 			}
@@ -954,7 +954,7 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			int g = -1;
 			int k = find_mig(&p, j, &g);
 			if (k < 0) {
-				snprintf(why, sizeof why, "no free MIG instance of profile %s",
+				snprintf(why, sizeof why, N_("no free MIG instance of profile %s"),
 					 j->spec.mig_profile ? j->spec.mig_profile : "?");
 				set_reason(j, why);
 				continue;
@@ -1006,7 +1006,7 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 				reserve_for(&p, j, res);
 				if (p.have_reservation) {
 					size_t l = strlen(why);
-					snprintf(why + l, sizeof why - l, " (GPUs are held for it)");
+					snprintf(why + l, sizeof why - l, N_(" (GPUs are held for it)"));
 				}
 			}
 			set_reason(j, why);

@@ -48,14 +48,10 @@ void table_add(table *t, ...)
 	table_addv(t, cells);
 }
 
-/* Display width of UTF-8 text (counts code points, not bytes). */
+/* Terminal columns of UTF-8 text: two per CJK character (util/i18n.c). */
 static size_t u8_width(const char *s)
 {
-	size_t w = 0;
-	for (; *s; s++)
-		if (((unsigned char)*s & 0xC0) != 0x80)
-			w++;
-	return w;
+	return gw_display_width(s);
 }
 
 void table_print(const table *t, FILE *f)

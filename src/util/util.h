@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/i18n.h"
+
 /* ---- errors (libuv style X-macro) ------------------------------------- */
 #define GW_ERRNO_MAP(X)                                   \
 	X(NOMEM, "out of memory")                         \

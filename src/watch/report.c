@@ -128,9 +128,12 @@ static void markers(strbuf *sb, const watch_result *r, double tmax)
 			  left ? " text-anchor=\"end\"" : "", tag);
 	}
 	if (hidden)
-		sb_printf(sb, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" fill=\"#555\" text-anchor=\"end\">"
-			      "+%zu more events (see the table)</text>\n",
-			  X1, Y1 + 30, hidden);
+	{
+		sb_printf(sb, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" fill=\"#555\" text-anchor=\"end\">", X1,
+			  Y1 + 30);
+		sb_printf(sb, _("+%zu more events (see the table)"), hidden);
+		sb_puts(sb, "</text>\n");
+	}
 }
 
 static void chart(strbuf *sb, const watch_result *r, const char *title, const char *unit,
@@ -265,7 +268,8 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 			sb_puts(&cmd, " ");
 		sb_puts(&cmd, *p);
 	}
-	sb_puts(sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>gpuwise run: ");
+	sb_printf(sb, "<!DOCTYPE html>\n<html lang=\"%s\"><head><meta charset=\"utf-8\">\n<title>gpuwise run: ",
+		  gw_i18n_zh() ? "zh-CN" : "en");
 	esc(sb, sb_str(&cmd));
 	sb_puts(sb, "</title>\n<style>\n"
 		    "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}\n"
@@ -277,45 +281,56 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 		    "h3{font-size:14px;margin:14px 0 2px}pre.tail{background:#fff3f3;border-left:3px solid #c62828;"
 		    "padding:6px 10px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}\n"
 		    "</style></head><body>\n<h1>gpuwise run</h1>\n<p><code>");
+	/* the labels below are in the reader's language (a CJK font renders them: the
+	 * page names no font, the browser's sans-serif fallback for lang zh-CN does) */
 	esc(sb, sb_str(&cmd));
-	sb_puts(sb, "</code></p>\n<h2>Summary</h2>\n<table>\n");
+	sb_printf(sb, "</code></p>\n<h2>%s</h2>\n<table>\n", _("Summary"));
 	time_t st = (time_t)(r->start_wall_ms / 1000);
 	struct tm tm;
 	gmtime_r(&st, &tm);
 	strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-	row(sb, "started", buf);
-	row(sb, "duration", fmt_duration(a, sizeof a, r->duration_ms));
-	snprintf(buf, sizeof buf, "%zu (%zu restart%s)", r->n_attempts, r->n_attempts ? r->n_attempts - 1 : 0,
-		 r->n_attempts == 2 ? "" : "s");
-	row(sb, "attempts", buf);
+	row(sb, _("started"), buf);
+	row(sb, _("duration"), fmt_duration(a, sizeof a, r->duration_ms));
+	size_t restarts = r->n_attempts ? r->n_attempts - 1 : 0;
+	snprintf(buf, sizeof buf, P_("%zu (%zu restart)", "%zu (%zu restarts)", restarts), r->n_attempts, restarts);
+	row(sb, _("attempts"), buf);
 	const watch_attempt *last = r->n_attempts ? &r->attempts[r->n_attempts - 1] : NULL;
-	snprintf(buf, sizeof buf, "%d (%s)", r->exit_status, last ? watch_class_name(last->cls) : "not started");
-	sb_printf(sb, "<tr><th>exit</th><td class=\"%s\">", r->exit_status == 0 ? "ok" : "alert");
+	snprintf(buf, sizeof buf, "%d (%s)", r->exit_status, last ? watch_class_name(last->cls) : _("not started"));
+	sb_printf(sb, "<tr><th>%s</th><td class=\"%s\">", _("exit"), r->exit_status == 0 ? "ok" : "alert");
 	esc(sb, buf);
 	sb_puts(sb, "</td></tr>\n");
-	row(sb, "peak job GPU memory",
-	    HW_VALID(r->peak_job_mem_bytes) ? fmt_bytes(a, sizeof a, (uint64_t)r->peak_job_mem_bytes.v) : "n/a");
-	row(sb, "peak host RSS of the job", fmt_bytes(a, sizeof a, r->peak_rss_bytes));
-	snprintf(buf, sizeof buf, "%llu every %s", (unsigned long long)r->samples,
+	row(sb, _("peak job GPU memory"),
+	    HW_VALID(r->peak_job_mem_bytes) ? fmt_bytes(a, sizeof a, (uint64_t)r->peak_job_mem_bytes.v) : _("n/a"));
+	row(sb, _("peak host RSS of the job"), fmt_bytes(a, sizeof a, r->peak_rss_bytes));
+	snprintf(buf, sizeof buf, _("%llu every %s"), (unsigned long long)r->samples,
 		 fmt_duration(a, sizeof a, o->interval_ms));
-	row(sb, "samples", buf);
+	row(sb, _("samples"), buf);
 	if (!r->gpu_seen) {
-		snprintf(buf, sizeof buf, "none watched: %.256s", r->no_gpu_reason);
-		row(sb, "GPUs", buf);
+		snprintf(buf, sizeof buf, _("none watched: %.256s"), r->no_gpu_reason);
+		row(sb, _("GPUs"), buf);
 	}
 	if (*r->xid_error)
-		row(sb, "Xid events", r->xid_error);
+		row(sb, _("Xid events"), r->xid_error);
 	for (size_t i = 0; i < r->n_gpus; i++) {
 		const watch_gpu_info *g = &r->gpus[i];
 		char t[48], p[48], u[48];
-		snprintf(t, sizeof t, HW_VALID(g->peak_temp_c) ? "%lld C" : "n/a", (long long)g->peak_temp_c.v);
-		snprintf(p, sizeof p, HW_VALID(g->peak_power_mw) ? "%.0f W" : "n/a", (double)g->peak_power_mw.v / 1000.0);
-		snprintf(u, sizeof u, HW_VALID(g->peak_util_pct) ? "%lld%%" : "n/a", (long long)g->peak_util_pct.v);
+		if (HW_VALID(g->peak_temp_c))
+			snprintf(t, sizeof t, "%lld C", (long long)g->peak_temp_c.v);
+		else
+			snprintf(t, sizeof t, "%s", _("n/a"));
+		if (HW_VALID(g->peak_power_mw))
+			snprintf(p, sizeof p, "%.0f W", (double)g->peak_power_mw.v / 1000.0);
+		else
+			snprintf(p, sizeof p, "%s", _("n/a"));
+		if (HW_VALID(g->peak_util_pct))
+			snprintf(u, sizeof u, "%lld%%", (long long)g->peak_util_pct.v);
+		else
+			snprintf(u, sizeof u, "%s", _("n/a"));
 		char c[32];
-		snprintf(buf, sizeof buf, "%s, %s; peaks: job %s, used %s, %s, %s, util %s", g->name,
+		snprintf(buf, sizeof buf, _("%s, %s; peaks: job %s, used %s, %s, %s, util %s"), g->name,
 			 HW_VALID(g->mem_total_bytes) ? fmt_bytes(a, sizeof a, (uint64_t)g->mem_total_bytes.v) : "?",
-			 HW_VALID(g->peak_job_mem_bytes) ? fmt_bytes(b, sizeof b, (uint64_t)g->peak_job_mem_bytes.v) : "n/a",
-			 HW_VALID(g->peak_mem_used_bytes) ? fmt_bytes(c, sizeof c, (uint64_t)g->peak_mem_used_bytes.v) : "n/a",
+			 HW_VALID(g->peak_job_mem_bytes) ? fmt_bytes(b, sizeof b, (uint64_t)g->peak_job_mem_bytes.v) : _("n/a"),
+			 HW_VALID(g->peak_mem_used_bytes) ? fmt_bytes(c, sizeof c, (uint64_t)g->peak_mem_used_bytes.v) : _("n/a"),
 			 t, p, u);
 		char k[32];
 		snprintf(k, sizeof k, "GPU %d", g->index);
@@ -330,7 +345,7 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 		line *ls = xcalloc(ng + 1, sizeof *ls);
 		for (size_t g = 0; g < ng; g++) {
 			line *l = &ls[nl++];
-			snprintf(l->label, sizeof l->label, "GPU %d used", r->gpus[g].index);
+			snprintf(l->label, sizeof l->label, _("GPU %d used"), r->gpus[g].index);
 			l->color = palette[g % 8];
 			l->y = se->gpu_mem;
 			l->stride = ng;
@@ -338,8 +353,9 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 			l->scale = (double)MiB;
 		}
 		/* the job's line last, so it is drawn on top */
-		ls[nl++] = (line){.label = "job (all GPUs)", .color = JOB_COLOR, .y = se->job_mem, .stride = 1,
-				  .scale = (double)MiB, .thick = true, .dashed = true};
+		ls[nl] = (line){.color = JOB_COLOR, .y = se->job_mem, .stride = 1,
+				.scale = (double)MiB, .thick = true, .dashed = true};
+		snprintf(ls[nl++].label, sizeof ls[0].label, "%s", _("job (all GPUs)"));
 		double big = 0;
 		for (size_t i = 0; i < se->n * ng; i++)
 			if (isfinite(se->gpu_mem[i]) && se->gpu_mem[i] > big)
@@ -355,7 +371,7 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 			ref *f = &refs[nref++];
 			f->y = (double)r->gpus[g].mem_total_bytes.v / unit;
 			f->color = palette[g % 8];
-			snprintf(f->label, sizeof f->label, "GPU %d total %s", r->gpus[g].index,
+			snprintf(f->label, sizeof f->label, _("GPU %d total %s"), r->gpus[g].index,
 				 fmt_bytes(a, sizeof a, (uint64_t)r->gpus[g].mem_total_bytes.v));
 		}
 		if (o->mem_limit_bytes) {
@@ -364,7 +380,7 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 			f->color = JOB_COLOR;
 			snprintf(f->label, sizeof f->label, "--mem-limit %s", fmt_bytes(a, sizeof a, o->mem_limit_bytes));
 		}
-		chart(sb, r, "GPU memory", unit == (double)GiB ? "GiB" : "MiB", ls, nl, 0, refs, nref);
+		chart(sb, r, _("GPU memory"), unit == (double)GiB ? "GiB" : "MiB", ls, nl, 0, refs, nref);
 		for (size_t g = 0; g < ng; g++) {
 			line *l = &ls[g];
 			snprintf(l->label, sizeof l->label, "GPU %d", r->gpus[g].index);
@@ -375,33 +391,37 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 			l->scale = 1;
 			l->y = se->gpu_util;
 		}
-		chart(sb, r, "GPU utilisation", "%", ls, ng, 100, NULL, 0);
+		chart(sb, r, _("GPU utilisation"), "%", ls, ng, 100, NULL, 0);
 		for (size_t g = 0; g < ng; g++)
 			ls[g].y = se->gpu_temp;
 		ref tl = {.y = o->temp_limit_c, .color = JOB_COLOR};
-		snprintf(tl.label, sizeof tl.label, "limit %d C", o->temp_limit_c);
-		chart(sb, r, "Temperature", "C", ls, ng, 0, &tl, 1);
+		snprintf(tl.label, sizeof tl.label, _("limit %d C"), o->temp_limit_c);
+		chart(sb, r, _("Temperature"), "C", ls, ng, 0, &tl, 1);
 		for (size_t g = 0; g < ng; g++) {
 			ls[g].y = se->gpu_power;
 			ls[g].scale = 1000;
 		}
-		chart(sb, r, "Power", "W", ls, ng, 0, NULL, 0);
+		chart(sb, r, _("Power"), "W", ls, ng, 0, NULL, 0);
 		free(ls);
 	} else {
-		sb_puts(sb, "<h2>GPU</h2>\n<p class=\"note\">No GPU data: ");
+		sb_printf(sb, "<h2>GPU</h2>\n<p class=\"note\">%s", _("No GPU data: "));
 		esc(sb, r->no_gpu_reason);
 		sb_puts(sb, ".</p>\n");
 	}
-	line rss = {.label = "host RSS of the job's processes", .color = "#455a64", .y = se->rss, .stride = 1,
+	line rss = {.color = "#455a64", .y = se->rss, .stride = 1,
 		    .scale = (double)MiB};
-	chart(sb, r, "Host memory", "MiB", &rss, 1, 0, NULL, 0);
-	if (se->merged > 1)
-		sb_printf(sb, "<p class=\"note\">Each chart point is the maximum (memory, temperature) or mean "
-			      "(utilisation, power) of %u samples.</p>\n",
-			  se->merged);
+	snprintf(rss.label, sizeof rss.label, "%s", _("host RSS of the job's processes"));
+	chart(sb, r, _("Host memory"), "MiB", &rss, 1, 0, NULL, 0);
+	if (se->merged > 1) {
+		sb_puts(sb, "<p class=\"note\">");
+		sb_printf(sb, _("Each chart point is the maximum (memory, temperature) or mean "
+				"(utilisation, power) of %u samples."), se->merged);
+		sb_puts(sb, "</p>\n");
+	}
 
-	sb_puts(sb, "<h2>Attempts</h2>\n<table>\n<tr><th>#</th><th>pid</th><th>start</th><th>ran</th>"
-		    "<th>status</th><th>class</th><th>reason</th><th>peak job GPU memory</th><th>back-off</th>");
+	sb_printf(sb, "<h2>%s</h2>\n<table>\n<tr><th>#</th><th>pid</th><th>%s</th><th>%s</th>"
+		  "<th>%s</th><th>%s</th><th>%s</th><th>%s</th><th>%s</th>", _("Attempts"), _("start"), _("ran"),
+		  _("status"), _("class"), _("reason"), _("peak job GPU memory"), _("back-off"));
 	if (o->oom_halve_var) {
 		sb_puts(sb, "<th>");
 		esc(sb, o->oom_halve_var);
@@ -418,7 +438,7 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 		esc(sb, at->reason);
 		sb_printf(sb, "</td><td>%s</td><td>%s</td>",
 			  HW_VALID(at->peak_job_mem_bytes) ? fmt_bytes(s3, sizeof s3, (uint64_t)at->peak_job_mem_bytes.v)
-							   : "n/a",
+							   : _("n/a"),
 			  at->backoff_ms ? fmt_duration(s4, sizeof s4, at->backoff_ms) : "");
 		if (o->oom_halve_var) {
 			sb_puts(sb, "<td>");
@@ -433,7 +453,8 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 		const watch_attempt *at = &r->attempts[i];
 		if (at->cls == WATCH_SUCCESS || (!*at->stderr_tail && !*at->reason))
 			continue;
-		sb_printf(sb, "<h3>Attempt %d: %s, status %d", at->n, watch_class_name(at->cls), at->status);
+		sb_puts(sb, "<h3>");
+		sb_printf(sb, _("Attempt %d: %s, status %d"), at->n, watch_class_name(at->cls), at->status);
 		if (*at->reason) {
 			sb_puts(sb, " (");
 			esc(sb, at->reason);
@@ -441,23 +462,26 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 		}
 		sb_puts(sb, "</h3>\n");
 		if (*at->stderr_tail) {
-			sb_puts(sb, "<p class=\"note\">The end of its stderr:</p>\n<pre class=\"tail\">");
+			sb_printf(sb, "<p class=\"note\">%s</p>\n<pre class=\"tail\">", _("The end of its stderr:"));
 			esc(sb, at->stderr_tail);
 			sb_puts(sb, "</pre>\n");
 		}
 	}
-	sb_puts(sb, "<h2>Events</h2>\n<table>\n<tr><th>time</th><th>attempt</th><th>event</th>"
-		    "<th>detail</th></tr>\n");
+	sb_printf(sb, "<h2>%s</h2>\n<table>\n<tr><th>%s</th><th>%s</th><th>%s</th><th>%s</th></tr>\n", _("Events"),
+		  _("time"), _("attempt"), _("event"), _("detail"));
 	for (size_t i = 0; i < r->n_events; i++) {
 		const watch_event *e = &r->events[i];
 		sb_printf(sb, "<tr><td>%s</td><td>%d</td><td%s>%s</td><td>", fmt_duration(a, sizeof a, e->t_ms),
 			  e->attempt, watch_event_is_alert(e->kind) ? " class=\"alert\"" : "",
 			  watch_event_name(e->kind));
-		esc(sb, e->detail);
+		char *detail = gw_translate_text(e->detail); /* English in the log, the reader's here */
+		esc(sb, detail);
+		free(detail);
 		sb_puts(sb, "</td></tr>\n");
 	}
-	sb_puts(sb, "</table>\n<p class=\"note\">Written by gpuwise " GPUWISE_VERSION
-		    ". Job GPU memory is the sum of NVML's per-process figures over the job's process tree.</p>\n"
-		    "</body></html>\n");
+	sb_puts(sb, "</table>\n<p class=\"note\">");
+	sb_printf(sb, _("Written by gpuwise %s. Job GPU memory is the sum of NVML's per-process figures over the "
+			"job's process tree."), GPUWISE_VERSION);
+	sb_puts(sb, "</p>\n</body></html>\n");
 	sb_release(&cmd);
 }

@@ -122,14 +122,21 @@ static void test_cloud_table(void **state)
 		assert_true(strlen(kb_cell(t, i, cd)) >= 4);
 		assert_true(str_starts(kb_cell(t, i, cs), "https://"));
 	}
-	/* the RTX 4090 has its own on-demand USD rows: median of 0.29, 0.60 and 0.682; one spot row */
+	/* the RTX 4090 has its own on-demand USD rows: 0.29, 0.34, 0.45, 0.55, 0.60 and 0.682,
+	 * median (0.45 + 0.55) / 2; three spot rows (0.22, 0.31, 0.34), never used */
 	cost_quote q;
 	assert_int_equal(cost_cloud_quote(kb_gpu_find("rtx-4090"), "USD", &q, &err), 0);
 	assert_false(q.substitute);
-	assert_true(fabs(q.per_h - 0.60) < 1e-9);
+	assert_int_equal(q.n_rows, 6);
+	assert_true(fabs(q.per_h - 0.50) < 1e-9);
 	assert_true(fabs(q.min_h - 0.29) < 1e-9 && fabs(q.max_h - 0.682) < 1e-9);
-	assert_int_equal(q.n_spot, 1);
+	assert_int_equal(q.n_spot, 3);
+	assert_true(fabs(q.spot_min_h - 0.22) < 1e-9 && fabs(q.spot_max_h - 0.34) < 1e-9);
 	assert_string_equal(q.tier, "on-demand");
+	/* the RTX 3090's median row is RunPod's, which states its storage price (0.10 USD/GB-month) */
+	assert_int_equal(cost_cloud_quote(kb_gpu_find("rtx-3090"), "USD", &q, &err), 0);
+	assert_true(q.storage_known);
+	assert_true(fabs(q.storage_gb_month - 0.10) < 1e-9);
 	/* in yuan: the Chinese platform's own CNY row, never the dollar rows converted */
 	assert_int_equal(cost_cloud_quote(kb_gpu_find("rtx-4090"), "CNY", &q, &err), 0);
 	assert_false(q.converted);
