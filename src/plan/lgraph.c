@@ -32,7 +32,7 @@ typedef struct lb {
 	bool pin_norms; /* several devices, all layers offloaded (or T < 32) */
 } lb;
 
-enum arch_kind { A_NEMOTRON_H, A_FALCON_H1, A_COHERE2, A_COHERE2MOE, A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
+enum arch_kind { A_QWEN3NEXT, A_QWEN35, A_NEMOTRON_H, A_FALCON_H1, A_COHERE2, A_COHERE2MOE, A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
 		 A_DEEPSEEK2, A_MAMBA, A_MAMBA2, A_GRANITEHYBRID, A_LFM2, A_JAMBA, A_GPTOSS, A_LLAMA4, A_PHI3,
 		 A_UNKNOWN };
 
@@ -103,7 +103,7 @@ static enum arch_kind kind_of(const char *a)
 		{"smallthinker", A_SMALLTHINKER}, {"deepseek2", A_DEEPSEEK2},
 		{"mamba", A_MAMBA},	  {"mamba2", A_MAMBA2},	     {"granitehybrid", A_GRANITEHYBRID},
 		{"lfm2", A_LFM2},	  {"jamba", A_JAMBA},	     {"nemotron_h", A_NEMOTRON_H}, {"falcon-h1", A_FALCON_H1},
-		{"cohere2", A_COHERE2},	  {"cohere2moe", A_COHERE2MOE},
+		{"cohere2", A_COHERE2},	  {"qwen3next", A_QWEN3NEXT}, {"qwen35", A_QWEN35}, {"qwen35moe", A_QWEN35},	  {"cohere2moe", A_COHERE2MOE},
 		{"gpt-oss", A_GPTOSS},	  {"llama4", A_LLAMA4},	     {"phi3", A_PHI3},
 	};
 	for (size_t i = 0; a && i < sizeof t / sizeof t[0]; i++)
@@ -337,8 +337,10 @@ static gs_t attention(lb *b, uint32_t il, gs_t q, gs_t k, gs_t v, bool softcap)
 
 static gs_t rope(lb *b, gs_t x)
 {
+	/* M-RoPE / interleaved M-RoPE (Qwen3.5: LLAMA_ROPE_TYPE_IMROPE) carry
+	 * 4 positions per token (llama_hparams::n_pos_per_embd) */
 	if (b->pos < 0)
-		b->pos = gs_input(b->g, GS_I32, b->T, 1, 1, 1);
+		b->pos = gs_input(b->g, GS_I32, b->T * (kind_of(b->m->arch) == A_QWEN35 ? 4 : 1), 1, 1, 1);
 	return gs_binop(b->g, GS_ROPE, x, b->pos);
 }
 
@@ -877,6 +879,141 @@ static void build_falcon_h1(lb *b)
 	lm_head(b, inpL, false);
 }
 
+/* Qwen3-Next, Qwen3.5 and Qwen3.5-MoE (src/models/qwen3next.cpp,
+ * qwen35.cpp, qwen35moe.cpp, delta-net-base.cpp): every
+ * full_attention_interval-th layer gated attention (Q and its gate from
+ * one projection, per-head QK norms, output times sigmoid(gate)), the
+ * others a gated delta-net (fused QKV + gate projections, beta and alpha,
+ * the causal conv over the carried conv state, L2-normed Q and K, the
+ * fused GATED_DELTA_NET op llama.cpp enables on the CPU, a gated RMS
+ * norm); post-attention norm, then the MoE with a sigmoid-gated shared
+ * expert (Qwen3.5: a dense FFN); the final norm kept (t_h_nextn), the
+ * output rows selected after it. */
+static gs_t gdn_layer(lb *b, gs_t cur, bool next)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E;
+	int64_t d_conv = m->ssm_conv ? m->ssm_conv : 4, d_inner = m->ssm_inner, hk = m->ssm_state;
+	int64_t nk = m->ssm_groups ? m->ssm_groups : 1, nv = m->ssm_dt_rank ? m->ssm_dt_rank : 1, hv = d_inner / nv;
+	int64_t ch = d_inner + 2 * nk * hk, rs = b->p->n_seq ? b->p->n_seq : 1;
+	gs_t qkv = gs_reshape(g, mm(b, 2 * hk * nk + hv * nv, cur), 2 * hk * nk + hv * nv, T, 1, 1);
+	gs_t z = mm(b, hv * nv, cur);
+	gs_t beta, gate;
+	if (next) {
+		gs_t ba = gs_reshape(g, mm(b, 2 * nv, cur), 2 * nv / nk, nk, T, 1);
+		size_t nb1 = gs_nb(g, ba, 1);
+		gs_t bv = gs_view(g, ba, nv / nk, nk, T, 1, nb1, nb1 * nk, nb1 * nk * T, 0);
+		gs_t av = gs_view(g, ba, nv / nk, nk, T, 1, nb1, nb1 * nk, nb1 * nk * T, 4 * (size_t)(nv / nk));
+		beta = gs_unop(g, GS_UNARY, gs_unop(g, GS_CONT, bv));
+		gs_t alpha = gs_op4(g, GS_CONT, GS_F32, (int64_t[4]){nv, T, 1, 1}, av, -1, -1, -1);
+		gate = gs_unop(g, GS_UNARY, gs_binop(g, GS_ADD, alpha, weight(b, nv, 1)));
+		gate = gs_binop(g, GS_MUL, gate, weight(b, nv, 1));
+	} else {
+		beta = gs_unop(g, GS_UNARY, gs_reshape(g, mm(b, nv, cur), 1, nv, T, 1));
+		gs_t alpha = gs_reshape(g, mm(b, nv, cur), nv, T, 1, 1);
+		gate = gs_unop(g, GS_UNARY, gs_binop(g, GS_ADD, alpha, weight(b, nv, 1)));
+		gate = gs_binop(g, GS_MUL, gate, weight(b, nv, 1));
+	}
+	beta = gs_reshape(g, beta, 1, nv, T, 1);
+	gate = gs_reshape(g, gate, 1, nv, T, 1);
+	gs_t conv_all = gs_external(g, GS_F32, (d_conv - 1) * ch * rs, 1, 1, 1);
+	gs_t ssm_all = gs_external(g, GS_F32, hk * d_inner * rs, 1, 1, 1);
+	gs_mark_cache(g, conv_all);
+	gs_mark_cache(g, ssm_all);
+	gs_t conv = rs_states(b, conv_all, (d_conv - 1) * ch, -1, -1, -1, -1, false, NULL);
+	conv = gs_reshape(g, conv, d_conv - 1, ch, 1, 1);
+	gs_t conv_x = gs_concat(g, conv, gs_transpose(g, qkv), 0);
+	gs_t last = gs_view(g, conv_x, d_conv - 1, ch, 1, 1, gs_nb(g, conv_x, 1), gs_nb(g, conv_x, 2), gs_nb(g, conv_x, 2),
+			    (size_t)T * 4);
+	gs_expand(g, gs_cpy_into(g, last, gs_view(g, conv_all, (d_conv - 1) * ch, 1, 1, 1, 0, 0, 0, 0)));
+	gs_t state = rs_states(b, ssm_all, hk * d_inner, -1, -1, -1, -1, false, NULL);
+	state = gs_reshape(g, state, hv, hv, nv, 1);
+	gs_t x = gs_op4(g, GS_SSM_CONV, GS_F32, (int64_t[4]){ch, gs_ne(g, conv_x, 0) - d_conv + 1, 1, 1}, conv_x,
+			gs_external(g, GS_F32, d_conv, ch, 1, 1), -1, -1);
+	x = gs_unop(g, GS_UNARY, x);
+	size_t xnb1 = gs_nb(g, x, 1);
+	gs_t q = gs_view(g, x, hk, nk, T, 1, 4 * (size_t)hk, xnb1, xnb1 * T, 0);
+	gs_t k = gs_view(g, x, hk, nk, T, 1, 4 * (size_t)hk, xnb1, xnb1 * T, 4 * (size_t)(hk * nk));
+	gs_t v = gs_view(g, x, hv, nv, T, 1, 4 * (size_t)hv, xnb1, xnb1 * T, 4 * (size_t)(2 * hk * nk));
+	q = gs_unop(g, GS_SCALE, gs_unop(g, GS_RMS_NORM, q));
+	k = gs_unop(g, GS_SCALE, gs_unop(g, GS_RMS_NORM, k));
+	if (next && nk != nv) { /* Qwen3-Next repeats Q and K to the value heads */
+		int64_t r = nv / nk;
+		q = gs_reshape(g, gs_op4(g, GS_OTHER, GS_F32, (int64_t[4]){hk, r, nk, T}, gs_reshape(g, q, hk, 1, nk, T), -1, -1, -1),
+			       hk, nv, T, 1);
+		k = gs_reshape(g, gs_op4(g, GS_OTHER, GS_F32, (int64_t[4]){hk, r, nk, T}, gs_reshape(g, k, hk, 1, nk, T), -1, -1, -1),
+			       hk, nv, T, 1);
+	}
+	/* ggml_gated_delta_net: the output rows, then the final state */
+	gs_t res = gs_op4(g, GS_OTHER, GS_F32, (int64_t[4]){hv * nv, T + hv, 1, 1}, q, k, v, gate);
+	gs_add_src(g, res, beta);
+	gs_add_src(g, res, state);
+	gs_t out = gs_view(g, res, hv, nv, T, 1, 4 * (size_t)hv, 4 * (size_t)(hv * nv), 4 * (size_t)(hv * nv * T), 0);
+	gs_t ns = gs_view(g, res, hv * hv * nv, 1, 1, 1, 0, 0, 0, 4 * (size_t)(hv * nv * T));
+	gs_expand(g, gs_cpy_into(g, ns, gs_view(g, ssm_all, hk * d_inner, 1, 1, 1, 0, 0, 0, 0)));
+	gs_t zz = gs_reshape(g, z, hv, nv, T, 1);
+	gs_t y = norm(b, out, weight(b, hv, 1));
+	y = gs_binop(g, GS_MUL, y, gs_unop(g, GS_UNARY, zz));
+	y = gs_reshape(g, y, hv * nv, T, 1, 1);
+	return gs_reshape(g, mm(b, E, y), E, T, 1, 1);
+}
+
+static void build_qwen3next(lb *b, bool next)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E, H = m->n_heads;
+	int64_t hd = m->head_dim_k ? m->head_dim_k : (H ? E / H : 0);
+	gs_t inpL = inp_embd(b);
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		layer_begin(b, il);
+		gs_t inpSA = inpL;
+		gs_t cur = norm(b, inpL, weight(b, E, 1));
+		gs_expand(g, cur);
+		if (model_layer_recurrent(m, il)) {
+			cur = gdn_layer(b, cur, next);
+		} else {
+			int64_t nkv = kv_heads(m, il);
+			gs_t qf = gs_reshape(g, mm(b, 2 * hd * H, cur), 2 * hd, H, T, 1);
+			gs_t kk = mm(b, nkv * hd, cur), v = mm(b, nkv * hd, cur);
+			size_t nb1 = gs_nb(g, qf, 1);
+			gs_t q = gs_view(g, qf, hd, H, T, 1, nb1, nb1 * H, nb1 * H * T, 0);
+			gs_t gt = gs_view(g, qf, hd, H, T, 1, nb1, nb1 * H, nb1 * H * T, 4 * (size_t)hd);
+			kk = gs_reshape(g, kk, hd, nkv, T, 1);
+			v = gs_reshape(g, v, hd, nkv, T, 1);
+			q = rope(b, norm(b, q, weight(b, hd, 1)));
+			kk = rope(b, norm(b, kk, weight(b, hd, 1)));
+			cur = attention(b, il, q, kk, v, false);
+			gt = gs_op4(g, GS_CONT, GS_F32, (int64_t[4]){hd * H, T, 1, 1}, gt, -1, -1, -1);
+			cur = gs_binop(g, GS_MUL, cur, gs_unop(g, GS_UNARY, gt));
+			cur = mm(b, E, cur);
+		}
+		cur = gs_binop(g, GS_ADD, cur, inpSA);
+		gs_t res = cur;
+		gs_t x = norm(b, cur, weight(b, E, 1));
+		if (moe_layer(m, il)) {
+			cur = moe_ffn(b, x, -1, false, true);
+			if (m->shared_expert_ffn) {
+				gs_t sh = ffn_glu(b, x, m->shared_expert_ffn);
+				gs_t gi = gs_unop(g, GS_UNARY, gs_mul_mat(g, weight(b, E, 1), x));
+				cur = gs_binop(g, GS_ADD, cur, gs_binop(g, GS_MUL, sh, gi));
+			}
+		} else {
+			cur = ffn_glu(b, x, m->ffn);
+		}
+		inpL = gs_binop(g, GS_ADD, cur, res);
+	}
+	layer_begin(b, m->n_layers);
+	gs_t cur = norm(b, inpL, weight(b, E, 1));
+	gs_set_output(g, cur);
+	cur = out_rows(b, cur);
+	gs_set_output(g, cur);
+	cur = gs_mul_mat(g, gs_external(g, GS_F16, E, m->vocab, 1, 1), cur);
+	gs_set_output(g, cur);
+	gs_expand(g, cur);
+}
+
 /* Cohere 2 and Cohere 2 MoE (src/models/cohere2.cpp, cohere2moe.cpp): a
  * parallel block -- attention and the FFN on the same normed input, both
  * added to the input; RoPE on the sliding layers only (and the leading
@@ -1227,7 +1364,7 @@ bool plan_lgraph_supported(const model_desc *m)
 	if (k == A_UNKNOWN)
 		return false;
 	if (m->recurrent != (k == A_MAMBA || k == A_MAMBA2 || k == A_GRANITEHYBRID || k == A_LFM2 || k == A_JAMBA ||
-			     k == A_NEMOTRON_H || k == A_FALCON_H1))
+			     k == A_NEMOTRON_H || k == A_FALCON_H1 || k == A_QWEN3NEXT || k == A_QWEN35))
 		return false;
 	if (m->mla && k != A_DEEPSEEK2)
 		return false;
@@ -1235,7 +1372,7 @@ bool plan_lgraph_supported(const model_desc *m)
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
 		listed |= !strcmp(m->arch, kinds[i].name);
 	if (m->n_experts && k != A_QWEN3MOE && k != A_COHERE2MOE && k != A_SMALLTHINKER && k != A_DEEPSEEK2 && k != A_JAMBA &&
-	    k != A_GPTOSS && k != A_LLAMA4 && k != A_GRANITEHYBRID && !listed)
+	    k != A_GPTOSS && k != A_LLAMA4 && k != A_GRANITEHYBRID && k != A_QWEN3NEXT && k != A_QWEN35 && !listed)
 		return false;
 	if (k == A_GPTOSS && !m->n_experts)
 		return false;
@@ -1267,7 +1404,9 @@ uint64_t plan_lgraph_build(gsim *g, const model_desc *m, const lgraph_params *p)
 		b.pin_norms = full || T < 32;
 	}
 	gs_reset(g);
-	if (k == A_NEMOTRON_H)
+	if (k == A_QWEN3NEXT || k == A_QWEN35)
+		build_qwen3next(&b, k == A_QWEN3NEXT);
+	else if (k == A_NEMOTRON_H)
 		build_nemotron_h(&b);
 	else if (k == A_FALCON_H1)
 		build_falcon_h1(&b);
