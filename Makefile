@@ -54,7 +54,7 @@ LINGUAS   := zh_CN
 MOS       := $(patsubst %,$(LOCALEDIR)/%/LC_MESSAGES/gpuwise.mo,$(LINGUAS))
 MSGFMT    ?= msgfmt
 XGETTEXT_FLAGS := --language=C --from-code=UTF-8 --keyword=_ --keyword=N_ --keyword=P_:1,2 \
-	--keyword=plan_note:2 --flag=plan_note:2:c-format --keyword=add_advice:3 --flag=add_advice:3:c-format \
+	--keyword=plan_note:2 --flag=plan_note:2:c-format --keyword=add_advice:4 --flag=add_advice:4:c-format \
 	--keyword=caveat:2 --flag=caveat:2:c-format --keyword=qd_set_reason:2 --flag=qd_set_reason:2:c-format \
 	--keyword=emit:6 --flag=emit:6:c-format \
 	--add-comments=TRANSLATORS: --no-wrap --package-name=gpuwise --package-version=$(VERSION) \
