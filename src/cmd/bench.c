@@ -20,7 +20,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise bench [--quick] [--threads N] [--max-n N] [--runs N] [--no-cuda]\n"
+		_("usage: gpuwise bench [--quick] [--threads N] [--max-n N] [--runs N] [--no-cuda]\n"
 		"                     [--no-opencl] [--json]\n\n"
 		"Measure why GPUs win on this machine: the sum of the squares of 10^4 to 10^9\n"
 		"numbers on one CPU core, on every core and on each GPU (where launch overhead\n"
@@ -41,7 +41,7 @@ static void usage(FILE *f)
 		"  -h, --help     this help\n\n"
 		"Environment: GPUWISE_CUDA_LIB and GPUWISE_OPENCL_LIB name the libraries.\n\n"
 		"Exit status: 0 success; 1 runtime error (a device could not be measured);\n"
-		"2 usage error; 4 a kernel's result was wrong (check the device's health).\n");
+		"2 usage error; 4 a kernel's result was wrong (check the device's health).\n"));
 }
 
 static bool progress_on;

@@ -13,7 +13,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise daemon [--state DIR] [--socket PATH] [--config FILE] [--new-state]\n\n"
+		_("usage: gpuwise daemon [--state DIR] [--socket PATH] [--config FILE] [--new-state]\n\n"
 		"Run the GPU job queue in the foreground.  Run as root it serves every user\n"
 		"of this server and starts each job as the user who submitted it; run as a\n"
 		"normal user it is that user's personal queue.  Clients talk to it over a\n"
@@ -38,7 +38,7 @@ static void usage(FILE *f)
 		"empty, damaged (PRAGMA quick_check) or behind the job ids already handed\n"
 		"out is refused: restore it from a backup, or start anew with --new-state.\n\n"
 		"Exit status: 0 stopped by SIGTERM or SIGINT; 1 cannot start (socket in\n"
-		"use, state unreadable, damaged or lost, bad config); 2 usage error.\n",
+		"use, state unreadable, damaged or lost, bad config); 2 usage error.\n"),
 		QUEUE_SYSTEM_STATE, QUEUE_SYSTEM_SOCKET, QUEUE_SYSTEM_CONFIG);
 }
 

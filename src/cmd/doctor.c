@@ -19,7 +19,7 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gpuwise doctor [--json] [--strict] [--deep] [--python PATH]... [--no-exec]\n\n"
+	fprintf(f, _("usage: gpuwise doctor [--json] [--strict] [--deep] [--python PATH]... [--no-exec]\n\n"
 		   "Check that the GPU, driver, CUDA toolkits and PyTorch builds agree and that\n"
 		   "the GPUs are healthy.  Findings are grouped Hardware / Driver / CUDA /\n"
 		   "Python and PyTorch / Health / Desktop and browser, each with its evidence\n"
@@ -41,7 +41,7 @@ static void usage(FILE *f)
 		   "or inside WSL, never with a Linux driver.  gpuwise is a Linux program: on\n"
 		   "Windows, run it inside WSL 2.\n\n"
 		   "Exit status: 0 nothing fails, 1 runtime error, 2 usage error,\n"
-		   "3 warnings only (with --strict), 4 a check fails.\n");
+		   "3 warnings only (with --strict), 4 a check fails.\n"));
 }
 
 static json_t *findings_json(const doctor_report *rep, hw_platform_kind platform)

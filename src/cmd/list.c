@@ -16,7 +16,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise list gpus|models|quants [FILTER] [--json]\n\n"
+		_("usage: gpuwise list gpus|models|quants [FILTER] [--json]\n\n"
 		"List what gpuwise knows: the GPUs (memory, bandwidth, today's new and used\n"
 		"prices with their dates), the models (LLMs and image models) and the weight\n"
 		"formats, each row with its source.  FILTER keeps the rows whose id, name,\n"
@@ -26,7 +26,7 @@ static void usage(FILE *f)
 		"  --json              one JSON object (docs/json-list.md)\n"
 		"  -h, --help          this help\n\n"
 		"Exit status: 0 rows listed, 4 no row matches FILTER, 2 usage error,\n"
-		"1 a table cannot be read.\n");
+		"1 a table cannot be read.\n"));
 }
 
 static bool matches(const char *filter, const char *a, const char *b, const char *c, const char *d)

@@ -21,8 +21,8 @@
 #define EXIT_REFUSED GW_EXIT_VERDICT3
 
 static const char exit_text[] =
-	"Exit status: 0 done; 1 no daemon or a runtime error; 2 usage error;\n"
-	"3 the daemon refused the request (permission, no such job, invalid job).\n";
+	N_("Exit status: 0 done; 1 no daemon or a runtime error; 2 usage error;\n"
+	"3 the daemon refused the request (permission, no such job, invalid job).\n");
 
 /* Connect, or say in one line that no daemon runs and how to start one. */
 static queue_conn *open_conn(const char *socket_opt)
@@ -94,7 +94,7 @@ static const char *jstr(json_t *o, const char *k)
 static void submit_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise submit [OPTIONS] -- CMD [ARGS...]\n"
+		_("usage: gpuwise submit [OPTIONS] -- CMD [ARGS...]\n"
 		"       gpuwise submit --vram auto [OPTIONS] -- PLAN-OPTIONS -- CMD [ARGS...]\n\n"
 		"Queue CMD on the shared GPU server and print its job id.  The job runs as\n"
 		"you, in this directory, under 'gpuwise run', with CUDA_VISIBLE_DEVICES set\n"
@@ -141,8 +141,8 @@ static void submit_usage(FILE *f)
 		"                        this binary's own path; srun checks once that it runs\n"
 		"                        there and a warning says when it does not)\n"
 		"  --output PATTERN      the job's output file (default: slurm-%%j.out here)\n"
-		"With --vram auto and no --gpus, the planner's GPU count becomes --gres=gpu:N.\n\n%s",
-		QUEUE_SYSTEM_SOCKET, exit_text);
+		"With --vram auto and no --gpus, the planner's GPU count becomes --gres=gpu:N.\n\n%s"),
+		QUEUE_SYSTEM_SOCKET, _(exit_text));
 }
 
 /*
@@ -660,7 +660,7 @@ out:
 static void queue_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise queue [--all] [--json] [--socket PATH]\n\n"
+		_("usage: gpuwise queue [--all] [--json] [--socket PATH]\n\n"
 		"List the jobs waiting and running (with --all, the ended ones too, newest\n"
 		"1000): id, name, user, project, state, GPUs, VRAM requested and measured,\n"
 		"waiting and running time, and for a waiting job why it waits.  Where Slurm\n"
@@ -671,8 +671,8 @@ static void queue_usage(FILE *f)
 		"  --limit N             with --all, at most N ended jobs (default 1000)\n"
 		"  --json                the jobs as JSON (docs/json-queue.md)\n"
 		"  --socket PATH         the daemon's socket\n"
-		"  -h, --help            show this help\n\n%s",
-		exit_text);
+		"  -h, --help            show this help\n\n%s"),
+		_(exit_text));
 }
 
 static const char *ms_text(char *buf, size_t n, json_t *v)
@@ -857,15 +857,15 @@ int cmd_queue(int argc, char **argv)
 static void show_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise show [--json] [--socket PATH] JOBID\n\n"
+		_("usage: gpuwise show [--json] [--socket PATH] JOBID\n\n"
 		"Everything about one of your jobs: command, directory, request, what the\n"
 		"planner computed for a VRAM request of auto, placement, times, exit status,\n"
 		"reason.  JOBID slurm:N: a Slurm job of 'gpuwise submit', from scontrol.\n\n"
 		"Options:\n"
 		"  --json                the job as JSON (docs/json-show.md)\n"
 		"  --socket PATH         the daemon's socket\n"
-		"  -h, --help            show this help\n\n%s",
-		exit_text);
+		"  -h, --help            show this help\n\n%s"),
+		_(exit_text));
 }
 
 int cmd_show(int argc, char **argv)
@@ -1004,14 +1004,14 @@ int cmd_show(int argc, char **argv)
 static void logs_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise logs [-f] [--socket PATH] JOBID\n\n"
+		_("usage: gpuwise logs [-f] [--socket PATH] JOBID\n\n"
 		"Print the output (stdout and stderr) of one of your jobs.  JOBID slurm:N:\n"
 		"a Slurm job of 'gpuwise submit': its output file as scontrol names it.\n\n"
 		"Options:\n"
 		"  -f, --follow          keep printing new output until the job ends\n"
 		"  --socket PATH         the daemon's socket\n"
-		"  -h, --help            show this help\n\n%s",
-		exit_text);
+		"  -h, --help            show this help\n\n%s"),
+		_(exit_text));
 }
 
 int cmd_logs(int argc, char **argv)
@@ -1087,20 +1087,20 @@ static int change(const char *cmd, const char *op, const char *done, int argc, c
 		switch (c) {
 		case O_SOCKET: socket_opt = optarg; break;
 		case 'h':
-			printf("usage: gpuwise %s [--socket PATH] JOBID...\n\n", cmd);
+			printf(_("usage: gpuwise %s [--socket PATH] JOBID...\n\n"), cmd);
 			if (strcmp(cmd, "cancel") == 0)
-				printf("Cancel jobs: a waiting job is dropped, a running one is stopped\n"
+				fputs(_("Cancel jobs: a waiting job is dropped, a running one is stopped\n"
 				       "(SIGTERM, then SIGKILL after 30s).  Only your own jobs (or any, for an\n"
-				       "administrator).  JOBID slurm:N: through scancel.\n\n");
+				       "administrator).  JOBID slurm:N: through scancel.\n\n"), stdout);
 			else if (strcmp(cmd, "hold") == 0)
-				printf("Hold waiting jobs: they stay in the queue but do not start until\n"
-				       "'gpuwise release'.  Only your own jobs (or any, for an administrator).\n\n");
+				fputs(_("Hold waiting jobs: they stay in the queue but do not start until\n"
+				       "'gpuwise release'.  Only your own jobs (or any, for an administrator).\n\n"), stdout);
 			else
-				printf("Release held jobs: they wait again in their place in the queue.\n"
-				       "Only your own jobs (or any, for an administrator).\n\n");
-			printf("Options:\n"
+				fputs(_("Release held jobs: they wait again in their place in the queue.\n"
+				       "Only your own jobs (or any, for an administrator).\n\n"), stdout);
+			printf(_("Options:\n"
 			       "  --socket PATH         the daemon's socket\n"
-			       "  -h, --help            show this help\n\n%s", exit_text);
+			       "  -h, --help            show this help\n\n%s"), _(exit_text));
 			return 0;
 		default: return usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 		}
@@ -1185,7 +1185,7 @@ int cmd_release(int argc, char **argv) { return change("release", "release", "re
 static void quota_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise quota [--json] [--socket PATH]\n"
+		_("usage: gpuwise quota [--json] [--socket PATH]\n"
 		"       gpuwise quota set PROJECT [--vram SIZE] [--gpus N] [--jobs N]\n"
 		"                     [--members USER,@GROUP,...] [--socket PATH]\n"
 		"       gpuwise quota export k8s|slurm ...  (as 'gpuwise export quota'; see\n"
@@ -1202,8 +1202,8 @@ static void quota_usage(FILE *f)
 		"  --members LIST        users and @groups who may submit to the project\n"
 		"  --json                the projects as JSON (docs/json-quota.md)\n"
 		"  --socket PATH         the daemon's socket\n"
-		"  -h, --help            show this help\n\n%s",
-		exit_text);
+		"  -h, --help            show this help\n\n%s"),
+		_(exit_text));
 }
 
 static json_t *limit_arg(const char *s, bool size, bool *bad)
