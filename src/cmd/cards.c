@@ -20,7 +20,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise cards MODEL [plan options] [--budget X] [--used] [--vendor V]\n"
+		_("usage: gpuwise cards MODEL [plan options] [--budget X] [--used] [--vendor V]\n"
 		"                     [--currency CUR] [--region R] [--max-gpus N] [--json]\n\n"
 		"Rank the catalog's GPUs, and sets of up to --max-gpus identical cards, for a\n"
 		"workload: LLM inference (default), fine-tuning (--train) or image generation\n"
@@ -62,7 +62,7 @@ static void usage(FILE *f)
 		"measurement of the GPU backs it, ranked after measured ones); fine-tuning tokens/s from\n"
 		"FLOPs per token at %.0f%% of the card's dense FP16 TFLOPS; images per minute.\n\n"
 		"Exit status: 0 at least one card fits, 4 none fits (within the budget),\n"
-		"1 a table or model file cannot be read, 2 usage error.\n",
+		"1 a table or model file cannot be read, 2 usage error.\n"),
 		workload_help, TRAIN_MFU * 100);
 }
 

@@ -18,7 +18,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise cost [--gpu ID] [--used] [--currency CUR] [--region R] [--price X]\n"
+		_("usage: gpuwise cost [--gpu ID] [--used] [--currency CUR] [--region R] [--price X]\n"
 		"                    [--power W] [--system-power W] [--idle-power W] [--host-price X]\n"
 		"                    [--kwh-price X] [--hours-per-day H] [--years Y] [--resale PCT]\n"
 		"                    [--cloud-rate X] [--storage GB] [--storage-price X] [--json]\n\n"
@@ -67,7 +67,7 @@ static void usage(FILE *f)
 		"  --json              machine-readable output (docs/json-cost.md)\n"
 		"  -h, --help          this help\n\n"
 		"Exit status: 0 success, 1 a table could not be read, 2 usage error (an amount\n"
-		"in another currency than the answer's included).\n",
+		"in another currency than the answer's included).\n"),
 		COST_DEFAULT_KWH_USD, COST_DEFAULT_HOURS_PER_DAY, COST_DEFAULT_YEARS, COST_DEFAULT_RESALE_PCT,
 		COST_DEFAULT_STORAGE_GB);
 }

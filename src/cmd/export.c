@@ -25,7 +25,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise export k8s [JOB OPTIONS] [--image IMAGE] [--queue NAME | --kueue]\n"
+		_("usage: gpuwise export k8s [JOB OPTIONS] [--image IMAGE] [--queue NAME | --kueue]\n"
 		"                          [--time-slicing] -- CMD [ARGS...]\n"
 		"       gpuwise export slurm [JOB OPTIONS] [--partition P] [--shards K]\n"
 		"                          [--mem-per-gpu SIZE] [--signal-before DUR] [--output PATTERN] -- CMD [ARGS...]\n"
@@ -79,7 +79,7 @@ static void usage(FILE *f)
 		"  --vram-gres           print the gres.conf/slurm.conf lines of a count-only VRAM GRES\n"
 		"                        and limit gres/vram too\n"
 		"  -h, --help            this help\n\n"
-		"Exit status: 0 success, 1 a quota file could not be read or sbatch failed,\n2 usage error.\n",
+		"Exit status: 0 success, 1 a quota file could not be read or sbatch failed,\n2 usage error.\n"),
 		EXPORT_DEFAULT_IMAGE);
 }
 

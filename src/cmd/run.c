@@ -25,7 +25,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise run [OPTIONS] -- CMD [ARGS...]\n\n"
+		_("usage: gpuwise run [OPTIONS] -- CMD [ARGS...]\n\n"
 		"Start CMD in its own process group and supervise it: sample its GPU memory\n"
 		"(summed over its whole process tree), the GPUs' utilisation, temperature,\n"
 		"power and clocks, catch leaks, heat, hangs and Xid errors, classify how it\n"
@@ -76,7 +76,7 @@ static void usage(FILE *f)
 		"At the end, one line on stderr sums the run up.\n\n"
 		"Exit status: the job's own (the last attempt's exit code, or 128+N when\n"
 		"signal N ended it; 126/127 when CMD cannot be run); 1 when supervision\n"
-		"cannot start (for example a --log file that cannot be written); 2 usage error.\n");
+		"cannot start (for example a --log file that cannot be written); 2 usage error.\n"));
 }
 
 enum {

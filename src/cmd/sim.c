@@ -19,7 +19,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise sim --pods FILE --nodes FILE [--policy NAME[,NAME...]]\n"
+		_("usage: gpuwise sim --pods FILE --nodes FILE [--policy NAME[,NAME...]]\n"
 		"                   [--seed N] [--seeds N] [--stop PCT] [--replay times] [--gpu-only]\n"
 		"                   [--json] [--plot FILE.svg]\n\n"
 		"Replay a GPU cluster trace (Alibaba's openb pod and node lists, Weng et al.,\n"
@@ -54,7 +54,7 @@ static void usage(FILE *f)
 		"                    one line per policy (mean over the seeds)\n"
 		"  -h, --help        this help\n\n"
 		"Exit status: 0 success, 1 a file could not be read or is malformed (the\n"
-		"message names its line), 2 usage error.\n",
+		"message names its line), 2 usage error.\n"),
 		SIM_MAX_SEEDS);
 }
 

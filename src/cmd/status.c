@@ -48,7 +48,7 @@ static void on_sigint(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuwise status [--json | --prometheus] [--watch DURATION] [--count N]\n"
+		_("usage: gpuwise status [--json | --prometheus] [--watch DURATION] [--count N]\n"
 		"                      [--all] [--wake] [--prometheus-names dcgm|gpuwise]\n"
 		"       gpuwise status --serve ADDR:PORT [--socket PATH] [--prometheus-names dcgm|gpuwise]\n"
 		"                      [--wake]\n\n"
@@ -91,7 +91,7 @@ static void usage(FILE *f)
 		"Exit status: 0 success; 1 runtime error (the NVML library named by\n"
 		"GPUWISE_NVML_LIB or found cannot be loaded or initialised, an NVIDIA GPU bound\n"
 		"to the driver but no NVML, an unreadable sysfs tree, --serve cannot listen);\n"
-		"2 usage error.\n");
+		"2 usage error.\n"));
 }
 
 /* ---- shared helpers -------------------------------------------------------- */
