@@ -63,7 +63,7 @@ static void usage(FILE *f)
 		"FLOPs per token at %.0f%% of the card's dense FP16 TFLOPS; images per minute.\n\n"
 		"Exit status: 0 at least one card fits, 4 none fits (within the budget),\n"
 		"1 a table or model file cannot be read, 2 usage error.\n"),
-		workload_help, TRAIN_MFU * 100);
+		_(workload_help), TRAIN_MFU * 100);
 }
 
 /* Rented options listed after the cards [assumption: enough to compare]. */

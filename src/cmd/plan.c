@@ -195,7 +195,7 @@ static void usage(FILE *f)
 		"offloaded to host RAM, 4 does not fit, 1 runtime error (unreadable model file),\n"
 		"2 usage error.\n"), f);
 	fprintf(f, _("\n%s\nWith --train or --image: exit 0 fits (or no GPU given), 4 does not fit;\n"
-		   "JSON schema: docs/json-plan-workloads.md.\n"), workload_help);
+		   "JSON schema: docs/json-plan-workloads.md.\n"), _(workload_help));
 }
 
 static int parse_u32(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *out)

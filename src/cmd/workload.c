@@ -65,7 +65,7 @@ size_t workload_option_count(void)
 }
 
 const char workload_help[] =
-	"Fine-tuning (--train):\n"
+	N_("Fine-tuning (--train):\n"
 	"  --train full|lora|qlora   plan fine-tuning memory instead of inference\n"
 	"  --seq N                   tokens per sample (default 2048)\n"
 	"  --micro-batch N           samples per GPU per step (default 4)\n"
@@ -102,7 +102,7 @@ const char workload_help[] =
 	"  --ui U                    how the UI allocates memory: comfyui (default:\n"
 	"                            stages swapped, bf16 VAE where the card has it),\n"
 	"                            diffusers (all resident, SDXL VAE in fp32), a1111\n"
-	"                            (as diffusers, its no-half-vae setting)\n";
+	"                            (as diffusers, its no-half-vae setting)\n");
 
 void workload_init(workload *w)
 {
