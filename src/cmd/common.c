@@ -17,8 +17,9 @@ int usage_error(const char *cmd, const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	fputs("gpuwise: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\ntry 'gpuwise %s --help'\n", cmd);
+	/* every caller passes a literal, extracted by `make pot` (keyword usage_error:2) */
+	vfprintf(stderr, _(fmt), ap);
+	fprintf(stderr, _("\ntry 'gpuwise %s --help'\n"), cmd);
 	va_end(ap);
 	return GW_EXIT_USAGE;
 }

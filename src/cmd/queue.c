@@ -888,7 +888,7 @@ int cmd_show(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1)
-		return usage_error("show", optind >= argc ? "which job? (a job id)" : "one job id at a time");
+		return usage_error("show", optind >= argc ? N_("which job? (a job id)") : N_("one job id at a time"));
 	uint64_t id = 0;
 	bool slurm;
 	if ((rc = slurm_parse_job_id("show", argv[optind], &id, &slurm)))
@@ -1034,7 +1034,7 @@ int cmd_logs(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1)
-		return usage_error("logs", optind >= argc ? "which job? (a job id)" : "one job id at a time");
+		return usage_error("logs", optind >= argc ? N_("which job? (a job id)") : N_("one job id at a time"));
 	uint64_t id = 0;
 	bool slurm;
 	if ((rc = slurm_parse_job_id("logs", argv[optind], &id, &slurm)))
@@ -1287,7 +1287,7 @@ int cmd_quota(int argc, char **argv)
 	}
 	if (is_set) {
 		if (optind != argc - 1) {
-			rc = usage_error("quota", optind >= argc ? "quota set: which project?" : "quota set: one project at a time");
+			rc = usage_error("quota", optind >= argc ? N_("quota set: which project?") : N_("quota set: one project at a time"));
 			goto out;
 		}
 		if (!any) {
