@@ -31,6 +31,37 @@ PY
 }
 same() { sort -u | wc -l | tr -d ' '; }   # how many distinct values
 
+# ---- --help of every command and the usage errors (not plan's: above) ------------------
+# Chinese under zh_CN, the same --options as the English help (which docs.t
+# parses and LANG=C keeps byte-identical), the English one still English
+for c in cards cost status doctor run bench list daemon submit queue show logs cancel hold release quota sim export; do
+	zh=$(LANG=$ZH "$GW" $c --help 2>&1); zrc=$?
+	en=$(LANG=C "$GW" $c --help 2>&1)
+	is "$zrc" 0 "$c --help: exit 0 in Chinese"
+	like "$zh" "^用法：gpuwise $c " "$c --help: the usage line in Chinese"
+	like "$zh" '^退出状态：' "$c --help: the exit status described in Chinese"
+	unlike "$zh" '^(Options|Exit status)' "$c --help: no English heading left"
+	is "$(printf '%s\n' "$zh" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u | tr '\n' ' ')" \
+	   "$(printf '%s\n' "$en" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u | tr '\n' ' ')" \
+	   "$c --help: the same options as the English help"
+	like "$en" "^usage: gpuwise $c " "$c --help: LANG=C is English"
+done
+zh=$(LANG=$ZH "$GW" plan --help 2>&1)
+like "$zh" '^微调（--train）：$' "plan --help: the --train/--image options' help in Chinese (shared with cards)"
+err=$(LANG=$ZH "$GW" list foo 2>&1); rc=$?
+is "$rc" 2 "list foo: exit 2 in Chinese too"
+is "$err" "gpuwise: 无法列出 'foo'（gpus、models 或 quants）
+运行 'gpuwise list --help' 查看用法" "list foo: the usage error and its help hint in Chinese"
+err=$(LANG=C "$GW" list foo 2>&1); rc=$?
+is "$rc:$err" "2:gpuwise: cannot list 'foo' (gpus, models or quants)
+try 'gpuwise list --help'" "list foo: LANG=C, the English usage error unchanged"
+err=$(LANG=$ZH "$GW" status --count 3 2>&1); rc=$?
+is "$rc:$err" "2:gpuwise: --count 需要 --watch
+运行 'gpuwise status --help' 查看用法" "status --count without --watch: exit 2, message in Chinese"
+err=$(LANG=$ZH "$GW" --lang en run 2>&1); rc=$?
+is "$rc:$err" "2:gpuwise: no command given: gpuwise run [OPTIONS] -- CMD [ARGS...]
+try 'gpuwise run --help'" "run without a command under zh with --lang en: English, exit 2"
+
 # ---- plan: 13B on an 8 GB laptop --------------------------------------------------------
 P="plan llama-2-13b --quant q4_k_m --ctx 2048 --gpu 4060-laptop --ram 16G --engine llama.cpp@b2824"
 # shellcheck disable=SC2086
