@@ -66,7 +66,7 @@ static void fmt_price(char *b, size_t n, const price_quote *q)
 static int list_gpus(const char *filter, bool json, int year)
 {
 	json_t *arr = json ? json_array() : NULL;
-	const char *hdr[] = {"ID", "NAME", "VENDOR", "VRAM", "GB/s", "NEW (date; USD unless marked)", "USED (date)"};
+	const char *hdr[] = {"ID", _("NAME"), _("VENDOR"), _("VRAM"), "GB/s", _("NEW (date; USD unless marked)"), _("USED (date)")};
 	table *t = json ? NULL : table_new(7, hdr);
 	size_t n = 0;
 	int rc = 0;
@@ -123,7 +123,7 @@ static int list_gpus(const char *filter, bool json, int year)
 		json_decref(o);
 	} else if (n) {
 		table_print(t, stdout);
-		printf("\nSources (specs; prices: new-prices.tsv and used-prices.tsv, see --json):\n");
+		fputs(_("\nSources (specs; prices: new-prices.tsv and used-prices.tsv, see --json):\n"), stdout);
 		for (size_t i = 0; i < n; i++)
 			printf("  %s\n", sources[i]);
 	}
@@ -141,7 +141,7 @@ out:
 static int list_models(const char *filter, bool json)
 {
 	json_t *arr = json ? json_array() : NULL;
-	const char *hdr[] = {"ID", "NAME", "KIND", "PARAMS", "LAYERS", "CONTEXT", "SOURCE"};
+	const char *hdr[] = {"ID", _("NAME"), _("KIND"), _("PARAMS"), _("LAYERS"), _("CONTEXT"), _("SOURCE")};
 	table *t = json ? NULL : table_new(7, hdr);
 	size_t n = 0;
 	for (size_t i = 0; i < kb_model_count(); i++) {
@@ -223,7 +223,7 @@ static int list_quants(const char *filter, bool json)
 {
 	static const char *const kinds[] = {"gguf-type", "gguf-recipe", "format"};
 	json_t *arr = json ? json_array() : NULL;
-	const char *hdr[] = {"ID", "NAME", "KIND", "BITS/WEIGHT", "ALIASES", "SOURCE"};
+	const char *hdr[] = {"ID", _("NAME"), _("KIND"), _("BITS/WEIGHT"), _("ALIASES"), _("SOURCE")};
 	table *t = json ? NULL : table_new(6, hdr);
 	size_t n = 0;
 	for (size_t i = 0; i < kb_quant_count(); i++) {
@@ -256,8 +256,8 @@ static int list_quants(const char *filter, bool json)
 	} else {
 		if (n) {
 			table_print(t, stdout);
-			printf("\nShorthands: q4/int4/4bit -> q4_k_m (llama.cpp, ollama) or awq-int4 (vllm, transformers); "
-			       "q8/int8/8bit -> q8_0 or int8; fp8; fp16/half -> f16 or fp16.\n");
+			fputs(_("\nShorthands: q4/int4/4bit -> q4_k_m (llama.cpp, ollama) or awq-int4 (vllm, transformers); "
+			       "q8/int8/8bit -> q8_0 or int8; fp8; fp16/half -> f16 or fp16.\n"), stdout);
 		}
 		table_free(t);
 	}
