@@ -880,13 +880,13 @@ static void print_gpu_text(const hw_gpu *g, size_t name_w, bool all, size_t cols
 	fprintf(f, "%s[%d]%s %-*s", c_bold(f), g->index, c_reset(f), (int)name_w, g->name);
 	bool nothing = !HW_VALID(g->mem_total_bytes) && !HW_VALID(g->temp_c) && !HW_VALID(g->util_gpu_pct);
 	if (g->asleep) {
-		fprintf(f, " | %sasleep%s (runtime-suspended; --wake to query)\n", c_dim(f), c_reset(f));
+		fprintf(f, _(" | %sasleep%s (runtime-suspended; --wake to query)\n"), c_dim(f), c_reset(f));
 	} else if (g->error[0] && nothing) {
 		fprintf(f, " | %s%s%s\n", c_red(f), g->error, c_reset(f));
 	} else if (nothing) {
-		fprintf(f, " | %s%s%s%s\n", g->kernel_driver[0] ? g->kernel_driver : "no driver",
-			g->integrated ? ", integrated" : "", g->fell_off_bus ? ", fell off the bus" : "",
-			g->vendor != HW_VENDOR_NVIDIA ? "; no more data from sysfs" : "");
+		fprintf(f, " | %s%s%s%s\n", g->kernel_driver[0] ? g->kernel_driver : _("no driver"),
+			g->integrated ? _(", integrated") : "", g->fell_off_bus ? _(", fell off the bus") : "",
+			g->vendor != HW_VENDOR_NVIDIA ? _("; no more data from sysfs") : "");
 	} else {
 		const char *temp = dash_or(g->temp_c, "°C", 1, t, sizeof t);
 		bool hot = HW_VALID(g->temp_c) && HW_VALID(g->temp_slowdown_c) && g->temp_c.v >= g->temp_slowdown_c.v - 5;
@@ -906,7 +906,7 @@ static void print_gpu_text(const hw_gpu *g, size_t name_w, bool all, size_t cols
 			char words[200];
 			hw_throttle_words((uint64_t)(g->throttle_reasons.v & ~(int64_t)HW_THR_GPU_IDLE), words,
 					  sizeof words);
-			fprintf(f, " | %sthrottled: %s%s", c_yellow(f), words, c_reset(f));
+			fprintf(f, _(" | %sthrottled: %s%s"), c_yellow(f), words, c_reset(f));
 		}
 		if (g->error[0])
 			fprintf(f, " | %s%s%s", c_red(f), g->error, c_reset(f));
@@ -985,7 +985,7 @@ static void print_gpu_text(const hw_gpu *g, size_t name_w, bool all, size_t cols
 		if (p->container[0])
 			snprintf(where + strlen(where), sizeof where - strlen(where), " [container %.12s]", p->container);
 		if (p->graphics && !p->compute)
-			snprintf(where + strlen(where), sizeof where - strlen(where), " (graphics)");
+			snprintf(where + strlen(where), sizeof where - strlen(where), _(" (graphics)"));
 		snprintf(sm, sizeof sm, HW_VALID(p->sm_util_pct) ? "%lld%%" : "-", (long long)p->sm_util_pct.v);
 		char head[96];
 		int hn = snprintf(head, sizeof head, "    %-10s %10s  %7u %4s  ", p->user[0] ? p->user : "?",
@@ -997,8 +997,8 @@ static void print_gpu_text(const hw_gpu *g, size_t name_w, bool all, size_t cols
 		else
 			sb_puts(&cmd, p->command[0] ? p->command
 				      : p->exists	  ? "?"
-				      : p->windows_side ? "(a Windows-side process: not in WSL's /proc)"
-							  : "(not in /proc: another PID namespace?)");
+				      : p->windows_side ? _("(a Windows-side process: not in WSL's /proc)")
+							  : _("(not in /proc: another PID namespace?)"));
 		/* the command fills what the terminal leaves after the other columns */
 		size_t room = 0;
 		if (cols > (size_t)hn + utf8_len(where) + 8)
@@ -1025,24 +1025,24 @@ static void print_text(const hw_snapshot *s, bool all, FILE *f)
 	if (cuda_version_string(s, cv, sizeof cv))
 		fprintf(f, "  CUDA %s", cv);
 	if (s->platform == HW_PLATFORM_WSL2)
-		fputs("  WSL 2 (the Windows driver)", f);
+		fputs(_("  WSL 2 (the Windows driver)"), f);
 	else if (s->platform == HW_PLATFORM_WSL1)
-		fputs("  WSL 1 (no GPU access)", f);
+		fputs(_("  WSL 1 (no GPU access)"), f);
 	fputc('\n', f);
 	hw_wsl_memory wm;
 	if (s->platform == HW_PLATFORM_WSL2 && hw_wsl_memory_read(&wm, NULL) == 0) {
 		char a[32], b[32];
 		fmt_bytes(a, sizeof a, wm.vm_total_bytes);
 		if (wm.limit_bytes)
-			fprintf(f, "WSL 2 VM: %s RAM, limited by %s\n", a, wm.rule);
+			fprintf(f, _("WSL 2 VM: %s RAM, limited by %s\n"), a, wm.rule);
 		else
-			fprintf(f, "WSL 2 VM: %s RAM (%s: Windows has about %s)\n", a, wm.rule,
+			fprintf(f, _("WSL 2 VM: %s RAM (%s: Windows has about %s)\n"), a, wm.rule,
 				fmt_bytes(b, sizeof b, wm.windows_ram_bytes_est));
 	}
 	if (snapshot_verdict(s, false))
-		fprintf(f, "%sNVML cannot be used: %s%s\n", c_red(f), s->nvml_error, c_reset(f));
+		fprintf(f, _("%sNVML cannot be used: %s%s\n"), c_red(f), s->nvml_error, c_reset(f));
 	else if (!s->n_gpus)
-		fprintf(f, "no GPU found\n");
+		fputs(_("no GPU found\n"), f);
 	size_t w = 0;
 	for (size_t i = 0; i < s->n_gpus; i++)
 		if (strlen(s->gpus[i].name) > w)
@@ -1050,9 +1050,9 @@ static void print_text(const hw_snapshot *s, bool all, FILE *f)
 	for (size_t i = 0; i < s->n_gpus; i++)
 		print_gpu_text(&s->gpus[i], w, all, cols, f);
 	if (s->nvml_asleep_skip)
-		fprintf(f, "%snote: %s%s\n", c_dim(f), s->nvml_error, c_reset(f));
+		fprintf(f, _("%snote: %s%s\n"), c_dim(f), s->nvml_error, c_reset(f));
 	if (s->cuda_order_note[0])
-		fprintf(f, "note: %s\n", s->cuda_order_note);
+		fprintf(f, _("note: %s\n"), s->cuda_order_note);
 	if (all) {
 		if (s->nvml_path[0])
 			fprintf(f, "NVML: %s%s%s\n", s->nvml_path, s->nvml_version[0] ? " version " : "", s->nvml_version);
@@ -1332,7 +1332,7 @@ static int serve(hw *h, const char *spec, int names, const char *socket)
 	const union MHD_DaemonInfo *bi = c.api.info(d, MHD_DAEMON_INFO_BIND_PORT);
 	char shown[300];
 	snprintf(shown, sizeof shown, "%.*s", (int)(strrchr(spec, ':') - spec), spec);
-	printf("serving http://%s:%u/metrics and the page at / (Ctrl-C stops)\n", shown[0] ? shown : "0.0.0.0", bi ? bi->port : 0);
+	printf(_("serving http://%s:%u/metrics and the page at / (Ctrl-C stops)\n"), shown[0] ? shown : "0.0.0.0", bi ? bi->port : 0);
 	fflush(stdout);
 	struct sigaction sig, old_int, old_term;
 	memset(&sig, 0, sizeof sig);
