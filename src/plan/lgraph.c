@@ -51,6 +51,7 @@ enum {
 	V_MOE_BIAS = 1024,   /* expert selection on probabilities + exp_probs_b, weights renormalised (LFM2-MoE) */
 	V_FUSED_QKV = 2048,  /* one QKV projection, Q, K and V views of it (build_qkv with wqkv) */
 	V_ATTN_GATE = 4096,  /* the attention output times sigmoid(x . W_gate), NoPE every 4th layer (AFMoE) */
+	V_DSA = 8192,        /* DeepSeek sparse attention: the lightning indexer's top-k unmasks the KQ mask */
 };
 
 static const struct kind_row {
@@ -66,6 +67,7 @@ static const struct kind_row {
 	{"smollm3", 0, 0, "src/models/smollm3.cpp"},
 	{"granite", 0, 0, "src/models/granite.cpp"},
 	{"mistral4", -1 /* A_DEEPSEEK2 */, 0, "src/models/mistral4.cpp (deepseek2's graph)"},
+	{"deepseek32", -1, V_DSA, "src/models/deepseek32.cpp (deepseek2's graph + lightning indexer)"},
 	{"starcoder2", 0, V_LAYERNORM | V_OUT_BIAS, "src/models/starcoder2.cpp"},
 	{"qwen2moe", -2 /* A_QWEN2 */, V_SHEXP_GATE | V_NO_NORM_W | V_QKV_BIAS, "src/models/qwen2moe.cpp"},
 	{"olmoe", 0, V_NO_NORM_W | V_QKNORM_FULL, "src/models/olmoe.cpp"},
@@ -472,6 +474,45 @@ static gs_t moe_ffn(lb *b, gs_t x, gs_t logits, bool bias, bool norm_w)
 	return moe_ffn_opts(b, x, logits, &o);
 }
 
+/* DeepSeek-V3.2's lightning indexer (src/models/deepseek32.cpp, the
+ * fused ggml_lightning_indexer the CPU and CUDA backends take): indexer
+ * Q from the Q latent qr, one key head from the block input, both
+ * roped and rotated (Hadamard), the key stored in the indexer cache;
+ * scores [cells, T] and their top-k cells (i32). */
+static gs_t lightning_indexer(lb *b, gs_t qr, gs_t cur, gs_type kt)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, IH = m->indexer_heads, ID = m->indexer_key_len;
+	int64_t cells = (int64_t)b->p->cells;
+	gs_t iq = mm(b, IH * ID, qr);
+	iq = rope(b, gs_reshape(g, iq, ID, IH, T, 1));
+	gs_t ik = mm(b, ID, cur);
+	ik = gs_unop(g, GS_NORM, ik);
+	ik = gs_binop(g, GS_MUL, ik, weight(b, ID, 1));
+	ik = gs_binop(g, GS_ADD, ik, weight(b, ID, 1));
+	ik = rope(b, gs_reshape(g, ik, ID, 1, T, 1));
+	if (b->k_rot[1] < 0) /* the indexer's own inputs (the sliding slot is unused here) */
+		b->k_rot[1] = gs_input(g, GS_F32, ID, ID, 1, 1);
+	iq = gs_mul_mat(g, b->k_rot[1], iq);
+	ik = gs_mul_mat(g, b->k_rot[1], ik);
+	gs_t kc = gs_external(g, kt, ID, cells, 1, 1);
+	gs_mark_cache(g, kc);
+	if (b->k_idxs[1] < 0)
+		b->k_idxs[1] = gs_input(g, GS_I64, T, 1, 1, 1);
+	gs_expand(g, gs_set_rows(g, kc, gs_reshape(g, ik, ID, T, 1, 1), b->k_idxs[1]));
+	gs_t w = mm(b, IH, cur);
+	size_t rk = gs_row_size(kt, ID);
+	gs_t kview = gs_view(g, kc, ID, 1, cells, 1, rk, rk, rk * cells, 0);
+	w = gs_unop(g, GS_SCALE, gs_view(g, w, IH, T, 1, 1, gs_nb(g, w, 1), gs_nb(g, w, 1) * T, gs_nb(g, w, 1) * T, 0));
+	if (b->mask[1] < 0)
+		b->mask[1] = gs_input(g, GS_F16, cells, T, 1, 1);
+	gs_t score = gs_op4(g, GS_OTHER, GS_F32, (int64_t[4]){cells, T, 1, 1}, iq, kview, w, b->mask[1]);
+	int64_t nk = m->indexer_top_k && m->indexer_top_k < cells ? m->indexer_top_k : cells;
+	gs_t top = gs_op4(g, GS_OTHER, GS_I32, (int64_t[4]){nk, T, 1, 1}, score, -1, -1, -1);
+	return gs_unop(g, GS_CONT, top);
+}
+
 /* Multi-head latent attention (DeepSeek-V2/V3, Kimi K2) with the
  * absorbed K projection: the cache holds the compressed latent and the
  * rotary part, K only; returns the input of wo. */
@@ -488,10 +529,13 @@ static gs_t mla_attention(lb *b, uint32_t il, gs_t cur)
 	int64_t cells = (int64_t)p->cells;
 	(void)il;
 
-	gs_t q;
+	gs_t q, top_k = -1;
+	gs_type kt = kv_gs_type(p->kv_k);
 	if (m->q_lora_rank) {
 		q = mm(b, m->q_lora_rank, cur);
 		q = norm(b, q, weight(b, m->q_lora_rank, 1));
+		if (variant_of(m->arch) & V_DSA)
+			top_k = lightning_indexer(b, q, cur, kt);
 		q = mm(b, H * qk_head, q);
 	} else {
 		q = mm(b, H * qk_head, cur);
@@ -517,7 +561,6 @@ static gs_t mla_attention(lb *b, uint32_t il, gs_t cur)
 	gs_expand(g, Q);
 	gs_expand(g, Vc);
 	gs_expand(g, K);
-	gs_type kt = kv_gs_type(p->kv_k);
 	int64_t hk = kv_lora + rope_d;
 	gs_t kc = gs_external(g, kt, hk, cells, 1, 1);
 	gs_mark_cache(g, kc);
@@ -526,6 +569,23 @@ static gs_t mla_attention(lb *b, uint32_t il, gs_t cur)
 	gs_expand(g, gs_set_rows(g, kc, gs_reshape(g, K, hk, T, 1, 1), b->k_idxs[0]));
 	if (b->mask[0] < 0)
 		b->mask[0] = gs_input(g, p->flash_attn ? GS_F16 : GS_F32, cells, T, 1, 1);
+	gs_t mask = b->mask[0];
+	if (top_k >= 0) {
+		/* build_attn (llm_graph_input_attn_k_dsa): a mask filled with
+		 * -inf, zeros set at the chosen cells, plus the causal mask */
+		gs_type mt = p->flash_attn ? GS_F16 : GS_F32;
+		gs_t all = gs_op4(g, GS_FILL, mt, (int64_t[4]){cells, T, 1, 1}, mask, -1, -1, -1);
+		size_t e = gs_row_size(mt, 1);
+		all = gs_view(g, all, 1, cells, T, 1, e, e * cells, e * cells * T, 0);
+		int64_t nk = gs_ne(g, top_k, 0);
+		size_t tnb1 = gs_nb(g, top_k, 1);
+		gs_t t3 = gs_view(g, top_k, nk, T, 1, 1, tnb1, tnb1 * T, tnb1 * T, 0);
+		gs_t zeros = gs_op4(g, GS_NONE, GS_F32, (int64_t[4]){1, nk, T, 1}, -1, -1, -1, -1);
+		zeros = gs_op4(g, GS_FILL, GS_F32, (int64_t[4]){1, nk, T, 1}, zeros, -1, -1, -1);
+		gs_t sel = gs_set_rows(g, all, zeros, t3);
+		sel = gs_view(g, sel, cells, T, 1, 1, e * cells, e * cells * T, e * cells * T, 0);
+		mask = gs_op4(g, GS_ADD, mt, (int64_t[4]){cells, T, 1, 1}, sel, b->mask[0], -1, -1);
+	}
 	size_t rk = gs_row_size(kt, hk);
 	gs_t kview = gs_view(g, kc, hk, 1, cells, 1, rk, rk, rk * cells, 0);
 	gs_t vview = gs_view(g, kview, kv_lora, 1, cells, 1, rk, rk, rk * cells, 0);
@@ -536,7 +596,7 @@ static gs_t mla_attention(lb *b, uint32_t il, gs_t cur)
 	gs_t v_b = gs_external(g, GS_F16, kv_lora, vh, H, 1);
 	gs_t out;
 	if (p->flash_attn) {
-		out = gs_flash_attn(g, qv, kview, vview, b->mask[0]);
+		out = gs_flash_attn(g, qv, kview, vview, mask);
 		out = gs_permute(g, out, 0, 2, 1, 3);
 		out = gs_mul_mat(g, v_b, out);
 		out = gs_permute(g, out, 0, 2, 1, 3);
@@ -544,7 +604,7 @@ static gs_t mla_attention(lb *b, uint32_t il, gs_t cur)
 		out = gs_reshape(g, out, gs_ne(g, out, 0) * gs_ne(g, out, 1), gs_ne(g, out, 2) * gs_ne(g, out, 3), 1, 1);
 	} else {
 		gs_t kq = gs_mul_mat(g, kview, qv);
-		kq = gs_binop(g, GS_SOFT_MAX, kq, b->mask[0]);
+		kq = gs_binop(g, GS_SOFT_MAX, kq, mask);
 		gs_t vt = gs_transpose(g, vview);
 		gs_t vcont = gs_op4(g, GS_CONT, kt == GS_F32 ? GS_F32 : GS_F16, (int64_t[4]){cells, kv_lora, 1, 1}, vt, -1,
 				    -1, -1);
@@ -1368,6 +1428,8 @@ bool plan_lgraph_supported(const model_desc *m)
 		return false;
 	if (m->mla && k != A_DEEPSEEK2)
 		return false;
+	if ((variant_of(m->arch) & V_DSA) && (!m->indexer_heads || !m->indexer_key_len || !m->q_lora_rank))
+		return false;
 	bool listed = false;
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
 		listed |= !strcmp(m->arch, kinds[i].name);
@@ -1441,7 +1503,8 @@ static void fingerprint(const model_desc *m, uint64_t f[8])
 	f[2] = m->head_dim_k | (uint64_t)m->head_dim_v << 32;
 	f[3] = m->ffn | (uint64_t)m->vocab << 32;
 	f[4] = m->n_experts | (uint64_t)m->n_experts_used << 32;
-	f[5] = m->expert_ffn ^ (uint64_t)m->shared_expert_ffn << 16 ^ (uint64_t)m->swa_window << 32;
+	f[5] = m->expert_ffn ^ (uint64_t)m->shared_expert_ffn << 16 ^ (uint64_t)m->swa_window << 32 ^
+	       (uint64_t)m->indexer_heads << 8 ^ (uint64_t)m->indexer_top_k << 40 ^ (uint64_t)m->indexer_key_len << 20;
 	f[6] = (uintptr_t)m->arch ^ (uintptr_t)m->layer_swa ^ (uintptr_t)m->layer_kv_heads;
 	f[7] = m->q_lora_rank ^ (uint64_t)m->n_dense_lead << 24 ^ (uint64_t)m->n_expert_shared << 40 ^
 	       (uint64_t)m->expert_gating << 56 ^ (uint64_t)m->mla << 60 ^ (uint64_t)m->has_tensors << 61 ^
