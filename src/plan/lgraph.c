@@ -1386,7 +1386,8 @@ static gs_t build_gemma3n(lb *b)
 		gs_t al = gs_unop(g, GS_SCALE, gs_binop(g, GS_ADD, cur, lo));
 		cur = norm(b, al, weight(b, E, 1));
 		/* feed-forward, activation sparsity on the first 10 layers */
-		gs_t up = mm(b, m->ffn, cur), gate = mm(b, m->ffn, cur);
+		int64_t ff = m->layer_ffn ? m->layer_ffn[il] : m->ffn;
+		gs_t up = mm(b, ff, cur), gate = mm(b, ff, cur);
 		if (il < 10) {
 			gs_t mean = gs_op4(g, GS_OTHER, GS_F32, (int64_t[4]){1, T, 1, 1}, gate, -1, -1, -1);
 			gs_t sd = gs_unop(g, GS_SQR, gs_binop(g, GS_SUB, gate, mean));
