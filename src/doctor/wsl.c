@@ -445,8 +445,8 @@ static void check_ldconfig_warning(doctor_report *rep)
 		return;
 	doctor_finding *f = doctor_add(rep, "wsl-ldconfig-warning", DOC_INFO, DG_DRIVER, -1);
 	say(f, xstrdup(_("ldconfig's warning '" "/usr/lib/wsl/lib" "/libcuda.so.1 is not a symbolic link' is harmless")),
-	    xstrdup(WSL_LIB " holds the Windows driver's files as plain copies, so ldconfig (run by apt) warns; CUDA "
-		    "loads them all the same"),
+	    xstrdup(_("/usr/lib/wsl/lib holds the Windows driver's files as plain copies, so ldconfig (run by apt) warns; CUDA "
+		    "loads them all the same")),
 	    xstrdup(_("nothing to do; do not 'fix' it by deleting, renaming or re-linking files in " "/usr/lib/wsl/lib" ": Windows "
 		    "manages that folder and such changes break CUDA in WSL (wsl --shutdown in PowerShell restores it)")));
 }

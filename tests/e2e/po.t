@@ -90,6 +90,9 @@ for e in entries:
                 w2 = w.rstrip(".,;:)")
                 if w2 in PROSE:
                     break
+                if w2.endswith("'s"):  # a possessive ("gpuwise doctor's Hardware group") ends the command
+                    w2 = w = w2[:-2] + ","
+                    w2 = w2[:-1]
                 if ARG.match(w2) or (subs is None and re.match(r"^[a-z][\w.-]*$", w2)) or \
                         (i == 0 and subs and w2 in subs):
                     keep.append(w2)
