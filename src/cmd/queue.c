@@ -791,6 +791,10 @@ int cmd_queue(int argc, char **argv)
 	if (conn) {
 		/* the daemon answers in pages of at most 200 jobs; 'next' continues (docs/queue-protocol.md) */
 		json_t *cursor = NULL;
+		/* job id -> its index in rep's jobs: a job that ends between two
+		 * pages is listed again among the ended ones; it is shown once,
+		 * as the later page saw it */
+		json_t *at = json_object();
 		do {
 			json_t *req = req_new("queue");
 			if (all)
@@ -805,18 +809,43 @@ int cmd_queue(int argc, char **argv)
 			if (!page) {
 				queue_close(conn);
 				json_decref(rep);
+				json_decref(at);
 				return refused ? EXIT_REFUSED : GW_EXIT_RUNTIME;
 			}
 			json_t *next = json_object_get(page, "next");
 			if (json_is_string(next))
 				cursor = json_incref(next);
-			if (!rep)
+			if (!rep) {
 				rep = page;
-			else {
-				json_array_extend(json_object_get(rep, "jobs"), json_object_get(page, "jobs"));
+				if (!json_is_array(json_object_get(rep, "jobs")))
+					json_object_set_new(rep, "jobs", json_array());
+			}
+			json_t *all_jobs = json_object_get(rep, "jobs");
+			json_t *src = json_object_get(page, "jobs");
+			size_t n_src = json_array_size(src);
+			json_t *fresh = json_array();
+			for (size_t k = 0; k < n_src; k++) {
+				json_t *jb = json_array_get(src, k);
+				char key[32];
+				snprintf(key, sizeof key, "%lld", (long long)json_integer_value(json_object_get(jb, "id")));
+				json_t *idx = json_object_get(at, key);
+				if (idx && page != rep)
+					json_array_set(all_jobs, (size_t)json_integer_value(idx), jb);
+				else if (!idx) {
+					json_object_set_new(at, key,
+							    json_integer((json_int_t)(page == rep ? k : json_array_size(all_jobs) +
+												json_array_size(fresh))));
+					if (page != rep)
+						json_array_append(fresh, jb);
+				}
+			}
+			if (page != rep) {
+				json_array_extend(all_jobs, fresh);
 				json_decref(page);
 			}
+			json_decref(fresh);
 		} while (cursor);
+		json_decref(at);
 		queue_close(conn);
 	}
 	json_t *jobs = json_array();

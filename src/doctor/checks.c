@@ -302,7 +302,7 @@ static void check_hardware(const doctor_input *in, doctor_report *rep)
 			fmt_bytes(mem, sizeof mem, (uint64_t)g->mem_total_bytes.v);
 		say(f, xasprintf("%s", lb),
 		    xasprintf(_("compute capability %s, %s, driver %s%s"), cc, mem,
-			      *g->kernel_driver ? g->kernel_driver : on_wsl(in) ? "the Windows driver's (GPU-PV)" : "none",
+			      *g->kernel_driver ? g->kernel_driver : on_wsl(in) ? _("the Windows driver's (GPU-PV)") : _("none"),
 			      g->asleep ? _(", runtime-suspended (not woken)") : ""),
 		    NULL);
 		const kb_lifecycle *lc = has_cc(g) ? kb_lifecycle_for_cc(cc) : NULL;

@@ -112,20 +112,20 @@ out:
 		cu_driver_strerror(c, r, e, sizeof e);
 	doctor_finding *f = doctor_add(rep, ok ? "deep-cuda" : "deep-cuda-failed", ok ? DOC_OK : DOC_FAIL, DG_CUDA, -1);
 	if (ok) {
-		f->title = xasprintf("CUDA device %d (%s): context, allocation, copies, PTX kernel and checksum work",
+		f->title = xasprintf(_("CUDA device %d (%s): context, allocation, copies, PTX kernel and checksum work"),
 				     ordinal, name);
-		f->evidence = xasprintf("32 MiB to the GPU, the Triad kernel, 16 MiB back, checksum matches; host to device "
-					"%.1f GB/s, device to host %.1f GB/s (pinned, 64 MiB x %d)", h2d, d2h, DEEP_BW_REPS);
+		f->evidence = xasprintf(_("32 MiB to the GPU, the Triad kernel, 16 MiB back, checksum matches; host to device "
+					"%.1f GB/s, device to host %.1f GB/s (pinned, 64 MiB x %d)"), h2d, d2h, DEEP_BW_REPS);
 		f->fix = xstrdup("");
 	} else {
-		f->title = xasprintf("CUDA device %d (%s) failed at the %s step", ordinal, name, step);
+		f->title = xasprintf(_("CUDA device %d (%s) failed at the %s step"), ordinal, name, step);
 		f->evidence = xstrdup(e);
 		/* WSL: Xid never reaches Linux; Windows logs it */
 		f->fix = xstrdup(hw_platform() == HW_PLATFORM_WSL2
-					 ? "gpuwise explain the error text; on Windows: Event Viewer > Windows Logs > System, "
-					   "source nvlddmkm (Xid and TDR events)"
-					 : "gpuwise explain the error text; check the kernel log for Xid errors (sudo dmesg | grep "
-					   "Xid)");
+					 ? _("gpuwise explain the error text; on Windows: Event Viewer > Windows Logs > System, "
+					   "source nvlddmkm (Xid and TDR events)")
+					 : _("gpuwise explain the error text; check the kernel log for Xid errors (sudo dmesg | grep "
+					   "Xid)"));
 	}
 	if (dbw)
 		c->free(dbw);
@@ -146,7 +146,7 @@ void doctor_deep_cuda(doctor_report *rep)
 	char why[512];
 	if (!cu_driver_load(&c, why, sizeof why)) {
 		doctor_finding *f = doctor_add(rep, "deep-cuda", DOC_SKIP, DG_CUDA, -1);
-		f->title = xstrdup("CUDA driver tests not available");
+		f->title = xstrdup(_("CUDA driver tests not available"));
 		f->evidence = xstrdup(why);
 		f->fix = xstrdup("");
 		return;
@@ -158,16 +158,16 @@ void doctor_deep_cuda(doctor_report *rep)
 		r = c.count(&n);
 	if (r) {
 		doctor_finding *f = doctor_add(rep, "deep-cuda-failed", DOC_FAIL, DG_CUDA, -1);
-		f->title = xstrdup("the CUDA driver does not initialise");
+		f->title = xstrdup(_("the CUDA driver does not initialise"));
 		f->evidence = xasprintf("cuInit: %s", cu_driver_strerror(&c, r, e, sizeof e));
 		f->fix = xstrdup(hw_platform() == HW_PLATFORM_WSL2
-					 ? "gpuwise explain the error; check that nvidia-smi works; if not, update the NVIDIA "
-					   "driver for Windows, then in PowerShell: wsl --shutdown"
-					 : "gpuwise explain the error; check that nvidia-smi works and the kernel log for Xid errors");
+					 ? _("gpuwise explain the error; check that nvidia-smi works; if not, update the NVIDIA "
+					   "driver for Windows, then in PowerShell: wsl --shutdown")
+					 : _("gpuwise explain the error; check that nvidia-smi works and the kernel log for Xid errors"));
 	} else if (n == 0) {
 		doctor_finding *f = doctor_add(rep, "deep-cuda", DOC_SKIP, DG_CUDA, -1);
-		f->title = xstrdup("CUDA sees no device: driver tests skipped");
-		f->evidence = xstrdup("cuDeviceGetCount returned 0 (CUDA_VISIBLE_DEVICES may hide every GPU)");
+		f->title = xstrdup(_("CUDA sees no device: driver tests skipped"));
+		f->evidence = xstrdup(_("cuDeviceGetCount returned 0 (CUDA_VISIBLE_DEVICES may hide every GPU)"));
 		f->fix = xstrdup("");
 	}
 	for (int i = 0; !r && i < n; i++)
@@ -213,24 +213,24 @@ void doctor_deep_python(const struct stack_info *st, int timeout_ms, doctor_repo
 		doctor_finding *f;
 		if (rc) {
 			f = doctor_add(rep, "deep-torch-failed", DOC_FAIL, DG_PYTHON, -1);
-			f->title = xasprintf("torch in %s: the CUDA test did not finish", py->exe);
+			f->title = xasprintf(_("torch in %s: the CUDA test did not finish"), py->exe);
 			f->evidence = xstrdup(err.msg);
 			f->fix = xstrdup(hw_platform() == HW_PLATFORM_WSL2
-						 ? "a hang in torch.cuda.is_available() points at the driver: check nvidia-smi; "
-						   "on Windows update the NVIDIA driver, then in PowerShell: wsl --shutdown"
-						 : "a hang in torch.cuda.is_available() points at the driver: check nvidia-smi and "
-						   "the kernel log");
+						 ? _("a hang in torch.cuda.is_available() points at the driver: check nvidia-smi; "
+						   "on Windows update the NVIDIA driver, then in PowerShell: wsl --shutdown")
+						 : _("a hang in torch.cuda.is_available() points at the driver: check nvidia-smi and "
+						   "the kernel log"));
 		} else if (!av) {
 			f = doctor_add(rep, "deep-torch-failed", DOC_FAIL, DG_PYTHON, -1);
-			f->title = xasprintf("torch in %s failed its CUDA test (exit %d)", py->exe, status);
+			f->title = xasprintf(_("torch in %s failed its CUDA test (exit %d)"), py->exe, status);
 			f->evidence = text_tail(out, DOCTOR_TAIL_LINES, DOCTOR_TAIL_BYTES);
-			f->fix = xstrdup("gpuwise explain - < the error text");
+			f->fix = xstrdup(_("gpuwise explain - < the error text"));
 		} else if (str_starts(av + 10, "False")) {
 			f = doctor_add(rep, "deep-torch-failed", DOC_FAIL, DG_PYTHON, -1);
-			f->title = xasprintf("torch %s in %s: torch.cuda.is_available() is False", py->torch_version, py->exe);
+			f->title = xasprintf(_("torch %s in %s: torch.cuda.is_available() is False"), py->torch_version, py->exe);
 			f->evidence = xasprintf("%.*s", (int)strcspn(out, "\n"), out);
-			f->fix = xstrdup("run python -c 'import torch; torch.zeros(1).cuda()' for the reason, then gpuwise "
-					 "explain it");
+			f->fix = xstrdup(_("run python -c 'import torch; torch.zeros(1).cuda()' for the reason, then gpuwise "
+					 "explain it"));
 		} else {
 			strbuf sb = STRBUF_INIT;
 			bool bad = false;
@@ -244,10 +244,10 @@ void doctor_deep_python(const struct stack_info *st, int timeout_ms, doctor_repo
 				}
 			}
 			f = doctor_add(rep, bad ? "deep-torch-failed" : "deep-torch", bad ? DOC_FAIL : DOC_OK, DG_PYTHON, -1);
-			f->title = xasprintf("torch %s in %s: CUDA available, 512x512 matmul %s", py->torch_version, py->exe,
-					     bad ? "gives wrong results" : "matches the CPU");
-			f->evidence = sb.len ? sb_detach(&sb) : xstrdup("no matmul ran");
-			f->fix = xstrdup(bad ? "check the GPU's health (ECC, Xid) and clocks" : "");
+			f->title = xasprintf(_("torch %s in %s: CUDA available, 512x512 matmul %s"), py->torch_version, py->exe,
+					     bad ? _("gives wrong results") : _("matches the CPU"));
+			f->evidence = sb.len ? sb_detach(&sb) : xstrdup(_("no matmul ran"));
+			f->fix = xstrdup(bad ? _("check the GPU's health (ECC, Xid) and clocks") : "");
 			sb_release(&sb);
 		}
 		free(out);

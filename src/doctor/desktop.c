@@ -132,7 +132,7 @@ static size_t scan_cards(drm_card *cards, size_t max)
 static char *card_label(const drm_card *c)
 {
 	const char *vn = vendor_name(c->vendor);
-	return xasprintf("%s%s%s (%s%s%s)", vn, *vn ? " GPU " : "", c->name, *c->driver ? c->driver : "no driver",
+	return xasprintf("%s%s%s (%s%s%s)", vn, *vn ? " GPU " : "", c->name, *c->driver ? c->driver : _("no driver"),
 			 *c->pci ? ", " : "", c->pci);
 }
 
@@ -197,37 +197,37 @@ static void check_browser(const browser *b, const char *home, doctor_report *rep
 	}
 	if (accel_off) {
 		doctor_finding *f = doctor_add(rep, "browser-gpu-off", DOC_WARN, DG_DESKTOP, -1);
-		f->title = xasprintf("%s: \"Use graphics acceleration when available\" is off, so %s renders without the "
-				     "GPU (chrome://gpu: \"Software only, hardware acceleration unavailable\")", b->name, b->name);
-		f->evidence = xasprintf("%s: hardware_acceleration_mode.enabled is false", ls_path);
-		f->fix = xasprintf("turn it on in chrome://settings/system, relaunch %s, then check chrome://gpu "
-				   "(Graphics Feature Status shows \"Hardware accelerated\")", b->name);
+		f->title = xasprintf(_("%s: \"Use graphics acceleration when available\" is off, so %s renders without the "
+				     "GPU (chrome://gpu: \"Software only, hardware acceleration unavailable\")"), b->name, b->name);
+		f->evidence = xasprintf(_("%s: hardware_acceleration_mode.enabled is false"), ls_path);
+		f->fix = xasprintf(_("turn it on in chrome://settings/system, relaunch %s, then check chrome://gpu "
+				   "(Graphics Feature Status shows \"Hardware accelerated\")"), b->name);
 	}
 	if (have_fl && has_switch(fl, "--disable-gpu")) {
 		doctor_finding *f = doctor_add(rep, "browser-gpu-off", DOC_WARN, DG_DESKTOP, -1);
-		f->title = xasprintf("%s is started with --disable-gpu", b->name);
+		f->title = xasprintf(_("%s is started with --disable-gpu"), b->name);
 		f->evidence = xasprintf("%s", fl_path);
-		f->fix = xasprintf("remove --disable-gpu from %s and relaunch %s", fl_path, b->name);
+		f->fix = xasprintf(_("remove --disable-gpu from %s and relaunch %s"), fl_path, b->name);
 	}
 	if (have_fl && (strstr(fl, "--use-gl=swiftshader") || strstr(fl, "--use-angle=swiftshader"))) {
 		doctor_finding *f = doctor_add(rep, "browser-gpu-off", DOC_WARN, DG_DESKTOP, -1);
-		f->title = xasprintf("%s is told to render with SwiftShader (the CPU)", b->name);
+		f->title = xasprintf(_("%s is told to render with SwiftShader (the CPU)"), b->name);
 		f->evidence = xasprintf("%s", fl_path);
-		f->fix = xasprintf("remove the --use-gl/--use-angle=swiftshader switch from %s", fl_path);
+		f->fix = xasprintf(_("remove the --use-gl/--use-angle=swiftshader switch from %s"), fl_path);
 	}
 	if (ignore_blocklist || (have_fl && has_switch(fl, "--ignore-gpu-blocklist"))) {
 		doctor_finding *f = doctor_add(rep, "browser-blocklist", DOC_INFO, DG_DESKTOP, -1);
-		f->title = xasprintf("%s ignores its GPU blocklist (#ignore-gpu-blocklist)", b->name);
+		f->title = xasprintf(_("%s ignores its GPU blocklist (#ignore-gpu-blocklist)"), b->name);
 		f->evidence = xasprintf("%s", ignore_blocklist ? ls_path : fl_path);
-		f->fix = xstrdup("if pages render wrongly or the GPU process crashes, turn it off again in "
-				 "chrome://flags/#ignore-gpu-blocklist; chrome://gpu lists the driver bugs it works around");
+		f->fix = xstrdup(_("if pages render wrongly or the GPU process crashes, turn it off again in "
+				 "chrome://flags/#ignore-gpu-blocklist; chrome://gpu lists the driver bugs it works around"));
 	} else if (!accel_off) {
 		doctor_finding *f = doctor_add(rep, "browser-blocklist", DOC_INFO, DG_DESKTOP, -1);
-		f->title = xasprintf("%s applies its GPU blocklist: features it blocks for this GPU or driver run in "
-				     "software", b->name);
+		f->title = xasprintf(_("%s applies its GPU blocklist: features it blocks for this GPU or driver run in "
+				     "software"), b->name);
 		f->evidence = xasprintf("%s", have_ls ? ls_path : fl_path);
-		f->fix = xstrdup("see what is blocked and why in chrome://gpu (Problems Detected); to override for a "
-				 "test: google-chrome --ignore-gpu-blocklist, or chrome://flags/#ignore-gpu-blocklist");
+		f->fix = xstrdup(_("see what is blocked and why in chrome://gpu (Problems Detected); to override for a "
+				 "test: google-chrome --ignore-gpu-blocklist, or chrome://flags/#ignore-gpu-blocklist"));
 	}
 out:
 	free(ls);
@@ -251,9 +251,10 @@ void doctor_check_desktop(doctor_report *rep)
 	if (!session) {
 		/* a server's BMC display (ast, mgag200) is no desktop to judge */
 		doctor_finding *f = doctor_add(rep, "desktop-gpu", DOC_SKIP, DG_DESKTOP, -1);
-		f->title = xstrdup("no graphical session: desktop and browser GPU checks skipped");
-		f->evidence = xasprintf("DISPLAY and WAYLAND_DISPLAY are unset (%zu DRM card%s in /sys/class/drm%s%s)", n,
-					n == 1 ? "" : "s", disp ? ", a display on " : "", disp ? disp->name : "");
+		f->title = xstrdup(_("no graphical session: desktop and browser GPU checks skipped"));
+		f->evidence = xasprintf(P_("DISPLAY and WAYLAND_DISPLAY are unset (%zu DRM card in /sys/class/drm%s%s)",
+					   "DISPLAY and WAYLAND_DISPLAY are unset (%zu DRM cards in /sys/class/drm%s%s)", n), n,
+					disp ? _(", a display on ") : "", disp ? disp->name : "");
 		f->fix = xstrdup("");
 		return;
 	}
@@ -262,41 +263,41 @@ void doctor_check_desktop(doctor_report *rep)
 			disp = &cards[i];
 	const char *stype = getenv("XDG_SESSION_TYPE");
 	char sess[96];
-	snprintf(sess, sizeof sess, "%s session", stype && *stype ? stype : way && *way ? "wayland" : "x11");
+	snprintf(sess, sizeof sess, _("%s session"), stype && *stype ? stype : way && *way ? "wayland" : "x11");
 
 	/* which GPU draws the desktop */
 	bool software = false;
 	if (!disp) {
 		doctor_finding *f = doctor_add(rep, "desktop-gpu", DOC_WARN, DG_DESKTOP, -1);
-		f->title = xstrdup("no DRM device drives the display: the desktop and browsers render in software");
-		f->evidence = xasprintf("%s; /sys/class/drm has %zu card%s, none with a connected display", sess, n,
-					n == 1 ? "" : "s");
-		f->fix = xstrdup("install and load the GPU's driver (gpuwise doctor's Hardware group says which)");
+		f->title = xstrdup(_("no DRM device drives the display: the desktop and browsers render in software"));
+		f->evidence = xasprintf(P_("%s; /sys/class/drm has %zu card, none with a connected display",
+					   "%s; /sys/class/drm has %zu cards, none with a connected display", n), sess, n);
+		f->fix = xstrdup(_("install and load the GPU's driver (gpuwise doctor's Hardware group says which)"));
 		software = true;
 	} else {
 		char *lb = card_label(disp);
 		software = software_driver(disp->driver);
 		doctor_finding *f = doctor_add(rep, "desktop-gpu", software ? DOC_WARN : DOC_INFO, DG_DESKTOP, -1);
 		if (software) {
-			f->title = xasprintf("the display is driven by %s, a driver without a GPU behind it: the desktop and "
+			f->title = xasprintf(_("the display is driven by %s, a driver without a GPU behind it: the desktop and "
 					     "browsers render in software (llvmpipe, SwiftShader), so Chrome reports GPU "
-					     "acceleration as unavailable", *disp->driver ? disp->driver : "no driver");
-			f->fix = xstrdup("load the GPU's own driver for the display; for NVIDIA: enable DRM KMS "
-					 "(nvidia-drm.modeset=1 on the kernel command line) and make sure nvidia_drm loads");
+					     "acceleration as unavailable"), *disp->driver ? disp->driver : _("no driver"));
+			f->fix = xstrdup(_("load the GPU's own driver for the display; for NVIDIA: enable DRM KMS "
+					 "(nvidia-drm.modeset=1 on the kernel command line) and make sure nvidia_drm loads"));
 		} else {
-			f->title = xasprintf("the desktop is drawn by %s", lb);
+			f->title = xasprintf(_("the desktop is drawn by %s"), lb);
 			f->fix = xstrdup("");
 		}
-		f->evidence = xasprintf("%s; displays connected to %s: %s%s", sess, disp->name,
-					disp->connected[0] ? disp->connected : "none (the boot VGA device)",
-					disp->boot_vga ? "; boot VGA" : "");
+		f->evidence = xasprintf(_("%s; displays connected to %s: %s%s"), sess, disp->name,
+					disp->connected[0] ? disp->connected : _("none (the boot VGA device)"),
+					disp->boot_vga ? _("; boot VGA") : "");
 		free(lb);
 	}
 	if (env_is("LIBGL_ALWAYS_SOFTWARE", "1") || env_is("LIBGL_ALWAYS_SOFTWARE", "true")) {
 		doctor_finding *f = doctor_add(rep, "desktop-software", DOC_WARN, DG_DESKTOP, -1);
-		f->title = xstrdup("LIBGL_ALWAYS_SOFTWARE forces software OpenGL (llvmpipe) for programs started here");
+		f->title = xstrdup(_("LIBGL_ALWAYS_SOFTWARE forces software OpenGL (llvmpipe) for programs started here"));
 		f->evidence = xstrdup("LIBGL_ALWAYS_SOFTWARE=1");
-		f->fix = xstrdup("unset LIBGL_ALWAYS_SOFTWARE");
+		f->fix = xstrdup(_("unset LIBGL_ALWAYS_SOFTWARE"));
 		software = true;
 	}
 
@@ -313,35 +314,35 @@ void doctor_check_desktop(doctor_report *rep)
 		bool nvidia = strcmp(dgpu->driver, "nvidia") == 0;
 		if (nvidia && dri && *dri && !nv_off) {
 			doctor_finding *f = doctor_add(rep, "prime-offload", DOC_WARN, DG_DESKTOP, -1);
-			f->title = xasprintf("DRI_PRIME=%s does not move rendering to %s: the NVIDIA driver ignores it", dri, dl);
-			f->evidence = xasprintf("DRI_PRIME selects among Mesa drivers; %s uses the proprietary nvidia driver", dl);
-			f->fix = xstrdup("__NV_PRIME_RENDER_OFFLOAD=1 __GLX_VENDOR_LIBRARY_NAME=nvidia google-chrome "
-					 "(Vulkan/ANGLE: also __VK_LAYER_NV_optimus=NVIDIA_only)");
+			f->title = xasprintf(_("DRI_PRIME=%s does not move rendering to %s: the NVIDIA driver ignores it"), dri, dl);
+			f->evidence = xasprintf(_("DRI_PRIME selects among Mesa drivers; %s uses the proprietary nvidia driver"), dl);
+			f->fix = xstrdup(_("__NV_PRIME_RENDER_OFFLOAD=1 __GLX_VENDOR_LIBRARY_NAME=nvidia google-chrome "
+					 "(Vulkan/ANGLE: also __VK_LAYER_NV_optimus=NVIDIA_only)"));
 		} else if (nvidia && nv_off != nv_glx) {
 			doctor_finding *f = doctor_add(rep, "prime-offload", DOC_WARN, DG_DESKTOP, -1);
-			f->title = xstrdup("PRIME render offload is half set: GLX programs still render on the desktop's GPU");
+			f->title = xstrdup(_("PRIME render offload is half set: GLX programs still render on the desktop's GPU"));
 			f->evidence = xasprintf("__NV_PRIME_RENDER_OFFLOAD=%s, __GLX_VENDOR_LIBRARY_NAME=%s", off ? off : "(unset)",
 						glx ? glx : "(unset)");
-			f->fix = xstrdup("set both: __NV_PRIME_RENDER_OFFLOAD=1 __GLX_VENDOR_LIBRARY_NAME=nvidia PROGRAM");
+			f->fix = xstrdup(_("set both: __NV_PRIME_RENDER_OFFLOAD=1 __GLX_VENDOR_LIBRARY_NAME=nvidia PROGRAM"));
 		} else {
 			bool on = nvidia ? (nv_off && nv_glx) : (dri && *dri && strcmp(dri, "0") != 0);
 			doctor_finding *f = doctor_add(rep, "prime-offload", DOC_INFO, DG_DESKTOP, -1);
-			f->title = on ? xasprintf("programs started from this shell render on %s (PRIME render offload)", dl)
-				      : xasprintf("programs render on the desktop's GPU; %s renders only what is offloaded to it", dl);
+			f->title = on ? xasprintf(_("programs started from this shell render on %s (PRIME render offload)"), dl)
+				      : xasprintf(_("programs render on the desktop's GPU; %s renders only what is offloaded to it"), dl);
 			f->evidence = nvidia ? xasprintf("__NV_PRIME_RENDER_OFFLOAD=%s, __GLX_VENDOR_LIBRARY_NAME=%s",
 							 off ? off : "(unset)", glx ? glx : "(unset)")
 					     : xasprintf("DRI_PRIME=%s", dri ? dri : "(unset)");
 			f->fix = on ? xstrdup("")
-				    : nvidia ? xstrdup("to run a browser on it: __NV_PRIME_RENDER_OFFLOAD=1 "
-						       "__GLX_VENDOR_LIBRARY_NAME=nvidia google-chrome")
-					     : xstrdup("to run a browser on it: DRI_PRIME=1 google-chrome");
+				    : nvidia ? xstrdup(_("to run a browser on it: __NV_PRIME_RENDER_OFFLOAD=1 "
+						       "__GLX_VENDOR_LIBRARY_NAME=nvidia google-chrome"))
+					     : xstrdup(_("to run a browser on it: DRI_PRIME=1 google-chrome"));
 		}
 		free(dl);
 	} else if (disp && strcmp(disp->driver, "nvidia") == 0 && dri && *dri) {
 		doctor_finding *f = doctor_add(rep, "prime-offload", DOC_WARN, DG_DESKTOP, -1);
-		f->title = xasprintf("DRI_PRIME=%s has no effect: the only GPU is driven by the NVIDIA driver", dri);
-		f->evidence = xstrdup("DRI_PRIME selects among Mesa drivers");
-		f->fix = xstrdup("unset DRI_PRIME");
+		f->title = xasprintf(_("DRI_PRIME=%s has no effect: the only GPU is driven by the NVIDIA driver"), dri);
+		f->evidence = xstrdup(_("DRI_PRIME selects among Mesa drivers"));
+		f->fix = xstrdup(_("unset DRI_PRIME"));
 	}
 
 	/* the browsers of this user */

@@ -640,8 +640,8 @@ static void enrich_symbol(explain_match_t *m)
 	if (mod) {
 		char *pkg = module_package(mod);
 		cap_set(m, "package", pkg);
-		add_fix(m, xasprintf("reinstall it for the installed torch: pip uninstall -y %s && pip install "
-				     "--no-build-isolation --no-cache-dir %s", pkg, pkg), true);
+		add_fix(m, xasprintf(_("reinstall it for the installed torch: pip uninstall -y %s && pip install "
+				     "--no-build-isolation --no-cache-dir %s"), pkg, pkg), true);
 		free(pkg);
 	}
 	char *d = sym ? explain_demangle(sym) : NULL;
@@ -650,18 +650,18 @@ static void enrich_symbol(explain_match_t *m)
 	cap_set(m, "demangled", d);
 	const char *lib = explain_symbol_library(d);
 	free(m->title);
-	m->title = xasprintf("a compiled extension%s%s does not match the installed %s (undefined symbol %s)",
-			     mod ? " " : "", mod ? mod : "", lib ? lib : "libraries", d);
+	m->title = xasprintf(_("a compiled extension%s%s does not match the installed %s (undefined symbol %s)"),
+			     mod ? " " : "", mod ? mod : "", lib ? lib : _("libraries"), d);
 	if (lib) {
 		cap_set(m, "library", lib);
-		add_cause(m, xasprintf("the extension calls %s from %s, which the installed version does not export: "
-				       "it was built against another version%s", d, lib,
-				       strncmp(lib, "PyTorch", 7) == 0 ? " of torch (rebuild it against the installed torch)" : ""),
+		add_cause(m, xasprintf(_("the extension calls %s from %s, which the installed version does not export: "
+				       "it was built against another version%s"), d, lib,
+				       strncmp(lib, "PyTorch", 7) == 0 ? _(" of torch (rebuild it against the installed torch)") : ""),
 			  true);
 	}
 	if (strstr(sym, "__cxx11"))
-		add_cause(m, xstrdup("the symbol uses the C++11 string ABI (std::__cxx11): a cxx11abiTRUE build on a torch "
-				     "built with the old ABI, or the reverse"), false);
+		add_cause(m, xstrdup(_("the symbol uses the C++11 string ABI (std::__cxx11): a cxx11abiTRUE build on a torch "
+				     "built with the old ABI, or the reverse")), false);
 	free(d);
 }
 
@@ -674,17 +674,17 @@ static void enrich_pip(explain_match_t *m)
 		return;
 	bool torch_index = versions && strchr(versions, '+');
 	if (variant && !torch_index) {
-		add_cause(m, xasprintf("pip searched PyPI only: the +%s build of %s %s lives on PyTorch's index "
-				       "(https://download.pytorch.org/whl/%s), never on PyPI", variant, pkg, ver, variant), true);
-		add_fix(m, xasprintf("pip install %s==%s --index-url https://download.pytorch.org/whl/%s", pkg, ver, variant),
+		add_cause(m, xasprintf(_("pip searched PyPI only: the +%s build of %s %s lives on PyTorch's index "
+				       "(https://download.pytorch.org/whl/%s), never on PyPI"), variant, pkg, ver, variant), true);
+		add_fix(m, xasprintf(_("pip install %s==%s --index-url https://download.pytorch.org/whl/%s"), pkg, ver, variant),
 			true);
 	}
 	if (torch_index || (versions && !strcmp(versions, "none"))) {
-		add_cause(m, xasprintf("the index%s has no %s %s wheel for this Python or platform: the release has no "
-				       "wheel for this Python version (too new, or 32-bit)", torch_index ? " was searched but" : "",
+		add_cause(m, xasprintf(_("the index%s has no %s %s wheel for this Python or platform: the release has no "
+				       "wheel for this Python version (too new, or 32-bit)"), torch_index ? _(" was searched but") : "",
 				       pkg, ver), !variant || torch_index);
-		add_fix(m, xasprintf("use a Python version %s %s has wheels for (a new venv: python3.10 -m venv .venv), "
-				     "or pick a version the list offers", pkg, ver), false);
+		add_fix(m, xasprintf(_("use a Python version %s %s has wheels for (a new venv: python3.10 -m venv .venv), "
+				     "or pick a version the list offers"), pkg, ver), false);
 	}
 }
 
@@ -1116,16 +1116,16 @@ static void catalog_synthesize(explain_match_t *x, const char *id, const cat_row
 	x->priority = 40;
 	x->title = xasprintf("%s (%s code %ld): %s", r->name, r->family, r->code, r->meaning);
 	if (*r->msg)
-		add_cause(x, xasprintf("the library reports it as '%s'", r->msg), false);
+		add_cause(x, xasprintf(_("the library reports it as '%s'"), r->msg), false);
 	add_cause(x, xstrdup(r->meaning), false);
 	if (!strcmp(r->family, "hip")) {
-		add_fix(x, xstrdup("rerun with AMD_SERIALIZE_KERNEL=3 so the failing call is the one reported"), false);
-		add_fix(x, xstrdup("check the GPU's gfx target with rocminfo against the ROCm build"), false);
+		add_fix(x, xstrdup(_("rerun with AMD_SERIALIZE_KERNEL=3 so the failing call is the one reported")), false);
+		add_fix(x, xstrdup(_("check the GPU's gfx target with rocminfo against the ROCm build")), false);
 	} else if (!strcmp(r->family, "nccl")) {
-		add_fix(x, xstrdup("rerun with NCCL_DEBUG=INFO: the lines before the error name the failing call"), false);
+		add_fix(x, xstrdup(_("rerun with NCCL_DEBUG=INFO: the lines before the error name the failing call")), false);
 	} else {
-		add_fix(x, xstrdup("rerun with CUDA_LAUNCH_BLOCKING=1 so the failing call is the one reported"), false);
-		add_fix(x, xstrdup("gpuwise doctor checks the driver, the CUDA runtime and the PyTorch build"), false);
+		add_fix(x, xstrdup(_("rerun with CUDA_LAUNCH_BLOCKING=1 so the failing call is the one reported")), false);
+		add_fix(x, xstrdup(_("gpuwise doctor checks the driver, the CUDA runtime and the PyTorch build")), false);
 	}
 }
 
@@ -1171,8 +1171,8 @@ static void apply_catalog(explain_match_t **mp, size_t *nmp, const char *text, c
 		if (i == inner && wrapped && x->priority <= top) {
 			x->priority = top + 1;
 			char *what = *r->msg ? xasprintf(" '%s'", r->msg) : xstrdup("");
-			add_cause(x, xasprintf("the innermost error is %s (%ld%s): the layers around it (NCCL, cuBLAS, "
-					       "cuDNN) only pass it on", r->name, r->code, what), true);
+			add_cause(x, xasprintf(_("the innermost error is %s (%ld%s): the layers around it (NCCL, cuBLAS, "
+					       "cuDNN) only pass it on"), r->name, r->code, what), true);
 			free(what);
 		}
 	}
@@ -1590,10 +1590,10 @@ static void add_desktop_findings(explain_match_t *x)
 			continue;
 		/* a warning doctor sees here is the likeliest cause; facts go after the guide's list */
 		bool confirmed = f->severity >= DOC_WARN;
-		add_cause(x, xasprintf("on this machine (gpuwise doctor, %s): %s%s%s", f->id, f->title,
+		add_cause(x, xasprintf(_("on this machine (gpuwise doctor, %s): %s%s%s"), f->id, f->title,
 				       f->evidence && *f->evidence ? ": " : "", f->evidence ? f->evidence : ""), confirmed);
 		if (f->fix && *f->fix && confirmed)
-			add_fix(x, xasprintf("on this machine: %s", f->fix), true);
+			add_fix(x, xasprintf(_("on this machine: %s"), f->fix), true);
 	}
 	doctor_report_release(&rep);
 }
@@ -1612,17 +1612,17 @@ void explain_contextualize(explain_match_t *m, size_t n, const char *text, const
 		if (strcmp(x->id, "gpu-crash-dump") == 0) {
 			/* the guide's first two checks, with what the GPU says now */
 			if (ctx->temp_c >= 0)
-				add_cause(x, xasprintf("on this machine: the GPU is at %d C now%s", ctx->temp_c,
-						       ctx->temp_c >= 80 ? ", above ~80 C: cooling is the first suspect"
-									 : " (watch it under load: the crash comes at the peak)"),
+				add_cause(x, xasprintf(_("on this machine: the GPU is at %d C now%s"), ctx->temp_c,
+						       ctx->temp_c >= 80 ? _(", above ~80 C: cooling is the first suspect")
+									 : _(" (watch it under load: the crash comes at the peak)")),
 					  ctx->temp_c >= 80);
 			if (ctx->power_w >= 0 && ctx->power_limit_w > 0)
-				add_cause(x, xasprintf("on this machine: the GPU draws %d W of its %d W limit now; the power "
-						       "supply needs headroom above the limit for transient spikes",
+				add_cause(x, xasprintf(_("on this machine: the GPU draws %d W of its %d W limit now; the power "
+						       "supply needs headroom above the limit for transient spikes"),
 						       ctx->power_w, ctx->power_limit_w), false);
 			if (ctx->driver_version)
-				add_fix(x, xasprintf("on this machine: %s runs driver %s; if the crashes began with it, that "
-						     "is the release to roll back from", ctx->gpu_name ? ctx->gpu_name : "the GPU",
+				add_fix(x, xasprintf(_("on this machine: %s runs driver %s; if the crashes began with it, that "
+						     "is the release to roll back from"), ctx->gpu_name ? ctx->gpu_name : _("the GPU"),
 						     ctx->driver_version), false);
 			continue;
 		}
@@ -1638,17 +1638,17 @@ void explain_contextualize(explain_match_t *m, size_t n, const char *text, const
 			if (compat_pick_torch(ma, mi, ctx->driver_version, &p, NULL) != 0)
 				continue;
 			if (p.found)
-				add_fix(x, xasprintf("on this machine (%s%sdriver %s): %s", ctx->gpu_name ? ctx->gpu_name : "",
+				add_fix(x, xasprintf(_("on this machine (%s%sdriver %s): %s"), ctx->gpu_name ? ctx->gpu_name : "",
 						     ctx->gpu_name ? ", " : "", ctx->driver_version ? ctx->driver_version : "unknown",
 						     p.pip_line), true);
 			else if (p.driver_too_old)
-				add_fix(x, xasprintf("on this machine the driver %s is too old for any PyTorch build that "
-						     "supports CC %d.%d: upgrade the driver to >= %s first, then %s",
+				add_fix(x, xasprintf(_("on this machine the driver %s is too old for any PyTorch build that "
+						     "supports CC %d.%d: upgrade the driver to >= %s first, then %s"),
 						     ctx->driver_version, ma, mi, p.need_driver, p.pip_line), true);
 			if (ctx->torch_version)
-				add_cause(x, xasprintf("installed here: torch %s (CUDA %s)%s%s", ctx->torch_version,
-						       ctx->torch_cuda ? ctx->torch_cuda : "none, CPU-only",
-						       ctx->python ? " in " : "", ctx->python ? ctx->python : ""), false);
+				add_cause(x, xasprintf(_("installed here: torch %s (CUDA %s)%s%s"), ctx->torch_version,
+						       ctx->torch_cuda ? ctx->torch_cuda : _("none, CPU-only"),
+						       ctx->python ? _(" in ") : "", ctx->python ? ctx->python : ""), false);
 		} else if (strcmp(x->id, "cuda-oom") == 0 && text) {
 			oom_info o;
 			if (explain_parse_oom(text, &o) != 0)
@@ -1660,7 +1660,7 @@ void explain_contextualize(explain_match_t *m, size_t n, const char *text, const
 				proc_user(o.others[k].pid, user, sizeof user);
 				if (!*user)
 					continue;
-				add_cause(x, xasprintf("process %u (user %s) holds %s on this GPU", o.others[k].pid, user,
+				add_cause(x, xasprintf(_("process %u (user %s) holds %s on this GPU"), o.others[k].pid, user,
 						       fmt_bytes(b, sizeof b, (uint64_t)o.others[k].bytes)), false);
 			}
 		}

@@ -32,11 +32,11 @@ void doctor_check_vram_cap(doctor_report *rep)
 		/* the library fails closed without a region (docs/vram-cap.md) */
 		if (pre) {
 			doctor_finding *f = doctor_add(rep, "vram-cap", DOC_FAIL, DG_DRIVER, -1);
-			f->title = xstrdup(CAP_LIB_NAME " is preloaded but no cap region is set: every GPU allocation is refused");
+			f->title = xasprintf(_("%s is preloaded but no cap region is set: every GPU allocation is refused"), CAP_LIB_NAME);
 			f->evidence = xasprintf("LD_PRELOAD='%s', %s %s", getenv("LD_PRELOAD"), CAP_ENV_REGION,
 						path ? "empty" : "unset");
-			f->fix = xstrdup("start the job with gpuwise run --vram-cap SIZE -- CMD, or remove "
-					 CAP_LIB_NAME " from LD_PRELOAD");
+			f->fix = xasprintf(_("start the job with gpuwise run --vram-cap SIZE -- CMD, or remove %s from LD_PRELOAD"),
+					  CAP_LIB_NAME);
 		}
 		return;
 	}
@@ -49,9 +49,9 @@ void doctor_check_vram_cap(doctor_report *rep)
 	}
 	if (rc) {
 		doctor_finding *f = doctor_add(rep, "vram-cap", DOC_FAIL, DG_DRIVER, -1);
-		f->title = xasprintf("the VRAM cap region '%s' cannot be used: every GPU allocation of this job is refused", path);
+		f->title = xasprintf(_("the VRAM cap region '%s' cannot be used: every GPU allocation of this job is refused"), path);
 		f->evidence = xasprintf("%s=%s: %s%s%s", CAP_ENV_REGION, path, cap_strerror(rc), *why ? ": " : "", why);
-		f->fix = xstrdup("let gpuwise run --vram-cap SIZE set GPUWISE_CAP_REGION; do not set it by hand");
+		f->fix = xstrdup(_("let gpuwise run --vram-cap SIZE set GPUWISE_CAP_REGION; do not set it by hand"));
 		return;
 	}
 	char cap[32], used[32];
@@ -67,9 +67,9 @@ void doctor_check_vram_cap(doctor_report *rep)
 	sb_printf(&ev, "; %llu allocation(s) refused", (unsigned long long)atomic_load(&r->refused));
 	doctor_finding *f = doctor_add(rep, "vram-cap", pre ? DOC_OK : DOC_WARN, DG_DRIVER, -1);
 	fmt_bytes(cap, sizeof cap, r->limit_bytes);
-	f->title = pre ? xasprintf("VRAM cap active: %s per GPU (%s)", cap, CAP_LIB_NAME)
-		       : xasprintf("a VRAM cap of %s per GPU is set, but %s is not preloaded here", cap, CAP_LIB_NAME);
+	f->title = pre ? xasprintf(_("VRAM cap active: %s per GPU (%s)"), cap, CAP_LIB_NAME)
+		       : xasprintf(_("a VRAM cap of %s per GPU is set, but %s is not preloaded here"), cap, CAP_LIB_NAME);
 	f->evidence = ev.buf;
-	f->fix = xstrdup(pre ? "" : "keep LD_PRELOAD as gpuwise run set it (a program that resets it is not capped)");
+	f->fix = xstrdup(pre ? "" : _("keep LD_PRELOAD as gpuwise run set it (a program that resets it is not capped)"));
 	cap_region_close(r);
 }

@@ -39,8 +39,8 @@ static void say(doctor_finding *f, char *title, char *evidence, char *fix)
 
 char *doctor_wsl_driver_fix(const char *min_version)
 {
-	return xasprintf("install the NVIDIA driver for Windows%s%s (nvidia.com/drivers: Game Ready or Studio for "
-			 "GeForce), then in PowerShell: wsl --shutdown; never install a Linux driver inside WSL",
+	return xasprintf(_("install the NVIDIA driver for Windows%s%s (nvidia.com/drivers: Game Ready or Studio for "
+			 "GeForce), then in PowerShell: wsl --shutdown; never install a Linux driver inside WSL"),
 			 min_version && *min_version ? " >= " : "", min_version ? min_version : "");
 }
 
@@ -224,14 +224,14 @@ static size_t loader_dirs(ldir **out)
 static const char *libcuda_kind(const char *dir)
 {
 	if (strstr(dir, "/stubs"))
-		return "the CUDA toolkit's stub libcuda (for linking only: at run time CUDA fails with error 34, "
-		       "'CUDA driver is a stub library')";
+		return _("the CUDA toolkit's stub libcuda (for linking only: at run time CUDA fails with error 34, "
+		       "'CUDA driver is a stub library')");
 	if (strstr(dir, "compat"))
-		return "a CUDA forward-compatibility libcuda (cuda-compat: it needs a Linux kernel driver, which WSL does "
-		       "not have)";
+		return _("a CUDA forward-compatibility libcuda (cuda-compat: it needs a Linux kernel driver, which WSL does "
+		       "not have)");
 	if (strstr(dir, "conda") || strstr(dir, "/envs/"))
-		return "a conda package's libcuda (cuda-compat or a driver package)";
-	return "a Linux driver's libcuda (not the Windows driver's)";
+		return _("a conda package's libcuda (cuda-compat or a driver package)");
+	return _("a Linux driver's libcuda (not the Windows driver's)");
 }
 
 /* ---- the checks ------------------------------------------------------------ */
@@ -241,8 +241,8 @@ static void check_platform(const doctor_input *in, const hw_platform_info *pl, d
 	const hw_snapshot *s = in->hw;
 	if (pl->kind == HW_PLATFORM_WSL1) {
 		doctor_finding *f = doctor_add(rep, "platform", DOC_FAIL, DG_HARDWARE, -1);
-		say(f, xstrdup("WSL 1: no GPU access (CUDA needs WSL 2)"), xstrdup(pl->evidence),
-		    xstrdup("in PowerShell: wsl -l -v (lists the distributions), then wsl --set-version <distribution> 2"));
+		say(f, xstrdup(_("WSL 1: no GPU access (CUDA needs WSL 2)")), xstrdup(pl->evidence),
+		    xstrdup(_("in PowerShell: wsl -l -v (lists the distributions), then wsl --set-version <distribution> 2")));
 		return;
 	}
 	char cv[16] = "?";
@@ -250,33 +250,33 @@ static void check_platform(const doctor_input *in, const hw_platform_info *pl, d
 		cuda_version_decode((long)s->cuda_driver_version.v, cv, sizeof cv);
 	doctor_finding *f = doctor_add(rep, "platform", DOC_INFO, DG_HARDWARE, -1);
 	if (s && *s->driver_version)
-		say(f, xasprintf("WSL 2: the GPU is driven by the Windows NVIDIA driver %s (CUDA up to %s), seen through "
-				 "GPU paravirtualisation", s->driver_version, cv),
-		    xasprintf("%s; NVML from %s; Linux has no PCI device, kernel module or Xid for this GPU", pl->evidence,
+		say(f, xasprintf(_("WSL 2: the GPU is driven by the Windows NVIDIA driver %s (CUDA up to %s), seen through "
+				 "GPU paravirtualisation"), s->driver_version, cv),
+		    xasprintf(_("%s; NVML from %s; Linux has no PCI device, kernel module or Xid for this GPU"), pl->evidence,
 			      *s->nvml_path ? s->nvml_path : "?"),
 		    NULL);
 	else
-		say(f, xstrdup("WSL 2: the GPU belongs to the Windows driver, seen through GPU paravirtualisation"),
-		    xasprintf("%s; NVML did not answer%s%s", pl->evidence, s && *s->nvml_error ? ": " : "",
+		say(f, xstrdup(_("WSL 2: the GPU belongs to the Windows driver, seen through GPU paravirtualisation")),
+		    xasprintf(_("%s; NVML did not answer%s%s"), pl->evidence, s && *s->nvml_error ? ": " : "",
 			      s && *s->nvml_error ? s->nvml_error : ""),
 		    NULL);
 	/* GPU-PV: the /dev/dxg device */
 	doctor_finding *d = doctor_add(rep, "wsl-gpu-pv", pl->dxg ? DOC_OK : DOC_FAIL, DG_DRIVER, -1);
 	if (pl->dxg)
-		say(d, xstrdup("/dev/dxg is present: WSL's GPU paravirtualisation is on"), NULL, NULL);
+		say(d, xstrdup(_("/dev/dxg is present: WSL's GPU paravirtualisation is on")), NULL, NULL);
 	else
-		say(d, xstrdup("/dev/dxg is missing: this WSL 2 has no GPU paravirtualisation"),
+		say(d, xstrdup(_("/dev/dxg is missing: this WSL 2 has no GPU paravirtualisation")),
 		    xasprintf("kernel '%s'", pl->kernel),
-		    xstrdup("in PowerShell: wsl --update, then wsl --shutdown; GPU access needs Windows 11 or Windows 10 "
-			    "21H2 and later, and a WDDM driver (a custom WSL kernel needs CONFIG_DXGKRNL)"));
+		    xstrdup(_("in PowerShell: wsl --update, then wsl --shutdown; GPU access needs Windows 11 or Windows 10 "
+			    "21H2 and later, and a WDDM driver (a custom WSL kernel needs CONFIG_DXGKRNL)")));
 	/* the Windows driver's libraries */
 	bool cu = gw_exists(WSL_LIB "/libcuda.so.1"), ml = gw_exists(WSL_LIB "/libnvidia-ml.so.1");
 	doctor_finding *l = doctor_add(rep, "wsl-driver-libs", cu && ml ? DOC_OK : DOC_FAIL, DG_DRIVER, -1);
 	if (cu && ml)
-		say(l, xstrdup("the Windows driver's libcuda.so.1 and libnvidia-ml.so.1 are in " WSL_LIB), NULL, NULL);
+		say(l, xstrdup(_("the Windows driver's libcuda.so.1 and libnvidia-ml.so.1 are in " "/usr/lib/wsl/lib")), NULL, NULL);
 	else
-		say(l, xstrdup("the Windows NVIDIA driver's Linux libraries are missing from " WSL_LIB),
-		    xasprintf("libcuda.so.1 %s, libnvidia-ml.so.1 %s", cu ? "present" : "missing", ml ? "present" : "missing"),
+		say(l, xstrdup(_("the Windows NVIDIA driver's Linux libraries are missing from " "/usr/lib/wsl/lib")),
+		    xasprintf(_("libcuda.so.1 %s, libnvidia-ml.so.1 %s"), cu ? _("present") : _("missing"), ml ? _("present") : _("missing")),
 		    doctor_wsl_driver_fix(NULL));
 }
 
@@ -311,9 +311,9 @@ static void check_linux_driver(const doctor_input *in, const pkg *pk, size_t npk
 	}
 	if (!nfiles && !npkgs) {
 		doctor_finding *f = doctor_add(rep, "wsl-linux-driver", DOC_OK, DG_DRIVER, -1);
-		say(f, xstrdup("no Linux NVIDIA driver is installed inside WSL (as it should be)"),
-		    xstrdup("no libcuda.so.5xx or libnvidia-ml.so.5xx outside " WSL_LIB "; no nvidia-driver-*, "
-			    "libnvidia-compute-* or cuda-drivers package"),
+		say(f, xstrdup(_("no Linux NVIDIA driver is installed inside WSL (as it should be)")),
+		    xstrdup(_("no libcuda.so.5xx or libnvidia-ml.so.5xx outside " "/usr/lib/wsl/lib" "; no nvidia-driver-*, "
+			    "libnvidia-compute-* or cuda-drivers package")),
 		    NULL);
 		goto out;
 	}
@@ -332,22 +332,22 @@ static void check_linux_driver(const doctor_input *in, const pkg *pk, size_t npk
 	}
 	char then[200] = "";
 	if (meta) /* autoremove takes the toolkit the metapackage pulled too */
-		snprintf(then, sizeof then, "then the toolkit alone: the package %s from NVIDIA's wsl-ubuntu repository; ", tk);
+		snprintf(then, sizeof then, _("then the toolkit alone: the package %s from NVIDIA's wsl-ubuntu repository; "), tk);
 	char *fix;
 	if (npkgs)
-		fix = xasprintf("sudo apt-get purge%s && sudo apt-get autoremove --purge; %sthen in PowerShell: wsl --shutdown",
+		fix = xasprintf(_("sudo apt-get purge%s && sudo apt-get autoremove --purge; %sthen in PowerShell: wsl --shutdown"),
 				sb_str(&purge), then);
 	else if (gw_exists("/usr/bin/nvidia-uninstall"))
-		fix = xstrdup("sudo nvidia-uninstall (the .run installer's uninstaller), then in PowerShell: wsl --shutdown");
+		fix = xstrdup(_("sudo nvidia-uninstall (the .run installer's uninstaller), then in PowerShell: wsl --shutdown"));
 	else
-		fix = xasprintf("remove the copied driver files (sudo rm %s) and run sudo ldconfig, then in PowerShell: "
-				"wsl --shutdown", sb_str(&files));
+		fix = xasprintf(_("remove the copied driver files (sudo rm %s) and run sudo ldconfig, then in PowerShell: "
+				"wsl --shutdown"), sb_str(&files));
 	doctor_finding *f = doctor_add(rep, "wsl-linux-driver", DOC_FAIL, DG_DRIVER, -1);
-	say(f, xstrdup("a Linux NVIDIA driver is installed inside WSL: it shadows the Windows driver's libraries"),
-	    xasprintf("%s%s%s%s%s; NVIDIA's CUDA on WSL guide: the Windows driver is the only driver, never install a "
-		      "Linux one in WSL%s",
-		      nfiles ? "files: " : "", sb_str(&files), nfiles && npkgs ? "; " : "", npkgs ? "packages: " : "",
-		      sb_str(&pkgs), meta ? " ('cuda' and 'cuda-X-Y' pull cuda-drivers)" : ""),
+	say(f, xstrdup(_("a Linux NVIDIA driver is installed inside WSL: it shadows the Windows driver's libraries")),
+	    xasprintf(_("%s%s%s%s%s; NVIDIA's CUDA on WSL guide: the Windows driver is the only driver, never install a "
+		      "Linux one in WSL%s"),
+		      nfiles ? _("files: ") : "", sb_str(&files), nfiles && npkgs ? "; " : "", npkgs ? _("packages: ") : "",
+		      sb_str(&pkgs), meta ? _(" ('cuda' and 'cuda-X-Y' pull cuda-drivers)") : ""),
 	    fix);
 out:
 	sb_release(&files);
@@ -405,35 +405,35 @@ static void check_libcuda_order(const ldir *dirs, size_t nd, doctor_report *rep)
 		free(c);
 		char *fix;
 		if (bad_llp)
-			fix = xasprintf("export LD_LIBRARY_PATH=%s (and drop the other directory where LD_LIBRARY_PATH is set: "
-					"~/.bashrc, a conda environment's etc/conda/activate.d)", sb_str(&keep));
+			fix = xasprintf(_("export LD_LIBRARY_PATH=%s (and drop the other directory where LD_LIBRARY_PATH is set: "
+					"~/.bashrc, a conda environment's etc/conda/activate.d)"), sb_str(&keep));
 		else
-			fix = xstrdup("remove that directory's line from its ld.so.conf file (or the copied libcuda files), "
-				      "then sudo ldconfig");
+			fix = xstrdup(_("remove that directory's line from its ld.so.conf file (or the copied libcuda files), "
+				      "then sudo ldconfig"));
 		doctor_finding *f = doctor_add(rep, "wsl-libcuda-order", DOC_FAIL, DG_CUDA, -1);
-		say(f, xstrdup("programs load another libcuda before the Windows driver's " WSL_LIB "/libcuda.so.1"),
+		say(f, xstrdup(_("programs load another libcuda before the Windows driver's " "/usr/lib/wsl/lib" "/libcuda.so.1")),
 		    xasprintf("%s", sb_str(&ev)), fix);
 		sb_release(&keep);
 	} else if (!win[1] && win[0]) {
 		doctor_finding *f = doctor_add(rep, "wsl-libcuda-order", DOC_WARN, DG_CUDA, -1);
-		say(f, xstrdup("no unversioned libcuda.so: Triton (torch.compile) and programs linked with -lcuda do not "
-			       "find the driver"),
-		    xasprintf("libcuda.so.1 resolves to %s/libcuda.so.1; no libcuda.so in the loader's directories",
+		say(f, xstrdup(_("no unversioned libcuda.so: Triton (torch.compile) and programs linked with -lcuda do not "
+			       "find the driver")),
+		    xasprintf(_("libcuda.so.1 resolves to %s/libcuda.so.1; no libcuda.so in the loader's directories"),
 			      win[0]->dir),
-		    xstrdup("the Windows driver ships " WSL_LIB "/libcuda.so: update the driver for Windows, then in "
-			    "PowerShell: wsl --shutdown"));
+		    xstrdup(_("the Windows driver ships " "/usr/lib/wsl/lib" "/libcuda.so: update the driver for Windows, then in "
+			    "PowerShell: wsl --shutdown")));
 	} else if (win[0] && others.len) {
 		/* both in ld.so.cache: which one a lookup returns is ldconfig's order, not ours to guess */
 		doctor_finding *f = doctor_add(rep, "wsl-libcuda-order", DOC_WARN, DG_CUDA, -1);
-		say(f, xstrdup("another libcuda.so.1 is in the loader's cache next to the Windows driver's"),
-		    xasprintf("%s, next to %s/libcuda.so.1; ld.so.cache's order decides which one programs get",
+		say(f, xstrdup(_("another libcuda.so.1 is in the loader's cache next to the Windows driver's")),
+		    xasprintf(_("%s, next to %s/libcuda.so.1; ld.so.cache's order decides which one programs get"),
 			      sb_str(&others), WSL_LIB),
-		    xstrdup("ldconfig -p | grep libcuda.so.1 shows the order; remove the other copy (the wsl-linux-driver "
-			    "finding says how), then sudo ldconfig"));
+		    xstrdup(_("ldconfig -p | grep libcuda.so.1 shows the order; remove the other copy (the wsl-linux-driver "
+			    "finding says how), then sudo ldconfig")));
 	} else if (win[0]) {
 		doctor_finding *f = doctor_add(rep, "wsl-libcuda-order", DOC_OK, DG_CUDA, -1);
-		say(f, xstrdup("libcuda.so.1 and libcuda.so resolve to the Windows driver's " WSL_LIB),
-		    xasprintf("first match via %s", win[0]->how), NULL);
+		say(f, xstrdup(_("libcuda.so.1 and libcuda.so resolve to the Windows driver's " "/usr/lib/wsl/lib")),
+		    xasprintf(_("first match via %s"), win[0]->how), NULL);
 	}
 	sb_release(&ev);
 	sb_release(&others);
@@ -444,11 +444,11 @@ static void check_ldconfig_warning(doctor_report *rep)
 	if (rooted_is_link(WSL_LIB "/libcuda.so.1") != 0)
 		return;
 	doctor_finding *f = doctor_add(rep, "wsl-ldconfig-warning", DOC_INFO, DG_DRIVER, -1);
-	say(f, xstrdup("ldconfig's warning '" WSL_LIB "/libcuda.so.1 is not a symbolic link' is harmless"),
-	    xstrdup(WSL_LIB " holds the Windows driver's files as plain copies, so ldconfig (run by apt) warns; CUDA "
-		    "loads them all the same"),
-	    xstrdup("nothing to do; do not 'fix' it by deleting, renaming or re-linking files in " WSL_LIB ": Windows "
-		    "manages that folder and such changes break CUDA in WSL (wsl --shutdown in PowerShell restores it)"));
+	say(f, xstrdup(_("ldconfig's warning '" "/usr/lib/wsl/lib" "/libcuda.so.1 is not a symbolic link' is harmless")),
+	    xstrdup(_("/usr/lib/wsl/lib holds the Windows driver's files as plain copies, so ldconfig (run by apt) warns; CUDA "
+		    "loads them all the same")),
+	    xstrdup(_("nothing to do; do not 'fix' it by deleting, renaming or re-linking files in " "/usr/lib/wsl/lib" ": Windows "
+		    "manages that folder and such changes break CUDA in WSL (wsl --shutdown in PowerShell restores it)")));
 }
 
 /* The apt sources that name NVIDIA's CUDA repositories: 'w' wsl-ubuntu, 'u' another one. */
@@ -492,10 +492,10 @@ static void check_toolkit_origin(const doctor_input *in, const pkg *pk, size_t n
 	const pkg *ubuntu = pkg_find(pk, npk, "nvidia-cuda-toolkit");
 	if (!st || st->n_toolkits == 0) {
 		doctor_finding *f = doctor_add(rep, "wsl-toolkit-origin", DOC_INFO, DG_CUDA, -1);
-		say(f, xstrdup("no CUDA toolkit: PyTorch wheels bring their own CUDA runtime"), NULL,
-		    xasprintf("if you need nvcc: the package cuda-toolkit-%s from NVIDIA's wsl-ubuntu repository "
+		say(f, xstrdup(_("no CUDA toolkit: PyTorch wheels bring their own CUDA runtime")), NULL,
+		    xasprintf(_("if you need nvcc: the package cuda-toolkit-%s from NVIDIA's wsl-ubuntu repository "
 			      "(developer.nvidia.com/cuda-downloads: Linux, x86_64, WSL-Ubuntu); not 'cuda', 'cuda-%s' "
-			      "or 'cuda-drivers', which pull a Linux driver", cv, cv));
+			      "or 'cuda-drivers', which pull a Linux driver"), cv, cv));
 		return;
 	}
 	for (size_t i = 0; i < st->n_toolkits; i++) {
@@ -515,34 +515,34 @@ static void check_toolkit_origin(const doctor_input *in, const pkg *pk, size_t n
 			f = doctor_add(rep, "wsl-toolkit-origin", DOC_WARN, DG_CUDA, -1);
 			/* without nvcc's answer, the package's upstream version ("12.0.140~12.0.1-4build4") */
 			int vl = (int)strcspn(ubuntu->version, "~-");
-			say(f, xasprintf("CUDA toolkit %.*s is Ubuntu's nvidia-cuda-toolkit, not NVIDIA's WSL package",
+			say(f, xasprintf(_("CUDA toolkit %.*s is Ubuntu's nvidia-cuda-toolkit, not NVIDIA's WSL package"),
 					 *t->version ? (int)strlen(t->version) : vl, *t->version ? t->version : ubuntu->version),
-			    xasprintf("%s; package nvidia-cuda-toolkit %s from the Ubuntu archive: an older CUDA, and its "
-				      "dependencies can bring Linux driver libraries (libnvidia-compute-*)",
+			    xasprintf(_("%s; package nvidia-cuda-toolkit %s from the Ubuntu archive: an older CUDA, and its "
+				      "dependencies can bring Linux driver libraries (libnvidia-compute-*)"),
 				      t->root, ubuntu->version),
-			    xasprintf("sudo apt-get remove nvidia-cuda-toolkit; then the package cuda-toolkit-%s from NVIDIA's "
-				      "wsl-ubuntu repository (developer.nvidia.com/cuda-downloads: Linux, x86_64, WSL-Ubuntu)",
+			    xasprintf(_("sudo apt-get remove nvidia-cuda-toolkit; then the package cuda-toolkit-%s from NVIDIA's "
+				      "wsl-ubuntu repository (developer.nvidia.com/cuda-downloads: Linux, x86_64, WSL-Ubuntu)"),
 				      cv));
 		} else if (tp && wsl_repo && !other_repo) {
 			f = doctor_add(rep, "wsl-toolkit-origin", DOC_OK, DG_CUDA, -1);
-			say(f, xasprintf("CUDA toolkit %s is %s from NVIDIA's wsl-ubuntu repository", t->version, pname),
+			say(f, xasprintf(_("CUDA toolkit %s is %s from NVIDIA's wsl-ubuntu repository"), t->version, pname),
 			    xasprintf("%s; %s %s", t->root, pname, tp->version), NULL);
 		} else if (tp && other_repo) {
 			f = doctor_add(rep, "wsl-toolkit-origin", DOC_WARN, DG_CUDA, -1);
-			say(f, xasprintf("CUDA toolkit %s comes from NVIDIA's %s repository, not the wsl-ubuntu one", t->version,
+			say(f, xasprintf(_("CUDA toolkit %s comes from NVIDIA's %s repository, not the wsl-ubuntu one"), t->version,
 					 other),
-			    xasprintf("%s; %s %s; the %s repository also offers cuda-drivers, a Linux driver that must not "
-				      "be installed in WSL", t->root, pname, tp->version, other),
-			    xasprintf("switch the apt source to NVIDIA's wsl-ubuntu repository (developer.nvidia.com/"
+			    xasprintf(_("%s; %s %s; the %s repository also offers cuda-drivers, a Linux driver that must not "
+				      "be installed in WSL"), t->root, pname, tp->version, other),
+			    xasprintf(_("switch the apt source to NVIDIA's wsl-ubuntu repository (developer.nvidia.com/"
 				      "cuda-downloads: Linux, x86_64, WSL-Ubuntu) and keep to %s; never 'cuda' or "
-				      "'cuda-drivers'", pname));
+				      "'cuda-drivers'"), pname));
 		} else {
 			f = doctor_add(rep, "wsl-toolkit-origin", DOC_INFO, DG_CUDA, -1);
-			say(f, xasprintf("CUDA toolkit %s in %s is not from a package (a runfile or a copy)",
+			say(f, xasprintf(_("CUDA toolkit %s in %s is not from a package (a runfile or a copy)"),
 					 *t->version ? t->version : "?", t->root),
-			    xasprintf("no %s package installed", pname),
-			    xasprintf("fine if it works; NVIDIA's packaged choice for WSL is %s from the wsl-ubuntu repository "
-				      "(the runfile: deselect the driver)", pname));
+			    xasprintf(_("no %s package installed"), pname),
+			    xasprintf(_("fine if it works; NVIDIA's packaged choice for WSL is %s from the wsl-ubuntu repository "
+				      "(the runfile: deselect the driver)"), pname));
 		}
 	}
 }
@@ -564,24 +564,24 @@ static void check_dxgkrnl(doctor_report *rep)
 	doctor_finding *f;
 	if (rc) {
 		f = doctor_add(rep, "wsl-dxgkrnl", DOC_SKIP, DG_HEALTH, -1);
-		say(f, xstrdup("kernel log not readable: dxgkrnl (GPU-PV) errors not checked"), xstrdup(e.msg),
-		    xstrdup("run as root (sudo gpuwise doctor) or allow reading: sudo sysctl kernel.dmesg_restrict=0"));
+		say(f, xstrdup(_("kernel log not readable: dxgkrnl (GPU-PV) errors not checked")), xstrdup(e.msg),
+		    xstrdup(_("run as root (sudo gpuwise doctor) or allow reading: sudo sysctl kernel.dmesg_restrict=0")));
 	} else if (errs) {
 		f = doctor_add(rep, "wsl-dxgkrnl", DOC_WARN, DG_HEALTH, -1);
-		say(f, xasprintf("dxgkrnl (GPU paravirtualisation) logged %zu error%s", errs, errs == 1 ? "" : "s"),
-		    xasprintf("last: %s; a few 'Ioctl failed' lines at start-up are common and harmless when CUDA works",
+		say(f, xasprintf(P_("dxgkrnl (GPU paravirtualisation) logged %zu error", "dxgkrnl (GPU paravirtualisation) logged %zu errors", errs), errs),
+		    xasprintf(_("last: %s; a few 'Ioctl failed' lines at start-up are common and harmless when CUDA works"),
 			      last),
-		    xstrdup("if CUDA fails: update the NVIDIA driver for Windows, then in PowerShell: wsl --update and "
-			    "wsl --shutdown"));
+		    xstrdup(_("if CUDA fails: update the NVIDIA driver for Windows, then in PowerShell: wsl --update and "
+			    "wsl --shutdown")));
 	} else {
 		f = doctor_add(rep, "wsl-dxgkrnl", DOC_OK, DG_HEALTH, -1);
-		say(f, xstrdup("no dxgkrnl (GPU-PV) errors in the kernel log"), NULL, NULL);
+		say(f, xstrdup(_("no dxgkrnl (GPU-PV) errors in the kernel log")), NULL, NULL);
 	}
 	f = doctor_add(rep, "wsl-xid", DOC_INFO, DG_HEALTH, -1);
-	say(f, xstrdup("Xid errors do not reach WSL: the Windows driver handles GPU faults"),
-	    xstrdup("the Linux kernel log of WSL carries dxgkrnl messages, never NVRM Xid lines"),
-	    xstrdup("on Windows: Event Viewer > Windows Logs > System, source nvlddmkm (Xid and TDR 'display driver "
-		    "stopped responding' events)"));
+	say(f, xstrdup(_("Xid errors do not reach WSL: the Windows driver handles GPU faults")),
+	    xstrdup(_("the Linux kernel log of WSL carries dxgkrnl messages, never NVRM Xid lines")),
+	    xstrdup(_("on Windows: Event Viewer > Windows Logs > System, source nvlddmkm (Xid and TDR 'display driver "
+		    "stopped responding' events)")));
 	for (size_t i = 0; i < n; i++)
 		free(lines[i]);
 	free(lines);
@@ -615,12 +615,12 @@ void doctor_check_wsl_desktop(const doctor_input *in, doctor_report *rep)
 			g = &s->gpus[i];
 	bool laptop = g && strcasestr(g->name, "laptop");
 	doctor_finding *f = doctor_add(rep, "windows-graphics", DOC_INFO, DG_DESKTOP, -1);
-	say(f, xstrdup("the desktop is Windows': Windows chooses the GPU of each Windows app"),
-	    xasprintf("CUDA in WSL always runs on the NVIDIA GPU; Linux windows (WSLg) are drawn by Windows%s",
-		      laptop ? "; on this hybrid laptop Windows apps default to the integrated GPU to save power" : ""),
-	    xstrdup("for a Windows app (a browser, a game, a Windows Python): Settings > System > Display > Graphics, "
+	say(f, xstrdup(_("the desktop is Windows': Windows chooses the GPU of each Windows app")),
+	    xasprintf(_("CUDA in WSL always runs on the NVIDIA GPU; Linux windows (WSLg) are drawn by Windows%s"),
+		      laptop ? _("; on this hybrid laptop Windows apps default to the integrated GPU to save power") : ""),
+	    xstrdup(_("for a Windows app (a browser, a game, a Windows Python): Settings > System > Display > Graphics, "
 		    "pick the app, Options > High performance (the NVIDIA GPU); NVIDIA Control Panel > Manage 3D settings "
-		    "> Program Settings does the same"));
+		    "> Program Settings does the same")));
 	if (!g)
 		return;
 	char used[32] = "?", total[32] = "?";
@@ -629,10 +629,10 @@ void doctor_check_wsl_desktop(const doctor_input *in, doctor_report *rep)
 	if (HW_VALID(g->mem_total_bytes))
 		fmt_bytes(total, sizeof total, (uint64_t)g->mem_total_bytes.v);
 	f = doctor_add(rep, "windows-gpu-memory", DOC_INFO, DG_DESKTOP, g->index);
-	say(f, xasprintf("%s of %s VRAM in use, the Windows desktop's and Windows apps' share included", used, total),
-	    xstrdup("WSL cannot list Windows processes by name; Task Manager can"),
-	    xstrdup("Task Manager > Performance > GPU (the NVIDIA one): 'Dedicated GPU memory' is the VRAM CUDA "
+	say(f, xasprintf(_("%s of %s VRAM in use, the Windows desktop's and Windows apps' share included"), used, total),
+	    xstrdup(_("WSL cannot list Windows processes by name; Task Manager can")),
+	    xstrdup(_("Task Manager > Performance > GPU (the NVIDIA one): 'Dedicated GPU memory' is the VRAM CUDA "
 		    "allocates; 'Shared GPU memory' is system RAM the GPU may borrow, far slower (NVIDIA Control Panel > "
 		    "Manage 3D settings > CUDA - Sysmem Fallback Policy decides whether CUDA spills into it); Task "
-		    "Manager > Details with the 'Dedicated GPU memory' column names each app's share"));
+		    "Manager > Details with the 'Dedicated GPU memory' column names each app's share")));
 }

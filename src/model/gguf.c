@@ -256,7 +256,7 @@ enum {
 	K_KEY_LEN_MLA, K_VAL_LEN_MLA, K_SSM_CONV, K_SSM_INNER, K_SSM_STATE, K_SSM_DT, K_SSM_GROUPS,
 	K_NEXTN, K_Q_LORA, K_ROPE_DIMS, K_EXPERT_SHARED, K_DENSE_LEAD, K_GATING, K_WEIGHTS_NORM, K_SHORTCONV,
 	K_MOE_STEP, K_SHEXP_FFN, K_RECR_LAYERS, K_FULL_ATTN, K_SHARED_KV, K_KEY_LEN_SWA, K_VAL_LEN_SWA,
-	K_IDX_KEY_LEN, K_NARCH
+	K_IDX_KEY_LEN, K_IDX_HEADS, K_IDX_TOP_K, K_NARCH
 };
 static const char *const arch_keys[K_NARCH] = {
 	"block_count", "embedding_length", "feed_forward_length", "context_length",
@@ -271,6 +271,7 @@ static const char *const arch_keys[K_NARCH] = {
 	"interleave_moe_layer_step", "expert_shared_feed_forward_length",
 	"attention.recurrent_layers", "full_attention_interval", "attention.shared_kv_layers",
 	"attention.key_length_swa", "attention.value_length_swa", "attention.indexer.key_length",
+	"attention.indexer.head_count", "attention.indexer.top_k",
 };
 
 typedef struct gg_slot {
@@ -754,10 +755,13 @@ static int fill_shape(gg_reader *r, const gg_meta *g, model_desc *m)
 	m->head_dim_k_swa = slot_u32(r, g, K_KEY_LEN_SWA, &rc);
 	m->head_dim_v_swa = slot_u32(r, g, K_VAL_LEN_SWA, &rc);
 	m->indexer_key_len = slot_u32(r, g, K_IDX_KEY_LEN, &rc);
+	m->indexer_heads = slot_u32(r, g, K_IDX_HEADS, &rc);
+	m->indexer_top_k = slot_u32(r, g, K_IDX_TOP_K, &rc);
 	if (rc)
 		return rc;
 	if (m->full_attn_interval > MODEL_MAX_LAYERS || m->head_dim_k_swa > MODEL_MAX_HEADS * 64 ||
-	    m->head_dim_v_swa > MODEL_MAX_HEADS * 64 || m->indexer_key_len > MODEL_MAX_HEADS * 64)
+	    m->head_dim_v_swa > MODEL_MAX_HEADS * 64 || m->indexer_key_len > MODEL_MAX_HEADS * 64 ||
+	    m->indexer_heads > MODEL_MAX_HEADS)
 		return rd_fail(r, GW_EFORMAT, "%s: impossible full_attention_interval, SWA head size or indexer key length",
 			       g->arch);
 	bool kv_given = g->slot[K_KV_HEADS].set && !kv && !strcmp(g->slot[K_KV_HEADS].prefix, g->arch);

@@ -101,13 +101,14 @@ typedef struct model_desc {
 	 * number of trailing layers that reuse an earlier layer's KV
 	 * (attention.shared_kv_layers), the sliding layers' own head sizes
 	 * (attention.key_length_swa / value_length_swa) and the sparse
-	 * attention indexer's key length (attention.indexer.key_length). */
+	 * attention indexer's key length (attention.indexer.key_length), head
+	 * count and top-k (attention.indexer.head_count / top_k). */
 	uint32_t *layer_ffn;
 	bool *layer_recr_given;
 	uint32_t full_attn_interval;
 	uint32_t n_shared_kv_layers;
 	uint32_t head_dim_k_swa, head_dim_v_swa;
-	uint32_t indexer_key_len;
+	uint32_t indexer_key_len, indexer_heads, indexer_top_k;
 	/* What llama.cpp makes of it (model_layers_fill, one rule per
 	 * architecture): per layer MODEL_L_* bits; kv_from_start > 0: layers
 	 * from there on read an earlier layer's cache and hold none. */

@@ -32,7 +32,7 @@ typedef struct lb {
 	bool pin_norms; /* several devices, all layers offloaded (or T < 32) */
 } lb;
 
-enum arch_kind { A_QWEN3NEXT, A_QWEN35, A_NEMOTRON_H, A_FALCON_H1, A_COHERE2, A_COHERE2MOE, A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
+enum arch_kind { A_QWEN3NEXT, A_QWEN35, A_NEMOTRON_H, A_FALCON_H1, A_COHERE2, A_COHERE2MOE, A_GEMMA3N, A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
 		 A_DEEPSEEK2, A_MAMBA, A_MAMBA2, A_GRANITEHYBRID, A_LFM2, A_JAMBA, A_GPTOSS, A_LLAMA4, A_PHI3,
 		 A_UNKNOWN };
 
@@ -51,6 +51,7 @@ enum {
 	V_MOE_BIAS = 1024,   /* expert selection on probabilities + exp_probs_b, weights renormalised (LFM2-MoE) */
 	V_FUSED_QKV = 2048,  /* one QKV projection, Q, K and V views of it (build_qkv with wqkv) */
 	V_ATTN_GATE = 4096,  /* the attention output times sigmoid(x . W_gate), NoPE every 4th layer (AFMoE) */
+	V_DSA = 8192,        /* DeepSeek sparse attention: the lightning indexer's top-k unmasks the KQ mask */
 };
 
 static const struct kind_row {
@@ -66,6 +67,7 @@ static const struct kind_row {
 	{"smollm3", 0, 0, "src/models/smollm3.cpp"},
 	{"granite", 0, 0, "src/models/granite.cpp"},
 	{"mistral4", -1 /* A_DEEPSEEK2 */, 0, "src/models/mistral4.cpp (deepseek2's graph)"},
+	{"deepseek32", -1, V_DSA, "src/models/deepseek32.cpp (deepseek2's graph + lightning indexer)"},
 	{"starcoder2", 0, V_LAYERNORM | V_OUT_BIAS, "src/models/starcoder2.cpp"},
 	{"qwen2moe", -2 /* A_QWEN2 */, V_SHEXP_GATE | V_NO_NORM_W | V_QKV_BIAS, "src/models/qwen2moe.cpp"},
 	{"olmoe", 0, V_NO_NORM_W | V_QKNORM_FULL, "src/models/olmoe.cpp"},
@@ -103,7 +105,7 @@ static enum arch_kind kind_of(const char *a)
 		{"smallthinker", A_SMALLTHINKER}, {"deepseek2", A_DEEPSEEK2},
 		{"mamba", A_MAMBA},	  {"mamba2", A_MAMBA2},	     {"granitehybrid", A_GRANITEHYBRID},
 		{"lfm2", A_LFM2},	  {"jamba", A_JAMBA},	     {"nemotron_h", A_NEMOTRON_H}, {"falcon-h1", A_FALCON_H1},
-		{"cohere2", A_COHERE2},	  {"qwen3next", A_QWEN3NEXT}, {"qwen35", A_QWEN35}, {"qwen35moe", A_QWEN35},	  {"cohere2moe", A_COHERE2MOE},
+		{"cohere2", A_COHERE2},	  {"qwen3next", A_QWEN3NEXT}, {"qwen35", A_QWEN35}, {"qwen35moe", A_QWEN35},	  {"cohere2moe", A_COHERE2MOE}, {"gemma3n", A_GEMMA3N},
 		{"gpt-oss", A_GPTOSS},	  {"llama4", A_LLAMA4},	     {"phi3", A_PHI3},
 	};
 	for (size_t i = 0; a && i < sizeof t / sizeof t[0]; i++)
@@ -247,7 +249,15 @@ static gs_t attention(lb *b, uint32_t il, gs_t q, gs_t k, gs_t v, bool softcap)
 	gsim *g = b->g;
 	const lgraph_params *p = b->p;
 	int s = is_swa(b->m, il) ? 1 : 0;
-	int64_t hk = gs_ne(g, k, 0), hv = gs_ne(g, v, 0), nkv = gs_ne(g, k, 1), H = gs_ne(g, q, 1);
+	/* k < 0: the layer reads an earlier layer's cache and stores nothing
+	 * (Gemma 3n's layers from n_layer_kv_from_start on) */
+	bool reuse = k < 0;
+	int64_t hk = gs_ne(g, q, 0), hv = hk, nkv = b->m->n_kv_heads, H = gs_ne(g, q, 1);
+	if (!reuse) {
+		hk = gs_ne(g, k, 0);
+		hv = gs_ne(g, v, 0);
+		nkv = gs_ne(g, k, 1);
+	}
 	int64_t cells = (int64_t)cache_cells(b, s);
 	bool v_trans = !p->flash_attn;
 
@@ -261,15 +271,23 @@ static gs_t attention(lb *b, uint32_t il, gs_t q, gs_t k, gs_t v, bool softcap)
 		if (b->k_rot[s] < 0)
 			b->k_rot[s] = gs_input(g, GS_F32, nrot, nrot, 1, 1);
 		q = hadamard(b, q, b->k_rot[s]);
-		k = hadamard(b, k, b->k_rot[s]);
+		if (!reuse)
+			k = hadamard(b, k, b->k_rot[s]);
 	}
 	if (rot_v) {
 		if (b->v_rot[s] < 0)
 			b->v_rot[s] = gs_input(g, GS_F32, 64, 64, 1, 1);
-		v = hadamard(b, v, b->v_rot[s]);
+		if (!reuse)
+			v = hadamard(b, v, b->v_rot[s]);
 	}
 	gs_expand(g, q);
-	if (b->iswa) {
+	gs_t kc = gs_external(g, kv_gs_type(p->kv_k), hk * nkv, cells, 1, 1);
+	gs_t vc = gs_external(g, kv_gs_type(p->kv_v), hv * nkv, cells, 1, 1);
+	gs_mark_cache(g, kc);
+	gs_mark_cache(g, vc);
+	if (reuse) {
+		/* nothing to store */
+	} else if (b->iswa) {
 		gs_expand(g, k);
 		gs_expand(g, v);
 	} else {
@@ -277,23 +295,21 @@ static gs_t attention(lb *b, uint32_t il, gs_t q, gs_t k, gs_t v, bool softcap)
 		gs_expand(g, k);
 	}
 	/* store to the cache */
-	gs_t kc = gs_external(g, kv_gs_type(p->kv_k), hk * nkv, cells, 1, 1);
-	gs_t vc = gs_external(g, kv_gs_type(p->kv_v), hv * nkv, cells, 1, 1);
-	gs_mark_cache(g, kc);
-	gs_mark_cache(g, vc);
-	if (b->k_idxs[s] < 0)
-		b->k_idxs[s] = gs_input(g, GS_I64, b->T, 1, 1, 1);
-	gs_expand(g, gs_set_rows(g, kc, gs_reshape(g, k, hk * nkv, b->T, 1, 1), b->k_idxs[s]));
-	if (b->v_idxs[s] < 0)
-		b->v_idxs[s] = gs_input(g, GS_I64, v_trans ? b->T * hv * nkv : b->T, 1, 1, 1);
-	if (v_trans) {
-		/* V as a view of a fused QKV projection is copied out first */
-		gs_t vc2 = contiguous(g, v) ? v
-					    : gs_op4(g, GS_CONT, GS_F32, (int64_t[4]){hv * nkv, b->T, 1, 1}, v, -1, -1, -1);
-		gs_t vv = gs_reshape(g, vc2, 1, hv * nkv * b->T, 1, 1);
-		gs_expand(g, gs_set_rows(g, gs_reshape(g, vc, 1, hv * nkv * cells, 1, 1), vv, b->v_idxs[s]));
-	} else {
-		gs_expand(g, gs_set_rows(g, vc, gs_reshape(g, v, hv * nkv, b->T, 1, 1), b->v_idxs[s]));
+	if (!reuse) {
+		if (b->k_idxs[s] < 0)
+			b->k_idxs[s] = gs_input(g, GS_I64, b->T, 1, 1, 1);
+		gs_expand(g, gs_set_rows(g, kc, gs_reshape(g, k, hk * nkv, b->T, 1, 1), b->k_idxs[s]));
+		if (b->v_idxs[s] < 0)
+			b->v_idxs[s] = gs_input(g, GS_I64, v_trans ? b->T * hv * nkv : b->T, 1, 1, 1);
+		if (v_trans) {
+			/* V as a view of a fused QKV projection is copied out first */
+			gs_t vc2 = contiguous(g, v) ? v
+						    : gs_op4(g, GS_CONT, GS_F32, (int64_t[4]){hv * nkv, b->T, 1, 1}, v, -1, -1, -1);
+			gs_t vv = gs_reshape(g, vc2, 1, hv * nkv * b->T, 1, 1);
+			gs_expand(g, gs_set_rows(g, gs_reshape(g, vc, 1, hv * nkv * cells, 1, 1), vv, b->v_idxs[s]));
+		} else {
+			gs_expand(g, gs_set_rows(g, vc, gs_reshape(g, v, hv * nkv, b->T, 1, 1), b->v_idxs[s]));
+		}
 	}
 	if (b->mask[s] < 0)
 		b->mask[s] = gs_input(g, p->flash_attn ? GS_F16 : GS_F32, cells, b->T, 1, 1);
@@ -472,6 +488,46 @@ static gs_t moe_ffn(lb *b, gs_t x, gs_t logits, bool bias, bool norm_w)
 	return moe_ffn_opts(b, x, logits, &o);
 }
 
+/* DeepSeek-V3.2's lightning indexer (src/models/deepseek32.cpp, the
+ * fused ggml_lightning_indexer, which llama.cpp enables where the backend
+ * runs it, as the CPU one does; the unfused path is not built): indexer
+ * Q from the Q latent qr, one key head from the block input, both
+ * roped and rotated (Hadamard), the key stored in the indexer cache;
+ * scores [cells, T] and their top-k cells (i32). */
+static gs_t lightning_indexer(lb *b, gs_t qr, gs_t cur, gs_type kt)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, IH = m->indexer_heads, ID = m->indexer_key_len;
+	int64_t cells = (int64_t)b->p->cells;
+	gs_t iq = mm(b, IH * ID, qr);
+	iq = rope(b, gs_reshape(g, iq, ID, IH, T, 1));
+	gs_t ik = mm(b, ID, cur);
+	ik = gs_unop(g, GS_NORM, ik);
+	ik = gs_binop(g, GS_MUL, ik, weight(b, ID, 1));
+	ik = gs_binop(g, GS_ADD, ik, weight(b, ID, 1));
+	ik = rope(b, gs_reshape(g, ik, ID, 1, T, 1));
+	if (b->k_rot[1] < 0) /* the indexer's own inputs (the sliding slot is unused here) */
+		b->k_rot[1] = gs_input(g, GS_F32, ID, ID, 1, 1);
+	iq = gs_mul_mat(g, b->k_rot[1], iq);
+	ik = gs_mul_mat(g, b->k_rot[1], ik);
+	gs_t kc = gs_external(g, kt, ID, cells, 1, 1);
+	gs_mark_cache(g, kc);
+	if (b->k_idxs[1] < 0)
+		b->k_idxs[1] = gs_input(g, GS_I64, T, 1, 1, 1);
+	gs_expand(g, gs_set_rows(g, kc, gs_reshape(g, ik, ID, T, 1, 1), b->k_idxs[1]));
+	gs_t w = mm(b, IH, cur);
+	size_t rk = gs_row_size(kt, ID);
+	gs_t kview = gs_view(g, kc, ID, 1, cells, 1, rk, rk, rk * cells, 0);
+	w = gs_unop(g, GS_SCALE, gs_view(g, w, IH, T, 1, 1, gs_nb(g, w, 1), gs_nb(g, w, 1) * T, gs_nb(g, w, 1) * T, 0));
+	if (b->mask[1] < 0)
+		b->mask[1] = gs_input(g, GS_F16, cells, T, 1, 1);
+	gs_t score = gs_op4(g, GS_OTHER, GS_F32, (int64_t[4]){cells, T, 1, 1}, iq, kview, w, b->mask[1]);
+	int64_t nk = m->indexer_top_k && m->indexer_top_k < cells ? m->indexer_top_k : cells;
+	gs_t top = gs_op4(g, GS_OTHER, GS_I32, (int64_t[4]){nk, T, 1, 1}, score, -1, -1, -1);
+	return gs_unop(g, GS_CONT, top);
+}
+
 /* Multi-head latent attention (DeepSeek-V2/V3, Kimi K2) with the
  * absorbed K projection: the cache holds the compressed latent and the
  * rotary part, K only; returns the input of wo. */
@@ -488,10 +544,13 @@ static gs_t mla_attention(lb *b, uint32_t il, gs_t cur)
 	int64_t cells = (int64_t)p->cells;
 	(void)il;
 
-	gs_t q;
+	gs_t q, top_k = -1;
+	gs_type kt = kv_gs_type(p->kv_k);
 	if (m->q_lora_rank) {
 		q = mm(b, m->q_lora_rank, cur);
 		q = norm(b, q, weight(b, m->q_lora_rank, 1));
+		if (variant_of(m->arch) & V_DSA)
+			top_k = lightning_indexer(b, q, cur, kt);
 		q = mm(b, H * qk_head, q);
 	} else {
 		q = mm(b, H * qk_head, cur);
@@ -517,7 +576,6 @@ static gs_t mla_attention(lb *b, uint32_t il, gs_t cur)
 	gs_expand(g, Q);
 	gs_expand(g, Vc);
 	gs_expand(g, K);
-	gs_type kt = kv_gs_type(p->kv_k);
 	int64_t hk = kv_lora + rope_d;
 	gs_t kc = gs_external(g, kt, hk, cells, 1, 1);
 	gs_mark_cache(g, kc);
@@ -526,6 +584,23 @@ static gs_t mla_attention(lb *b, uint32_t il, gs_t cur)
 	gs_expand(g, gs_set_rows(g, kc, gs_reshape(g, K, hk, T, 1, 1), b->k_idxs[0]));
 	if (b->mask[0] < 0)
 		b->mask[0] = gs_input(g, p->flash_attn ? GS_F16 : GS_F32, cells, T, 1, 1);
+	gs_t mask = b->mask[0];
+	if (top_k >= 0) {
+		/* build_attn (llm_graph_input_attn_k_dsa): a mask filled with
+		 * -inf, zeros set at the chosen cells, plus the causal mask */
+		gs_type mt = p->flash_attn ? GS_F16 : GS_F32;
+		gs_t all = gs_op4(g, GS_FILL, mt, (int64_t[4]){cells, T, 1, 1}, mask, -1, -1, -1);
+		size_t e = gs_row_size(mt, 1);
+		all = gs_view(g, all, 1, cells, T, 1, e, e * cells, e * cells * T, 0);
+		int64_t nk = gs_ne(g, top_k, 0);
+		size_t tnb1 = gs_nb(g, top_k, 1);
+		gs_t t3 = gs_view(g, top_k, nk, T, 1, 1, tnb1, tnb1 * T, tnb1 * T, 0);
+		gs_t zeros = gs_op4(g, GS_NONE, GS_F32, (int64_t[4]){1, nk, T, 1}, -1, -1, -1, -1);
+		zeros = gs_op4(g, GS_FILL, GS_F32, (int64_t[4]){1, nk, T, 1}, zeros, -1, -1, -1);
+		gs_t sel = gs_set_rows(g, all, zeros, t3);
+		sel = gs_view(g, sel, cells, T, 1, 1, e * cells, e * cells * T, e * cells * T, 0);
+		mask = gs_op4(g, GS_ADD, mt, (int64_t[4]){cells, T, 1, 1}, sel, b->mask[0], -1, -1);
+	}
 	size_t rk = gs_row_size(kt, hk);
 	gs_t kview = gs_view(g, kc, hk, 1, cells, 1, rk, rk, rk * cells, 0);
 	gs_t vview = gs_view(g, kview, kv_lora, 1, cells, 1, rk, rk, rk * cells, 0);
@@ -536,7 +611,7 @@ static gs_t mla_attention(lb *b, uint32_t il, gs_t cur)
 	gs_t v_b = gs_external(g, GS_F16, kv_lora, vh, H, 1);
 	gs_t out;
 	if (p->flash_attn) {
-		out = gs_flash_attn(g, qv, kview, vview, b->mask[0]);
+		out = gs_flash_attn(g, qv, kview, vview, mask);
 		out = gs_permute(g, out, 0, 2, 1, 3);
 		out = gs_mul_mat(g, v_b, out);
 		out = gs_permute(g, out, 0, 2, 1, 3);
@@ -544,7 +619,7 @@ static gs_t mla_attention(lb *b, uint32_t il, gs_t cur)
 		out = gs_reshape(g, out, gs_ne(g, out, 0) * gs_ne(g, out, 1), gs_ne(g, out, 2) * gs_ne(g, out, 3), 1, 1);
 	} else {
 		gs_t kq = gs_mul_mat(g, kview, qv);
-		kq = gs_binop(g, GS_SOFT_MAX, kq, b->mask[0]);
+		kq = gs_binop(g, GS_SOFT_MAX, kq, mask);
 		gs_t vt = gs_transpose(g, vview);
 		gs_t vcont = gs_op4(g, GS_CONT, kt == GS_F32 ? GS_F32 : GS_F16, (int64_t[4]){cells, kv_lora, 1, 1}, vt, -1,
 				    -1, -1);
@@ -1213,6 +1288,147 @@ static gs_t mm_b(lb *b, int64_t out, gs_t x, bool bias)
 	return bias ? gs_binop(b->g, GS_ADD, r, weight(b, out, 1)) : r;
 }
 
+/* Gemma 3n (src/models/gemma3n.cpp): AltUp keeps n_altup = 4 copies of
+ * the hidden state [E, T, 4], Laurel adds a low-rank (64) residual, and
+ * every layer takes its slice of the per-layer inputs (a second token
+ * embedding of 256 per layer plus a projection of the input); the
+ * layers from n_layer_kv_from_start on read an earlier layer's cache.
+ * n_altup, laurel_rank and n_embd_altup are llama_hparams' defaults
+ * (the loader reads none of them). */
+static gs_t g3n_slice(lb *b, gs_t x, int64_t i)
+{
+	gsim *g = b->g;
+	int64_t n0 = gs_ne(g, x, 0), n1 = gs_ne(g, x, 1);
+	size_t nb1 = gs_row_size(GS_F32, n0);
+	return gs_view(g, x, n0, n1, 1, 1, nb1, nb1 * n1, nb1 * n1, (size_t)i * nb1 * n1);
+}
+
+static gs_t g3n_magnitude(lb *b, gs_t x)
+{
+	return gs_unop(b->g, GS_SQRT, gs_sum_rows(b->g, gs_unop(b->g, GS_SQR, x)));
+}
+
+static gs_t g3n_router(lb *b, gs_t x, int64_t na)
+{
+	gs_t r = norm(b, x, weight(b, b->E, 1));
+	r = gs_unop(b->g, GS_SCALE, r);
+	r = gs_mul_mat(b->g, weight(b, b->E, na), r);
+	return gs_unop(b->g, GS_UNARY, r);
+}
+
+static gs_t build_gemma3n(lb *b)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E, H = m->n_heads, L = m->n_layers;
+	int64_t hd = m->head_dim_k ? m->head_dim_k : E / (H ? H : 1);
+	const int64_t NA = 4, PL = 256, LR = 64;
+	size_t rs = gs_row_size(GS_F32, E);
+
+	gs_t inpL = gs_unop(g, GS_SCALE, inp_embd(b));
+	/* build_inp_per_layer: its own token rows */
+	gs_t ptok = gs_input(g, GS_I32, T, 1, 1, 1);
+	gs_t ipl = gs_get_rows(g, gs_external(g, GS_F16, PL * L, m->vocab, 1, 1), ptok);
+	ipl = gs_unop(g, GS_SCALE, gs_reshape(g, ipl, PL, L, T, 1));
+	gs_expand(g, ipl);
+	/* project_per_layer_inputs */
+	gs_t pp = gs_unop(g, GS_SCALE, gs_mul_mat(g, weight(b, E, PL * L), inpL));
+	pp = norm(b, gs_reshape(g, pp, PL, L, T, 1), weight(b, PL, 1));
+	ipl = gs_unop(g, GS_SCALE, gs_binop(g, GS_ADD, pp, ipl));
+	ipl = gs_op4(g, GS_CONT, GS_F32, (int64_t[4]){PL, T, L, 1}, gs_permute(g, ipl, 0, 2, 1, 3), -1, -1, -1);
+	/* the other AltUp copies */
+	{
+		gs_t tm = g3n_magnitude(b, inpL);
+		gs_t rep = gs_op4(g, GS_OTHER, GS_F32, (int64_t[4]){E, T, NA - 1, 1}, inpL, -1, -1, -1);
+		gs_t add = gs_mul_mat(g, gs_external(g, GS_F16, E, E, NA - 1, 1), rep);
+		gs_t nm = g3n_magnitude(b, add);
+		add = gs_binop(g, GS_DIV, gs_binop(g, GS_MUL, add, tm), nm);
+		inpL = gs_concat(g, inpL, add, 2);
+	}
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		layer_begin(b, il);
+		gs_t cur = inpL;
+		/* altup_predict */
+		gs_t mod = g3n_router(b, g3n_slice(b, cur, 0), NA);
+		gs_t coefs = gs_reshape(g, gs_mul_mat(g, weight(b, NA, NA * NA), mod), NA, NA, T, 1);
+		gs_t cp = gs_op4(g, GS_CONT, GS_F32, (int64_t[4]){NA, E, T, 1}, gs_permute(g, cur, 1, 2, 0, 3), -1, -1, -1);
+		gs_t pred = gs_mul_mat(g, cp, coefs);
+		pred = gs_op4(g, GS_CONT, GS_F32, (int64_t[4]){E, T, NA, 1}, gs_permute(g, pred, 0, 2, 1, 3), -1, -1, -1);
+		pred = gs_binop(g, GS_ADD, pred, cur);
+		gs_t active = g3n_slice(b, pred, 0);
+		cur = norm(b, active, weight(b, E, 1));
+		/* laurel */
+		gs_t lo = gs_mul_mat(g, weight(b, E, LR), cur);
+		lo = gs_mul_mat(g, weight(b, LR, E), lo);
+		lo = norm(b, lo, weight(b, E, 1));
+		lo = gs_binop(g, GS_ADD, lo, cur);
+		gs_t q;
+		if (model_layer_has_kv(m, il)) {
+			int64_t nkv = kv_heads(m, il);
+			q = gs_reshape(g, mm(b, H * hd, cur), hd, H, T, 1);
+			gs_t k = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
+			gs_t v = gs_reshape(g, mm(b, nkv * hd, cur), hd, nkv, T, 1);
+			q = norm(b, q, weight(b, hd, 1));
+			k = norm(b, k, weight(b, hd, 1));
+			v = gs_unop(g, GS_RMS_NORM, v);
+			q = rope(b, q);
+			k = rope(b, k);
+			cur = attention(b, il, q, k, v, false);
+		} else {
+			q = gs_reshape(g, mm(b, H * hd, cur), hd, H, T, 1);
+			q = norm(b, q, weight(b, hd, 1));
+			q = rope(b, q);
+			cur = attention(b, il, q, -1, -1, false);
+		}
+		cur = mm(b, E, cur);
+		cur = norm(b, cur, weight(b, E, 1));
+		cur = gs_binop(g, GS_ADD, cur, active);
+		gs_t al = gs_unop(g, GS_SCALE, gs_binop(g, GS_ADD, cur, lo));
+		cur = norm(b, al, weight(b, E, 1));
+		/* feed-forward, activation sparsity on the first 10 layers */
+		int64_t ff = m->layer_ffn ? m->layer_ffn[il] : m->ffn;
+		gs_t up = mm(b, ff, cur), gate = mm(b, ff, cur);
+		if (il < 10) {
+			gs_t mean = gs_op4(g, GS_OTHER, GS_F32, (int64_t[4]){1, T, 1, 1}, gate, -1, -1, -1);
+			gs_t sd = gs_unop(g, GS_SQR, gs_binop(g, GS_SUB, gate, mean));
+			sd = gs_unop(g, GS_SQRT, gs_unop(g, GS_SCALE, gs_sum_rows(g, sd)));
+			gs_t cut = gs_binop(g, GS_ADD, mean, gs_unop(g, GS_SCALE, sd));
+			gate = gs_unop(g, GS_UNARY, gs_binop(g, GS_SUB, gate, cut));
+		}
+		gate = gs_unop(g, GS_UNARY, gate);
+		cur = mm(b, E, gs_binop(g, GS_MUL, up, gate));
+		cur = norm(b, cur, weight(b, E, 1));
+		gs_t gated = gs_binop(g, GS_ADD, cur, al);
+		/* altup_correct */
+		mod = g3n_router(b, gated, NA);
+		gs_t innov = gs_binop(g, GS_SUB, gated, g3n_slice(b, pred, 0));
+		gs_t cc = gs_unop(g, GS_SCALE, gs_mul_mat(g, weight(b, NA, NA), mod));
+		cc = gs_op4(g, GS_CONT, GS_F32, (int64_t[4]){1, T, NA, 1}, gs_transpose(g, cc), -1, -1, -1);
+		innov = gs_op4(g, GS_OTHER, GS_F32, (int64_t[4]){E, T, NA, 1}, innov, -1, -1, -1);
+		gs_t corr = gs_binop(g, GS_ADD, gs_binop(g, GS_MUL, innov, cc), pred);
+		/* the per-layer input */
+		gs_t fp = gs_binop(g, GS_MUL, g3n_slice(b, corr, 0), weight(b, E, 1));
+		fp = gs_unop(g, GS_UNARY, gs_mul_mat(g, weight(b, E, PL), fp));
+		fp = gs_binop(g, GS_MUL, fp, g3n_slice(b, ipl, il));
+		fp = gs_mul_mat(g, weight(b, PL, E), fp);
+		fp = norm(b, fp, weight(b, E, 1));
+		gs_t first = g3n_slice(b, corr, 0);
+		gs_t rest = gs_view(g, corr, E, T, NA - 1, 1, rs, rs * T, rs * T * (NA - 1), rs * T);
+		inpL = gs_concat(g, first, gs_binop(g, GS_ADD, rest, fp), 2);
+	}
+	layer_begin(b, m->n_layers);
+	gs_t tm = g3n_magnitude(b, g3n_slice(b, inpL, 0));
+	gs_t alt = gs_view(g, inpL, E, T, NA - 1, 1, rs, rs * T, rs * T * (NA - 1), rs * T);
+	gs_t un = gs_mul_mat(g, gs_external(g, GS_F16, E, E, NA - 1, 1), alt);
+	gs_t nm = g3n_magnitude(b, un);
+	un = gs_binop(g, GS_DIV, gs_binop(g, GS_MUL, un, tm), nm);
+	gs_t cur = g3n_slice(b, inpL, 0);
+	for (int64_t i = 0; i < NA - 1; i++)
+		cur = gs_binop(g, GS_ADD, cur, g3n_slice(b, un, i));
+	cur = gs_unop(g, GS_SCALE, cur);
+	return lm_head(b, out_rows(b, cur), true);
+}
+
 /* gpt-oss (openai-moe.cpp): biased Q/K/V and output projections,
  * attention sinks (no memory of their own), a post-attention norm feeding
  * the MoE with biased experts and the OAI SwiGLU; the output rows are
@@ -1368,6 +1584,8 @@ bool plan_lgraph_supported(const model_desc *m)
 		return false;
 	if (m->mla && k != A_DEEPSEEK2)
 		return false;
+	if ((variant_of(m->arch) & V_DSA) && (!m->indexer_heads || !m->indexer_key_len || !m->q_lora_rank))
+		return false;
 	bool listed = false;
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
 		listed |= !strcmp(m->arch, kinds[i].name);
@@ -1416,6 +1634,8 @@ uint64_t plan_lgraph_build(gsim *g, const model_desc *m, const lgraph_params *p)
 		build_recurrent(&b, k);
 	else if (k == A_GPTOSS)
 		build_gptoss(&b);
+	else if (k == A_GEMMA3N)
+		build_gemma3n(&b);
 	else if (k == A_LLAMA4)
 		build_llama4(&b);
 	else if (k == A_PHI3)
@@ -1441,7 +1661,8 @@ static void fingerprint(const model_desc *m, uint64_t f[8])
 	f[2] = m->head_dim_k | (uint64_t)m->head_dim_v << 32;
 	f[3] = m->ffn | (uint64_t)m->vocab << 32;
 	f[4] = m->n_experts | (uint64_t)m->n_experts_used << 32;
-	f[5] = m->expert_ffn ^ (uint64_t)m->shared_expert_ffn << 16 ^ (uint64_t)m->swa_window << 32;
+	f[5] = m->expert_ffn ^ (uint64_t)m->shared_expert_ffn << 16 ^ (uint64_t)m->swa_window << 32 ^
+	       (uint64_t)m->indexer_heads << 8 ^ (uint64_t)m->indexer_top_k << 40 ^ (uint64_t)m->indexer_key_len << 20;
 	f[6] = (uintptr_t)m->arch ^ (uintptr_t)m->layer_swa ^ (uintptr_t)m->layer_kv_heads;
 	f[7] = m->q_lora_rank ^ (uint64_t)m->n_dense_lead << 24 ^ (uint64_t)m->n_expert_shared << 40 ^
 	       (uint64_t)m->expert_gating << 56 ^ (uint64_t)m->mla << 60 ^ (uint64_t)m->has_tensors << 61 ^

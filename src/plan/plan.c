@@ -563,6 +563,22 @@ static void advise(const plan_request *rq, plan_result *res)
 			else
 				lo = mid;
 		}
+		/* the search runs on the rule; the plan the user gets splits the
+		 * graph device by device (op offload copies host experts into the
+		 * GPU), so a few more expert layers may have to stay in RAM for
+		 * every layer to be on the GPU as the advice says */
+		if (hi <= rq->model->n_layers) {
+			plan_request x = t;
+			x.exact_split = true;
+			uint32_t n = hi;
+			for (; n <= rq->model->n_layers && n < hi + 8; n++) {
+				x.n_cpu_moe = n;
+				if (plan_one(&x, r, &e) == 0 && r->gpu_layers == r->total_layers && r->verdict != PLAN_NOFIT)
+					break;
+			}
+			if (n <= rq->model->n_layers && n < hi + 8)
+				hi = n;
+		}
 		if (hi <= rq->model->n_layers) {
 			t.n_cpu_moe = hi;
 			if (plan_one(&t, r, &e) == 0 && r->verdict != PLAN_NOFIT &&

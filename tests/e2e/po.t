@@ -71,6 +71,7 @@ PROGS = {"gpuwise": SUBCMDS, "sudo": None, "pip": {"install", "uninstall"}, "pip
          "update-initramfs": set(), "tee": set(), "reboot": set()}
 CMD = re.compile(r"(?<![\w/.-])(%s)(?=[ ]|$)" % "|".join(re.escape(p) for p in PROGS))
 ARG = re.compile(r"^(-[\w=.:/,-]*|nvidia\w*|reboot|[A-Z][A-Z0-9_]*|%[a-z]+|[\w./:=+~*$'|-]*[0-9./=:_*~$'|-][\w./:=+~*$'|-]*)$")
+PROSE = {"and", "or", "then", "to", "the", "if", "with", "for", "on", "in"}  # prose after a sudo command
 OPT = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 SUBS = re.compile(r"\{[a-z_0-9]+\}")
 bad = 0
@@ -87,6 +88,11 @@ for e in entries:
             subs = PROGS[prog]
             for i, w in enumerate(rest):
                 w2 = w.rstrip(".,;:)")
+                if w2 in PROSE:
+                    break
+                if w2.endswith("'s"):  # a possessive ("gpuwise doctor's Hardware group") ends the command
+                    w2 = w = w2[:-2] + ","
+                    w2 = w2[:-1]
                 if ARG.match(w2) or (subs is None and re.match(r"^[a-z][\w.-]*$", w2)) or \
                         (i == 0 and subs and w2 in subs):
                     keep.append(w2)

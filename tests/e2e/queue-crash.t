@@ -36,8 +36,9 @@ ok "$([ "$n_acked" -ge 5000 ] && [ "$n_acked" -lt 10000 ]; echo $?)" "the daemon
 q_start
 like "$(cat "$TMP/daemon.log")" "re-adopted" "the restarted daemon re-adopts running jobs"
 "$GW" queue --all --limit 100000 --json > "$TMP/dump.json"
-res=$(python3 "$QTOOLS" check-crash "$TMP/acks" "$TMP/dump.json")
+res=$(python3 "$QTOOLS" check-crash "$TMP/acks" "$TMP/dump.json" 2>"$TMP/check.err")
 diag "$res"
+[ -s "$TMP/check.err" ] && diag "$(cat "$TMP/check.err")"
 like "$res" "^$n_acked acknowledged, [0-9]+ stored, 0 missing or moved, 0 twice$" "every acknowledged job is there exactly once"
 stored=$(printf '%s' "$res" | awk '{print $3}')
 ok "$([ "$stored" -ge "$n_acked" ] && [ "$stored" -le 10001 ]; echo $?)" "no more jobs stored than were sent (10,000 and the held job)"

@@ -91,6 +91,12 @@ def main():
         dup = [n for n, ids in names.items() if len(ids) > 1]
         missing = [n for n, i in acks if names.get(n) != [int(i)]]
         print(f"{len(acks)} acknowledged, {len(jobs)} stored, {len(missing)} missing or moved, {len(dup)} twice")
+        # the details, for the test's diagnostics
+        byid = {j["id"]: j for j in jobs}
+        for n in dup[:5]:
+            print(f"twice: {n}: " + ", ".join(f"id {i} ({byid[i]['state']}, submitted {byid[i].get('submit_time_ms', byid[i].get('submitted_ms', '?'))})" for i in names[n]), file=sys.stderr)
+        for n, i in [(n, i) for n, i in acks if names.get(n) != [int(i)]][:5]:
+            print(f"missing or moved: {n} acknowledged as {i}, stored as {names.get(n)}", file=sys.stderr)
     elif cmd == "raw":
         # RAW SOCK: hostile clients; prints one "case: outcome" line each
         sock = a[0]

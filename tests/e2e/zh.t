@@ -143,6 +143,28 @@ like "$zh" '^[0-9]+ 项正常，[0-9]+ 项提示，[0-9]+ 项跳过，[0-9]+ 项
 is "$(LANG=$ZH doc --json 2>/dev/null)" "$(LANG=C doc --json 2>/dev/null)" "doctor --json: byte-identical under zh_CN and C"
 printf '%s\n' "$zh" > "$TMP/fixes.zh"
 
+# ---- doctor on WSL 2 fixture roots (src/doctor/wsl.c) ------------------------------------
+wdoc() { r=$1; shift; GPUWISE_ROOT=$FIX/roots/$r GPUWISE_FAKE_SCENARIO=$FIX/scenarios/wsl2-laptop.json HOME=/nonexistent-home \
+	PATH=/usr/local/cuda-12.8/bin:/usr/bin "$GW" doctor --no-exec "$@"; }
+zh=$(LANG=$ZH wdoc wsl2-laptop 2>/dev/null); zrc=$?
+en=$(LANG=C wdoc wsl2-laptop 2>/dev/null); erc=$?
+is "$zrc" "$erc" "doctor WSL: the same exit status in Chinese ($zrc)"
+like "$zh" '^  提示  WSL 2：GPU 由 Windows 版 NVIDIA 驱动 576\.02（最高支持 CUDA 12\.9）驱动，通过 GPU 半虚拟化访问$' "doctor WSL: the platform finding in Chinese"
+like "$zh" '^  正常  /dev/dxg 存在：WSL 的 GPU 半虚拟化已开启$' "doctor WSL: /dev/dxg in Chinese"
+like "$zh" '^  提示  Xid 错误不会传到 WSL：GPU 故障由 Windows 驱动处理$' "doctor WSL: the Xid note in Chinese"
+like "$zh" '（在 PowerShell 中 wsl --shutdown 可恢复）' "doctor WSL: the ldconfig fix keeps wsl --shutdown"
+unlike "$zh" 'Xid errors do not reach WSL|seen through GPU paravirtualisation|is harmless' "doctor WSL: no English finding left in these groups"
+like "$en" 'Xid errors do not reach WSL: the Windows driver handles GPU faults' "doctor WSL: LANG=C stays English"
+is "$(LANG=$ZH wdoc wsl2-laptop --json 2>/dev/null)" "$(LANG=C wdoc wsl2-laptop --json 2>/dev/null)" "doctor WSL --json: byte-identical under zh_CN and C"
+zh=$(LANG=$ZH wdoc wsl2-linux-driver 2>/dev/null); zrc=$?
+en=$(LANG=C wdoc wsl2-linux-driver 2>/dev/null); erc=$?
+is "$zrc" "$erc" "doctor WSL with a Linux driver: the same exit status ($zrc)"
+like "$zh" '^  失败  WSL 里安装了 Linux 版 NVIDIA 驱动：它遮蔽了 Windows 驱动的库$' "doctor WSL: the Linux-driver failure in Chinese"
+cmd=$(printf '%s\n' "$en" | sed -n 's/^ *fix: \(sudo apt-get purge [^;]*\);.*/\1/p' | head -1)
+like "$cmd" '^sudo apt-get purge [a-z].* && sudo apt-get autoremove --purge$' "doctor WSL: the English fix has its purge command ($cmd)"
+ok "$(printf '%s\n' "$zh" | grep -qF "修复：$cmd；"; echo $?)" "doctor WSL: the Chinese fix prints the same purge command"
+like "$zh" '然后在 PowerShell 中运行 wsl --shutdown' "doctor WSL: and wsl --shutdown unchanged"
+
 # ---- explain: an OOM and a driver too old ------------------------------------------------
 OOM="CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.50 GiB is free. Process 4242 has 6.00 GiB memory in use. Of the allocated memory 12.00 GiB is allocated by PyTorch, and 3.00 GiB is reserved by PyTorch but unallocated."
 DRV="The NVIDIA driver on your system is too old (found version 11040)."
@@ -156,7 +178,23 @@ zh=$(printf '%s' "$DRV" | LANG=$ZH "$GW" explain --no-probe - 2>/dev/null)
 like "$zh" '^driver-too-old: NVIDIA 驱动对这个 PyTorch 来说太旧（驱动最高支持 CUDA 11\.4）' "explain driver: the title with its value"
 like "$zh" 'CUDA 12\.x 版本的 PyTorch 需要驱动 >= 525' "explain driver: the computed fix in Chinese"
 printf '%s\n' "$zh" >> "$TMP/fixes.zh"
-for m in "$OOM" "$DRV"; do
+# two more explain families: llama.cpp's GPU allocation and an NCCL failure
+GGUF="ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9866.00 MiB on device 1: cudaMalloc failed: out of memory"
+NCCL="torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:93, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.28.9"
+zh=$(LANG=$ZH "$GW" explain --no-probe "$GGUF" 2>/dev/null)
+like "$zh" '^gguf-offload-oom: llama\.cpp 无法在 GPU 1 上分配 9866\.00 MiB（cudaMalloc: out of memory）$' "explain llama.cpp OOM: the title with its values"
+like "$zh" '卸载到 GPU 的层（-ngl / Ollama 的 num_gpu）' "explain llama.cpp OOM: a cause in Chinese (层, options kept)"
+like "$zh" '^    - 先估算：gpuwise plan MODEL\.gguf --gpu YOUR_GPU（' "explain llama.cpp OOM: the plan command unchanged"
+like "$zh" '-ctk q8_0 -ctv q8_0（需要 -fa）' "explain llama.cpp OOM: llama-server's options unchanged"
+like "$zh" '：gpuwise status$' "explain llama.cpp OOM: gpuwise status unchanged"
+printf '%s\n' "$zh" >> "$TMP/fixes.zh"
+zh=$(LANG=$ZH "$GW" explain --no-probe "$NCCL" 2>/dev/null)
+like "$zh" '^nccl-error: NCCL 失败$' "explain NCCL: the title in Chinese, the id unchanged"
+like "$zh" '^    - 用 NCCL_DEBUG=INFO 重新运行$' "explain NCCL: the variable unchanged in the fix"
+like "$zh" '^    - 给容器加 --ipc=host 或较大的 --shm-size$' "explain NCCL: docker's options unchanged"
+unlike "$zh" 'likely causes|bootstrap or transport' "explain NCCL: no English left"
+printf '%s\n' "$zh" >> "$TMP/fixes.zh"
+for m in "$OOM" "$DRV" "$GGUF" "$NCCL"; do
 	a=$(printf '%s' "$m" | LANG=$ZH "$GW" explain --no-probe --json - 2>/dev/null)
 	b=$(printf '%s' "$m" | LANG=C "$GW" explain --no-probe --json - 2>/dev/null)
 	is "$a" "$b" "explain --json: byte-identical under zh_CN and C (${m%% *} ...)"

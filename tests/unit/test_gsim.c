@@ -426,10 +426,14 @@ static void test_unsupported(void **state)
 {
 	(void)state;
 	model_desc m;
-	/* Gemma 3n's graph (AltUp, per-layer inputs) is not built: the phase model plans it */
-	small(&m, "gemma3n");
+	/* Gemma 4's graph is not built: the phase model plans it */
+	small(&m, "gemma4");
 	assert_false(plan_lgraph_supported(&m));
 	assert_int_equal(lg(&m, 4096, true, PLAN_KV_F16), 0);
+	/* Gemma 3n's is (AltUp, Laurel, per-layer inputs) */
+	small(&m, "gemma3n");
+	assert_true(plan_lgraph_supported(&m));
+	assert_true(lg(&m, 4096, true, PLAN_KV_F16) > 0);
 	/* StarCoder2 is (issue 22): LayerNorm and an ungated FFN */
 	small(&m, "starcoder2");
 	assert_true(plan_lgraph_supported(&m));
