@@ -39,3 +39,15 @@ run_gw() { # run_gw ARGS...  (stdin from /dev/null unless redirected by caller)
 jget() { python3 -c 'import json,sys; d=json.load(sys.stdin); v=eval(sys.argv[1]); print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$1"; }
 skip() { _n=$((_n + 1)); echo "ok $_n # skip $*"; }
 done_testing() { echo "1..$_n"; [ "$_failed" -eq 0 ]; }
+# serve_port FILE PID: the port a `gpuwise status --serve` writing to FILE
+# listens on, once it says so (empty if PID ended first or after 10 s)
+serve_port() {
+	_p=
+	for _ in $(seq 1 100); do
+		_p=$(sed -n 's|^serving http://[^ ]*:\([0-9]*\)/metrics.*|\1|p' "$1")
+		[ -n "$_p" ] && break
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.1
+	done
+	printf '%s' "$_p"
+}

@@ -58,13 +58,7 @@ PAGE_GW=$GW
 setpriv --reuid "$TUID" --regid nogroup --clear-groups "$GW" status --serve 127.0.0.1:0 --socket "$SOCK" \
 	--prometheus-names gpuwise >"$TMP/serve.out" 2>"$TMP/serve.err" &
 spid=$!
-port=
-for _ in $(seq 1 100); do
-	port=$(sed -n 's|^serving http://[^ ]*:\([0-9]*\)/metrics.*|\1|p' "$TMP/serve.out")
-	[ -n "$port" ] && break
-	kill -0 "$spid" 2>/dev/null || break
-	sleep 0.1
-done
+port=$(serve_port "$TMP/serve.out" "$spid")
 [ -n "$port" ]; ok $? "status --serve listens (port $port), run by ${TUSER:-uid $TUID}"
 url=http://127.0.0.1:$port
 code=$(curl -s -o "$TMP/page.html" -D "$TMP/page.h" -w '%{http_code}' "$url/")

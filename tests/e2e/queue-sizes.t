@@ -82,13 +82,7 @@ like "$out" " a .* 9\\.00 GiB \\(std 12\\.00 GiB\\)" "queue says 9 GiB asked, 12
 # the lab page (status --serve) shows both too
 "$GW" status --serve 127.0.0.1:0 --socket "$SOCK" >"$TMP/serve.out" 2>"$TMP/serve.err" &
 spid=$!
-port=
-for _ in $(seq 1 100); do
-	port=$(sed -n 's|^serving http://[^ ]*:\([0-9]*\)/metrics.*|\1|p' "$TMP/serve.out")
-	[ -n "$port" ] && break
-	kill -0 "$spid" 2>/dev/null || break
-	sleep 0.1
-done
+port=$(serve_port "$TMP/serve.out" "$spid")
 page=$(curl -s "http://127.0.0.1:${port:-1}/" 2>&1)
 like "$page" "<td class=num>9\\.00 GiB \\(std 12\\.00 GiB\\)</td>" "the lab page shows 9 GiB asked and the 12 GiB charged"
 kill "$spid" 2>/dev/null

@@ -18,13 +18,7 @@ start_server() {
 	shift
 	"$GW" status "$@" > "$f" 2>"$f.err" &
 	spid=$!
-	port=
-	for _ in $(seq 1 100); do
-		port=$(sed -n 's|^serving http://[^ ]*:\([0-9]*\)/metrics.*|\1|p' "$f")
-		[ -n "$port" ] && break
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.1
-	done
+	port=$(serve_port "$f" "$spid")
 }
 stop_server() {
 	kill -TERM "$spid" 2>/dev/null
