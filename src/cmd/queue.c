@@ -815,35 +815,28 @@ int cmd_queue(int argc, char **argv)
 			json_t *next = json_object_get(page, "next");
 			if (json_is_string(next))
 				cursor = json_incref(next);
+			json_t *src = json_incref(json_object_get(page, "jobs"));
 			if (!rep) {
-				rep = page;
-				if (!json_is_array(json_object_get(rep, "jobs")))
-					json_object_set_new(rep, "jobs", json_array());
+				rep = page; /* its other keys; the jobs are gathered below */
+				json_object_set_new(rep, "jobs", json_array());
 			}
 			json_t *all_jobs = json_object_get(rep, "jobs");
-			json_t *src = json_object_get(page, "jobs");
-			size_t n_src = json_array_size(src);
-			json_t *fresh = json_array();
-			for (size_t k = 0; k < n_src; k++) {
-				json_t *jb = json_array_get(src, k);
+			size_t k;
+			json_t *jb;
+			json_array_foreach(src, k, jb) {
 				char key[32];
 				snprintf(key, sizeof key, "%lld", (long long)json_integer_value(json_object_get(jb, "id")));
 				json_t *idx = json_object_get(at, key);
-				if (idx && page != rep)
+				if (idx) {
 					json_array_set(all_jobs, (size_t)json_integer_value(idx), jb);
-				else if (!idx) {
-					json_object_set_new(at, key,
-							    json_integer((json_int_t)(page == rep ? k : json_array_size(all_jobs) +
-												json_array_size(fresh))));
-					if (page != rep)
-						json_array_append(fresh, jb);
+				} else {
+					json_object_set_new(at, key, json_integer((json_int_t)json_array_size(all_jobs)));
+					json_array_append(all_jobs, jb);
 				}
 			}
-			if (page != rep) {
-				json_array_extend(all_jobs, fresh);
+			json_decref(src);
+			if (page != rep)
 				json_decref(page);
-			}
-			json_decref(fresh);
 		} while (cursor);
 		json_decref(at);
 		queue_close(conn);
