@@ -416,7 +416,8 @@ static void speed(image_plan *p)
 	double flops = ((m->gflops_native - attn) * x + attn * x * x) * 1e9;
 	double n = (double)m->cfg * o->batch;
 	double alu = g->fp32_tflops * (rate / paper) * 1e12;
-	double vector_s = alu > 0 ? n * b.vector_k * m->act_bytes_per_token * p->tokens / alu : 0;
+	double vector_s = alu > 0 && b.vector_k > 0 ? n * b.vector_k * m->act_bytes_per_token * p->tokens / alu : 0;
+	p->alu_tflops = vector_s > 0 ? alu / 1e12 : 0;
 	double wbpp;
 	image_quant_bytes(o->quant, &wbpp);
 	double mem_bw = g->bandwidth_gbs * 1e9 * IMAGE_BW_FRACTION;

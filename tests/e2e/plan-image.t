@@ -63,6 +63,8 @@ is "$(printf '%s' "$out" | jget 'd["speed_estimated"]')" "True" "json: speed_est
 run_gw plan sdxl --image 1024x1024 --gpu t4 --json
 is "$(printf '%s' "$out" | jget 'd["rate_tflops"] < 40')" "True" "T4 at 70 W: matrix rate capped below its 65 TFLOPS"
 is "$(printf '%s' "$out" | jget 'd["vae_dtype"]')" "fp32" "T4 (no bf16): ComfyUI decodes SDXL's VAE in fp32"
+run_gw plan sdxl --image 1024x1024 --gpu a100-40g-sxm
+like "$out" "312 TFLOPS paper rate x [0-9]+% realised, plus vector work on 20 FP32 TFLOPS" "A100: the vector work on its 19.5 FP32 TFLOPS is said"
 run_gw plan sdxl --image 1024x1024 --vram 8G --json
 is "$(printf '%s' "$out" | jget 'd["s_per_step"]')" "None" "no GPU: no speed"
 
