@@ -83,7 +83,10 @@ pot:
 	$(Q)python3 tools/tsv-pot.py data/errors.tsv po/errors-ids.txt > $(POTDIR)/errors.pot
 	$(Q)python3 tools/tsv-pot.py --table name meaning data/error-catalog.tsv > $(POTDIR)/error-catalog.pot
 	$(Q)python3 tools/tsv-pot.py --table xid meaning,action data/xid.tsv > $(POTDIR)/xid.pot
-	$(Q)msgcat --no-wrap --use-first -o $(POT) $(POTDIR)/c.pot $(POTDIR)/errors.pot $(POTDIR)/error-catalog.pot $(POTDIR)/xid.pot
+	$(Q)python3 tools/tsv-pot.py --table arch torch_wheel,cuda_build,prebuilt,hardware data/lifecycle.tsv > $(POTDIR)/lifecycle.pot
+	$(Q)python3 tools/tsv-pot.py --table gpu power_connector data/install.tsv > $(POTDIR)/install.pot
+	$(Q)msgcat --no-wrap --use-first -o $(POT) $(POTDIR)/c.pot $(POTDIR)/errors.pot $(POTDIR)/error-catalog.pot $(POTDIR)/xid.pot \
+		$(POTDIR)/lifecycle.pot $(POTDIR)/install.pot
 	@echo "  POT    $(POT) ($$(grep -c '^msgid ' $(POT)) entries with the header)"
 po-update: pot
 	$(Q)for l in $(LINGUAS); do msgmerge --quiet --no-wrap --update --backup=none --no-fuzzy-matching po/$$l.po po/gpuwise.pot || exit 1; done

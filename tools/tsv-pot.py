@@ -11,8 +11,10 @@
   tsv-pot.py --table KEY COLUMN[,COLUMN...] FILE
       every row's cells of the named columns, commented with the row's KEY
       cell: data/error-catalog.tsv's meaning (explain's catalog lines),
-      data/xid.tsv's meaning and action (explain, doctor --deep).  The code
-      translates them where it prints them.
+      data/xid.tsv's meaning and action (explain, doctor --deep),
+      data/lifecycle.tsv's torch_wheel, cuda_build, prebuilt and hardware and
+      data/install.tsv's power_connector (cards' caveats, plan's assumptions).
+      The code translates them where it prints them.
 
 The strings are no C formats."""
 import json, sys

@@ -235,6 +235,19 @@ static const char *gib(char *buf, size_t n, uint64_t b)
 	return fmt_bytes(buf, n, b);
 }
 
+/* One change and its effect, made in English by src/plan: translated
+ * here (the format found in the catalog, its pieces put in). */
+static void advice_line(size_t n, const char *action, const char *effect)
+{
+	char *a = gw_translate_text(action), *e = gw_translate_text(effect);
+	if (n)
+		printf("  %zu. %s\n     -> %s\n", n, a, e);
+	else
+		printf("  - %s\n     -> %s\n", a, e);
+	free(a);
+	free(e);
+}
+
 static void add_row(table *t, const char *what, uint64_t bytes, const char *note)
 {
 	char b[32];
@@ -331,61 +344,62 @@ int workload_plan_train(workload *w, const model_desc *m, uint64_t vram_bytes, u
 	} else {
 		FILE *f = stdout;
 		char a[32], c[32];
-		printf("%sFine-tuning %s%s: %s", c_bold(f), m->name ? m->name : "model", c_reset(f),
-		       o.method == TRAIN_FULL ? "full" : o.method == TRAIN_LORA ? "LoRA" : "QLoRA (NF4 base)");
+		printf(_("%sFine-tuning %s%s: %s"), c_bold(f), m->name ? m->name : _("model"), c_reset(f),
+		       o.method == TRAIN_FULL ? _("full") : o.method == TRAIN_LORA ? "LoRA" : _("QLoRA (NF4 base)"));
 		if (o.method != TRAIN_FULL)
-			printf(", rank %u on %s", o.lora_rank, train_targets_name(o.targets));
+			printf(_(", rank %u on %s"), o.lora_rank, train_targets_name(o.targets));
 		if (p.params >= 1e9)
-			printf("\n  %.2f B parameters, %.1f M trainable\n", p.params / 1e9, p.trainable_params / 1e6);
+			printf(_("\n  %.2f B parameters, %.1f M trainable\n"), p.params / 1e9, p.trainable_params / 1e6);
 		else
-			printf("\n  %.1f M parameters, %.2f M trainable\n", p.params / 1e6, p.trainable_params / 1e6);
-		printf("  seq %u, micro-batch %u x grad-accum %u x %u GPU%s = effective batch %llu\n", o.seq,
-		       o.micro_batch, o.grad_accum, o.gpus, o.gpus > 1 ? "s" : "",
-		       (unsigned long long)p.effective_batch);
-		printf("  %s, %s, checkpointing %s, %s attention%s%s%s\n\n", train_precision_name(o.precision),
-		       train_optimizer_name(o.optimizer), train_ckpt_name(o.ckpt), o.flash_attn ? "SDPA/flash" : "eager",
-		       o.gpus > 1 ? ", shard " : "", o.gpus > 1 ? train_shard_name(o.shard) : "",
-		       o.offload_optimizer ? ", optimizer offloaded" : "");
-		static const char *const hdr[] = {"per GPU", "bytes", ""};
+			printf(_("\n  %.1f M parameters, %.2f M trainable\n"), p.params / 1e6, p.trainable_params / 1e6);
+		printf(P_("  seq %u, micro-batch %u x grad-accum %u x %u GPU = effective batch %llu\n",
+			  "  seq %u, micro-batch %u x grad-accum %u x %u GPUs = effective batch %llu\n", o.gpus),
+		       o.seq, o.micro_batch, o.grad_accum, o.gpus, (unsigned long long)p.effective_batch);
+		printf(_("  %s, %s, checkpointing %s, %s attention%s%s%s\n\n"), train_precision_name(o.precision),
+		       train_optimizer_name(o.optimizer), train_ckpt_name(o.ckpt), o.flash_attn ? "SDPA/flash" : _("eager"),
+		       o.gpus > 1 ? _(", shard ") : "", o.gpus > 1 ? train_shard_name(o.shard) : "",
+		       o.offload_optimizer ? _(", optimizer offloaded") : "");
+		const char *hdr[] = {_("per GPU"), _("bytes"), ""};
 		table *t = table_new(3, hdr);
 		table_set_align(t, 1, true);
-		add_row(t, "weights", bd->weights, o.method == TRAIN_QLORA ? "NF4 linears, 16-bit embeddings" : "");
+		add_row(t, _("weights"), bd->weights, o.method == TRAIN_QLORA ? _("NF4 linears, 16-bit embeddings") : "");
 		if (bd->quant_consts)
-			add_row(t, "quant constants", bd->quant_consts, "NF4 block 64, double quantization");
-		add_row(t, "gradients", bd->gradients, o.optimizer_in_bwd ? "one tensor at a time" : "");
-		add_row(t, "optimizer", bd->optimizer, o.method == TRAIN_FULL ? "states + fp32 master" : "");
-		add_row(t, "activations", bd->activations, "saved tensors at the peak");
-		add_row(t, "logits", bd->logits, o.fused_ce ? "fused cross-entropy" : o.chunked_ce ? "chunked cross-entropy" : "fp32 log-softmax + grads");
-		add_row(t, "adapter", bd->adapter, o.method == TRAIN_FULL ? "" : "LoRA weights, grads, states");
-		add_row(t, "overhead", bd->overhead, "CUDA context + allocator");
-		add_row(t, "total", bd->total, train_phase_name(bd->peak_phase));
+			add_row(t, _("quant constants"), bd->quant_consts, _("NF4 block 64, double quantization"));
+		add_row(t, _("gradients"), bd->gradients, o.optimizer_in_bwd ? _("one tensor at a time") : "");
+		add_row(t, _("optimizer"), bd->optimizer, o.method == TRAIN_FULL ? _("states + fp32 master") : "");
+		add_row(t, _("activations"), bd->activations, _("saved tensors at the peak"));
+		add_row(t, _("logits"), bd->logits, o.fused_ce ? _("fused cross-entropy") : o.chunked_ce ? _("chunked cross-entropy") : _("fp32 log-softmax + grads"));
+		add_row(t, _("adapter"), bd->adapter, o.method == TRAIN_FULL ? "" : _("LoRA weights, grads, states"));
+		add_row(t, _("overhead"), bd->overhead, _("CUDA context + allocator"));
+		add_row(t, _("total"), bd->total, _(train_phase_name(bd->peak_phase)));
 		table_print(t, stdout);
 		table_free(t);
 		gib(a, sizeof a, bd->allocated);
-		printf("  peak at the %s phase (PyTorch allocator %s; forward %s, loss backward %s, layer backward %s, optimizer step %s)\n",
-		       train_phase_name(bd->peak_phase), a, gib(c, sizeof c, bd->phase_bytes[0]),
+		printf(_("  peak at the %s phase (PyTorch allocator %s; forward %s, loss backward %s, layer backward %s, optimizer step %s)\n"),
+		       _(train_phase_name(bd->peak_phase)), a, gib(c, sizeof c, bd->phase_bytes[0]),
 		       fmt_bytes((char[32]){0}, 32, bd->phase_bytes[1]), fmt_bytes((char[32]){0}, 32, bd->phase_bytes[2]),
 		       fmt_bytes((char[32]){0}, 32, bd->phase_bytes[3]));
 		if (p.host_bytes)
-			printf("  host RAM: %s (offloaded or paged optimizer states)\n", gib(a, sizeof a, p.host_bytes));
+			printf(_("  host RAM: %s (offloaded or paged optimizer states)\n"), gib(a, sizeof a, p.host_bytes));
 		if (p.has_budget) {
 			gib(a, sizeof a, bd->total);
 			gib(c, sizeof c, vram_bytes);
+			char on[160] = "";
+			if (gpu_name)
+				snprintf(on, sizeof on, _(" (%s)"), gpu_name);
 			if (p.fits)
-				printf("\n%sfits%s: %s of %s per GPU%s%s%s\n", c_green(f), c_reset(f), a, c,
-				       gpu_name ? " (" : "", gpu_name ? gpu_name : "", gpu_name ? ")" : "");
+				printf(_("\n%sfits%s: %s of %s per GPU%s\n"), c_green(f), c_reset(f), a, c, on);
 			else
-				printf("\n%sdoes not fit%s: needs %s of %s per GPU%s%s%s\n", c_red(f), c_reset(f), a, c,
-				       gpu_name ? " (" : "", gpu_name ? gpu_name : "", gpu_name ? ")" : "");
+				printf(_("\n%sdoes not fit%s: needs %s of %s per GPU%s\n"), c_red(f), c_reset(f), a, c, on);
 		}
 		if (p.n_advice) {
-			printf("\nChanges, applied in this order:\n");
+			printf(_("\nChanges, applied in this order:\n"));
 			for (size_t i = 0; i < p.n_advice; i++)
-				printf("  %zu. %s\n     -> %s\n", i + 1, p.advice[i].action, p.advice[i].effect);
+				advice_line(i + 1, p.advice[i].action, p.advice[i].effect);
 		}
-		printf("\nAssumptions:\n");
+		printf(_("\nAssumptions:\n"));
 		for (size_t i = 0; i < p.n_notes; i++)
-			printf("  - %s\n", p.notes[i]);
+			printf("  - %s\n", _(p.notes[i]));
 	}
 	int status = p.has_budget && !p.fits ? GW_EXIT_VERDICT4 : GW_EXIT_OK;
 	train_plan_release(&p);
@@ -481,99 +495,100 @@ int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes
 	} else {
 		FILE *f = stdout;
 		char a[32], c[32];
-		const char *vae_dt = bd->vae_fp32 ? "fp32" : p.opts.ui == IMAGE_UI_COMFYUI && m.vae_fp32 ? "bf16" : "16-bit";
-		printf("%s%s%s: %ux%u, batch %u, %u steps, %s weights, offload %s%s, %s memory profile\n", c_bold(f), m.name,
+		const char *vae_dt = bd->vae_fp32 ? "fp32" : p.opts.ui == IMAGE_UI_COMFYUI && m.vae_fp32 ? "bf16" : _("16-bit");
+		printf(_("%s%s%s: %ux%u, batch %u, %u steps, %s weights, offload %s%s, %s memory profile\n"), c_bold(f), m.name,
 		       c_reset(f), p.opts.width, p.opts.height, p.opts.batch, p.steps, p.opts.quant,
-		       image_offload_name(p.opts.offload), p.opts.vae_tiling ? ", tiled VAE decode" : "",
+		       image_offload_name(p.opts.offload), p.opts.vae_tiling ? _(", tiled VAE decode") : "",
 		       image_ui_name(p.opts.ui));
-		printf("  %s with %.0f tokens per image\n\n", m.dit ? "diffusion transformer" : "UNet", p.tokens);
-		static const char *const hdr[] = {"on the GPU at the peak", "bytes", ""};
+		printf(_("  %s with %.0f tokens per image\n\n"), m.dit ? _("diffusion transformer") : "UNet", p.tokens);
+		const char *hdr[] = {_("on the GPU at the peak"), _("bytes"), ""};
 		table *t = table_new(3, hdr);
 		table_set_align(t, 1, true);
 		bool comfy = p.opts.ui == IMAGE_UI_COMFYUI;
-		add_row(t, m.dit ? "diffusion transformer" : "UNet", bd->denoiser,
-			p.opts.offload == IMAGE_OFFLOAD_SEQUENTIAL ? "one block at a time"
-			: comfy				     ? "denoising stage; may leave for the decode"
+		add_row(t, m.dit ? _("diffusion transformer") : "UNet", bd->denoiser,
+			p.opts.offload == IMAGE_OFFLOAD_SEQUENTIAL ? _("one block at a time")
+			: comfy				     ? _("denoising stage; may leave for the decode")
 							     : "");
-		add_row(t, "text encoders", bd->text_encoders,
-			p.opts.offload != IMAGE_OFFLOAD_NONE ? "in host RAM after encoding"
-			: comfy			     ? "encoding stage only (ComfyUI unloads them)"
+		add_row(t, _("text encoders"), bd->text_encoders,
+			p.opts.offload != IMAGE_OFFLOAD_NONE ? _("in host RAM after encoding")
+			: comfy			     ? _("encoding stage only (ComfyUI unloads them)")
 						     : "");
 		char vnote[64];
-		snprintf(vnote, sizeof vnote, "decodes in %s", vae_dt);
+		snprintf(vnote, sizeof vnote, _("decodes in %s"), vae_dt);
 		add_row(t, "VAE", bd->vae, vnote);
-		add_row(t, "denoising activations", bd->activations, m.cfg > 1 ? "x2 for guidance" : "");
-		add_row(t, "VAE decode", bd->vae_decode, p.opts.vae_tiling ? "one 512x512 tile" : "whole batch");
-		add_row(t, "overhead", bd->overhead, "CUDA context");
-		add_row(t, "peak", bd->total, comfy ? "largest stage, models swapped between stages" : "largest stage: encode, denoise or decode");
+		add_row(t, _("denoising activations"), bd->activations, m.cfg > 1 ? _("x2 for guidance") : "");
+		add_row(t, _("VAE decode"), bd->vae_decode, p.opts.vae_tiling ? _("one 512x512 tile") : _("whole batch"));
+		add_row(t, _("overhead"), bd->overhead, _("CUDA context"));
+		add_row(t, _("peak"), bd->total, comfy ? _("largest stage, models swapped between stages") : _("largest stage: encode, denoise or decode"));
 		if (comfy && bd->resident != bd->total)
-			add_row(t, "all resident", bd->resident, "what ComfyUI keeps loaded when it fits");
+			add_row(t, _("all resident"), bd->resident, _("what ComfyUI keeps loaded when it fits"));
 		table_print(t, stdout);
 		table_free(t);
 		if (bd->host)
-			printf("  host RAM: %s of offloaded weights\n", gib(a, sizeof a, bd->host));
+			printf(_("  host RAM: %s of offloaded weights\n"), gib(a, sizeof a, bd->host));
 		if (p.has_budget) {
 			gib(a, sizeof a, bd->total);
 			gib(c, sizeof c, vram_bytes);
+			char on[160] = "";
+			if (gpu_name)
+				snprintf(on, sizeof on, _(" (%s)"), gpu_name);
 			if (p.fits)
-				printf("\n%sfits%s%s: %s of %s%s%s%s%s\n", c_green(f), c_reset(f),
-				       p.little_headroom ? " with little headroom" : " comfortably", a, c, gpu_name ? " (" : "",
-				       gpu_name ? gpu_name : "", gpu_name ? ")" : "",
-				       p.opts.offload == IMAGE_OFFLOAD_SEQUENTIAL ? ", with sequential offload" : ", without sequential offload");
+				printf(_("\n%sfits%s%s: %s of %s%s%s\n"), c_green(f), c_reset(f),
+				       p.little_headroom ? _(" with little headroom") : _(" comfortably"), a, c, on,
+				       p.opts.offload == IMAGE_OFFLOAD_SEQUENTIAL ? _(", with sequential offload") : _(", without sequential offload"));
 			else
-				printf("\n%sdoes not fit%s: needs %s of %s%s%s%s\n", c_red(f), c_reset(f), a, c,
-				       gpu_name ? " (" : "", gpu_name ? gpu_name : "", gpu_name ? ")" : "");
+				printf(_("\n%sdoes not fit%s: needs %s of %s%s\n"), c_red(f), c_reset(f), a, c, on);
 			if (p.fits && comfy && bd->resident > vram_bytes)
-				printf("  not everything stays loaded: ComfyUI moves the models between RAM and GPU each image "
-				       "(counted in the time below)\n");
+				printf(_("  not everything stays loaded: ComfyUI moves the models between RAM and GPU each image "
+				       "(counted in the time below)\n"));
 		}
 		if (p.n_advice) {
-			printf("\nChanges, applied in this order:\n");
+			printf(_("\nChanges, applied in this order:\n"));
 			for (size_t i = 0; i < p.n_advice; i++)
-				printf("  %zu. %s\n     -> %s\n", i + 1, p.advice[i].action, p.advice[i].effect);
+				advice_line(i + 1, p.advice[i].action, p.advice[i].effect);
 		}
 		if (p.n_savings) {
-			printf("\nIf you need room (larger images, batches, LoRAs, ControlNet), each on its own:\n");
+			printf(_("\nIf you need room (larger images, batches, LoRAs, ControlNet), each on its own:\n"));
 			for (size_t i = 0; i < p.n_savings; i++)
-				printf("  - %s\n     -> %s\n", p.savings[i].action, p.savings[i].effect);
+				advice_line(0, p.savings[i].action, p.savings[i].effect);
 		}
 		if (p.has_speed) {
-			printf("\nSpeed: %s%.2f it/s, about %.1f s per image, %.1f images/min (%s; %.0f TFLOPS %s x %.0f%% realised",
+			printf(_("\nSpeed: %s%.2f it/s, about %.1f s per image, %.1f images/min (%s; %.0f TFLOPS %s x %.0f%% realised"),
 			       p.speed_estimated ? "~" : "", 1 / p.s_per_step, p.s_per_image, p.images_per_min,
 			       p.backend_name, p.rate_tflops,
-			       p.rate_tflops < p.paper_tflops ? "after the board-power cap" : "paper rate",
+			       p.rate_tflops < p.paper_tflops ? _("after the board-power cap") : _("paper rate"),
 			       p.fraction * 100);
 			if (p.alu_tflops > 0)
-				printf(", plus vector work on %.0f FP32 TFLOPS", p.alu_tflops);
+				printf(_(", plus vector work on %.0f FP32 TFLOPS"), p.alu_tflops);
 			if (p.offload_s > 0)
-				printf(", plus %.1f s of PCIe transfers", p.offload_s);
-			printf(")\n");
+				printf(_(", plus %.1f s of PCIe transfers"), p.offload_s);
+			printf(_(")\n"));
 			if (p.speed_estimated)
-				printf("  ~ estimate: no measured row for this card on %s; the fraction comes from the cards that "
-				       "have one (data/image-backends.tsv)\n",
+				printf(_("  ~ estimate: no measured row for this card on %s; the fraction comes from the cards that "
+				       "have one (data/image-backends.tsv)\n"),
 				       p.backend);
 			else
-				printf("  measured card: its public rows are in tests/validation/image-speed.tsv\n");
+				printf(_("  measured card: its public rows are in tests/validation/image-speed.tsv\n"));
 		} else if (gpu) {
-			printf("\nSpeed: unknown for %s (no image backend or rate for its vendor)\n", gpu->name);
+			printf(_("\nSpeed: unknown for %s (no image backend or rate for its vendor)\n"), gpu->name);
 		} else {
-			printf("\nSpeed: unknown without a GPU (give --gpu)\n");
+			printf(_("\nSpeed: unknown without a GPU (give --gpu)\n"));
 		}
-		printf("Assumptions:\n");
+		printf(_("Assumptions:\n"));
 		if (comfy)
-			printf("  - ComfyUI profile: text encoders unloaded after encoding, the %s swapped out for the decode "
-			       "when memory is short, VAE decoded in %s%s\n",
-			       m.dit ? "transformer" : "UNet", vae_dt,
-			       !gpu ? " (no GPU given: a card with bf16, NVIDIA Ampere or newer, is assumed)" : "");
+			printf(_("  - ComfyUI profile: text encoders unloaded after encoding, the %s swapped out for the decode "
+			       "when memory is short, VAE decoded in %s%s\n"),
+			       m.dit ? _("transformer") : "UNet", vae_dt,
+			       !gpu ? _(" (no GPU given: a card with bf16, NVIDIA Ampere or newer, is assumed)") : "");
 		else
-			printf("  - %s profile: all models resident, SDXL's VAE upcast to fp32%s\n",
+			printf(_("  - %s profile: all models resident, SDXL's VAE upcast to fp32%s\n"),
 			       p.opts.ui == IMAGE_UI_A1111 ? "AUTOMATIC1111" : "diffusers",
 			       p.opts.ui == IMAGE_UI_A1111 ? " (--no-half-vae)" : " (force_upcast)");
-		printf("  - activations scale with tokens (latent W/8 x H/8%s); time: the denoiser's FLOPs (attention's\n"
+		printf(_("  - activations scale with tokens (latent W/8 x H/8%s); time: the denoiser's FLOPs (attention's\n"
 		       "    share growing with the square of the tokens) at the realised rate, plus a per-step overhead;\n"
 		       "    fp8 and GGUF weights are computed in 16 bits (no speed-up counted); sources in\n"
-		       "    data/diffusion.tsv and data/image-backends.tsv (gpuwise --data-dir)\n",
-		       m.dit ? ", 2x2 patches, plus text tokens" : "");
+		       "    data/diffusion.tsv and data/image-backends.tsv (gpuwise --data-dir)\n"),
+		       m.dit ? _(", 2x2 patches, plus text tokens") : "");
 	}
 	int status = p.has_budget && !p.fits ? GW_EXIT_VERDICT4 : GW_EXIT_OK;
 	image_plan_release(&p);

@@ -28,11 +28,13 @@ size_t cards_lifecycle_text(const gpu_spec *g, char *buf, size_t n)
 	if (!lc || !n)
 		return 0;
 	bool old = g->cc_major < 7 || (g->cc_major == 7 && g->cc_minor < 5);
-	int k = snprintf(buf, n, "%s, sm_%d%d%s; lifecycle as of %s: last PyTorch %s%s%s; last driver branch %s; "
-			 "to build from source: %s",
+	/* the cells of data/lifecycle.tsv are in the catalog too (make pot: tools/tsv-pot.py --table) */
+	int k = snprintf(buf, n, _("%s, sm_%d%d%s; lifecycle as of %s: last PyTorch %s%s%s; last driver branch %s; "
+				   "to build from source: %s"),
 			 lc->arch, g->cc_major, g->cc_minor, old ? _(" (compute capability below 7.5)") : "", lc->as_of,
-			 *lc->last_torch ? lc->last_torch : "current", *lc->torch_wheel ? ", " : "", lc->torch_wheel,
-			 *lc->last_driver ? lc->last_driver : "current", lc->cuda_build);
+			 *lc->last_torch ? lc->last_torch : _("current"), *lc->torch_wheel ? _(", ") : "",
+			 *lc->torch_wheel ? _(lc->torch_wheel) : "", *lc->last_driver ? lc->last_driver : _("current"),
+			 _(lc->cuda_build));
 	return k < 0 ? 0 : strlen(buf);
 }
 
@@ -68,8 +70,8 @@ static void caveats_for(cards_row *r)
 	} else if (lc) {
 		if (r->n_caveats < CARDS_MAX_CAVEATS)
 			cards_lifecycle_text(g, r->caveats[r->n_caveats++], CARDS_CAVEAT_LEN);
-		caveat(r, "prebuilt engines: %s", lc->prebuilt);
-		caveat(r, "hardware: %s", lc->hardware);
+		caveat(r, "prebuilt engines: %s", _(lc->prebuilt));
+		caveat(r, "hardware: %s", _(lc->hardware));
 	} else if (old) {
 		caveat(r, "compute capability below 7.5: CUDA 13 and PyTorch 2.11's cu128/cu130 wheels no longer build for it");
 	}
@@ -88,7 +90,7 @@ static void caveats_for(cards_row *r)
 			caveat(r, "passively cooled (no fans): in a desktop case it needs a blower fan and shroud");
 		if (!in->display)
 			caveat(r, "no display outputs: the screen needs another GPU or the CPU's graphics");
-		caveat(r, "power: %s; %d W board power; %d-slot %s", in->power_connector, g->tdp_w, in->slots,
+		caveat(r, "power: %s; %d W board power; %d-slot %s", _(in->power_connector), g->tdp_w, in->slots,
 		       kb_form_name(in->form));
 		if (in->rebar)
 			caveat(r, "needs Resizable BAR (and Above 4G Decoding) enabled in the BIOS: much slower without it");

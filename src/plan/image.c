@@ -455,7 +455,7 @@ static void add_row(image_advice **list, size_t *n, size_t *cap, uint64_t before
 	fmt_bytes(a, sizeof a, after);
 	fmt_bytes(d, sizeof d, before > after ? before - after : 0);
 	ad->action = action;
-	ad->effect = xasprintf("%s peak (-%s)%s", a, d, fits ? ", fits" : ", still too large");
+	ad->effect = xasprintf(N_("%s peak (-%s)%s"), a, d, fits ? N_(", fits") : N_(", still too large"));
 	ad->total_after = after;
 	ad->fits_after = fits;
 }
@@ -490,21 +490,21 @@ static int advise(image_plan *p, gw_error *err)
 				return 0;                                                                    \
 		}                                                                                            \
 	}
-	TRY(!o.vae_tiling, o.vae_tiling = true, xstrdup("tiled VAE decode (--vae-tiling)"));
+	TRY(!o.vae_tiling, o.vae_tiling = true, xstrdup(N_("tiled VAE decode (--vae-tiling)")));
 	TRY(o.offload == IMAGE_OFFLOAD_NONE && o.ui != IMAGE_UI_COMFYUI, o.offload = IMAGE_OFFLOAD_TEXT_ENCODERS,
-	    xstrdup("move the text encoders to the CPU after encoding (--offload text-encoders)"));
-	TRY(bpp > 1.1, o.quant = "fp8", xstrdup("8-bit weights (--quant fp8, or the GGUF q8_0)"));
+	    xstrdup(N_("move the text encoders to the CPU after encoding (--offload text-encoders)")));
+	TRY(bpp > 1.1, o.quant = "fp8", xstrdup(N_("8-bit weights (--quant fp8, or the GGUF q8_0)")));
 	for (size_t i = 0; i < sizeof gguf_steps / sizeof gguf_steps[0]; i++) {
 		double nb;
 		image_quant_bytes(o.quant, &bpp);
 		image_quant_bytes(gguf_steps[i], &nb);
 		TRY(bpp > nb * 1.01 && o.offload != IMAGE_OFFLOAD_SEQUENTIAL, o.quant = gguf_steps[i],
-		    xasprintf("a GGUF %s of the model (--quant %s; ComfyUI-GGUF, stable-diffusion.cpp)", gguf_steps[i],
+		    xasprintf(N_("a GGUF %s of the model (--quant %s; ComfyUI-GGUF, stable-diffusion.cpp)"), gguf_steps[i],
 			      gguf_steps[i]));
 	}
-	TRY(o.batch > 1, o.batch = 1, xstrdup("one image at a time (--batch 1)"));
+	TRY(o.batch > 1, o.batch = 1, xstrdup(N_("one image at a time (--batch 1)")));
 	TRY(o.offload != IMAGE_OFFLOAD_SEQUENTIAL, o.offload = IMAGE_OFFLOAD_SEQUENTIAL,
-	    xstrdup("stream the model block by block (--offload sequential; much slower)"));
+	    xstrdup(N_("stream the model block by block (--offload sequential; much slower)")));
 #undef TRY
 	return 0;
 }
@@ -525,10 +525,10 @@ static int savings(image_plan *p, gw_error *err)
 		char *text;
 		if (k == 0 && !o.vae_tiling) {
 			o.vae_tiling = true;
-			text = xstrdup("tiled VAE decode (--vae-tiling)");
+			text = xstrdup(N_("tiled VAE decode (--vae-tiling)"));
 		} else if (k == 1 && bpp > 1.1) {
 			o.quant = "fp8";
-			text = xstrdup("8-bit weights (--quant fp8, or the GGUF q8_0)");
+			text = xstrdup(N_("8-bit weights (--quant fp8, or the GGUF q8_0)"));
 		} else {
 			continue;
 		}

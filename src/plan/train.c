@@ -142,19 +142,19 @@ const char *train_framework_modelled(train_framework f)
 {
 	switch (f) {
 	case TRAIN_FW_TRANSFORMERS:
-		return "Hugging Face transformers >= 5 Trainer + PEFT 0.21: SDPA attention, fp32 log-softmax in the "
-		       "loss, bf16=True as autocast over fp32 weights, fused AdamW, LoRA r=8 on q,v";
+		return N_("Hugging Face transformers >= 5 Trainer + PEFT 0.21: SDPA attention, fp32 log-softmax in the "
+		       "loss, bf16=True as autocast over fp32 weights, fused AdamW, LoRA r=8 on q,v");
 	case TRAIN_FW_TORCHTUNE:
-		return "torchtune 0.3 llama3_1 single-device recipes: SDPA, chunked cross-entropy, bf16, activation "
-		       "checkpointing";
+		return N_("torchtune 0.3 llama3_1 single-device recipes: SDPA, chunked cross-entropy, bf16, activation "
+		       "checkpointing");
 	case TRAIN_FW_UNSLOTH:
-		return "Unsloth notebooks: 4-bit QLoRA, chunked cross-entropy, offloaded checkpointing, 8-bit AdamW";
+		return N_("Unsloth notebooks: 4-bit QLoRA, chunked cross-entropy, offloaded checkpointing, 8-bit AdamW");
 	case TRAIN_FW_AXOLOTL:
-		return "axolotl examples/llama-3: flash attention, gradient checkpointing, 8-bit AdamW";
+		return N_("axolotl examples/llama-3: flash attention, gradient checkpointing, 8-bit AdamW");
 	case TRAIN_FW_DEEPSPEED:
-		return "transformers Trainer + DeepSpeed ZeRO-2: SDPA, states and gradients sharded";
+		return N_("transformers Trainer + DeepSpeed ZeRO-2: SDPA, states and gradients sharded");
 	default:
-		return "no framework (--framework none): eager attention, full fp32 logits";
+		return N_("no framework (--framework none): eager attention, full fp32 logits");
 	}
 }
 
@@ -358,7 +358,7 @@ static uint64_t u64(double x)
 	return x <= 0 ? 0 : x >= 1.8e19 ? UINT64_MAX / 4 : (uint64_t)llround(x);
 }
 
-static const char *const phase_names[] = {"forward", "loss-backward", "layer-backward", "optimizer-step"};
+static const char *const phase_names[] = {N_("forward"), N_("loss-backward"), N_("layer-backward"), N_("optimizer-step")};
 
 const char *train_phase_name(train_phase ph)
 {
@@ -686,8 +686,8 @@ static void add_advice(train_plan *p, size_t *cap, uint64_t before, uint64_t aft
 		fmt_bytes(d, sizeof d, before - after);
 	else
 		fmt_bytes(d, sizeof d, after - before);
-	ad->effect = xasprintf("%s per GPU (%s%s; peak at the %s phase)%s", a, after <= before ? "-" : "+", d,
-			       train_phase_name(phase), fits ? ", fits" : ", still too large");
+	ad->effect = xasprintf(N_("%s per GPU (%s%s; peak at the %s phase)%s"), a, after <= before ? "-" : "+", d,
+			       train_phase_name(phase), fits ? N_(", fits") : N_(", still too large"));
 	ad->total_after = after;
 	ad->fits_after = fits;
 }
@@ -721,19 +721,19 @@ static int advise(const model_desc *m, train_plan *p, gw_error *err)
 	}
 
 	TRY(o.precision == TRAIN_FP32, o.precision = TRAIN_MIXED_BF16,
-	    xstrdup("train in mixed precision (--precision mixed-bf16; mixed-fp16 on GPUs without bf16)"));
+	    xstrdup(N_("train in mixed precision (--precision mixed-bf16; mixed-fp16 on GPUs without bf16)")));
 	uint32_t old_mb = o.micro_batch;
 	TRY(o.micro_batch > 1 || o.ckpt != TRAIN_CKPT_FULL,
 	    (o.grad_accum *= o.micro_batch, o.micro_batch = 1, o.ckpt = TRAIN_CKPT_FULL),
-	    old_mb > 1 ? xasprintf("micro-batch 1 with --grad-accum %u (same effective batch) and gradient "
-				   "checkpointing (--micro-batch 1 --checkpointing full)",
+	    old_mb > 1 ? xasprintf(N_("micro-batch 1 with --grad-accum %u (same effective batch) and gradient "
+				      "checkpointing (--micro-batch 1 --checkpointing full)"),
 				   o.grad_accum)
-		       : xstrdup("gradient checkpointing (--checkpointing full)"));
+		       : xstrdup(N_("gradient checkpointing (--checkpointing full)")));
 	TRY(o.method != TRAIN_QLORA, o.method = TRAIN_QLORA,
-	    xstrdup("load the base in 4-bit NF4 and train LoRA adapters (QLoRA: --train qlora)"));
+	    xstrdup(N_("load the base in 4-bit NF4 and train LoRA adapters (QLoRA: --train qlora)")));
 	TRY(o.optimizer != TRAIN_PAGED_ADAMW_8BIT && o.optimizer != TRAIN_ADAFACTOR && !o.offload_optimizer,
 	    o.optimizer = TRAIN_PAGED_ADAMW_8BIT,
-	    xstrdup("8-bit paged AdamW (--optimizer paged-adamw-8bit), or --offload-optimizer"));
+	    xstrdup(N_("8-bit paged AdamW (--optimizer paged-adamw-8bit), or --offload-optimizer")));
 	if (!p->fits) {
 		/* The smallest number of GPUs with FSDP that fits, up to 64. */
 		for (uint32_t n = o.gpus < 2 ? 2 : o.gpus * 2; n <= 64; n *= 2) {
@@ -744,7 +744,7 @@ static int advise(const model_desc *m, train_plan *p, gw_error *err)
 				return rc;
 			if (bd.total <= p->vram_bytes) {
 				add_advice(p, &cap, cur, bd.total, true, bd.peak_phase,
-					   xasprintf("shard across %u GPUs with FSDP / ZeRO-3 (--gpus %u --shard fsdp)", n, n));
+					   xasprintf(N_("shard across %u GPUs with FSDP / ZeRO-3 (--gpus %u --shard fsdp)"), n, n));
 				return 0;
 			}
 		}
@@ -769,20 +769,20 @@ int train_plan_compute(const model_desc *m, const train_opts *o, uint64_t vram_b
 	p->has_budget = vram_bytes > 0;
 	p->fits = p->has_budget && p->bd.total <= vram_bytes;
 	p->notes[p->n_notes++] = train_framework_modelled(o->framework);
-	p->notes[p->n_notes++] = "activations: the saved tensors of a Hugging Face decoder layer as PyTorch's MemTracker "
-				 "counts them (tests/validation/train-oracle.tsv); peak = the largest phase of a step";
+	p->notes[p->n_notes++] = N_("activations: the saved tensors of a Hugging Face decoder layer as PyTorch's MemTracker "
+				 "counts them (tests/validation/train-oracle.tsv); peak = the largest phase of a step");
 	if (o->precision == TRAIN_MIXED_BF16 || o->precision == TRAIN_MIXED_FP16)
 		p->notes[p->n_notes++] = o->amp == TRAIN_AMP_MASTER
-						 ? "mixed precision as DeepSpeed/FSDP keep it: 16-bit weights and gradients, fp32 master and states"
-						 : "mixed precision as the HF Trainer runs it: fp32 weights, gradients and states, bf16 weight copies under autocast";
+						 ? N_("mixed precision as DeepSpeed/FSDP keep it: 16-bit weights and gradients, fp32 master and states")
+						 : N_("mixed precision as the HF Trainer runs it: fp32 weights, gradients and states, bf16 weight copies under autocast");
 	if (!o->flash_attn)
-		p->notes[p->n_notes++] = "eager attention stores the s x s scores; --flash-attn drops them";
+		p->notes[p->n_notes++] = N_("eager attention stores the s x s scores; --flash-attn drops them");
 	if (o->optimizer == TRAIN_PAGED_ADAMW_8BIT)
-		p->notes[p->n_notes++] = "paged optimizer states are counted in host RAM; they use spare GPU memory when there is some";
+		p->notes[p->n_notes++] = N_("paged optimizer states are counted in host RAM; they use spare GPU memory when there is some");
 	if (o->method != TRAIN_FULL && (o->targets == TRAIN_LORA_ALL_LINEAR || o->targets == TRAIN_LORA_ATTN_MLP))
-		p->notes[p->n_notes++] = "LoRA on every linear map of each layer (the lm_head and a MoE's fused experts excluded)";
+		p->notes[p->n_notes++] = N_("LoRA on every linear map of each layer (the lm_head and a MoE's fused experts excluded)");
 	if (o->method != TRAIN_FULL && o->targets == TRAIN_LORA_QV)
-		p->notes[p->n_notes++] = "LoRA on q_proj and v_proj: PEFT's default for Llama, Mistral, Qwen2, Gemma";
+		p->notes[p->n_notes++] = N_("LoRA on q_proj and v_proj: PEFT's default for Llama, Mistral, Qwen2, Gemma");
 	if (p->has_budget && !p->fits)
 		rc = advise(m, p, err);
 	return rc;
