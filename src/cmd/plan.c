@@ -585,7 +585,7 @@ static int resolve_gpus(plan_cli *c)
 		plan_gpu *g = &rq->gpus[rq->n_gpus++];
 		memset(g, 0, sizeof *g);
 		char b[32];
-		snprintf(g->name, sizeof g->name, "GPU with %s", fmt_bytes(b, sizeof b, c->vram));
+		snprintf(g->name, sizeof g->name, _("GPU with %s"), fmt_bytes(b, sizeof b, c->vram));
 		g->vram_bytes = c->vram;
 		return 0;
 	}

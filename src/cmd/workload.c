@@ -235,11 +235,12 @@ static const char *gib(char *buf, size_t n, uint64_t b)
 	return fmt_bytes(buf, n, b);
 }
 
-/* One change and its effect, made in English by src/plan: translated
- * here (the format found in the catalog, its pieces put in). */
-static void advice_line(size_t n, const char *action, const char *effect)
+/* One change and its effect, made in English by src/plan from the catalog
+ * formats it keeps beside them: translated here, the pieces put in. */
+static void advice_line(size_t n, const char *action_fmt, const char *action, const char *effect_fmt,
+			const char *effect)
 {
-	char *a = gw_translate_text(action), *e = gw_translate_text(effect);
+	char *a = gw_translate_fmt(action_fmt, action), *e = gw_translate_fmt(effect_fmt, effect);
 	if (n)
 		printf("  %zu. %s\n     -> %s\n", n, a, e);
 	else
@@ -395,7 +396,7 @@ int workload_plan_train(workload *w, const model_desc *m, uint64_t vram_bytes, u
 		if (p.n_advice) {
 			printf(_("\nChanges, applied in this order:\n"));
 			for (size_t i = 0; i < p.n_advice; i++)
-				advice_line(i + 1, p.advice[i].action, p.advice[i].effect);
+				advice_line(i + 1, p.advice[i].action_fmt, p.advice[i].action, p.advice[i].effect_fmt, p.advice[i].effect);
 		}
 		printf(_("\nAssumptions:\n"));
 		for (size_t i = 0; i < p.n_notes; i++)
@@ -545,12 +546,12 @@ int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes
 		if (p.n_advice) {
 			printf(_("\nChanges, applied in this order:\n"));
 			for (size_t i = 0; i < p.n_advice; i++)
-				advice_line(i + 1, p.advice[i].action, p.advice[i].effect);
+				advice_line(i + 1, p.advice[i].action_fmt, p.advice[i].action, p.advice[i].effect_fmt, p.advice[i].effect);
 		}
 		if (p.n_savings) {
 			printf(_("\nIf you need room (larger images, batches, LoRAs, ControlNet), each on its own:\n"));
 			for (size_t i = 0; i < p.n_savings; i++)
-				advice_line(0, p.savings[i].action, p.savings[i].effect);
+				advice_line(0, p.savings[i].action_fmt, p.savings[i].action, p.savings[i].effect_fmt, p.savings[i].effect);
 		}
 		if (p.has_speed) {
 			printf(_("\nSpeed: %s%.2f it/s, about %.1f s per image, %.1f images/min (%s; %.0f TFLOPS %s x %.0f%% realised"),

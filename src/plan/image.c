@@ -447,15 +447,19 @@ static void speed(image_plan *p)
 }
 
 static void add_row(image_advice **list, size_t *n, size_t *cap, uint64_t before, uint64_t after, bool fits,
-		    char *action)
+		    const char *action_fmt, char *action)
 {
 	char a[32], d[32];
 	*list = xgrow(*list, cap, *n + 1, sizeof **list);
 	image_advice *ad = &(*list)[(*n)++];
 	fmt_bytes(a, sizeof a, after);
 	fmt_bytes(d, sizeof d, before > after ? before - after : 0);
-	ad->action = action;
-	ad->effect = xasprintf(N_("%s peak (-%s)%s"), a, d, fits ? N_(", fits") : N_(", still too large"));
+	/* action_fmt: the catalog format of action (src/cmd translates it); action: the
+	 * English made from it, or NULL when it is the format itself */
+	ad->action = action ? action : xstrdup(action_fmt);
+	ad->action_fmt = action_fmt;
+	ad->effect_fmt = N_("%s peak (-%s)%s");
+	ad->effect = xasprintf("%s peak (-%s)%s", a, d, fits ? N_(", fits") : N_(", still too large"));
 	ad->total_after = after;
 	ad->fits_after = fits;
 }
@@ -478,33 +482,34 @@ static int advise(image_plan *p, gw_error *err)
 	double bpp;
 	int rc;
 	image_quant_bytes(o.quant, &bpp);
-#define TRY(cond, mutate, text)                                                                              \
+#define TRY(cond, mutate, fmt, text)                                                                         \
 	if (cond) {                                                                                          \
 		mutate;                                                                                      \
 		if ((rc = image_memory(&p->model, &o, &bd, err)))                                            \
 			return rc;                                                                           \
 		if (bd.total < cur) {                                                                        \
-			add_row(&p->advice, &p->n_advice, &cap, cur, bd.total, bd.total <= p->vram_bytes, text); \
+			add_row(&p->advice, &p->n_advice, &cap, cur, bd.total, bd.total <= p->vram_bytes, fmt, text); \
 			cur = bd.total;                                                                      \
 			if (bd.total <= p->vram_bytes)                                                       \
 				return 0;                                                                    \
 		}                                                                                            \
 	}
-	TRY(!o.vae_tiling, o.vae_tiling = true, xstrdup(N_("tiled VAE decode (--vae-tiling)")));
+	TRY(!o.vae_tiling, o.vae_tiling = true, N_("tiled VAE decode (--vae-tiling)"), NULL);
 	TRY(o.offload == IMAGE_OFFLOAD_NONE && o.ui != IMAGE_UI_COMFYUI, o.offload = IMAGE_OFFLOAD_TEXT_ENCODERS,
-	    xstrdup(N_("move the text encoders to the CPU after encoding (--offload text-encoders)")));
-	TRY(bpp > 1.1, o.quant = "fp8", xstrdup(N_("8-bit weights (--quant fp8, or the GGUF q8_0)")));
+	    N_("move the text encoders to the CPU after encoding (--offload text-encoders)"), NULL);
+	TRY(bpp > 1.1, o.quant = "fp8", N_("8-bit weights (--quant fp8, or the GGUF q8_0)"), NULL);
 	for (size_t i = 0; i < sizeof gguf_steps / sizeof gguf_steps[0]; i++) {
 		double nb;
 		image_quant_bytes(o.quant, &bpp);
 		image_quant_bytes(gguf_steps[i], &nb);
 		TRY(bpp > nb * 1.01 && o.offload != IMAGE_OFFLOAD_SEQUENTIAL, o.quant = gguf_steps[i],
-		    xasprintf(N_("a GGUF %s of the model (--quant %s; ComfyUI-GGUF, stable-diffusion.cpp)"), gguf_steps[i],
+		    N_("a GGUF %s of the model (--quant %s; ComfyUI-GGUF, stable-diffusion.cpp)"),
+		    xasprintf("a GGUF %s of the model (--quant %s; ComfyUI-GGUF, stable-diffusion.cpp)", gguf_steps[i],
 			      gguf_steps[i]));
 	}
-	TRY(o.batch > 1, o.batch = 1, xstrdup(N_("one image at a time (--batch 1)")));
+	TRY(o.batch > 1, o.batch = 1, N_("one image at a time (--batch 1)"), NULL);
 	TRY(o.offload != IMAGE_OFFLOAD_SEQUENTIAL, o.offload = IMAGE_OFFLOAD_SEQUENTIAL,
-	    xstrdup(N_("stream the model block by block (--offload sequential; much slower)")));
+	    N_("stream the model block by block (--offload sequential; much slower)"), NULL);
 #undef TRY
 	return 0;
 }
@@ -522,28 +527,24 @@ static int savings(image_plan *p, gw_error *err)
 	image_quant_bytes(p->opts.quant, &bpp);
 	for (int k = 0; k < 2; k++) {
 		image_opts o = p->opts;
-		char *text;
+		const char *text;
 		if (k == 0 && !o.vae_tiling) {
 			o.vae_tiling = true;
-			text = xstrdup(N_("tiled VAE decode (--vae-tiling)"));
+			text = N_("tiled VAE decode (--vae-tiling)");
 		} else if (k == 1 && bpp > 1.1) {
 			o.quant = "fp8";
-			text = xstrdup(N_("8-bit weights (--quant fp8, or the GGUF q8_0)"));
+			text = N_("8-bit weights (--quant fp8, or the GGUF q8_0)");
 		} else {
 			continue;
 		}
 		image_breakdown bd;
 		int rc = image_memory(&p->model, &o, &bd, err);
-		if (rc) {
-			free(text);
+		if (rc)
 			return rc;
-		}
 		uint64_t after = res ? bd.resident : bd.total;
-		if (after >= base) {
-			free(text);
+		if (after >= base)
 			continue;
-		}
-		add_row(&p->savings, &p->n_savings, &cap, base, after, true, text);
+		add_row(&p->savings, &p->n_savings, &cap, base, after, true, text, NULL);
 	}
 	return 0;
 }

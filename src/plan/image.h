@@ -80,6 +80,7 @@ typedef struct image_breakdown {
 
 typedef struct image_advice {
 	char *action, *effect;
+	const char *action_fmt, *effect_fmt; /* their catalog formats (N_()), for gw_translate_fmt() */
 	uint64_t total_after;
 	bool fits_after;
 } image_advice;

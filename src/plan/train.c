@@ -675,18 +675,20 @@ int train_memory(const model_desc *m, const train_opts *o, train_breakdown *bd,
 /* ---- verdict and advice ----------------------------------------------- */
 
 static void add_advice(train_plan *p, size_t *cap, uint64_t before, uint64_t after, bool fits,
-		       train_phase phase, char *action)
+		       train_phase phase, const char *action_fmt, char *action)
 {
 	char a[32], d[32];
 	p->advice = xgrow(p->advice, cap, p->n_advice + 1, sizeof *p->advice);
 	train_advice *ad = &p->advice[p->n_advice++];
-	ad->action = action;
+	ad->action = action ? action : xstrdup(action_fmt);
+	ad->action_fmt = action_fmt;
+	ad->effect_fmt = N_("%s per GPU (%s%s; peak at the %s phase)%s");
 	fmt_bytes(a, sizeof a, after);
 	if (after <= before)
 		fmt_bytes(d, sizeof d, before - after);
 	else
 		fmt_bytes(d, sizeof d, after - before);
-	ad->effect = xasprintf(N_("%s per GPU (%s%s; peak at the %s phase)%s"), a, after <= before ? "-" : "+", d,
+	ad->effect = xasprintf("%s per GPU (%s%s; peak at the %s phase)%s", a, after <= before ? "-" : "+", d,
 			       train_phase_name(phase), fits ? N_(", fits") : N_(", still too large"));
 	ad->total_after = after;
 	ad->fits_after = fits;
@@ -707,33 +709,38 @@ static int advise(const model_desc *m, train_plan *p, gw_error *err)
 	double t;
 	int rc;
 
-#define TRY(cond, mutate, text)                                                         \
+#define TRY(cond, mutate, fmt, text)                                                    \
 	if (!p->fits && (cond)) {                                                       \
 		mutate;                                                                 \
 		if ((rc = train_memory(m, &o, &bd, &host, &t, err)))                    \
 			return rc;                                                      \
 		if (bd.total < cur) {                                                   \
-			add_advice(p, &cap, cur, bd.total, bd.total <= p->vram_bytes, bd.peak_phase, text); \
+			add_advice(p, &cap, cur, bd.total, bd.total <= p->vram_bytes, bd.peak_phase, fmt, text); \
 			cur = bd.total;                                                 \
 			if (bd.total <= p->vram_bytes)                                  \
 				return 0;                                               \
 		}                                                                       \
 	}
 
+	/* fmt: the text's catalog format (src/cmd translates it); text: the
+	 * English made from it, or NULL when it is the format itself */
 	TRY(o.precision == TRAIN_FP32, o.precision = TRAIN_MIXED_BF16,
-	    xstrdup(N_("train in mixed precision (--precision mixed-bf16; mixed-fp16 on GPUs without bf16)")));
+	    N_("train in mixed precision (--precision mixed-bf16; mixed-fp16 on GPUs without bf16)"), NULL);
 	uint32_t old_mb = o.micro_batch;
 	TRY(o.micro_batch > 1 || o.ckpt != TRAIN_CKPT_FULL,
 	    (o.grad_accum *= o.micro_batch, o.micro_batch = 1, o.ckpt = TRAIN_CKPT_FULL),
-	    old_mb > 1 ? xasprintf(N_("micro-batch 1 with --grad-accum %u (same effective batch) and gradient "
-				      "checkpointing (--micro-batch 1 --checkpointing full)"),
+	    old_mb > 1 ? N_("micro-batch 1 with --grad-accum %u (same effective batch) and gradient "
+			    "checkpointing (--micro-batch 1 --checkpointing full)")
+		       : N_("gradient checkpointing (--checkpointing full)"),
+	    old_mb > 1 ? xasprintf("micro-batch 1 with --grad-accum %u (same effective batch) and gradient "
+				   "checkpointing (--micro-batch 1 --checkpointing full)",
 				   o.grad_accum)
-		       : xstrdup(N_("gradient checkpointing (--checkpointing full)")));
+		       : NULL);
 	TRY(o.method != TRAIN_QLORA, o.method = TRAIN_QLORA,
-	    xstrdup(N_("load the base in 4-bit NF4 and train LoRA adapters (QLoRA: --train qlora)")));
+	    N_("load the base in 4-bit NF4 and train LoRA adapters (QLoRA: --train qlora)"), NULL);
 	TRY(o.optimizer != TRAIN_PAGED_ADAMW_8BIT && o.optimizer != TRAIN_ADAFACTOR && !o.offload_optimizer,
 	    o.optimizer = TRAIN_PAGED_ADAMW_8BIT,
-	    xstrdup(N_("8-bit paged AdamW (--optimizer paged-adamw-8bit), or --offload-optimizer")));
+	    N_("8-bit paged AdamW (--optimizer paged-adamw-8bit), or --offload-optimizer"), NULL);
 	if (!p->fits) {
 		/* The smallest number of GPUs with FSDP that fits, up to 64. */
 		for (uint32_t n = o.gpus < 2 ? 2 : o.gpus * 2; n <= 64; n *= 2) {
@@ -744,7 +751,8 @@ static int advise(const model_desc *m, train_plan *p, gw_error *err)
 				return rc;
 			if (bd.total <= p->vram_bytes) {
 				add_advice(p, &cap, cur, bd.total, true, bd.peak_phase,
-					   xasprintf(N_("shard across %u GPUs with FSDP / ZeRO-3 (--gpus %u --shard fsdp)"), n, n));
+					   N_("shard across %u GPUs with FSDP / ZeRO-3 (--gpus %u --shard fsdp)"),
+					   xasprintf("shard across %u GPUs with FSDP / ZeRO-3 (--gpus %u --shard fsdp)", n, n));
 				return 0;
 			}
 		}

@@ -150,6 +150,8 @@ typedef struct train_breakdown {
 typedef struct train_advice {
 	char *action;            /* "use a 4-bit base (QLoRA)" */
 	char *effect;            /* "total 5.31 GiB per GPU (-7.20 GiB)" */
+	const char *action_fmt;  /* the catalog formats they were made from (N_()): */
+	const char *effect_fmt;  /* src/cmd translates with gw_translate_fmt() */
 	uint64_t total_after;    /* per GPU, after this and the earlier steps */
 	bool fits_after;
 } train_advice;

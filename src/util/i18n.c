@@ -511,3 +511,19 @@ char *gw_translate_text(const char *english)
 	tr_text(&sb, english, strlen(english), 0);
 	return sb_detach(&sb);
 }
+
+char *gw_translate_fmt(const char *fmt, const char *english)
+{
+	if (!english)
+		return NULL;
+	if (mode == MODE_OFF || !fmt)
+		return xstrdup(english);
+	const char *tr = gw_gettext(fmt);
+	struct tr_cap caps[TR_MAX_ARGS];
+	size_t nc = 0;
+	if (tr == fmt || !match_fmt(fmt, english, caps, &nc, 0))
+		return xstrdup(english);
+	strbuf sb = STRBUF_INIT;
+	tr_fill(&sb, tr, caps, nc, fmt, 0);
+	return sb_detach(&sb);
+}

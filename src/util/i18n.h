@@ -53,6 +53,13 @@ const char *gw_i18n_source(void);
  * when no format matches or translation is off.
  */
 char *gw_translate_text(const char *english);
+/*
+ * The same when the caller knows the catalog format english was made from
+ * (src/plan keeps it beside the English text): only that format is tried,
+ * its %s pieces translated as gw_translate_text does.  Malloc'd; a copy of
+ * english when fmt is NULL, has no translation or does not match.
+ */
+char *gw_translate_fmt(const char *fmt, const char *english);
 
 /* Display width of UTF-8 text in terminal columns: East Asian wide and
  * fullwidth characters count 2, combining marks 0, the rest 1. */
