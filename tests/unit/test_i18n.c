@@ -93,6 +93,39 @@ static void test_catalog(void **state)
 	unsetenv("GPUWISE_LOCALEDIR");
 }
 
+static void check_fmt(const char *fmt, const char *en, const char *zh)
+{
+	char *t = gw_translate_fmt(fmt, en);
+	assert_string_equal(t, zh);
+	free(t);
+}
+
+/* plan --train/--image advice: the format src/plan made the English from */
+static void test_translate_fmt(void **state)
+{
+	(void)state;
+	setenv("GPUWISE_LOCALEDIR", "", 1);
+	assert_int_equal(gw_i18n_init("zh"), 0);
+	const char *eff = "%s per GPU (%s%s; peak at the %s phase)%s";
+	check_fmt(eff, "5.43 GiB per GPU (-39.79 GiB; peak at the loss-backward phase), fits",
+		  "每块 GPU 5.43 GiB（-39.79 GiB；峰值在损失反向阶段），放得下");
+	const char *acc = "micro-batch 1 with --grad-accum %u (same effective batch) and gradient checkpointing "
+			  "(--micro-batch 1 --checkpointing full)";
+	check_fmt(acc, "micro-batch 1 with --grad-accum 16 (same effective batch) and gradient checkpointing "
+		       "(--micro-batch 1 --checkpointing full)",
+		  "微批大小 1 加 --grad-accum 16 梯度累积（有效批大小不变），并开启梯度检查点（--micro-batch 1 --checkpointing full）");
+	/* a text without directives is its own format */
+	check_fmt("one image at a time (--batch 1)", "one image at a time (--batch 1)", "一次一张图（--batch 1）");
+	/* no format, a format without translation, or a text it did not make: the English */
+	check_fmt(NULL, "5.43 GiB per GPU", "5.43 GiB per GPU");
+	check_fmt("no such format %s here", "no such format x here", "no such format x here");
+	check_fmt(eff, "something else entirely", "something else entirely");
+	assert_int_equal(gw_i18n_init("en"), 0);
+	check_fmt(eff, "5.43 GiB per GPU (-39.79 GiB; peak at the loss-backward phase), fits",
+		  "5.43 GiB per GPU (-39.79 GiB; peak at the loss-backward phase), fits");
+	unsetenv("GPUWISE_LOCALEDIR");
+}
+
 static void check_tr(const char *en, const char *zh)
 {
 	char *t = gw_translate_text(en);
@@ -131,6 +164,7 @@ int main(void)
 		cmocka_unit_test(test_table_aligns_cjk),
 		cmocka_unit_test(test_catalog),
 		cmocka_unit_test(test_translate_text),
+		cmocka_unit_test(test_translate_fmt),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
