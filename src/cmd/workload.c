@@ -230,6 +230,10 @@ int workload_check(const workload *w, const char *cmd)
 
 /* ---- printing --------------------------------------------------------- */
 
+/* Names, the same in every language (not in the catalog) */
+static const char LORA[] = "LoRA", SDPA_FLASH[] = "SDPA/flash", UNET[] = "UNet", A1111[] = "AUTOMATIC1111",
+		  DIFFUSERS[] = "diffusers", NO_HALF_VAE[] = "--no-half-vae", FORCE_UPCAST[] = "force_upcast";
+
 static const char *gib(char *buf, size_t n, uint64_t b)
 {
 	return fmt_bytes(buf, n, b);
@@ -346,7 +350,7 @@ int workload_plan_train(workload *w, const model_desc *m, uint64_t vram_bytes, u
 		FILE *f = stdout;
 		char a[32], c[32];
 		printf(_("%sFine-tuning %s%s: %s"), c_bold(f), m->name ? m->name : _("model"), c_reset(f),
-		       o.method == TRAIN_FULL ? _("full") : o.method == TRAIN_LORA ? "LoRA" : _("QLoRA (NF4 base)"));
+		       o.method == TRAIN_FULL ? _("full") : o.method == TRAIN_LORA ? LORA : _("QLoRA (NF4 base)"));
 		if (o.method != TRAIN_FULL)
 			printf(_(", rank %u on %s"), o.lora_rank, train_targets_name(o.targets));
 		if (p.params >= 1e9)
@@ -357,7 +361,7 @@ int workload_plan_train(workload *w, const model_desc *m, uint64_t vram_bytes, u
 			  "  seq %u, micro-batch %u x grad-accum %u x %u GPUs = effective batch %llu\n", o.gpus),
 		       o.seq, o.micro_batch, o.grad_accum, o.gpus, (unsigned long long)p.effective_batch);
 		printf(_("  %s, %s, checkpointing %s, %s attention%s%s%s\n\n"), train_precision_name(o.precision),
-		       train_optimizer_name(o.optimizer), train_ckpt_name(o.ckpt), o.flash_attn ? "SDPA/flash" : _("eager"),
+		       train_optimizer_name(o.optimizer), train_ckpt_name(o.ckpt), o.flash_attn ? SDPA_FLASH : _("eager"),
 		       o.gpus > 1 ? _(", shard ") : "", o.gpus > 1 ? train_shard_name(o.shard) : "",
 		       o.offload_optimizer ? _(", optimizer offloaded") : "");
 		const char *hdr[] = {_("per GPU"), _("bytes"), ""};
@@ -501,12 +505,12 @@ int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes
 		       c_reset(f), p.opts.width, p.opts.height, p.opts.batch, p.steps, p.opts.quant,
 		       image_offload_name(p.opts.offload), p.opts.vae_tiling ? _(", tiled VAE decode") : "",
 		       image_ui_name(p.opts.ui));
-		printf(_("  %s with %.0f tokens per image\n\n"), m.dit ? _("diffusion transformer") : "UNet", p.tokens);
+		printf(_("  %s with %.0f tokens per image\n\n"), m.dit ? _("diffusion transformer") : UNET, p.tokens);
 		const char *hdr[] = {_("on the GPU at the peak"), _("bytes"), ""};
 		table *t = table_new(3, hdr);
 		table_set_align(t, 1, true);
 		bool comfy = p.opts.ui == IMAGE_UI_COMFYUI;
-		add_row(t, m.dit ? _("diffusion transformer") : "UNet", bd->denoiser,
+		add_row(t, m.dit ? _("diffusion transformer") : UNET, bd->denoiser,
 			p.opts.offload == IMAGE_OFFLOAD_SEQUENTIAL ? _("one block at a time")
 			: comfy				     ? _("denoising stage; may leave for the decode")
 							     : "");
@@ -579,12 +583,12 @@ int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes
 		if (comfy)
 			printf(_("  - ComfyUI profile: text encoders unloaded after encoding, the %s swapped out for the decode "
 			       "when memory is short, VAE decoded in %s%s\n"),
-			       m.dit ? _("transformer") : "UNet", vae_dt,
+			       m.dit ? _("transformer") : UNET, vae_dt,
 			       !gpu ? _(" (no GPU given: a card with bf16, NVIDIA Ampere or newer, is assumed)") : "");
 		else
-			printf(_("  - %s profile: all models resident, SDXL's VAE upcast to fp32%s\n"),
-			       p.opts.ui == IMAGE_UI_A1111 ? "AUTOMATIC1111" : "diffusers",
-			       p.opts.ui == IMAGE_UI_A1111 ? " (--no-half-vae)" : " (force_upcast)");
+			printf(_("  - %s profile: all models resident, SDXL's VAE upcast to fp32 (%s)\n"),
+			       p.opts.ui == IMAGE_UI_A1111 ? A1111 : DIFFUSERS,
+			       p.opts.ui == IMAGE_UI_A1111 ? NO_HALF_VAE : FORCE_UPCAST);
 		printf(_("  - activations scale with tokens (latent W/8 x H/8%s); time: the denoiser's FLOPs (attention's\n"
 		       "    share growing with the square of the tokens) at the realised rate, plus a per-step overhead;\n"
 		       "    fp8 and GGUF weights are computed in 16 bits (no speed-up counted); sources in\n"
