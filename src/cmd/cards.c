@@ -400,7 +400,7 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		int age = price_age_months(r->quote.date, yr, mo);
 		stale += !r->price_estimated && age > PRICE_STALE_MONTHS;
 		table_add(t, n, r->gpu->name, cnt, vram, need, sp, price,
-			  r->price_estimated ? "estimate" : r->quote.date, per, pw);
+			  r->price_estimated ? _("estimate") : r->quote.date, per, pw);
 	}
 	table_print(t, stdout);
 	table_free(t);
@@ -429,7 +429,7 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		       "(%s prices of %s), %s %s%s%s\n"),
 		       c_bold(f), o->budget, cur, c_reset(f), r->count, r->gpu->name, r->price, cur, o->used ? _("used") : _("new"),
 		       r->quote.date, sp, c->w.kind == WORKLOAD_TRAIN ? "train tok/s" : c->w.kind == WORKLOAD_IMAGE ? "images/min" : "tok/s",
-		       r->eval.remedy[0] ? ", with " : "", r->eval.remedy);
+		       r->eval.remedy[0] ? _(", with ") : "", r->eval.remedy);
 	}
 	if (any_est)
 		printf(_("\n~ estimate, not a price: no used price is on record for this card, so it is taken as 75%%/55%%/35%% "

@@ -173,8 +173,8 @@ static void draw_panel(FILE *f, const panel *p, const pol_runs *pr, int n_seeds,
 	fprintf(f, "</svg>\n");
 	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#000000\"/>\n", p->x,
 		p->y, p->w, p->h);
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">arrived GPU demand (%% of the GPUs)</text>\n",
-		p->x + p->w / 2, p->y + p->h + 40);
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", p->x + p->w / 2, p->y + p->h + 40,
+		/* xgettext:no-c-format */ _("arrived GPU demand (% of the GPUs)"));
 }
 
 /*
@@ -217,12 +217,15 @@ static int write_plot(const char *path, const pol_runs *pr, int n_seeds, double 
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
 		   "font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H);
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
-	fprintf(f, "<text x=\"70\" y=\"24\" font-size=\"15\">GPU allocation ratio against arrived GPU demand, "
-		   "%zu GPUs, mean of %d seed%s</text>\n", n_gpus, n_seeds, n_seeds > 1 ? "s" : "");
-	fprintf(f, "<text transform=\"translate(20 %.1f) rotate(-90)\" text-anchor=\"middle\">GPUs allocated "
-		   "(%% of the GPUs)</text>\n", full.y + full.h / 2);
-	draw_panel(f, &full, pr, n_seeds, "the whole run");
-	draw_panel(f, &zoom, pr, n_seeds, "where the policies part");
+	fputs("<text x=\"70\" y=\"24\" font-size=\"15\">", f);
+	fprintf(f, P_("GPU allocation ratio against arrived GPU demand, %zu GPUs, mean of %d seed",
+		      "GPU allocation ratio against arrived GPU demand, %zu GPUs, mean of %d seeds", n_seeds),
+		n_gpus, n_seeds);
+	fputs("</text>\n", f);
+	fprintf(f, "<text transform=\"translate(20 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n",
+		full.y + full.h / 2, /* xgettext:no-c-format */ _("GPUs allocated (% of the GPUs)"));
+	draw_panel(f, &full, pr, n_seeds, _("the whole run"));
+	draw_panel(f, &zoom, pr, n_seeds, _("where the policies part"));
 	int row = 0;
 	for (int q = 0; q < N_POLICIES; q++) {
 		if (!pr[q].on)

@@ -67,7 +67,7 @@ static int capture(char *const argv[], strbuf *out)
 		close(fd[0]);
 		close(fd[1]);
 		execvp(argv[0], argv);
-		printf("cannot run %s: %s\n", argv[0], strerror(errno));
+		printf(_("cannot run %s: %s\n"), argv[0], strerror(errno));
 		fflush(stdout);
 		_exit(127);
 	}
