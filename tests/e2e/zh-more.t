@@ -222,7 +222,7 @@ like "$en" 'used price, median of [0-9]+ dated USD rows' "cost: LANG=C, the Engl
 is "$(LANG=$ZH "$GW" $C --json 2>&1)" "$(LANG=C "$GW" $C --json 2>&1)" "cost --json: byte-identical (the sources stay English)"
 zh=$(LANG=$ZH "$GW" cost --gpu rtx-4090-d --storage 500 2>&1)
 like "$zh" '（40%，3 年后：40% \[假设：目录中没有可比较的首发价\]）' "cost: the resale assumption in Chinese"
-like "$zh" '：租价记录中没有存储价格，请给出 --storage-price）' "cost: the storage note in Chinese, the option kept"
+like "$zh" '：所比较的行都没有标明存储价格，请给出 --storage-price）' "cost: the storage note in Chinese, the option kept"
 zh=$(LANG=$ZH "$GW" cards llama-2-13b 2>/dev/null); zrc=$?
 erc=$(LANG=C "$GW" cards llama-2-13b >/dev/null 2>&1; echo $?)
 is "$zrc" "$erc" "cards: the same exit status in both languages ($zrc)"
