@@ -314,9 +314,9 @@ static void check_hardware(const doctor_input *in, doctor_report *rep)
 			say(l, xasprintf(_("%s (%s, compute capability %s): its software support is ending"), lb, lc->arch, cc),
 			    xasprintf(_("as of %s: last PyTorch %s, wheel %s; last driver branch %s; builds: %s; prebuilt "
 				      "engines: %s; hardware: %s (data/lifecycle.tsv cites the sources)"),
-				      lc->as_of, *lc->last_torch ? lc->last_torch : "current", lc->torch_wheel,
-				      *lc->last_driver ? lc->last_driver : "current", lc->cuda_build, lc->prebuilt,
-				      lc->hardware),
+				      lc->as_of, *lc->last_torch ? lc->last_torch : _("current"), _(lc->torch_wheel),
+				      *lc->last_driver ? lc->last_driver : _("current"), _(lc->cuda_build), _(lc->prebuilt),
+				      _(lc->hardware)),
 			    xasprintf(_("keep PyTorch at %s (pip install 'torch~=%s.0' --index-url "
 				      "https://download.pytorch.org/whl/%s) and the driver on the %s branch; build "
 				      "llama.cpp and other CUDA code with a CUDA 12.x toolkit "
