@@ -12,16 +12,11 @@ ZH=zh_CN.UTF-8
 
 # english FILE: the lines holding a run of 4+ lowercase English words, once
 # options with their argument (--quant fp8), paths and file names
-# (data/x.tsv, llama.cpp), URLs and what follows them (a source) are removed.
-# Not counted: cards' rent table and its price-source lines (src/cmd/cards.c,
-# whose strings another branch translates: OTHERS below)
-OTHERS='Rent instead|not on sale new|without a used price|quoted in [A-Z]{3}, converted'
+# (data/x.tsv, llama.cpp), URLs and what follows them (a source) are removed
 english() {
-	python3 - "$1" "$OTHERS" <<'PY'
+	python3 - "$1" <<'PY'
 import re, sys
 for line in open(sys.argv[1], encoding="utf-8"):
-    if re.search(sys.argv[2], line):
-        continue
     s = re.sub(r"https?://.*", "", line)
     s = re.sub(r"--[a-z][a-z0-9-]*(=\S+|\s+[^\s-]\S*)?", " ", s)
     s = re.sub(r"\S*[/.]\S*", " ", s)
