@@ -144,4 +144,25 @@ like "$en" "tesla-p40: prebuilt engines: llama.cpp's Windows CUDA prebuilts and 
 zh=$(LANG=$ZH "$GW" plan llama-2-7b --gpu tesla-p40 2>/dev/null)
 like "$zh" '^  - Pascal \(GP10x\)，sm_61（计算能力低于 7.5）；生命周期（截至 2026-12）' "plan on a P40: the lifecycle assumption in Chinese"
 
+# doctor's gpu-lifecycle finding on a Tesla P40 (fake NVML) quotes the same cells
+if [ -e "$GW_FAKE/libnvidia-ml.so" ]; then
+	export GPUWISE_NVML_LIB="$GW_FAKE/libnvidia-ml.so" GPUWISE_CUDA_LIB="$GW_FAKE/libcuda.so"
+	python3 - "$FIX/scenarios/desktop-4090.json" "$TMP/p40.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+g = d["gpus"][0]
+g.update(name="Tesla P40", cc="6.1", arch=5, memory_total_bytes=24 * 2**30)
+d["gpus"] = [g]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+	export GPUWISE_ROOT="$FIX/roots/desktop-4090" GPUWISE_FAKE_SCENARIO="$TMP/p40.json"
+	both "doctor on a P40" doctor
+	like "$zh" '预编译引擎：llama.cpp 的 Windows CUDA 预编译包和 LM Studio 的 CUDA 后端在 2026 年去掉了 sm_61' \
+		"doctor on a P40: data/lifecycle.tsv's prebuilt cell in Chinese"
+	like "$zh" '硬件：fp16 速度只有 fp32 的 1/64' "doctor on a P40: the hardware cell in Chinese"
+	like "$zh" 'cmake -DCMAKE_CUDA_ARCHITECTURES=61' "doctor on a P40: the build command kept"
+else
+	skip "no fake NVML in $GW_FAKE (make fakes): doctor on a P40 not run"
+fi
+
 done_testing
