@@ -105,7 +105,7 @@ q_wait_state "$j1" running 20
 err=$("$GW" submit --project nope --vram 1G -- true 2>&1); zrc=$?
 erc=$(LANG=C "$GW" submit --project nope --vram 1G -- true >/dev/null 2>&1; echo $?)
 is "$zrc:$erc" "3:3" "submit to a missing project: exit 3 in Chinese and in English"
-is "$err" "gpuwise: 没有项目 'nope'（由管理员用 'gpuwise quota set' 创建）" "submit to a missing project: the daemon's refusal in Chinese"
+is "$err" "gpuwise: 没有项目 'nope'（由管理员用 'gpuwise quota set' 创建项目并设置配额）" "submit to a missing project: the daemon's refusal in Chinese"
 like "$(LANG=C "$GW" submit --project nope --vram 1G -- true 2>&1)" "^gpuwise: no project 'nope' \\(an administrator creates it with 'gpuwise quota set'\\)$" \
 	"submit to a missing project: LANG=C in English"
 err=$("$GW" submit --vram 1G -- /nonexistent/cmd 2>&1); zrc=$?
