@@ -53,6 +53,17 @@ static void log_line(void *ctx, const char *line)
 	/* the daemon's lines are English (src/queue marks their formats, qd_log);
 	 * the log shows them in the reader's language, with the same prefix */
 	char *tr = gw_translate_text(line);
+	/* "job N <note or reason>": the note translated on its own */
+	unsigned long long id;
+	int n = 0;
+	if (strcmp(tr, line) == 0 && sscanf(line, "job %llu %n", &id, &n) == 1 && n > 0) {
+		char *rest = gw_translate_text(line + n);
+		if (strcmp(rest, line + n) != 0) {
+			free(tr);
+			tr = xasprintf(_("job %llu %s"), id, rest);
+		}
+		free(rest);
+	}
 	fprintf(stderr, "%s gpuwise daemon: %s\n", t, tr);
 	free(tr);
 	fflush(stderr);

@@ -271,4 +271,18 @@ unlike "$log" 'gpuwise daemon: (gpuwise daemon .* queue on|job [0-9]+ started)' 
 q_cleanup
 like "$(cat "$TMP/daemon.log")" 'gpuwise daemon: 正在停止；[0-9]+ 个运行中的作业继续运行，下次启动时重新接管$' "daemon: the stop line in Chinese"
 is "$q_daemon_rc" 0 "daemon: SIGTERM, exit 0"
+
+# ---- the daemon stops a job over its request: its log line and the reason in Chinese ----------
+export GPUWISE_FAKE_SCENARIO="$FIX/scenarios/server-2gpu-queue-overuse.json"
+printf 'context_reserve = 512M\nover_request = stop\nover_request_grace = 10%%\n' > "$TMP/daemon.conf"
+: >"$TMP/daemon.log"
+q_start
+id=$("$GW" submit --vram 10G --run-opt --interval --run-opt 200ms -- sleep 30)
+q_wait_state "$id" failed 30
+like "$(cat "$TMP/daemon.log")" "gpuwise daemon: 作业 $id 已停止：使用了 30\\.00 GiB 显存，超出申请的 10\\.00 GiB 达 10% 以上\$" \
+	"daemon: 'job N <note>' logged in Chinese (the note translated on its own)"
+like "$("$GW" show "$id" 2>/dev/null)" '  原因        已停止：使用了 30\.00 GiB 显存' "show: the stop reason in Chinese"
+is "$(LANG=C "$GW" show --json "$id" 2>/dev/null | jget "d['reason']")" \
+	"stopped: used 30.00 GiB of GPU memory, over its request of 10.00 GiB by more than 10%" "show --json: the reason stays English"
+q_cleanup
 done_testing
