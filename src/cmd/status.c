@@ -1371,7 +1371,7 @@ static int serve(hw *h, const char *spec, int names, const char *socket)
 	struct MHD_Daemon *d = c.api.start(flags, 0, NULL, NULL, serve_request, &c, MHD_OPTION_SOCK_ADDR,
 					   (struct sockaddr *)&sa, MHD_OPTION_END);
 	if (!d) {
-		gw_errorf("cannot listen on '%s': %s", spec, errno ? strerror(errno) : "libmicrohttpd refused");
+		gw_errorf(_("cannot listen on '%s': %s"), spec, errno ? strerror(errno) : _("libmicrohttpd refused"));
 		rc = GW_EXIT_RUNTIME;
 		goto out;
 	}
