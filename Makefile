@@ -81,7 +81,9 @@ pot:
 	@mkdir -p $(POTDIR)
 	$(Q)xgettext $(XGETTEXT_FLAGS) -o $(POTDIR)/c.pot $(SRCS) $(POT_EXTRA)
 	$(Q)python3 tools/tsv-pot.py data/errors.tsv po/errors-ids.txt > $(POTDIR)/errors.pot
-	$(Q)msgcat --no-wrap --use-first -o $(POT) $(POTDIR)/c.pot $(POTDIR)/errors.pot
+	$(Q)python3 tools/tsv-pot.py --table name meaning data/error-catalog.tsv > $(POTDIR)/error-catalog.pot
+	$(Q)python3 tools/tsv-pot.py --table xid meaning,action data/xid.tsv > $(POTDIR)/xid.pot
+	$(Q)msgcat --no-wrap --use-first -o $(POT) $(POTDIR)/c.pot $(POTDIR)/errors.pot $(POTDIR)/error-catalog.pot $(POTDIR)/xid.pot
 	@echo "  POT    $(POT) ($$(grep -c '^msgid ' $(POT)) entries with the header)"
 po-update: pot
 	$(Q)for l in $(LINGUAS); do msgmerge --quiet --no-wrap --update --backup=none --no-fuzzy-matching po/$$l.po po/gpuwise.pot || exit 1; done

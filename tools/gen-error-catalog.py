@@ -226,6 +226,8 @@ def main():
         if name in ("cudaErrorApiFailureBase",):
             continue
         diag, msg, meaning = RT.get(name, ("", "", ""))
+        if name == "cudaSuccess":
+            meaning = "success"
         rows.append(("cuda-runtime", name, code, diag, msg, meaning or words(name, "cudaError") + " [meaning derived from the name]", RT_SRC))
     drv = enum(f"{inc}/cuda.h", r"typedef enum cudaError_enum\s*\{(.*?)\}\s*CUresult;", r"\b(CUDA_(?:SUCCESS|ERROR_\w+))\s*=\s*(\d+)")
     for name, code in drv:

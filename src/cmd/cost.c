@@ -62,8 +62,9 @@ static void usage(FILE *f)
 		"                      on-demand price of this GPU, else of the cheapest\n"
 		"                      different card near it, named as such; data/cloud-prices.tsv)\n"
 		"  --storage GB        storage kept with the rented machine (default %g GB)\n"
-		"  --storage-price X   its price per GB and month (default: the rent row's, else\n"
-		"                      0 and said so)\n"
+		"  --storage-price X   its price per GB and month (default: the median of the\n"
+		"                      rent rows' stated prices, one per provider, else 0 and\n"
+		"                      said so)\n"
 		"  --json              machine-readable output (docs/json-cost.md)\n"
 		"  -h, --help          this help\n\n"
 		"Exit status: 0 success, 1 a table could not be read, 2 usage error (an amount\n"
@@ -101,6 +102,7 @@ typedef struct cost_ctx {
 	char no_rent[512];
 	double storage_gb, storage_price;
 	bool storage_price_known;
+	bool storage_from_rows; /* storage_price is the median over q.n_storage providers */
 	conversion conv[6];
 	size_t n_conv;
 	cost_result r;
@@ -171,10 +173,20 @@ static void print_text(const cost_ctx *c)
 		} else {
 			printf(_("  rate            %10.4g %s/h  (--cloud-rate)\n"), in->cloud_h.amount, cur);
 		}
-		if (c->storage_gb > 0)
-			printf(_("  storage         %10.2f %s/month  (%g GB x %.4g %s/GB-month%s)\n"), r->storage_month, cur,
-			       c->storage_gb, c->storage_price, cur,
-			       c->storage_price_known ? "" : ": no storage price in the rent row, give --storage-price");
+		if (c->storage_gb > 0 && c->storage_from_rows)
+			printf(P_("  storage         %10.2f %s/month  (%g GB x %.4g %s/GB-month: the storage price of the %zu "
+				  "provider that states one among the rows compared)\n",
+				  "  storage         %10.2f %s/month  (%g GB x %.4g %s/GB-month: the median storage price of the "
+				  "%zu providers that state one among the rows compared)\n",
+				  c->q.n_storage),
+			       r->storage_month, cur, c->storage_gb, c->storage_price, cur, c->q.n_storage);
+		else if (c->storage_gb > 0 && c->storage_price_known)
+			printf(_("  storage         %10.2f %s/month  (%g GB x %.4g %s/GB-month: --storage-price)\n"),
+			       r->storage_month, cur, c->storage_gb, c->storage_price, cur);
+		else if (c->storage_gb > 0)
+			printf(_("  storage         %10.2f %s/month  (%g GB x %.4g %s/GB-month: no row compared states a "
+				 "storage price, give --storage-price)\n"),
+			       r->storage_month, cur, c->storage_gb, c->storage_price, cur);
 		printf(_("  total           %10.2f %s/month  (%.1f h a month%s)\n"), r->rent_month, cur, r->hours_month,
 		       r->storage_month > 0 ? " + storage" : "");
 		printf(_("%sBreak-even%s\n"), b, z);
@@ -271,6 +283,8 @@ static void print_json(const cost_ctx *c)
 		json_object_set_new(rent, "source", jstr_or_null(quoted ? q->source : "--cloud-rate"));
 		json_object_set_new(rent, "storage_gb", jreal_round(c->storage_gb, 1));
 		json_object_set_new(rent, "storage_price_known", json_boolean(c->storage_price_known));
+		json_object_set_new(rent, "storage_price_providers",
+				    c->storage_from_rows ? json_integer((json_int_t)c->q.n_storage) : json_null());
 		jmoney(rent, "storage_month", NULL, r->storage_month, 2, cur);
 		jmoney(rent, "total_month", "total_usd_month", r->rent_month, 2, cur);
 		jmoney(rent, "total", "total_usd", r->rent_total, 2, cur);
@@ -541,6 +555,7 @@ int cmd_cost(int argc, char **argv)
 			if (!c.storage_price_known && c.q.storage_known) {
 				c.storage_price = c.q.storage_gb_month;
 				c.storage_price_known = true;
+				c.storage_from_rows = true;
 			}
 		} else if (rc == GW_ENOTFOUND) {
 			snprintf(c.no_rent, sizeof c.no_rent, "%s", err.msg);

@@ -163,7 +163,7 @@ static void print_text(const explain_match_t *m, size_t n)
 		}
 		for (size_t k = 0; k < m[i].n_catalog; k++)
 			fprintf(f, _("  %scatalog:%s %s = %ld (%s): %s\n"), c_dim(f), c_reset(f), m[i].catalog[k].name,
-				m[i].catalog[k].code, m[i].catalog[k].family, m[i].catalog[k].meaning);
+				m[i].catalog[k].code, m[i].catalog[k].family, _(m[i].catalog[k].meaning));
 		if (m[i].n_causes) {
 			fprintf(f, _("  likely causes:\n"));
 			for (size_t k = 0; k < m[i].n_causes; k++)

@@ -543,6 +543,8 @@ int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes
 			       p.backend_name, p.rate_tflops,
 			       p.rate_tflops < p.paper_tflops ? "after the board-power cap" : "paper rate",
 			       p.fraction * 100);
+			if (p.alu_tflops > 0)
+				printf(", plus vector work on %.0f FP32 TFLOPS", p.alu_tflops);
 			if (p.offload_s > 0)
 				printf(", plus %.1f s of PCIe transfers", p.offload_s);
 			printf(")\n");

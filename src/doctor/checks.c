@@ -959,12 +959,13 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 			size_t count = 0;
 			for (size_t k = i; k < in->n_xids; k++)
 				count += in->xids[k].xid == x->xid && strcmp(in->xids[k].pci, x->pci) == 0;
-			const char *meaning = "unknown Xid", *sev = "none", *action = "look at the kernel log around it";
+			const char *meaning = N_("unknown Xid"), *sev = "none", *action = N_("look at the kernel log around it");
 			xid_lookup(x->xid, &meaning, &sev, &action);
 			doctor_finding *f = doctor_add(rep, "xid", strcmp(sev, "fail") == 0 ? DOC_FAIL : DOC_WARN, DG_HEALTH, -1);
-			say(f, xasprintf(_("Xid %d on %s: %s (%zu in the last 24 h)"), x->xid, x->pci, meaning, count),
+			/* data/xid.tsv's meaning and action go through the catalog (tools/tsv-pot.py) */
+			say(f, xasprintf(_("Xid %d on %s: %s (%zu in the last 24 h)"), x->xid, x->pci, _(meaning), count),
 			    xasprintf(_("DCGM severity: %s; last: pid %d %s: %s"), sev, x->pid, x->process, x->text),
-			    xstrdup(action));
+			    xstrdup(_(action)));
 		}
 		if (in->n_xids == 0 && nv) {
 			doctor_finding *f = doctor_add(rep, "xid", DOC_OK, DG_HEALTH, -1);

@@ -856,6 +856,9 @@ static void enrich(explain_match_t *m, const char *text)
 		const char *meaning, *sev, *action;
 		int xid = atoi(explain_cap(m, "xid"));
 		if (xid_lookup(xid, &meaning, &sev, &action)) {
+			/* the table's meaning and action go through the catalog
+			 * (tools/tsv-pot.py extracts them; --json turns it off) */
+			meaning = _(meaning);
 			cap_set(m, "xid_meaning", meaning);
 			cap_set(m, "dcgm_severity", sev);
 			if (strcmp(m->id, "xid") == 0) {
@@ -863,6 +866,15 @@ static void enrich(explain_match_t *m, const char *text)
 				m->title = xasprintf(_("the NVIDIA driver reported Xid %d: %s"), xid, meaning);
 				add_cause(m, xasprintf(_("Xid %d: %s (DCGM severity: %s)"), xid, meaning, sev), true);
 			}
+			/* first; once (ecc-error's own first fix is Xid 48's action) */
+			action = _(action);
+			for (size_t i = 0; i < m->n_fixes; i++)
+				if (strcmp(m->fixes[i], action) == 0) {
+					free(m->fixes[i]);
+					memmove(m->fixes + i, m->fixes + i + 1, (m->n_fixes - i - 1) * sizeof *m->fixes);
+					m->n_fixes--;
+					break;
+				}
 			add_fix(m, xstrdup(action), true);
 		}
 	} else if (strcmp(m->id, "driver-too-old") == 0 && explain_cap(m, "cudaver_dotted")) {
@@ -1114,10 +1126,11 @@ static void catalog_synthesize(explain_match_t *x, const char *id, const cat_row
 		return;
 	}
 	x->priority = 40;
-	x->title = xasprintf("%s (%s code %ld): %s", r->name, r->family, r->code, r->meaning);
+	/* the row's meaning goes through the catalog (tools/tsv-pot.py extracts it) */
+	x->title = xasprintf(_("%s (%s code %ld): %s"), r->name, r->family, r->code, _(r->meaning));
 	if (*r->msg)
 		add_cause(x, xasprintf(_("the library reports it as '%s'"), r->msg), false);
-	add_cause(x, xstrdup(r->meaning), false);
+	add_cause(x, xstrdup(_(r->meaning)), false);
 	if (!strcmp(r->family, "hip")) {
 		add_fix(x, xstrdup(_("rerun with AMD_SERIALIZE_KERNEL=3 so the failing call is the one reported")), false);
 		add_fix(x, xstrdup(_("check the GPU's gfx target with rocminfo against the ROCm build")), false);

@@ -138,6 +138,47 @@ static size_t rows_for(const kb_table *t, const cloud_cols *c, const gpu_spec *g
 	return n;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median_of(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/*
+ * The storage price of the rows compared: one figure per provider that
+ * states one (the median of its rows' when it has several), and the median
+ * of those figures; returns how many providers it is the median of (0: no
+ * row states a price, *med = 0).  No single row stands for the others, as
+ * the rate's middle row would (some providers state none).
+ */
+static size_t storage_median(const price_row *rows, size_t n, double *med)
+{
+	double *per = xcalloc(n ? n : 1, sizeof *per), *mine = xcalloc(n ? n : 1, sizeof *mine);
+	size_t np = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = rows[j].storage >= 0 && !strcmp(rows[j].provider, rows[i].provider);
+		if (seen || rows[i].storage < 0)
+			continue;
+		size_t nm = 0;
+		for (size_t j = i; j < n; j++)
+			if (rows[j].storage >= 0 && !strcmp(rows[j].provider, rows[i].provider))
+				mine[nm++] = rows[j].storage;
+		per[np++] = median_of(mine, nm);
+	}
+	*med = np ? median_of(per, np) : 0;
+	free(per);
+	free(mine);
+	return np;
+}
+
 /* Fill q from the rows of g quoted in cur (median, range, newest date, spot range); false if none. */
 static bool quote_in(const kb_table *t, const cloud_cols *c, const gpu_spec *g, const char *cur, cost_quote *q)
 {
@@ -156,8 +197,8 @@ static bool quote_in(const kb_table *t, const cloud_cols *c, const gpu_spec *g, 
 			q->rented = g;
 			q->source = rows[mid].source;
 			q->provider = rows[mid].provider;
-			q->storage_known = rows[mid].storage >= 0;
-			q->storage_gb_month = q->storage_known ? rows[mid].storage : 0;
+			q->n_storage = storage_median(rows, n, &q->storage_gb_month);
+			q->storage_known = q->n_storage > 0;
 			snprintf(q->cur, sizeof q->cur, "%s", cur);
 			snprintf(q->row_cur, sizeof q->row_cur, "%s", cur);
 			q->date = rows[0].date;
@@ -265,12 +306,6 @@ int cost_cloud_quote(const gpu_spec *g, const char *cur, cost_quote *q, gw_error
 	best.substitute = true;
 	*q = best;
 	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 bool cost_resale(const gpu_spec *g, double years, int year, double *usd, double *ratio, size_t *n_cards)

@@ -95,8 +95,9 @@ typedef struct cost_quote {
 	const char *provider;    /* provider of that row */
 	size_t n_spot;           /* spot rows of the same GPU and currency (never used as the rate) */
 	double spot_min_h, spot_max_h;
-	bool storage_known;      /* the median row states a storage price */
-	double storage_gb_month; /* in cur */
+	bool storage_known;      /* some row compared states a storage price */
+	double storage_gb_month; /* in cur: the median over the providers that state one */
+	size_t n_storage;        /* providers that median is taken over */
 } cost_quote;
 
 /*

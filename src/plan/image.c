@@ -323,9 +323,13 @@ static const struct {
 #define IMAGE_VAE_FLOP_PER_PX (1.24e12 / (512.0 * 512.0))
 #define IMAGE_VAE_TILE_OVERLAP 1.25
 
+/* The share of its board bandwidth a denoiser's weight reads reach, as for
+ * LLM decode's streaming reads [assumption]. */
+#define IMAGE_BW_FRACTION 0.8
+
 typedef struct backend_row {
 	const char *backend, *name, *rate, *measured;
-	double fraction, overhead_s;
+	double fraction, overhead_s, vector_k;
 } backend_row;
 
 /* The data/image-backends.tsv row of g's vendor; false when none. */
@@ -343,6 +347,7 @@ static bool backend_of(const gpu_spec *g, backend_row *b)
 		b->measured = kb_cell(t, r, kb_col(t, "measured_gpus"));
 		b->fraction = num(t, r, "fraction");
 		b->overhead_s = num(t, r, "overhead_s");
+		b->vector_k = kb_col(t, "vector_k") >= 0 ? num(t, r, "vector_k") : 0;
 		return b->fraction > 0;
 	}
 	return false;
@@ -368,10 +373,17 @@ static double pcie_gbs(int gen)
 }
 
 /*
- * Seconds per sampler step: guidance forwards x batch x the denoiser's
- * FLOPs (linear part x T/Tn, attention's part x (T/Tn)^2) at the realised
- * rate, plus the backend's per-evaluation overhead.  The same arithmetic
- * as tests/validation/fit_image.py.
+ * Seconds per sampler step, the same arithmetic as
+ * tests/validation/fit_image.py:
+ *   matrix work: guidance forwards x batch x the denoiser's FLOPs (linear
+ *     part x T/Tn, attention's part x (T/Tn)^2) at the realised matrix rate;
+ *   vector work: the forwards' activation working sets (act_bytes_per_token
+ *     x T) x vector_k FLOPs per byte (normalisation, activations, softmax,
+ *     elementwise) on the FP32 ALUs, slowed by the same power cap; this is
+ *     what makes an A100 (312 matrix, 19.5 FP32 TFLOPS) no faster than an
+ *     RTX 4090 (165, 83) at SD 1.5;
+ *   the denoiser's weights read once from memory;
+ *   plus the backend's per-evaluation overhead.
  */
 static void speed(image_plan *p)
 {
@@ -402,7 +414,15 @@ static void speed(image_plan *p)
 	double x = p->tokens / tokens_of(m, &native);
 	double attn = m->attn_gflops_native > 0 && m->attn_gflops_native < m->gflops_native ? m->attn_gflops_native : 0;
 	double flops = ((m->gflops_native - attn) * x + attn * x * x) * 1e9;
-	p->s_per_step = (double)m->cfg * o->batch * flops / R + b.overhead_s;
+	double n = (double)m->cfg * o->batch;
+	double alu = g->fp32_tflops * (rate / paper) * 1e12;
+	double vector_s = alu > 0 && b.vector_k > 0 ? n * b.vector_k * m->act_bytes_per_token * p->tokens / alu : 0;
+	p->alu_tflops = vector_s > 0 ? alu / 1e12 : 0;
+	double wbpp;
+	image_quant_bytes(o->quant, &wbpp);
+	double mem_bw = g->bandwidth_gbs * 1e9 * IMAGE_BW_FRACTION;
+	double weights_s = mem_bw > 0 ? m->denoiser_params * wbpp / mem_bw : 0;
+	p->s_per_step = n * flops / R + vector_s + weights_s + b.overhead_s;
 
 	double w = o->width, h = o->height;
 	double dec_flops = IMAGE_VAE_FLOP_PER_PX * w * h * o->batch * (o->vae_tiling ? IMAGE_VAE_TILE_OVERLAP : 1);

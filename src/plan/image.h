@@ -95,7 +95,8 @@ typedef struct image_plan {
 	const char *backend, *backend_name; /* "cuda", "PyTorch CUDA (...)" (kb strings) */
 	double rate_tflops;      /* the paper rate the kernels use, after the power cap */
 	double paper_tflops;     /* before the power cap */
-	double fraction;         /* realised share of rate_tflops */
+	double fraction;         /* realised share of rate_tflops (matrix work) */
+	double alu_tflops;       /* FP32 ALU rate after the power cap (vector work); 0: none */
 	double s_per_step;       /* one sampler step of the whole batch */
 	double decode_s;         /* VAE decode of the batch */
 	double s_per_image;      /* steps + decode + transfers, per image */

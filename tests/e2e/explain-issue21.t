@@ -140,6 +140,24 @@ pp=$(grep -n 'power plan' "$TMP/chrome" | head -1 | cut -d: -f1)
 cg=$(grep -n 'chrome://gpu' "$TMP/chrome" | tail -1 | cut -d: -f1)
 ok "$([ -n "$s" ] && [ -n "$dr" ] && [ -n "$pp" ] && [ -n "$cg" ] && [ "$s" -lt "$dr" ] && [ "$dr" -lt "$pp" ] && [ "$pp" -lt "$cg" ]; echo $?)" "the guide's order: the setting, the driver, the power plan, then chrome://gpu"
 like "$out" 'forced acceleration off on an old GPU: harmless' "forced off on old machines is harmless"
+# the guide's Windows-only advice (issue 21 item 2): where to click
+run_gw explain --no-probe "Task Manager shows Shared GPU memory at 6.1 GB and Stable Diffusion got ten times slower"
+like "$out" '^windows-shared-gpu-memory:' "Windows shared GPU memory is answered"
+printf '%s\n' "$out" | sed -n '/fix:/,$p' > "$TMP/shared"
+tm=$(grep -n "Task Manager > Performance > GPU" "$TMP/shared" | head -1 | cut -d: -f1)
+po=$(grep -n "Prefer No Sysmem Fallback" "$TMP/shared" | head -1 | cut -d: -f1)
+pl=$(grep -n "gpuwise plan MODEL" "$TMP/shared" | head -1 | cut -d: -f1)
+ok "$([ -n "$tm" ] && [ -n "$po" ] && [ -n "$pl" ] && [ "$tm" -lt "$po" ] && [ "$po" -lt "$pl" ]; echo $?)" "shared memory: see it in Task Manager, then the Sysmem Fallback policy, then plan ($tm, $po, $pl)"
+like "$out" "'Dedicated GPU memory' is the card's own VRAM, 'Shared GPU memory' is system RAM" "dedicated vs shared said"
+like "$out" 'driver 536\.40' "the driver that brought the fallback"
+run_gw explain --no-probe "ComfyUI with DirectML is running on Intel(R) UHD Graphics instead of the NVIDIA GPU"
+like "$out" '^windows-integrated-gpu:' "a hybrid laptop's program on the integrated GPU is answered"
+like "$out" 'Settings > System > Display > Graphics > add the program' "the Windows per-app GPU preference"
+like "$out" "Manage 3D settings > Program Settings > the program > 'High-performance NVIDIA processor'" "the NVIDIA Control Panel's preferred processor"
+like "$out" 'CUDA programs always run on the NVIDIA GPU' "CUDA is not sent to the iGPU"
+like "$out" "'GPU engine' column" "Task Manager says which GPU a process uses"
+run_gw explain --no-probe "ggml_vulkan: 0 = Intel(R) UHD Graphics (Intel Corporation) | uma: 1 | fp16: 1"
+unlike "$out" '^windows-integrated-gpu:' "a Vulkan device list alone is not the hybrid diagnosis"
 # on this machine: doctor's desktop/browser findings (the desktop-chrome laptop)
 export GPUWISE_NVML_LIB="$GW_FAKE/libnvidia-ml.so" GPUWISE_CUDA_LIB="$GW_FAKE/libcuda.so"
 out=$(GPUWISE_ROOT=$FIX/roots/desktop-chrome GPUWISE_FAKE_SCENARIO=$FIX/scenarios/laptop-5070.json HOME=/home/alice DISPLAY=:0 XDG_SESSION_TYPE=x11 "$GW" explain "GPU not support acceleration" 2>/dev/null)

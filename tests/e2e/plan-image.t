@@ -63,6 +63,8 @@ is "$(printf '%s' "$out" | jget 'd["speed_estimated"]')" "True" "json: speed_est
 run_gw plan sdxl --image 1024x1024 --gpu t4 --json
 is "$(printf '%s' "$out" | jget 'd["rate_tflops"] < 40')" "True" "T4 at 70 W: matrix rate capped below its 65 TFLOPS"
 is "$(printf '%s' "$out" | jget 'd["vae_dtype"]')" "fp32" "T4 (no bf16): ComfyUI decodes SDXL's VAE in fp32"
+run_gw plan sdxl --image 1024x1024 --gpu a100-40g-sxm
+like "$out" "312 TFLOPS paper rate x [0-9]+% realised, plus vector work on 20 FP32 TFLOPS" "A100: the vector work on its 19.5 FP32 TFLOPS is said"
 run_gw plan sdxl --image 1024x1024 --vram 8G --json
 is "$(printf '%s' "$out" | jget 'd["s_per_step"]')" "None" "no GPU: no speed"
 
@@ -83,11 +85,26 @@ like "$out" "~ before a speed: no public measurement of this card" "text: says w
 # ---- the validation: >= 25 rows, per-vendor medians, the four-card order ------------
 report=$(python3 "$GW_TOP/tests/validation/validate_image.py" "$GW" "$GW_TOP/tests/validation/image-speed.tsv" 2>&1)
 vrc=$?
-printf '%s\n' "$report" | grep -E '^# (NVIDIA|AMD|Intel|Apple|  |SDXL|targets|[0-9]+ rows)'
+printf '%s\n' "$report" | grep -E '^# (NVIDIA|AMD|Intel|Apple|  |SDXL|targets|[0-9]+ (modelled )?rows)'
 is "$vrc" 0 "image-speed validation meets its targets"
 for v in NVIDIA AMD Intel Apple; do
-	like "$report" "# $v +fitted: [0-9]+ rows, median" "$v: fitted median and worst printed"
+	like "$report" "# $v +fitted: [0-9]+ rows, median [0-9.]+%, worst [0-9.]+%  held-out: [0-9]+ rows, median [0-9.]+%, worst" \
+		"$v: fitted and held-out medians and worsts printed apart"
 done
+# the numbers behind the targets, read back from the report: fitted <= 20% per vendor; held-out <= 25%
+# per vendor except the one known miss (Intel's A770 row), which must say why
+medians=$(printf '%s\n' "$report" | python3 -c '
+import re, sys
+for l in sys.stdin:
+    m = re.match(r"# (\w+) +fitted: \d+ rows, median ([0-9.]+)%.*held-out: \d+ rows, median ([0-9.]+)%", l)
+    if m:
+        print(m.group(1), m.group(2), m.group(3))')
+is "$(printf '%s\n' "$medians" | awk '$2 > 20 {print $1}')" "" "fitted median <= 20% for every vendor"
+is "$(printf '%s\n' "$medians" | awk '$3 > 25 {print $1}')" "Intel" "held-out median <= 25% for every vendor but Intel"
+like "$report" "# Intel .*held-out MISSES the 25% aim \(known: arc-a770" "Intel's held-out miss is printed with its reason"
+modelled=$(printf '%s\n' "$report" | sed -n 's/^# \([0-9]*\) modelled rows of .*/\1/p')
+is "$(python3 -c "print(${modelled:-0} >= 40)")" "True" "at least 40 modelled rows ($modelled)"
+like "$report" "held out before the fit: .*rx-9070-xt" "an AMD GPU is held out"
 like "$report" "order agrees" "the four-card SDXL order agrees with the measured order"
 
 # ---- memory against public figures (tests/validation/image-memory.tsv) --------------

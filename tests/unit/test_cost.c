@@ -133,10 +133,21 @@ static void test_cloud_table(void **state)
 	assert_int_equal(q.n_spot, 3);
 	assert_true(fabs(q.spot_min_h - 0.22) < 1e-9 && fabs(q.spot_max_h - 0.34) < 1e-9);
 	assert_string_equal(q.tier, "on-demand");
-	/* the RTX 3090's median row is RunPod's, which states its storage price (0.10 USD/GB-month) */
+	/* the RTX 4090's on-demand rows: OpenRelay states 0 (included), RunPod 0.10 on two rows, the
+	 * middle row (Spheron) none: the median of one figure per provider, 0.05 of 2 providers */
+	assert_int_equal(cost_cloud_quote(kb_gpu_find("rtx-4090"), "USD", &q, &err), 0);
+	assert_true(q.storage_known);
+	assert_int_equal(q.n_storage, 2);
+	assert_true(fabs(q.storage_gb_month - 0.05) < 1e-9);
+	/* the RTX 3090's: only RunPod states one (0.10 USD/GB-month) */
 	assert_int_equal(cost_cloud_quote(kb_gpu_find("rtx-3090"), "USD", &q, &err), 0);
 	assert_true(q.storage_known);
+	assert_int_equal(q.n_storage, 1);
 	assert_true(fabs(q.storage_gb_month - 0.10) < 1e-9);
+	/* the RTX 4090 D's only row (a CNY platform) states none */
+	assert_int_equal(cost_cloud_quote(kb_gpu_find("rtx-4090-d"), "CNY", &q, &err), 0);
+	assert_false(q.storage_known);
+	assert_int_equal(q.n_storage, 0);
 	/* in yuan: the Chinese platform's own CNY row, never the dollar rows converted */
 	assert_int_equal(cost_cloud_quote(kb_gpu_find("rtx-4090"), "CNY", &q, &err), 0);
 	assert_false(q.converted);

@@ -11,9 +11,12 @@ of the held-out rows, and the order of the four cards of issue 23 (RTX 4060 Ti
 16GB, RTX 3060 12GB, RX 9070 XT, Arc B580) predicted against measured, both at
 each card's measured SDXL configuration, per image and sampler step.
 
-Targets (exit 1 when missed): at least 25 rows over NVIDIA, AMD, Intel and
-Apple; median |error| <= 20% per vendor on the fitted rows and on all
-modelled rows; the four-card order agrees.
+Targets (exit 1 when missed): at least 40 modelled rows over NVIDIA, AMD,
+Intel and Apple, each vendor with a fitted and a held-out GPU; median |error|
+<= 20% per vendor on the fitted rows and on all modelled rows; median |error|
+<= 25% per vendor on the held-out rows, except the misses listed in
+HELD_OUT_KNOWN_MISSES (printed with their reason; a listed vendor that meets
+the aim, or an unlisted one that misses it, fails); the four-card order agrees.
 
 Usage: validate_image.py GPUWISE [TSV]
 """
@@ -27,6 +30,13 @@ import sys
 GW = sys.argv[1] if len(sys.argv) > 1 else "./gpuwise"
 TSV = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "image-speed.tsv")
 MEDIAN_TARGET = 0.20
+HELD_OUT_TARGET = 0.25
+MIN_MODELLED = 40
+# Held-out misses understood but not fixed by the model, with the reason.
+HELD_OUT_KNOWN_MISSES = {
+    "Intel": "arc-a770's one row is A1111 on the 2023 IPEX Windows build at SD 1.5 512x512 batch 1, a launch-bound "
+             "case the fitted B580 rows (PyTorch 2.8 XPU, 1024x1024) cannot pin down",
+}
 FOUR = ["rtx-4060-ti-16g", "rtx-3060", "rx-9070-xt", "arc-b580"]
 VENDOR = {"cuda": "NVIDIA", "rocm": "AMD", "xpu": "Intel", "mps": "Apple", "vulkan": "(vulkan)"}
 
@@ -93,12 +103,27 @@ for v in vendors:
     if med > MEDIAN_TARGET or fm > MEDIAN_TARGET:
         line += "  MISSES the 20% target"
         ok = False
+    hm = statistics.median(errs[(v, "held-out")]) if errs.get((v, "held-out")) else None
+    if hm is None or not errs.get((v, "fitted")):
+        line += "  NO fitted or NO held-out GPU"
+        ok = False
+    elif hm > HELD_OUT_TARGET and v in HELD_OUT_KNOWN_MISSES:
+        line += f"  held-out MISSES the 25% aim (known: {HELD_OUT_KNOWN_MISSES[v]})"
+    elif hm > HELD_OUT_TARGET:
+        line += "  held-out MISSES the 25% aim"
+        ok = False
+    elif v in HELD_OUT_KNOWN_MISSES:
+        line += "  held-out now meets the 25% aim: drop it from HELD_OUT_KNOWN_MISSES"
+        ok = False
     print(line)
 
-vend_rows = {VENDOR[r["backend"]] for r in rows}
-if len(rows) < 25 or not {"NVIDIA", "AMD", "Intel", "Apple"} <= modelled_vendors:
-    print(f"# target missed: {len(rows)} rows, modelled vendors {sorted(modelled_vendors)}")
+n_modelled = sum(len(e) for e in errs.values())
+if n_modelled < MIN_MODELLED or not {"NVIDIA", "AMD", "Intel", "Apple"} <= modelled_vendors:
+    print(f"# target missed: {n_modelled} modelled rows (at least {MIN_MODELLED}), modelled vendors {sorted(modelled_vendors)}")
     ok = False
+else:
+    print(f"# {n_modelled} modelled rows of {len(rows)}, held out before the fit: "
+          + ", ".join(sorted({r['gpu'] for r in rows if r['held_out'] == '1' and not r['setup']})))
 
 print("#")
 if set(per_image) == set(FOUR):
