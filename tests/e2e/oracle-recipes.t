@@ -4,7 +4,7 @@
 # quantized to the common recipes (half of them here, the other half in
 # oracle-recipes-2.t, which runs this file with GW_ORACLE_RECIPES=2/2), the tensor bytes it wrote against gpuwise
 # plan's estimate from the F16 file's shapes (within 1%) and its plan of the
-# quantized file (exact).  The loads: oracle.t and oracle-2.t .. oracle-4.t.
+# quantized file (exact).  The loads: oracle.t and oracle-2.t .. oracle-6.t.
 # Skips when llama_cpp or gguf is not installed (see oracle.t).
 . "$(dirname "$0")/lib.sh"
 

@@ -16,10 +16,10 @@ if ! python3 -c 'import llama_cpp, gguf, numpy' >/dev/null 2>&1; then
 	done_testing
 	exit 0
 fi
-# the files are shared out among oracle.t (shard 1) and oracle-2.t .. oracle-4.t,
-# which run this file with GW_ORACLE_SHARD=K/4; the quantization recipes are
+# the files are shared out among oracle.t (shard 1) and oracle-2.t .. oracle-6.t,
+# which run this file with GW_ORACLE_SHARD=K/6; the quantization recipes are
 # oracle-recipes.t's (GW_ORACLE_SHARD=1/1: all of it here)
-shard=${GW_ORACLE_SHARD:-1/4}
+shard=${GW_ORACLE_SHARD:-1/6}
 report=$(python3 "$GW_TOP/tests/oracle/llamacpp_oracle.py" "$GW" --quick --shard "$shard" 2>&1)
 status=$?
 printf '%s\n' "$report" | sed 's/^/# /'
