@@ -266,7 +266,7 @@ static void print_device(const bench_device *d)
 				snprintf(p, sizeof p, "-");
 				snprintf(pct, sizeof pct, "-");
 			}
-			table_add(t, f->label, v, p, pct, f->value > 0 ? (f->validated ? "ok" : "WRONG") : "");
+			table_add(t, f->label, v, p, pct, f->value > 0 ? (f->validated ? _("ok") : _("WRONG")) : "");
 		}
 		table_print(t, stdout);
 		table_free(t);
@@ -524,7 +524,7 @@ int cmd_bench(int argc, char **argv)
 	if (!wrong) { /* plan on this machine reads the measured bandwidth */
 		gw_error cerr = {0};
 		if (bench_cache_write(&r, GPUWISE_VERSION, &cerr))
-			gw_errorf("cannot cache the measured bandwidth: %s", cerr.msg);
+			gw_errorf(_("cannot cache the measured bandwidth: %s"), cerr.msg);
 	}
 	bench_report_release(&r);
 out:

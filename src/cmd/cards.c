@@ -320,14 +320,14 @@ static void print_rentals(const cards_ctx *c, const cards_opts *o, const cards_r
 	const char *speed_hdr = c->w.kind == WORKLOAD_TRAIN ? "train tok/s" : c->w.kind == WORKLOAD_IMAGE ? "img/min" : "tok/s";
 	char rate_hdr[32];
 	snprintf(rate_hdr, sizeof rate_hdr, "%s/h", cur);
-	printf("\n%sRent instead%s (on-demand, cheapest per hour that runs it; the rented card itself, never "
-	       "another):\n",
+	printf(_("\n%sRent instead%s (on-demand, cheapest per hour that runs it; the rented card itself, never "
+		 "another):\n"),
 	       c_bold(f), c_reset(f));
 	if (!n_rent) {
-		printf("  none of the rented GPUs in data/cloud-prices.tsv runs it\n");
+		printf(_("  none of the rented GPUs in data/cloud-prices.tsv runs it\n"));
 		return;
 	}
-	const char *hdr[] = {"#", "GPU", "cards", speed_hdr, rate_hdr, "provider", "date", "offers"};
+	const char *hdr[] = {"#", "GPU", _("cards"), speed_hdr, rate_hdr, _("provider"), _("date"), _("offers")};
 	table *t = table_new(8, hdr);
 	for (size_t i = 0; i < 8; i++)
 		table_set_align(t, i, i == 0 || i == 2 || i == 3 || i == 4 || i == 7);
@@ -350,8 +350,8 @@ static void print_rentals(const cards_ctx *c, const cards_opts *o, const cards_r
 		for (size_t i = 0; i < n_rent && !r; i++)
 			if (rent[i].quote.converted)
 				r = &rent[i];
-		printf("* quoted in %s, converted at 1 %s = %.4g %s (%s%s, %s)\n", r->quote.row_cur, r->quote.row_cur,
-		       r->quote.fx.rate, cur, r->quote.fx.date, r->quote.fx.via_eur ? ", via EUR" : "", r->quote.fx.source);
+		printf(_("* quoted in %s, converted at 1 %s = %.4g %s (%s%s, %s)\n"), r->quote.row_cur, r->quote.row_cur,
+		       r->quote.fx.rate, cur, r->quote.fx.date, r->quote.fx.via_eur ? _(", via EUR") : "", r->quote.fx.source);
 	}
 }
 
@@ -401,7 +401,7 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		int age = price_age_months(r->quote.date, yr, mo);
 		stale += !r->price_estimated && age > PRICE_STALE_MONTHS;
 		table_add(t, n, r->gpu->name, cnt, vram, need, sp, price,
-			  r->price_estimated ? "estimate" : r->quote.date, per, pw);
+			  r->price_estimated ? _("estimate") : r->quote.date, per, pw);
 	}
 	table_print(t, stdout);
 	table_free(t);
@@ -430,14 +430,14 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		       "(%s prices of %s), %s %s%s%s\n"),
 		       c_bold(f), o->budget, cur, c_reset(f), r->count, r->gpu->name, r->price, cur, o->used ? _("used") : _("new"),
 		       r->quote.date, sp, c->w.kind == WORKLOAD_TRAIN ? "train tok/s" : c->w.kind == WORKLOAD_IMAGE ? "images/min" : "tok/s",
-		       r->eval.remedy[0] ? ", with " : "", r->eval.remedy);
+		       r->eval.remedy[0] ? _(", with ") : "", r->eval.remedy);
 	}
 	if (any_est)
 		printf(_("\n~ estimate, not a price: no used price is on record for this card, so it is taken as 75%%/55%%/35%% "
 		       "of the launch price by age [assumption]; ranked after every priced card (--no-estimates drops them)\n"));
 	if (conv)
 		printf(_("\n* no %s price on record: the USD price converted at 1 USD = %.4g %s (%s%s, %s)\n"), cur,
-		       conv->fx.rate, cur, conv->fx.date, conv->fx.via_eur ? ", via EUR" : "", conv->fx.source);
+		       conv->fx.rate, cur, conv->fx.date, conv->fx.via_eur ? _(", via EUR") : "", conv->fx.source);
 	if (any_speed_est && c->w.kind == WORKLOAD_IMAGE)
 		printf(_("\n~ before a speed: no public measurement of this card on its backend; estimated from the "
 		       "measured cards' realised fraction (data/image-backends.tsv); ranked after the measured cards\n"));
@@ -450,7 +450,7 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		       c_yellow(f), c_reset(f), stale, PRICE_STALE_MONTHS, o->used ? "used-prices.tsv" : "new-prices.tsv");
 	printf(_("\n%zu GPUs considered: %zu listed, %zu do not fit with %u cards, %zu over budget, %zu %s"),
 	       res->n_considered, res->n_rows, res->n_no_fit, o->max_gpus, res->n_over_budget, res->n_no_price,
-	       o->used ? "without a used price" : "not on sale new (try --used)");
+	       o->used ? _("without a used price") : _("not on sale new (try --used)"));
 	if (res->n_other_market)
 		printf(_(", %zu sold only in another market (priced in another currency; --currency)"), res->n_other_market);
 	if (o->backend != PLAN_BACKEND_AUTO)

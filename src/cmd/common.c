@@ -166,10 +166,10 @@ const char *quant_resolve(const char *cmd, const char *q, bool gguf_engine)
 			if (strcasecmp(q, quant_aliases[i].in[k]) == 0) {
 				const char *to = gguf_engine ? quant_aliases[i].gguf : quant_aliases[i].hf;
 				if (strcasecmp(to, q) != 0)
-					fprintf(stderr, "gpuwise: %s: --quant '%s' read as %s (%s%s); give the exact name to "
-							"choose another (gpuwise list quants)\n",
+					fprintf(stderr, _("gpuwise: %s: --quant '%s' read as %s (%s%s); give the exact name to "
+							  "choose another (gpuwise list quants)\n"),
 						cmd, q, to, quant_aliases[i].what,
-						gguf_engine ? ", llama.cpp's usual pick" : "");
+						gguf_engine ? _(", llama.cpp's usual pick") : "");
 				return to;
 			}
 	return q;

@@ -124,7 +124,7 @@ static void add_conversion(cost_ctx *c, const char *what, double from_amount, co
 
 static void fx_text(char *b, size_t n, const fx_rate *fx)
 {
-	snprintf(b, n, "1 %s = %.4g %s, %s%s (%s)", fx->from, fx->rate, fx->to, fx->date, fx->via_eur ? ", via EUR" : "",
+	snprintf(b, n, "1 %s = %.4g %s, %s%s (%s)", fx->from, fx->rate, fx->to, fx->date, fx->via_eur ? _(", via EUR") : "",
 		 fx->source);
 }
 
@@ -161,7 +161,7 @@ static void print_text(const cost_ctx *c)
 	       c->resale_from);
 	printf(_("  depreciation    %10.2f %s/month  over %g months\n"), r->depreciation_month, cur, months);
 	printf(_("  electricity     %10.2f %s/month  (%g W%s x %.1f h x %.4g %s/kWh: %s"), r->energy_month, cur,
-	       in->power_w + in->system_power_w, in->system_power_w > 0 ? " with the system" : "", r->hours_month,
+	       in->power_w + in->system_power_w, in->system_power_w > 0 ? _(" with the system") : "", r->hours_month,
 	       in->kwh.amount, cur, c->kwh_from);
 	if (in->idle_power_w > 0)
 		printf(_("; idle %g W the other %.1f h a day: %.2f"), in->idle_power_w, 24 - in->hours_per_day,
@@ -172,7 +172,7 @@ static void print_text(const cost_ctx *c)
 		printf(_("  (the host PC is not counted: --host-price, --system-power, --idle-power add it)\n"));
 	printf(_("%sRent%s\n"), b, z);
 	if (!r->has_rent) {
-		printf(_("  none rented: %s; give --cloud-rate\n"), *c->no_rent ? c->no_rent : "no cloud rate known");
+		printf(_("  none rented: %s; give --cloud-rate\n"), *c->no_rent ? c->no_rent : _("no cloud rate known"));
 	} else {
 		if (c->quoted) {
 			const cost_quote *q = &c->q;
@@ -181,13 +181,17 @@ static void print_text(const cost_ctx *c)
 				       "different card (%.0f GiB, %.0f GB/s against %.0f GiB, %.0f GB/s)\n"),
 				       c_yellow(f), z, c->g->name, q->rented->name, q->rented->vram_bytes / 1073741824.0,
 				       q->rented->bandwidth_gbs, c->g->vram_bytes / 1073741824.0, c->g->bandwidth_gbs);
-			printf(_("  rate            %10.4g %s/h  (%s%s, %s, median of %zu offer%s, range %.4g-%.4g, newest %s)\n"),
-			       in->cloud_h.amount, cur, q->substitute ? "different card: " : "", q->rented->name, q->tier,
-			       q->n_rows, q->n_rows > 1 ? "s" : "", q->min_h, q->max_h, q->date);
+			printf(P_("  rate            %10.4g %s/h  (%s%s, %s, median of %zu offer, range %.4g-%.4g, newest %s)\n",
+				  "  rate            %10.4g %s/h  (%s%s, %s, median of %zu offers, range %.4g-%.4g, newest %s)\n",
+				  q->n_rows),
+			       in->cloud_h.amount, cur, q->substitute ? _("different card: ") : "", q->rented->name, q->tier,
+			       q->n_rows, q->min_h, q->max_h, q->date);
 			printf(_("  source          %s: %s\n"), q->provider, q->source);
 			if (q->n_spot)
-				printf(_("  spot            %.4g-%.4g %s/h (%zu offer%s; interruptible, not used for the comparison)\n"),
-				       q->spot_min_h, q->spot_max_h, cur, q->n_spot, q->n_spot > 1 ? "s" : "");
+				printf(P_("  spot            %.4g-%.4g %s/h (%zu offer; interruptible, not used for the comparison)\n",
+					  "  spot            %.4g-%.4g %s/h (%zu offers; interruptible, not used for the comparison)\n",
+					  q->n_spot),
+				       q->spot_min_h, q->spot_max_h, cur, q->n_spot);
 		} else {
 			printf(_("  rate            %10.4g %s/h  (--cloud-rate)\n"), in->cloud_h.amount, cur);
 		}
@@ -206,7 +210,7 @@ static void print_text(const cost_ctx *c)
 				 "storage price, give --storage-price)\n"),
 			       r->storage_month, cur, c->storage_gb, c->storage_price, cur);
 		printf(_("  total           %10.2f %s/month  (%.1f h a month%s)\n"), r->rent_month, cur, r->hours_month,
-		       r->storage_month > 0 ? " + storage" : "");
+		       r->storage_month > 0 ? _(" + storage") : "");
 		printf(_("%sBreak-even%s\n"), b, z);
 		if (!r->has_breakeven) {
 			printf(_("  never: electricity alone (%.4g %s/h) costs more than the rent\n"), r->energy_hour, cur);
@@ -227,7 +231,7 @@ static void print_text(const cost_ctx *c)
 		for (size_t i = 0; i < c->n_conv; i++) {
 			char t[400];
 			fx_text(t, sizeof t, &c->conv[i].fx);
-			printf(_("  %s: %.2f %s at %s\n"), c->conv[i].what, c->conv[i].from_amount, c->conv[i].fx.from, t);
+			printf(_("  %s: %.2f %s at %s\n"), _(c->conv[i].what), c->conv[i].from_amount, c->conv[i].fx.from, t);
 		}
 	}
 }
@@ -487,9 +491,10 @@ int cmd_cost(int argc, char **argv)
 			gw_errorf("%s", err.msg);
 			return GW_EXIT_RUNTIME;
 		}
-		if ((rc = to_answer(&c, "electricity", rp.kwh, &c.in.kwh)))
+		if ((rc = to_answer(&c, N_("electricity"), rp.kwh, &c.in.kwh)))
 			return rc;
-		snprintf(c.kwh_from, sizeof c.kwh_from, "%s household price, %s: %s", rp.name, rp.date, rp.source);
+		/* the *_from texts are English under --json (main.c turns the catalog off) */
+		snprintf(c.kwh_from, sizeof c.kwh_from, _("%s household price, %s: %s"), rp.name, rp.date, rp.source);
 	}
 
 	time_t now = time(NULL);
@@ -527,12 +532,15 @@ int cmd_cost(int argc, char **argv)
 			}
 			c.in.price.amount = pq.amount;
 			int age = price_age_months(pq.date, year, month);
-			snprintf(c.price_from, sizeof c.price_from, "%s price, median of %zu dated %s row%s (%.0f-%.0f %s), newest %s%s: %s",
-				 c.used ? "used" : "new", pq.n_rows, pq.row_currency, pq.n_rows > 1 ? "s" : "",
-				 pq.min_amount, pq.max_amount, pq.currency, pq.date,
-				 age > PRICE_STALE_MONTHS ? ", more than 6 months old" : "", pq.source);
+			snprintf(c.price_from, sizeof c.price_from,
+				 c.used ? P_("used price, median of %zu dated %s row (%.0f-%.0f %s), newest %s%s: %s",
+					     "used price, median of %zu dated %s rows (%.0f-%.0f %s), newest %s%s: %s", pq.n_rows)
+					: P_("new price, median of %zu dated %s row (%.0f-%.0f %s), newest %s%s: %s",
+					     "new price, median of %zu dated %s rows (%.0f-%.0f %s), newest %s%s: %s", pq.n_rows),
+				 pq.n_rows, pq.row_currency, pq.min_amount, pq.max_amount, pq.currency, pq.date,
+				 age > PRICE_STALE_MONTHS ? _(", more than 6 months old") : "", pq.source);
 			if (pq.converted)
-				add_conversion(&c, "purchase price", pq.row_amount, &pq.fx);
+				add_conversion(&c, N_("purchase price"), pq.row_amount, &pq.fx);
 			snprintf(c.price_date, sizeof c.price_date, "%s", pq.date);
 			c.price_age = age;
 			c.price_rows_known = true;
@@ -547,20 +555,21 @@ int cmd_cost(int argc, char **argv)
 			size_t nc;
 			money launch;
 			if (cost_resale(g, c.in.years, year, &rusd, &ratio, &nc) && c.in.price.amount > 0 &&
-			    !to_answer(&c, "launch price (for the resale)", money_of(g->price_usd, "USD"), &launch)) {
+			    !to_answer(&c, N_("launch price (for the resale)"), money_of(g->price_usd, "USD"), &launch)) {
 				double pct = launch.amount * ratio / c.in.price.amount * 100;
 				c.in.resale_pct = pct > 100 ? 100 : pct;
 				snprintf(c.resale_from, sizeof c.resale_from,
-					 "cards %.0f+-1 years old sell used for a median %.0f%% of their launch price (%zu cards, "
-					 "used-prices.tsv) [derived]",
+					 _("cards %.0f+-1 years old sell used for a median %.0f%% of their launch price (%zu cards, "
+					   "used-prices.tsv) [derived]"),
 					 (year - g->year) + c.in.years, ratio * 100, nc);
 			} else {
-				snprintf(c.resale_from, sizeof c.resale_from, "%g%% [assumption: %s]", COST_DEFAULT_RESALE_PCT,
-					 g->price_usd > 0 ? "too few priced cards of that age" : "no catalog launch price to compare with");
+				snprintf(c.resale_from, sizeof c.resale_from, _("%g%% [assumption: %s]"), COST_DEFAULT_RESALE_PCT,
+					 g->price_usd > 0 ? _("too few priced cards of that age")
+							  : _("no catalog launch price to compare with"));
 			}
 		}
 	} else if (!resale_given) {
-		snprintf(c.resale_from, sizeof c.resale_from, "%g%% [assumption]", COST_DEFAULT_RESALE_PCT);
+		snprintf(c.resale_from, sizeof c.resale_from, _("%g%% [assumption]"), COST_DEFAULT_RESALE_PCT);
 	}
 	if (resale_given)
 		snprintf(c.resale_from, sizeof c.resale_from, "--resale");
@@ -578,7 +587,7 @@ int cmd_cost(int argc, char **argv)
 			c.in.cloud_h.amount = c.q.per_h;
 			c.quoted = true;
 			if (c.q.converted)
-				add_conversion(&c, "rent per hour", c.q.per_h / c.q.fx.rate, &c.q.fx);
+				add_conversion(&c, N_("rent per hour"), c.q.per_h / c.q.fx.rate, &c.q.fx);
 			if (!c.storage_price_known && c.q.storage_known) {
 				c.storage_price = c.q.storage_gb_month;
 				c.storage_price_known = true;

@@ -181,7 +181,7 @@ int cmd_doctor(int argc, char **argv)
 			}
 			free(full);
 			if (!ok) {
-				gw_errorf("cannot use --python '%s': not an executable or environment directory", optarg);
+				gw_errorf(_("cannot use --python '%s': not an executable or environment directory"), optarg);
 				return GW_EXIT_USAGE;
 			}
 			pythons[n_pythons++] = optarg;

@@ -21,7 +21,7 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gpuwise explain [TEXT | FILE | -] [--json] [--no-probe]\n\n"
+	fputs(_("usage: gpuwise explain [TEXT | FILE | -] [--json] [--no-probe]\n\n"
 		   "Say what an error message means, its likely causes (most likely first)\n"
 		   "and the commands that fix it, made specific with what this machine says.\n"
 		   "  TEXT        the message itself (several words are joined)\n"
@@ -31,7 +31,7 @@ static void usage(FILE *f)
 		   "  --no-probe  do not look at this machine's GPUs and Python environments\n"
 		   "  -h, --help  show this help\n\n"
 		   "Exit status: 0 a diagnosis was found, 1 runtime error (unreadable input),\n"
-		   "2 usage error, 3 the message matches no known signature.\n");
+		   "2 usage error, 3 the message matches no known signature.\n"), f);
 }
 
 static int read_stream(FILE *f, const char *name, char **out, size_t *len)
@@ -42,14 +42,14 @@ static int read_stream(FILE *f, const char *name, char **out, size_t *len)
 	while ((r = fread(buf, 1, sizeof buf, f)) > 0) {
 		if (sb.len + r > EXPLAIN_MAX_INPUT) {
 			sb_release(&sb);
-			gw_errorf("cannot read '%s': larger than %u MiB", name, EXPLAIN_MAX_INPUT >> 20);
+			gw_errorf(_("cannot read '%s': larger than %u MiB"), name, EXPLAIN_MAX_INPUT >> 20);
 			return GW_ERANGE;
 		}
 		sb_add(&sb, buf, r);
 	}
 	if (ferror(f)) {
 		sb_release(&sb);
-		gw_errorf("cannot read '%s': input/output error", name);
+		gw_errorf(_("cannot read '%s': input/output error"), name);
 		return GW_EIO;
 	}
 	/* A log may hold a stray NUL (a truncated, rewritten file); binary data is not a message. */
@@ -61,7 +61,7 @@ static int read_stream(FILE *f, const char *name, char **out, size_t *len)
 	}
 	if (ctl * 10 > sb.len) {
 		sb_release(&sb);
-		gw_errorf("cannot read '%s': binary data, not a message or a log", name);
+		gw_errorf(_("cannot read '%s': binary data, not a message or a log"), name);
 		return GW_EINVAL;
 	}
 	for (size_t i = 0; i < sb.len; i++)
@@ -224,12 +224,12 @@ int cmd_explain(int argc, char **argv)
 			goto out;
 	} else if (nargs == 1 && stat(argv[optind], &st) == 0) {
 		if (S_ISDIR(st.st_mode)) {
-			gw_errorf("cannot read '%s': is a directory", argv[optind]);
+			gw_errorf(_("cannot read '%s': is a directory"), argv[optind]);
 			goto out;
 		}
 		FILE *f = fopen(argv[optind], "rb");
 		if (!f) {
-			gw_errorf("cannot read '%s': permission denied or unreadable", argv[optind]);
+			gw_errorf(_("cannot read '%s': permission denied or unreadable"), argv[optind]);
 			goto out;
 		}
 		int rc = read_stream(f, argv[optind], &text, &len);
@@ -238,7 +238,7 @@ int cmd_explain(int argc, char **argv)
 			goto out;
 	} else if (nargs == 1 && strchr(argv[optind], '/') && !strpbrk(argv[optind], " \t\n")) {
 		/* one word with a slash is a file name, not a message */
-		gw_errorf("cannot read '%s': %s", argv[optind], strerror(errno));
+		gw_errorf(_("cannot read '%s': %s"), argv[optind], strerror(errno));
 		goto out;
 	} else {
 		strbuf sb = STRBUF_INIT;
@@ -260,7 +260,7 @@ int cmd_explain(int argc, char **argv)
 	size_t n;
 	gw_error err = {0};
 	if (explain_match(subject, &m, &n, &err)) {
-		gw_errorf("cannot load the error signatures: %s", err.msg);
+		gw_errorf(_("cannot load the error signatures: %s"), err.msg);
 		goto out;
 	}
 	if (probe && n) {

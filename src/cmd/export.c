@@ -123,12 +123,12 @@ int export_sbatch_submit(const char *script, char *id, size_t n_id, char *err, s
 {
 	int in[2], out[2];
 	if (pipe(in) || pipe(out)) {
-		snprintf(err, n_err, "cannot run sbatch: %s", strerror(errno));
+		snprintf(err, n_err, _("cannot run sbatch: %s"), strerror(errno));
 		return -1;
 	}
 	pid_t pid = fork();
 	if (pid < 0) {
-		snprintf(err, n_err, "cannot run sbatch: %s", strerror(errno));
+		snprintf(err, n_err, _("cannot run sbatch: %s"), strerror(errno));
 		return -1;
 	}
 	if (pid == 0) {
@@ -137,7 +137,7 @@ int export_sbatch_submit(const char *script, char *id, size_t n_id, char *err, s
 		dup2(out[1], 2);
 		close(in[0]), close(in[1]), close(out[0]), close(out[1]);
 		execlp("sbatch", "sbatch", "--parsable", (char *)NULL);
-		fprintf(stderr, "cannot run sbatch: %s", strerror(errno));
+		fprintf(stderr, _("cannot run sbatch: %s"), strerror(errno));
 		_exit(127);
 	}
 	close(in[0]);
@@ -165,7 +165,7 @@ int export_sbatch_submit(const char *script, char *id, size_t n_id, char *err, s
 	if (nl)
 		*nl = '\0';
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !buf[0]) {
-		snprintf(err, n_err, "sbatch failed: %s", buf[0] ? buf : "no output");
+		snprintf(err, n_err, _("sbatch failed: %s"), buf[0] ? buf : _("no output"));
 		return -1;
 	}
 	char *semi = strchr(buf, ';');
@@ -181,7 +181,7 @@ static void print_notes(const strbuf *notes)
 	while (*s) {
 		const char *nl = strchr(s, '\n');
 		size_t n = nl ? (size_t)(nl - s) : strlen(s);
-		fprintf(stderr, "gpuwise: note: %.*s\n", (int)n, s);
+		fprintf(stderr, _("gpuwise: note: %.*s\n"), (int)n, s);
 		s += n + (nl ? 1 : 0);
 	}
 }
@@ -278,7 +278,7 @@ static int read_quota_json(const char *path, export_quota **qs, size_t *n)
 	j = json_parse_limited(text, len, ebuf, sizeof ebuf);
 	const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
 	if (!j) {
-		gw_errorf("cannot read '%s': %s", name, ebuf);
+		gw_errorf(_("cannot read '%s': %s"), name, ebuf);
 		goto out;
 	}
 	rc = quota_from_json(j, name, qs, n);
@@ -293,7 +293,7 @@ static int quota_from_json(json_t *j, const char *name, export_quota **qs, size_
 	int rc = GW_EXIT_RUNTIME;
 	json_t *projects = json_object_get(j, "projects");
 	if (!json_is_array(projects)) {
-		gw_errorf("cannot read '%s': no \"projects\" array (the output of 'gpuwise quota --json')", name);
+		gw_errorf(_("cannot read '%s': no \"projects\" array (the output of 'gpuwise quota --json')"), name);
 		goto out;
 	}
 	bool borrowing = json_is_true(json_object_get(j, "borrowing"));
@@ -302,7 +302,7 @@ static int quota_from_json(json_t *j, const char *name, export_quota **qs, size_
 	json_array_foreach(projects, i, p) {
 		const char *proj = json_string_value(json_object_get(p, "project"));
 		if (!proj || !*proj) {
-			gw_errorf("cannot read '%s': projects[%zu] has no \"project\" name", name, i);
+			gw_errorf(_("cannot read '%s': projects[%zu] has no \"project\" name"), name, i);
 			goto out;
 		}
 		export_quota q = {.project = xstrdup(proj), .borrow_gpus = borrowing ? -1 : 0};
@@ -312,7 +312,7 @@ static int quota_from_json(json_t *j, const char *name, export_quota **qs, size_
 		    (jb && !json_is_null(jb) && (!json_is_integer(jb) || json_integer_value(jb) < 0)) ||
 		    (v && !json_is_null(v) && (!json_is_integer(v) || json_integer_value(v) < 0))) {
 			free((char *)q.project);
-			gw_errorf("cannot read '%s': project '%s' has a quota that is not a count or null", name, proj);
+			gw_errorf(_("cannot read '%s': project '%s' has a quota that is not a count or null"), name, proj);
 			goto out;
 		}
 		q.gpus = json_is_integer(g) ? (int)json_integer_value(g) : 0;

@@ -618,7 +618,7 @@ static void serve_text(const plan_serve *s, const plan_result *r, FILE *f)
 	fprintf(f, "\n  %-10s", "tok/s/req");
 	for (size_t i = 0; i < s->n_points; i++)
 		fprintf(f, " %7.1f", s->points[i].per_request_tok_s);
-	fprintf(f, "\n  %-10s", "aggregate");
+	fprintf(f, "\n  %-10s", _("aggregate"));
 	for (size_t i = 0; i < s->n_points; i++)
 		fprintf(f, " %7.0f", s->points[i].aggregate_tok_s);
 	fputc('\n', f);

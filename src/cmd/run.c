@@ -635,15 +635,15 @@ static FILE *open_output(const char *path)
 	if (fd < 0) {
 		int e = errno;
 		if (e == ELOOP && lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode))
-			gw_errorf("cannot write '%s': it is a symbolic link, which gpuwise run never writes through", path);
+			gw_errorf(_("cannot write '%s': it is a symbolic link, which gpuwise run never writes through"), path);
 		else
-			gw_errorf("cannot write '%s': %s", path, strerror(e));
+			gw_errorf(_("cannot write '%s': %s"), path, strerror(e));
 		return NULL;
 	}
 	int fl = fcntl(fd, F_GETFL);
 	FILE *f = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
-		gw_errorf("cannot write '%s': %s", path, strerror(errno));
+		gw_errorf(_("cannot write '%s': %s"), path, strerror(errno));
 		close(fd);
 	}
 	return f;
@@ -850,7 +850,7 @@ int cmd_run(int argc, char **argv)
 		int bad = ferror(c.log);
 		errno = 0;
 		if (fflush(c.log) || bad) {
-			outq_printf(&c.err, "gpuwise: cannot write '%s': %s\n", log_path, errno ? strerror(errno) : "write error");
+			outq_printf(&c.err, _("gpuwise: cannot write '%s': %s\n"), log_path, errno ? strerror(errno) : _("write error"));
 			if (status == 0)
 				status = GW_EXIT_RUNTIME;
 		}
@@ -859,7 +859,7 @@ int cmd_run(int argc, char **argv)
 		strbuf sb = STRBUF_INIT;
 		watch_report_html(&r, o.argv, &o, &sb);
 		if (fwrite(sb.buf, 1, sb.len, report) != sb.len || fflush(report)) {
-			outq_printf(&c.err, "gpuwise: cannot write '%s': %s\n", report_path, strerror(errno));
+			outq_printf(&c.err, _("gpuwise: cannot write '%s': %s\n"), report_path, strerror(errno));
 			report_path = NULL;
 			if (status == 0)
 				status = GW_EXIT_RUNTIME;

@@ -173,8 +173,8 @@ static void draw_panel(FILE *f, const panel *p, const pol_runs *pr, int n_seeds,
 	fprintf(f, "</svg>\n");
 	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#000000\"/>\n", p->x,
 		p->y, p->w, p->h);
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">arrived GPU demand (%% of the GPUs)</text>\n",
-		p->x + p->w / 2, p->y + p->h + 40);
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", p->x + p->w / 2, p->y + p->h + 40,
+		/* xgettext:no-c-format */ _("arrived GPU demand (% of the GPUs)"));
 }
 
 /*
@@ -186,7 +186,7 @@ static int write_plot(const char *path, const pol_runs *pr, int n_seeds, double 
 {
 	FILE *f = fopen(path, "w");
 	if (!f) {
-		gw_errorf("cannot write '%s': %s", path, strerror(errno));
+		gw_errorf(_("cannot write '%s': %s"), path, strerror(errno));
 		return GW_EXIT_RUNTIME;
 	}
 	const double W = 1100, H = 500;
@@ -217,12 +217,15 @@ static int write_plot(const char *path, const pol_runs *pr, int n_seeds, double 
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
 		   "font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H);
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
-	fprintf(f, "<text x=\"70\" y=\"24\" font-size=\"15\">GPU allocation ratio against arrived GPU demand, "
-		   "%zu GPUs, mean of %d seed%s</text>\n", n_gpus, n_seeds, n_seeds > 1 ? "s" : "");
-	fprintf(f, "<text transform=\"translate(20 %.1f) rotate(-90)\" text-anchor=\"middle\">GPUs allocated "
-		   "(%% of the GPUs)</text>\n", full.y + full.h / 2);
-	draw_panel(f, &full, pr, n_seeds, "the whole run");
-	draw_panel(f, &zoom, pr, n_seeds, "where the policies part");
+	fputs("<text x=\"70\" y=\"24\" font-size=\"15\">", f);
+	fprintf(f, P_("GPU allocation ratio against arrived GPU demand, %zu GPUs, mean of %d seed",
+		      "GPU allocation ratio against arrived GPU demand, %zu GPUs, mean of %d seeds", n_seeds),
+		n_gpus, n_seeds);
+	fputs("</text>\n", f);
+	fprintf(f, "<text transform=\"translate(20 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n",
+		full.y + full.h / 2, /* xgettext:no-c-format */ _("GPUs allocated (% of the GPUs)"));
+	draw_panel(f, &full, pr, n_seeds, _("the whole run"));
+	draw_panel(f, &zoom, pr, n_seeds, _("where the policies part"));
 	int row = 0;
 	for (int q = 0; q < N_POLICIES; q++) {
 		if (!pr[q].on)
@@ -234,7 +237,7 @@ static int write_plot(const char *path, const pol_runs *pr, int n_seeds, double 
 	}
 	fprintf(f, "</svg>\n");
 	if (fclose(f) != 0) {
-		gw_errorf("cannot write '%s': %s", path, strerror(errno));
+		gw_errorf(_("cannot write '%s': %s"), path, strerror(errno));
 		return GW_EXIT_RUNTIME;
 	}
 	return GW_EXIT_OK;
@@ -242,15 +245,18 @@ static int write_plot(const char *path, const pol_runs *pr, int n_seeds, double 
 
 static void print_inflation(const sim_cluster *c, const pol_runs *pr, uint64_t seed, int n_seeds, double stop_pct)
 {
-	printf("Inflation (Weng et al., ATC'23): GPU pods drawn with replacement arrive and never leave\n"
-	       "until they ask for %g%% of the GPUs; seeds %llu..%llu\n\n", stop_pct, (unsigned long long)seed,
+	printf(_("Inflation (Weng et al., ATC'23): GPU pods drawn with replacement arrive and never leave\n"
+		 "until they ask for %g%% of the GPUs; seeds %llu..%llu\n\n"), stop_pct, (unsigned long long)seed,
 	       (unsigned long long)(seed + n_seeds - 1));
-	const char *what[4] = {"GPU allocation ratio (% of the GPUs allocated to pods)",
-			       "Unallocated GPUs (% of the GPUs)", "Fragmented GPUs (% of the GPUs no typical pod can use)",
-			       "GPU pods placed (% of the pods arrived)"};
+	/* printed with %s: "% of" is no directive */
+	const char *what[4] = {/* xgettext:no-c-format */ N_("GPU allocation ratio (% of the GPUs allocated to pods)"),
+			       /* xgettext:no-c-format */ N_("Unallocated GPUs (% of the GPUs)"),
+			       /* xgettext:no-c-format */ N_("Fragmented GPUs (% of the GPUs no typical pod can use)"),
+			       /* xgettext:no-c-format */ N_("GPU pods placed (% of the pods arrived)")};
 	for (int w = 0; w < 4; w++) {
-		printf("%s, mean ± sd over %d seed%s, at arrived demand:\n", what[w], n_seeds, n_seeds > 1 ? "s" : "");
-		const char *hdr[SIM_N_MARKS + 1] = {"policy", "50%", "80%", "90%", "100%", "110%", "120%"};
+		printf(P_("%s, mean ± sd over %d seed, at arrived demand:\n",
+			  "%s, mean ± sd over %d seeds, at arrived demand:\n", n_seeds), _(what[w]), n_seeds);
+		const char *hdr[SIM_N_MARKS + 1] = {_("policy"), "50%", "80%", "90%", "100%", "110%", "120%"};
 		table *t = table_new(SIM_N_MARKS + 1, hdr);
 		for (int m = 1; m <= SIM_N_MARKS; m++)
 			table_set_align(t, (size_t)m, true);
@@ -281,8 +287,9 @@ static void print_inflation(const sim_cluster *c, const pol_runs *pr, uint64_t s
 		table_free(t);
 		printf("\n");
 	}
-	printf("First failed placement, mean (min..max) over the seeds:\n");
-	const char *hdr[5] = {"policy", "arrived demand", "allocation then", "lowest allocation at 100%", "time (all seeds)"};
+	printf(_("First failed placement, mean (min..max) over the seeds:\n"));
+	const char *hdr[5] = {_("policy"), _("arrived demand"), _("allocation then"), _("lowest allocation at 100%"),
+			      _("time (all seeds)")};
 	table *t = table_new(5, hdr);
 	for (int p = 0; p < N_POLICIES; p++) {
 		if (!pr[p].on)
@@ -298,7 +305,7 @@ static void print_inflation(const sim_cluster *c, const pol_runs *pr, uint64_t s
 		if (sa.n)
 			snprintf(c1, sizeof c1, "%.2f%% (%.2f..%.2f)", sa.mean, sa.min, sa.max);
 		else
-			snprintf(c1, sizeof c1, "none");
+			snprintf(c1, sizeof c1, "%s", _("none"));
 		if (sb.n)
 			snprintf(c2, sizeof c2, "%.2f%% (%.2f..%.2f)", sb.mean, sb.min, sb.max);
 		else
@@ -476,7 +483,7 @@ static void compare_sizes(sim_cluster *cl, const trace_node *nodes, size_t n_nod
 		if (m < z->n_models && l < sizeof list)
 			l += (size_t)snprintf(list + l, sizeof list - l, "%s: ", z->model[m].model);
 		else if (z->n_models && l < sizeof list)
-			l += (size_t)snprintf(list + l, sizeof list - l, "others: ");
+			l += (size_t)snprintf(list + l, sizeof list - l, "%s", j ? "others: " : _("others: "));
 		for (size_t i = 0; i < n && l < sizeof list; i++) {
 			char b[32];
 			l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", i ? "," : "", fmt_bytes(b, sizeof b, sz[i]));
@@ -485,8 +492,8 @@ static void compare_sizes(sim_cluster *cl, const trace_node *nodes, size_t n_nod
 	json_t *arr = j ? json_array() : NULL;
 	table *t = NULL;
 	if (!j) {
-		const char *hdr[5] = {"policy", "allocation free-form", "allocation sized", "fragmentation free-form",
-				      "fragmentation sized"};
+		const char *hdr[5] = {_("policy"), _("allocation free-form"), _("allocation sized"),
+				      _("fragmentation free-form"), _("fragmentation sized")};
 		t = table_new(5, hdr);
 	}
 	for (int p = 0; p < N_POLICIES; p++) {
@@ -532,9 +539,9 @@ static void compare_sizes(sim_cluster *cl, const trace_node *nodes, size_t n_nod
 		json_object_set_new(j, "vram_sizes", o);
 		return;
 	}
-	printf("\nStandard sizes %s against free-form requests, at 100%% arrived demand (mean of %d seeds):\n"
-	       "allocation counts what the pods asked for, not the slots they hold; fragmentation\n"
-	       "is F(M) (free GPU the next request could not use), with sizes measured by slots\n",
+	printf(_("\nStandard sizes %s against free-form requests, at 100%% arrived demand (mean of %d seeds):\n"
+		 "allocation counts what the pods asked for, not the slots they hold; fragmentation\n"
+		 "is F(M) (free GPU the next request could not use), with sizes measured by slots\n"),
 	       list, n_seeds);
 	table_print(t, stdout);
 	table_free(t);
@@ -629,11 +636,11 @@ int cmd_sim(int argc, char **argv)
 	}
 	sim_cluster_init(&cl, pods, n_pods, nodes, n_nodes, !gpu_only);
 	if (cl.n_gpus == 0) {
-		gw_errorf("'%s': no node has a GPU", nodes_path);
+		gw_errorf(_("'%s': no node has a GPU"), nodes_path);
 		goto out;
 	}
 	if (cl.n_gpu_pods == 0) {
-		gw_errorf("'%s': no pod asks for a GPU", pods_path);
+		gw_errorf(_("'%s': no pod asks for a GPU"), pods_path);
 		goto out;
 	}
 	json_t *j = json ? json_object() : NULL;
@@ -650,12 +657,13 @@ int cmd_sim(int argc, char **argv)
 		json_object_set_new(j, "trace", tr);
 		json_object_set_new(j, "mode", json_string(replay ? "replay" : "inflation"));
 	} else {
-		printf("Trace: %zu pods (%zu ask for GPUs, %.1f GPUs in all, %zu request shapes); %zu nodes with %zu GPUs\n"
-		       "Pods ask for %s\n",
+		printf(_("Trace: %zu pods (%zu ask for GPUs, %.1f GPUs in all, %zu request shapes); %zu nodes with %zu GPUs\n"
+			 "Pods ask for %s\n"),
 		       n_pods, cl.n_gpu_pods, cl.demand_gpus, cl.n_types, cl.n_nodes, cl.n_gpus,
-		       gpu_only ? "GPU memory only (--gpu-only)" : "GPU memory and their node's CPU (cpu_milli), as in the FGD paper");
+		       gpu_only ? _("GPU memory only (--gpu-only)")
+				: _("GPU memory and their node's CPU (cpu_milli), as in the FGD paper"));
 		if (cl.n_nodes_assumed)
-			printf("(%zu nodes are of an undisclosed GPU model: 16 GiB assumed; requests are shares of a GPU)\n",
+			printf(_("(%zu nodes are of an undisclosed GPU model: 16 GiB assumed; requests are shares of a GPU)\n"),
 			       cl.n_nodes_assumed);
 		printf("\n");
 	}
@@ -663,8 +671,8 @@ int cmd_sim(int argc, char **argv)
 		json_t *arr = j ? json_array() : NULL;
 		table *t = NULL;
 		if (!j) {
-			const char *hdr[7] = {"policy", "pods", "placed", "failed", "peak GPUs asked", "peak allocation",
-					      "mean allocation"};
+			const char *hdr[7] = {_("policy"), _("pods"), _("placed"), _("failed"), _("peak GPUs asked"),
+					      _("peak allocation"), _("mean allocation")};
 			t = table_new(7, hdr);
 		}
 		double peak = 0, span = 0;
@@ -700,11 +708,11 @@ int cmd_sim(int argc, char **argv)
 		if (j) {
 			json_object_set_new(j, "replay", arr);
 		} else {
-			printf("Replay at the trace's own times (%.1f days):\n", span / 86400);
+			printf(_("Replay at the trace's own times (%.1f days):\n"), span / 86400);
 			table_print(t, stdout);
 			table_free(t);
-			printf("\nAt most %.2f of the %zu GPUs (%.2f%%) are asked for at once: the trace's own times\n"
-			       "never stress the cluster; the default mode inflates the workload instead.\n",
+			printf(_("\nAt most %.2f of the %zu GPUs (%.2f%%) are asked for at once: the trace's own times\n"
+				 "never stress the cluster; the default mode inflates the workload instead.\n"),
 			       peak, cl.n_gpus, 100 * peak / (double)cl.n_gpus);
 		}
 	} else {

@@ -67,7 +67,7 @@ static int capture(char *const argv[], strbuf *out)
 		close(fd[0]);
 		close(fd[1]);
 		execvp(argv[0], argv);
-		printf("cannot run %s: %s\n", argv[0], strerror(errno));
+		printf(_("cannot run %s: %s\n"), argv[0], strerror(errno));
 		fflush(stdout);
 		_exit(127);
 	}
@@ -183,8 +183,7 @@ void slurm_probe(const char *path, const char *partition)
 	if (probe_cached(key))
 		goto out;
 	if (!in_path("srun")) {
-		fprintf(stderr, "gpuwise: warning: cannot check that '%s' runs on the cluster's nodes: srun is not installed\n",
-			path);
+		gw_warnf(_("cannot check that '%s' runs on the cluster's nodes: srun is not installed"), path);
 		goto out;
 	}
 	char part[256] = "";
@@ -219,10 +218,9 @@ void slurm_probe(const char *path, const char *partition)
 		const char *f = first;
 		if (strncmp(f, "srun: ", 6) == 0)
 			f += 6;
-		fprintf(stderr,
-			"gpuwise: warning: '%s' does not run on the cluster's nodes (srun: %s): the job will fail unless "
-			"gpuwise is installed there; give --gpuwise PATH (its path on the nodes)\n",
-			path, *f ? f : st < 0 ? "could not be started" : "no output");
+		gw_warnf(_("'%s' does not run on the cluster's nodes (srun: %s): the job will fail unless "
+			   "gpuwise is installed there; give --gpuwise PATH (its path on the nodes)"),
+			 path, *f ? f : st < 0 ? _("could not be started") : _("no output"));
 	}
 	sb_release(&out);
 out:
@@ -267,7 +265,7 @@ int slurm_backend_submit(json_t *jspec, const slurm_submit_opts *so, bool json_o
 	const char *ns = sb_str(&notes);
 	while (*ns) {
 		size_t l = strcspn(ns, "\n");
-		fprintf(stderr, "gpuwise: note: %.*s\n", (int)l, ns);
+		fprintf(stderr, _("gpuwise: note: %.*s\n"), (int)l, ns);
 		ns += l + (ns[l] ? 1 : 0);
 	}
 	char id[128], msg[1200];
@@ -276,13 +274,13 @@ int slurm_backend_submit(json_t *jspec, const slurm_submit_opts *so, bool json_o
 	if (have_sbatch)
 		slurm_probe(gw_path, so->partition);
 	if (!have_sbatch) {
-		gw_errorf("--backend slurm: sbatch is not installed (apt-get install slurm-client)");
+		gw_errorf(_("--backend slurm: sbatch is not installed (apt-get install slurm-client)"));
 	} else if (export_sbatch_submit(sb_str(&marked), id, sizeof id, msg, sizeof msg)) {
 		gw_errorf("%s", msg);
 	} else {
 		long long v;
 		if (parse_int(id, 1, 1LL << 53, &v)) {
-			gw_errorf("sbatch printed '%.60s', not a job id", id);
+			gw_errorf(_("sbatch printed '%.60s', not a job id"), id);
 		} else {
 			if (json_out)
 				printf("{\"id\": %lld, \"backend\": \"slurm\"}\n", v);
@@ -456,9 +454,9 @@ static json_t *scontrol_jobs(uint64_t id, char *err, size_t n_err)
 		char l[420];
 		first_line(sb_str(&out), l, sizeof l);
 		if (id && strstr(l, "Invalid job id"))
-			snprintf(err, n_err, "no Slurm job %llu (Slurm forgets ended jobs after MinJobAge)", (unsigned long long)id);
+			snprintf(err, n_err, _("no Slurm job %llu (Slurm forgets ended jobs after MinJobAge)"), (unsigned long long)id);
 		else
-			snprintf(err, n_err, "Slurm: scontrol failed: %s", *l ? l : "no output");
+			snprintf(err, n_err, _("Slurm: scontrol failed: %s"), *l ? l : _("no output"));
 		goto out;
 	}
 	rows = json_array();
@@ -483,7 +481,7 @@ static json_t *scontrol_jobs(uint64_t id, char *err, size_t n_err)
 		json_array_append_new(rows, r);
 	}
 	if (id && json_array_size(rows) == 0) {
-		snprintf(err, n_err, "Slurm job %llu was not submitted by gpuwise", (unsigned long long)id);
+		snprintf(err, n_err, _("Slurm job %llu was not submitted by gpuwise"), (unsigned long long)id);
 		json_decref(rows);
 		rows = NULL;
 	}
@@ -511,13 +509,16 @@ json_t *slurm_backend_jobs(bool all, char *err, size_t n_err)
 
 int slurm_err_exit(const char *err)
 {
-	return strncmp(err, "Slurm: ", 7) == 0 ? GW_EXIT_RUNTIME : GW_EXIT_VERDICT3;
+	/* "Slurm: ..." (Slurm itself failed) in English or the reader's language */
+	const char *pre = _("Slurm: ");
+	return strncmp(err, "Slurm: ", 7) == 0 || strncmp(err, pre, strlen(pre)) == 0 ? GW_EXIT_RUNTIME
+											: GW_EXIT_VERDICT3;
 }
 
 json_t *slurm_backend_job(uint64_t id, char *err, size_t n_err)
 {
 	if (!in_path("scontrol")) {
-		snprintf(err, n_err, "Slurm: scontrol is not installed (apt-get install slurm-client)");
+		snprintf(err, n_err, _("Slurm: scontrol is not installed (apt-get install slurm-client)"));
 		return NULL;
 	}
 	json_t *rows = scontrol_jobs(id, err, n_err);
@@ -527,7 +528,7 @@ json_t *slurm_backend_job(uint64_t id, char *err, size_t n_err)
 	json_decref(rows);
 	json_int_t uid = json_integer_value(json_object_get(r, "uid"));
 	if (getuid() != 0 && uid != (json_int_t)getuid()) {
-		snprintf(err, n_err, "Slurm job %llu is another user's", (unsigned long long)id);
+		snprintf(err, n_err, _("Slurm job %llu is another user's"), (unsigned long long)id);
 		json_decref(r);
 		return NULL;
 	}
@@ -569,12 +570,12 @@ int slurm_backend_logs(uint64_t id, bool follow)
 	uint64_t off = 0;
 	int rc = 0;
 	if (!*path) {
-		gw_errorf("Slurm job %llu has no output file", (unsigned long long)id);
+		gw_errorf(_("Slurm job %llu has no output file"), (unsigned long long)id);
 		rc = GW_EXIT_RUNTIME;
 		goto out;
 	}
 	if (print_from(path, &off) && !waiting && !follow) {
-		gw_errorf("cannot read the output of Slurm job %llu at '%s': %s (the file is on the node that ran it)",
+		gw_errorf(_("cannot read the output of Slurm job %llu at '%s': %s (the file is on the node that ran it)"),
 			  (unsigned long long)id, path, strerror(errno));
 		rc = GW_EXIT_RUNTIME;
 		goto out;
@@ -610,7 +611,7 @@ int slurm_backend_cancel(uint64_t id)
 	bool ended = !running && strcmp(st, "queued") != 0 && strcmp(st, "held") != 0;
 	json_decref(r);
 	if (ended) {
-		gw_errorf("Slurm job %llu has already ended", (unsigned long long)id);
+		gw_errorf(_("Slurm job %llu has already ended"), (unsigned long long)id);
 		return GW_EXIT_VERDICT3;
 	}
 	char idbuf[32];
@@ -623,10 +624,10 @@ int slurm_backend_cancel(uint64_t id)
 	if (stc != 0) {
 		char l[420];
 		first_line(sb_str(&out), l, sizeof l);
-		gw_errorf("scancel %s failed: %s", idbuf, *l ? l : "no output");
+		gw_errorf(_("scancel %s failed: %s"), idbuf, *l ? l : _("no output"));
 		rc = stc == 127 ? GW_EXIT_RUNTIME : GW_EXIT_VERDICT3;
 	} else {
-		printf(running ? "job slurm:%s is being stopped\n" : "job slurm:%s cancelled\n", idbuf);
+		printf(running ? _("job slurm:%s is being stopped\n") : _("job slurm:%s cancelled\n"), idbuf);
 	}
 	sb_release(&out);
 	return rc;

@@ -62,23 +62,23 @@ int vram_cap_start(uint64_t limit_bytes, vram_cap *c)
 	/* a region of its own would take the inner job out of the outer job's count */
 	const char *outer = getenv(CAP_ENV_REGION);
 	if (outer && *outer) {
-		gw_errorf("cannot nest --vram-cap: this job is already under the VRAM cap of '%s' "
-			  "(a plain gpuwise run inside stays under it)", outer);
+		gw_errorf(_("cannot nest --vram-cap: this job is already under the VRAM cap of '%s' "
+			  "(a plain gpuwise run inside stays under it)"), outer);
 		return GW_EXIT_RUNTIME;
 	}
 	/* the same when the job dropped the variable but not the library */
 	if (cap_lib_mapped(getpid()) == 1) {
-		gw_errorf("cannot nest --vram-cap: %s is loaded here, so this job is already under a VRAM cap "
-			  "(%s was unset; a plain gpuwise run inside stays under it)", CAP_LIB_NAME, CAP_ENV_REGION);
+		gw_errorf(_("cannot nest --vram-cap: %s is loaded here, so this job is already under a VRAM cap "
+			  "(%s was unset; a plain gpuwise run inside stays under it)"), CAP_LIB_NAME, CAP_ENV_REGION);
 		return GW_EXIT_RUNTIME;
 	}
 	if (vram_cap_find_lib(lib, sizeof lib)) {
-		gw_errorf("cannot find %s for --vram-cap: looked for %s", CAP_LIB_NAME, lib);
+		gw_errorf(_("cannot find %s for --vram-cap: looked for %s"), CAP_LIB_NAME, lib);
 		return GW_EXIT_RUNTIME;
 	}
 	/* LD_PRELOAD splits on spaces and colons (ld.so(8)) */
 	if (strpbrk(lib, " :\t")) {
-		gw_errorf("cannot preload '%s': LD_PRELOAD cannot hold a path with a space or a colon", lib);
+		gw_errorf(_("cannot preload '%s': LD_PRELOAD cannot hold a path with a space or a colon"), lib);
 		return GW_EXIT_RUNTIME;
 	}
 	/* A private directory (0700) with an unpredictable name, made by the
@@ -114,7 +114,7 @@ int vram_cap_start(uint64_t limit_bytes, vram_cap *c)
 		}
 	}
 	if (rc) {
-		gw_errorf("cannot create the VRAM cap region in '%s': %s", base,
+		gw_errorf(_("cannot create the VRAM cap region in '%s': %s"), base,
 			  rc == CAP_EIO ? strerror(errno) : cap_strerror(rc));
 		free(c->path);
 		free(c->dir);

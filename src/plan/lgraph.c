@@ -725,7 +725,12 @@ static gs_t mamba_layer(lb *b, gs_t cur, bool v2, bool dbc_norm)
 	gs_mark_cache(g, ssm_all);
 	gs_t conv = rs_states(b, conv_all, (d_conv - 1) * ch, -1, -1, -1, -1, false, NULL);
 	conv = gs_reshape(g, conv, d_conv - 1, ch, 1, 1);
-	cur = gs_reshape(g, cur, E, T, 1, 1);
+	/* Mamba-1 reshapes its input and output ({n_embd, n_seq_tokens,
+	 * n_seqs} and back); Mamba-2 keeps the projection 2D, and its output
+	 * is the out projection itself, which the residual add may then
+	 * overwrite in place (build_mamba2_layer) */
+	if (!v2)
+		cur = gs_reshape(g, cur, E, T, 1, 1);
 	int64_t proj = v2 ? 2 * d_inner + 2 * ng * d_state + n_head : 2 * d_inner;
 	gs_t zx = mm(b, proj, cur);
 	size_t nb1 = gs_nb(g, zx, 1);
@@ -789,7 +794,7 @@ static gs_t mamba_layer(lb *b, gs_t cur, bool v2, bool dbc_norm)
 		y = gs_reshape(g, y, d_inner, T, 1, 1);
 	}
 	cur = mm(b, E, y);
-	return gs_reshape(g, cur, E, T, 1, 1);
+	return v2 ? cur : gs_reshape(g, cur, E, T, 1, 1);
 }
 
 /* LFM2's gated short convolution: B, C and x from one projection, B*x

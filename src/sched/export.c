@@ -176,7 +176,7 @@ int export_k8s_job(const job_spec *j, const export_k8s_opts *o, strbuf *out, str
 	}
 	char *ns = export_k8s_name(j->project ? j->project : "default");
 	if (j->project && strcmp(ns, j->project) != 0)
-		note(notes, "project '%s' becomes namespace '%s' (Kubernetes names are lowercase DNS labels)", j->project, ns);
+		note(notes, _("project '%s' becomes namespace '%s' (Kubernetes names are lowercase DNS labels)"), j->project, ns);
 	/* restarts: on-failure moves to Kubernetes (a fresh container each time,
 	 * and a lost node is retried too); always stays inside gpuwise run, as a
 	 * Job's pods cannot be restarted after a success */
@@ -192,9 +192,9 @@ int export_k8s_job(const job_spec *j, const export_k8s_opts *o, strbuf *out, str
 		run = xcalloc(j->argc + 1, sizeof *run);
 		for (rn = 0; rn < j->argc; rn++)
 			run[rn] = xstrdup(j->argv[rn]);
-		note(notes, "the Job runs '%s' directly, without gpuwise run: the image '%s' is not known to hold gpuwise "
+		note(notes, _("the Job runs '%s' directly, without gpuwise run: the image '%s' is not known to hold gpuwise "
 			    "(no restarts or GPU memory log inside the pod); build one with dist/Dockerfile and give "
-			    "--gpuwise /usr/local/bin/gpuwise to wrap the command", j->argv[0], o->image);
+			    "--gpuwise /usr/local/bin/gpuwise to wrap the command"), j->argv[0], o->image);
 	}
 
 	char resource[96];
@@ -202,13 +202,15 @@ int export_k8s_job(const job_spec *j, const export_k8s_opts *o, strbuf *out, str
 		snprintf(resource, sizeof resource, "nvidia.com/mig-%s", j->mig_profile);
 	} else if (j->mode == JOB_MODE_SHARED && o->time_slicing) {
 		snprintf(resource, sizeof resource, "nvidia.com/gpu.shared");
-		note(notes, "time-sliced replicas share the GPU's memory unfenced: the job's %s per GPU is a request "
-			    "gpuwise cannot enforce there", j->vram_bytes ? "VRAM" : "memory");
+		note(notes, _("time-sliced replicas share the GPU's memory unfenced: the job's %s per GPU is a request "
+			    "gpuwise cannot enforce there"), j->vram_bytes ? _("VRAM") : _("memory"));
 	} else {
 		snprintf(resource, sizeof resource, "nvidia.com/gpu");
 		if (j->mode == JOB_MODE_SHARED)
-			note(notes, "Kubernetes gives whole GPUs: the shared job gets %d whole GPU%s (use --time-slicing "
-				    "where the cluster time-slices them)", j->n_gpus, j->n_gpus > 1 ? "s" : "");
+			note(notes, P_("Kubernetes gives whole GPUs: the shared job gets %d whole GPU (use --time-slicing "
+				       "where the cluster time-slices them)",
+				       "Kubernetes gives whole GPUs: the shared job gets %d whole GPUs (use --time-slicing "
+				       "where the cluster time-slices them)", j->n_gpus), j->n_gpus);
 	}
 
 	sb_puts(out, "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: ");
@@ -263,7 +265,7 @@ int export_k8s_job(const job_spec *j, const export_k8s_opts *o, strbuf *out, str
 	}
 	sb_printf(out, "        resources:\n          limits:\n            %s: %d\n", resource, j->n_gpus);
 	if (j->vram_bytes)
-		note(notes, "Kubernetes has no GPU-memory resource: the VRAM request is kept as an annotation");
+		note(notes, _("Kubernetes has no GPU-memory resource: the VRAM request is kept as an annotation"));
 	free_argv(run, rn);
 	free(name);
 	free(ns);
@@ -322,16 +324,18 @@ int export_slurm_script(const job_spec *j, const export_slurm_opts *o, strbuf *o
 			if (!isalnum((unsigned char)*p) && *p != '.')
 				*p = '_';
 		sb_printf(out, "#SBATCH --gres=gpu:%s:%d\n", t, j->n_gpus);
-		note(notes, "the MIG type '%s' must be declared in the cluster's gres.conf/slurm.conf (AutoDetect=nvml)", t);
+		note(notes, _("the MIG type '%s' must be declared in the cluster's gres.conf/slurm.conf (AutoDetect=nvml)"), t);
 		free(t);
 	} else if (o->shards > 0) {
 		sb_printf(out, "#SBATCH --gres=shard:%d\n", o->shards);
-		note(notes, "Slurm shards share a GPU without fencing its memory: the job's VRAM request is not enforced");
+		note(notes, _("Slurm shards share a GPU without fencing its memory: the job's VRAM request is not enforced"));
 	} else {
 		sb_printf(out, "#SBATCH --gres=gpu:%d\n", j->n_gpus);
 		if (j->mode == JOB_MODE_SHARED)
-			note(notes, "Slurm gives whole GPUs: the shared job gets %d whole GPU%s (use --shards K where the "
-				    "cluster has gres/shard)", j->n_gpus, j->n_gpus > 1 ? "s" : "");
+			note(notes, P_("Slurm gives whole GPUs: the shared job gets %d whole GPU (use --shards K where the "
+				       "cluster has gres/shard)",
+				       "Slurm gives whole GPUs: the shared job gets %d whole GPUs (use --shards K where the "
+				       "cluster has gres/shard)", j->n_gpus), j->n_gpus);
 	}
 	if (o->mem_per_gpu_bytes)
 		sb_printf(out, "#SBATCH --mem-per-gpu=%lluM\n",
@@ -385,10 +389,10 @@ int export_quota_k8s(const export_quota *q, size_t n, bool kueue, const char *fl
 	for (size_t i = 0; i < n; i++) {
 		char *ns = export_k8s_name(q[i].project);
 		if (strcmp(ns, q[i].project) != 0)
-			note(notes, "project '%s' becomes namespace '%s'", q[i].project, ns);
+			note(notes, _("project '%s' becomes namespace '%s'"), q[i].project, ns);
 		if (q[i].vram_bytes)
-			note(notes, "project '%s': Kubernetes has no GPU-memory resource, its VRAM quota (%llu bytes) has no "
-				    "equivalent", q[i].project, (unsigned long long)q[i].vram_bytes);
+			note(notes, _("project '%s': Kubernetes has no GPU-memory resource, its VRAM quota (%llu bytes) has no "
+				    "equivalent"), q[i].project, (unsigned long long)q[i].vram_bytes);
 		if (q[i].gpus > 0 || q[i].jobs > 0) {
 			sb_puts(out, first ? "" : "---\n");
 			first = false;
@@ -400,7 +404,7 @@ int export_quota_k8s(const export_quota *q, size_t n, bool kueue, const char *fl
 			if (q[i].jobs > 0)
 				sb_printf(out, "    pods: \"%d\"\n", q[i].jobs);
 		} else {
-			note(notes, "project '%s' has no GPU or job limit: no ResourceQuota", q[i].project);
+			note(notes, _("project '%s' has no GPU or job limit: no ResourceQuota"), q[i].project);
 		}
 		if (kueue) {
 			sb_puts(out, "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: ");
@@ -419,8 +423,8 @@ int export_quota_k8s(const export_quota *q, size_t n, bool kueue, const char *fl
 			if (q[i].borrow_gpus >= 0)
 				sb_printf(out, "        borrowingLimit: %d\n", q[i].borrow_gpus);
 			if (q[i].gpus <= 0)
-				note(notes, "project '%s' has no GPU limit: nominal quota 0, every GPU borrowed from the "
-					    "cohort", q[i].project);
+				note(notes, _("project '%s' has no GPU limit: nominal quota 0, every GPU borrowed from the "
+					    "cohort"), q[i].project);
 			if (q[i].jobs > 0)
 				sb_printf(out, "      - name: pods\n        nominalQuota: %d\n", q[i].jobs);
 			sb_puts(out, "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: gpuwise\n"
@@ -444,7 +448,7 @@ int export_quota_slurm(const export_quota *q, size_t n, const char *cluster, boo
 	bool any_vram = false;
 	for (size_t i = 0; i < n; i++) {
 		if (!slurm_word(q[i].project)) {
-			note(notes, "project '%s' is not a Slurm account name: skipped", q[i].project);
+			note(notes, _("project '%s' is not a Slurm account name: skipped"), q[i].project);
 			continue;
 		}
 		sb_printf(out, "sacctmgr -i add account %s", q[i].project);
@@ -470,8 +474,8 @@ int export_quota_slurm(const export_quota *q, size_t n, const char *cluster, boo
 			any_vram = true;
 	}
 	if (any_vram && !vram_gres) {
-		note(notes, "VRAM quotas have no Slurm equivalent: Slurm counts GPUs, not their memory, unless the cluster "
-			    "configures a custom count-only GRES (--vram-gres prints it)");
+		note(notes, _("VRAM quotas have no Slurm equivalent: Slurm counts GPUs, not their memory, unless the cluster "
+			    "configures a custom count-only GRES (--vram-gres prints it)"));
 	}
 	if (vram_gres) {
 		sb_puts(out, "# VRAM as a count-only GRES in GiB (gres.conf(5) Flags=CountOnly); jobs then ask\n"

@@ -204,35 +204,36 @@ bool watch_policy_next(const watch_policy *p, watch_policy_state *st, watch_clas
 {
 	*delay_ms = 0;
 	if (c == WATCH_NOT_STARTED) {
-		snprintf(why, why_n, "the command could not be started");
+		snprintf(why, why_n, N_("the command could not be started"));
 		return false;
 	}
 	if (c == WATCH_INTERRUPTED) {
-		snprintf(why, why_n, "it was interrupted");
+		snprintf(why, why_n, N_("it was interrupted"));
 		return false;
 	}
 	if (!force) {
 		if (p->restart == WATCH_RESTART_NEVER) {
-			snprintf(why, why_n, "--restart is never");
+			snprintf(why, why_n, N_("--restart is never"));
 			return false;
 		}
 		if (c == WATCH_SUCCESS && p->restart != WATCH_RESTART_ALWAYS) {
-			snprintf(why, why_n, "it succeeded");
+			snprintf(why, why_n, N_("it succeeded"));
 			return false;
 		}
 		for (size_t i = 0; i < p->n_no_restart_codes; i++)
 			if (p->no_restart_codes[i] == status) {
-				snprintf(why, why_n, "exit status %d is in --no-restart-on", status);
+				snprintf(why, why_n, N_("exit status %d is in --no-restart-on"), status);
 				return false;
 			}
 		if (p->no_restart_class[c]) {
-			snprintf(why, why_n, "%s is in --no-restart-on", watch_class_name(c));
+			snprintf(why, why_n, N_("%s is in --no-restart-on"), watch_class_name(c));
 			return false;
 		}
 	}
 	if (p->max_restarts >= 0 && st->restarts >= p->max_restarts) {
-		snprintf(why, why_n, "%d restart%s done (--max-restarts)", st->restarts,
-			 st->restarts == 1 ? "" : "s");
+		/* English (the event log's detail); run shows it translated (gw_translate_text) */
+		snprintf(why, why_n, st->restarts == 1 ? N_("%d restart done (--max-restarts)")
+						       : N_("%d restarts done (--max-restarts)"), st->restarts);
 		return false;
 	}
 	/* An attempt that ran longer than the longest back-off was healthy. */
@@ -253,7 +254,7 @@ bool watch_policy_next(const watch_policy *p, watch_policy_state *st, watch_clas
 			if (st->starts_ms[i] + p->start_limit_interval_ms > next)
 				recent++;
 		if (recent >= p->start_limit_burst) {
-			snprintf(why, why_n, "started %d times within %llu ms (start limit)", recent,
+			snprintf(why, why_n, N_("started %d times within %llu ms (start limit)"), recent,
 				 (unsigned long long)p->start_limit_interval_ms);
 			return false;
 		}

@@ -306,7 +306,9 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 		 fmt_duration(a, sizeof a, o->interval_ms));
 	row(sb, _("samples"), buf);
 	if (!r->gpu_seen) {
-		snprintf(buf, sizeof buf, _("none watched: %.256s"), r->no_gpu_reason);
+		char *why = gw_translate_text(r->no_gpu_reason); /* English in the JSON, the reader's here */
+		snprintf(buf, sizeof buf, _("none watched: %.256s"), why);
+		free(why);
 		row(sb, _("GPUs"), buf);
 	}
 	if (*r->xid_error)
@@ -405,7 +407,9 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 		free(ls);
 	} else {
 		sb_printf(sb, "<h2>GPU</h2>\n<p class=\"note\">%s", _("No GPU data: "));
-		esc(sb, r->no_gpu_reason);
+		char *why = gw_translate_text(r->no_gpu_reason);
+		esc(sb, why);
+		free(why);
 		sb_puts(sb, ".</p>\n");
 	}
 	line rss = {.color = "#455a64", .y = se->rss, .stride = 1,

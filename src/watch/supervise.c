@@ -1314,7 +1314,7 @@ static int arg_find(sup *s, const char *name, gw_error *err)
 static void gpu_open(sup *s)
 {
 	if (s->o->no_gpu) {
-		snprintf(s->r->no_gpu_reason, sizeof s->r->no_gpu_reason, "--no-gpu was given");
+		snprintf(s->r->no_gpu_reason, sizeof s->r->no_gpu_reason, N_("--no-gpu was given"));
 		return;
 	}
 	/* wake: the job is about to use the GPU anyway (hw_open in hw.h). */
@@ -1330,7 +1330,7 @@ static void gpu_open(sup *s)
 		snprintf(s->r->no_gpu_reason, sizeof s->r->no_gpu_reason, "%.200s", err.msg);
 	} else if (!snap.nvml_loaded || snap.n_gpus == 0) {
 		snprintf(s->r->no_gpu_reason, sizeof s->r->no_gpu_reason, "%.200s",
-			 *snap.nvml_error ? snap.nvml_error : "NVML reports no GPU");
+			 *snap.nvml_error ? snap.nvml_error : N_("NVML reports no GPU"));
 	} else {
 		hw_snapshot_release(&snap);
 		return;
@@ -1428,7 +1428,7 @@ int watch_run(const watch_opts *o, const watch_callbacks *cb, watch_result *r, g
 		uint64_t delay = 0;
 		bool again = false;
 		if (s->stop_final)
-			snprintf(why, sizeof why, "gpuwise stopped it (%s)", a->reason);
+			snprintf(why, sizeof why, N_("gpuwise stopped it (%s)"), a->reason);
 		else
 			again = watch_policy_next(&o->policy, &ps, a->cls, a->status, a->end_ms - a->start_ms,
 						  s->stop_restart, now_ms(), &delay, why, sizeof why);
@@ -1436,11 +1436,11 @@ int watch_run(const watch_opts *o, const watch_callbacks *cb, watch_result *r, g
 			long long next_env = 0, next_arg = 0;
 			if (s->halve_set && !watch_halve(s->halve_value, &next_env)) {
 				again = false;
-				snprintf(why, sizeof why, "%s is already %s and cannot be halved", o->oom_halve_var,
+				snprintf(why, sizeof why, N_("%s is already %s and cannot be halved"), o->oom_halve_var,
 					 s->halve_value);
 			} else if (o->oom_halve_arg && !watch_halve(s->arg_value, &next_arg)) {
 				again = false;
-				snprintf(why, sizeof why, "%s is already %s and cannot be halved", o->oom_halve_arg,
+				snprintf(why, sizeof why, N_("%s is already %s and cannot be halved"), o->oom_halve_arg,
 					 s->arg_value);
 			}
 			if (!again) {
@@ -1466,9 +1466,12 @@ int watch_run(const watch_opts *o, const watch_callbacks *cb, watch_result *r, g
 		}
 		a->backoff_ms = delay;
 		char d[32];
-		emit(s, WATCH_EV_RESTART, -1, (double)delay, NAN, "restart %d%s%d in %s", ps.restarts,
-		     o->policy.max_restarts >= 0 ? " of " : "", o->policy.max_restarts >= 0 ? o->policy.max_restarts : 0,
-		     fmt_duration(d, sizeof d, delay));
+		if (o->policy.max_restarts >= 0)
+			emit(s, WATCH_EV_RESTART, -1, (double)delay, NAN, "restart %d of %d in %s", ps.restarts,
+			     o->policy.max_restarts, fmt_duration(d, sizeof d, delay));
+		else
+			emit(s, WATCH_EV_RESTART, -1, (double)delay, NAN, "restart %d in %s", ps.restarts,
+			     fmt_duration(d, sizeof d, delay));
 		uint64_t until = now_ms() + delay;
 		while (!s->interrupted && now_ms() < until)
 			wait_signals(s, until - now_ms());

@@ -5,8 +5,7 @@
 # `llama-server -np 4`) and one unified cache (`-np auto`, --kv-unified),
 # flash attention on and off; printed model / KV (+ RS) / compute buffers
 # against gpuwise plan --parallel 4 [--kv-unified] (tests/oracle/slots_oracle.py).
-# Several devices: only with GW_LLAMA_RPC_LIB (an RPC build of the same
-# llama.cpp); the CPU-only build has one device.  Skips without llama_cpp.
+# Several devices: tests/e2e/oracle-devices.t.  Skips without llama_cpp.
 . "$(dirname "$0")/lib.sh"
 
 # The options themselves (no llama.cpp needed): a stream per slot by
@@ -34,7 +33,7 @@ if ! python3 -c 'import llama_cpp, gguf, numpy' >/dev/null 2>&1; then
 	done_testing
 	exit 0
 fi
-report=$(python3 "$GW_TOP/tests/oracle/slots_oracle.py" "$GW" 2>&1)
+report=$(GW_LLAMA_RPC_LIB= python3 "$GW_TOP/tests/oracle/slots_oracle.py" "$GW" 2>&1)
 status=$?
 printf '%s\n' "$report" | sed 's/^/# /'
 is "$status" 0 "model and KV (+ recurrent state) buffers equal to llama.cpp's with 4 slots, split and unified"
@@ -46,14 +45,5 @@ like "$report" 'gemma3	split	0	[0-9.]*	[0-9.]*	72.00	72.00	' "Gemma 3, 4 split s
 like "$report" 'gemma3	unified	0	[0-9.]*	[0-9.]*	57.00	57.00	' "Gemma 3, 4 unified slots: 57.00 MiB of KV (4 windows in one cache)"
 nout=$(printf '%s\n' "$report" | sed -n 's/^# compute outside 5%: \([0-9]*\) of.*/\1/p')
 is "${nout:-?}" 0 "compute within 5% of llama.cpp's on every load (and on every device)"
-# Several devices need llama.cpp built with RPC (GW_LLAMA_RPC_LIB=.../libllama.so
-# of the same source, rpc-server beside it): two rpc-server processes on
-# this CPU are two "GPUs"; each device's compute buffer of a layer split,
-# of -ngl below all layers and of --n-cpu-moe against the plan's.
-if [ -n "${GW_LLAMA_RPC_LIB:-}" ]; then
-	ndev=$(printf '%s\n' "$report" | grep -c '	\(2 devices\|1 device\)')
-	ok "$([ "$ndev" -ge 20 ]; echo $?)" "per-device compute buffers of $ndev loads over RPC devices compared"
-else
-	skip "several devices: GW_LLAMA_RPC_LIB unset (llama-cpp-python's CPU-only build has one device)"
-fi
+# Several devices: tests/e2e/oracle-devices.t.
 done_testing

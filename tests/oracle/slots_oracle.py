@@ -225,7 +225,12 @@ def add_rpc_devices(endpoints):
 
 
 def devices(tmp, rows, bad, cbad):
-    server = os.environ.get("GW_LLAMA_RPC_SERVER", os.path.join(os.path.dirname(_rpc_lib), "..", "bin", "rpc-server"))
+    server = os.environ.get("GW_LLAMA_RPC_SERVER")
+    if not server:  # beside the library: ggml-rpc-server (today's name) or rpc-server
+        d = os.path.dirname(_rpc_lib)
+        server = next((c for c in (os.path.join(d, "ggml-rpc-server"), os.path.join(d, "rpc-server"),
+                                   os.path.join(d, "..", "bin", "rpc-server")) if os.access(c, os.X_OK)),
+                      os.path.join(d, "ggml-rpc-server"))
     procs, eps = [], []
     try:
         for _ in range(2):

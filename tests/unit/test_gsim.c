@@ -345,6 +345,64 @@ static void test_phi3_graph(void **state)
 	assert_true(fabs(lg(&m, 16384, true, PLAN_KV_Q8_0) - 82.0137) < 0.0005);
 }
 
+/* Mamba-2 mixers before attention (build_mamba2_layer keeps its in and
+ * out projections 2D, so the residual add takes the out projection's
+ * memory): the oracle's files (tests/oracle/archs.py nemotron_h,
+ * llamacpp_oracle.py granitehybrid) against the bytes llama.cpp 0c1e570
+ * reserves on the CPU (ggml_gallocr_get_buffer_size).  Before, Nemotron-H
+ * with flash attention was 4-128 MiB under and the Granite hybrid
+ * without it 2 MiB over. */
+static uint64_t lg_bytes(const model_desc *m, uint64_t cells, uint32_t ub, bool fa, plan_kv_type kv)
+{
+	lgraph_params p = {.cells = cells, .n_ubatch = ub, .n_seq = 1, .flash_attn = fa, .kv_k = kv, .kv_v = kv,
+			   .alignment = 32};
+	return plan_lgraph_compute_bytes(m, &p);
+}
+
+static void test_mamba2_hybrid_graph(void **state)
+{
+	(void)state;
+	model_desc m;
+	/* Nemotron-H-8B widths: Mamba-2, MLP-only and attention layers */
+	small(&m, "nemotron_h");
+	m.n_layers = 6;
+	m.hidden = 4096;
+	m.n_heads = 32;
+	m.n_kv_heads = 8;
+	m.head_dim_k = m.head_dim_v = 128;
+	m.ffn = 12288;
+	uint32_t kv[6] = {0, 0, 0, 8, 0, 0}, ff[6] = {0, 12288, 0, 0, 0, 12288};
+	m.layer_kv_heads = kv;
+	m.layer_ffn = ff;
+	m.recurrent = true;
+	m.ssm_conv = 4;
+	m.ssm_inner = 8192;
+	m.ssm_state = 128;
+	m.ssm_dt_rank = 128;
+	m.ssm_groups = 8;
+	model_layers_fill(&m);
+	assert_true(plan_lgraph_supported(&m));
+	assert_int_equal(lg_bytes(&m, 4096, 512, true, PLAN_KV_Q8_0), 130748448);   /* 124.69 MiB */
+	assert_int_equal(lg_bytes(&m, 65536, 1024, true, PLAN_KV_Q4_0), 416235552); /* 396.95 */
+	assert_int_equal(lg_bytes(&m, 4096, 512, false, PLAN_KV_F16), 314581024);   /* 300.01 */
+	free(m.layer_mix);
+
+	/* Granite 4 hybrid: layers 1 and 3 attention, the rest Mamba-2 */
+	small(&m, "granitehybrid");
+	m.n_layers = 6;
+	uint32_t gkv[6] = {0, 4, 0, 4, 0, 0};
+	m.layer_kv_heads = gkv;
+	m.recurrent = true;
+	m.ssm_conv = 4;
+	m.ssm_inner = 2048;
+	m.ssm_state = 64;
+	m.ssm_dt_rank = 32;
+	m.ssm_groups = 1;
+	model_layers_fill(&m);
+	assert_int_equal(lg_bytes(&m, 4096, 512, false, PLAN_KV_F16), 156274208); /* 149.03 */
+	free(m.layer_mix);
+}
+
 /* Random shapes of every architecture the builder knows: no crash, no
  * sanitizer report, and the buffer at least holds the f32 logits, which
  * are a graph output and never share memory. */
@@ -451,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_random_shapes),   cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_gptoss_graph),    cmocka_unit_test(test_llama4_graph),
 		cmocka_unit_test(test_phi3_graph),      cmocka_unit_test(test_devices_graph),
+		cmocka_unit_test(test_mamba2_hybrid_graph),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
