@@ -43,7 +43,8 @@ static void usage(FILE *f)
 		"                      market are left out\n"
 		"  --region R          cn, us, eu, de: the market's currency when --currency is\n"
 		"                      not given (GPUWISE_REGION)\n"
-		"  --used              used prices (the used-prices table, dated and sourced;\n"
+		"  --used              used prices (the used-prices table, dated and sourced:\n"
+		"                      the median of each card's rows in its newest 3 months;\n"
 		"                      a card without one gets an estimate from its launch\n"
 		"                      price and age, marked ~ and ranked last)\n"
 		"  --no-estimates      with --used: leave out the cards without a used price\n"
@@ -455,8 +456,12 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 	if (o->backend != PLAN_BACKEND_AUTO)
 		printf(_(", %zu not run by the %s backend"), res->n_no_backend, plan_backend_name(o->backend));
 	printf("\n");
-	printf(_("Prices: median of the dated rows of data/%s (gpuwise list gpus shows them).\n"),
-	       o->used ? "used-prices.tsv" : "new-prices.tsv");
+	if (o->used)
+		printf(_("Prices: median of each card's rows of data/used-prices.tsv dated in the %d months up to its "
+			 "newest row (older rows stay as the record, not used; gpuwise list gpus shows them).\n"),
+		       PRICE_USED_WINDOW_MONTHS);
+	else
+		printf(_("Prices: median of the dated rows of data/new-prices.tsv (gpuwise list gpus shows them).\n"));
 	if (c->w.kind == WORKLOAD_LLM && c->backend != PLAN_BACKEND_AUTO)
 		printf(_("Speed: single-stream decode tokens/s as gpuwise plan predicts it on the %s backend "
 		       "(%zu cards it does not run on left out).\n"),
@@ -552,6 +557,8 @@ static json_t *row_json(const cards_row *r, int yr, int mo)
 	json_object_set_new(x, "price_age_months", age >= 0 && !r->price_estimated ? json_integer(age) : json_null());
 	json_object_set_new(x, "price_source", jstr_or_null(r->quote.source));
 	json_object_set_new(x, "price_rows", json_integer((json_int_t)r->quote.n_rows));
+	json_object_set_new(x, "price_rows_on_record", json_integer((json_int_t)r->quote.n_on_record));
+	json_object_set_new(x, "price_window_from", jstr_or_null(r->quote.date_from[0] ? r->quote.date_from : NULL));
 	json_object_set_new(x, "speed_per_1000", r->speed_per_k > 0 ? jreal_round(r->speed_per_k, 3) : json_null());
 	json_object_set_new(x, "speed_per_1000_usd", r->speed_per_k > 0 && !strcmp(r->quote.currency, "USD")
 							     ? jreal_round(r->speed_per_k, 3) : json_null());

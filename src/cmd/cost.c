@@ -30,7 +30,8 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  --gpu ID            a GPU of the catalog (rtx-4090, rtx-4090-d, h100-sxm ...):\n"
 		"                      gives the price, the board power and the cloud rate\n"
-		"  --used              buy it used: the used price (data/used-prices.tsv)\n"
+		"  --used              buy it used: the median of the card's rows of\n"
+		"                      data/used-prices.tsv in its newest 3 months\n"
 		"  --currency CUR      the currency of the answer and of every amount given:\n"
 		"                      USD, CNY, EUR ... (default: GPUWISE_CURRENCY, else the\n"
 		"                      region's, else USD); prices are taken from rows quoted in\n"
@@ -97,6 +98,9 @@ typedef struct cost_ctx {
 	char price_from[700], resale_from[300], kwh_from[600];
 	char price_date[16];
 	int price_age;
+	bool price_rows_known;      /* the price is a median of table rows */
+	size_t price_rows, price_rows_on_record;
+	char price_window_from[16]; /* used: oldest row date in the window */
 	cost_quote q;
 	bool quoted;
 	char no_rent[512];
@@ -133,6 +137,20 @@ static void print_text(const cost_ctx *c)
 	double months = in->years * 12;
 	printf(_("%sOwn%s%s%s  (all amounts in %s)\n"), b, c->g ? _(" a ") : "", c->g ? c->g->name : "", z, cur);
 	printf(_("  purchase        %10.0f %s  (%s)\n"), in->price.amount, cur, c->price_from);
+	if (c->used && c->price_rows_known) {
+		size_t older = c->price_rows_on_record - c->price_rows;
+		if (older)
+			printf(P_("  (used: the card's rows of %s to %s, the %d months up to its newest; %zu older row on "
+				  "record, not used)\n",
+				  "  (used: the card's rows of %s to %s, the %d months up to its newest; %zu older rows on "
+				  "record, not used)\n",
+				  older),
+			       c->price_window_from, c->price_date, PRICE_USED_WINDOW_MONTHS, older);
+		else
+			printf(_("  (used: the card's rows of %s to %s, the %d months up to its newest; no older row on "
+				 "record)\n"),
+			       c->price_window_from, c->price_date, PRICE_USED_WINDOW_MONTHS);
+	}
 	if (c->price_age > PRICE_STALE_MONTHS)
 		printf(_("  %swarning:%s this price is from %s, more than %d months ago: check a current listing or give --price\n"),
 		       c_yellow(f), z, c->price_date, PRICE_STALE_MONTHS);
@@ -242,6 +260,11 @@ static void print_json(const cost_ctx *c)
 	json_object_set_new(j, "used", json_boolean(c->used));
 	json_object_set_new(j, "price_date", jstr_or_null(*c->price_date ? c->price_date : NULL));
 	json_object_set_new(j, "price_age_months", c->price_age >= 0 ? json_integer(c->price_age) : json_null());
+	json_object_set_new(j, "price_rows", c->price_rows_known ? json_integer((json_int_t)c->price_rows) : json_null());
+	json_object_set_new(j, "price_rows_on_record",
+			    c->price_rows_known ? json_integer((json_int_t)c->price_rows_on_record) : json_null());
+	json_object_set_new(j, "price_window_from",
+			    c->price_rows_known && *c->price_window_from ? json_string(c->price_window_from) : json_null());
 	jmoney(j, "host_price", NULL, in->host_price.amount, 2, cur);
 	json_object_set_new(j, "resale_pct", jreal_round(in->resale_pct, 2));
 	json_object_set_new(j, "resale_source", json_string(c->resale_from));
@@ -520,6 +543,10 @@ int cmd_cost(int argc, char **argv)
 				add_conversion(&c, N_("purchase price"), pq.row_amount, &pq.fx);
 			snprintf(c.price_date, sizeof c.price_date, "%s", pq.date);
 			c.price_age = age;
+			c.price_rows_known = true;
+			c.price_rows = pq.n_rows;
+			c.price_rows_on_record = pq.n_on_record;
+			snprintf(c.price_window_from, sizeof c.price_window_from, "%s", pq.date_from);
 		}
 		if (c.in.power_w < 0)
 			c.in.power_w = g->tdp_w;

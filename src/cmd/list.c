@@ -50,6 +50,8 @@ static json_t *price_json(const price_quote *q)
 	json_object_set_new(o, "usd", strcmp(q->currency, "USD") ? json_null() : jreal_round(q->amount, 2));
 	json_object_set_new(o, "date", json_string(q->date));
 	json_object_set_new(o, "rows", json_integer((json_int_t)q->n_rows));
+	json_object_set_new(o, "rows_on_record", json_integer((json_int_t)q->n_on_record));
+	json_object_set_new(o, "window_from", jstr_or_null(q->date_from[0] ? q->date_from : NULL));
 	json_object_set_new(o, "source", jstr_or_null(q->source));
 	return o;
 }

@@ -1,5 +1,6 @@
 /*
- * prices.c: dated new and used prices, combined per GPU into a median.
+ * prices.c: dated new and used prices, combined per GPU into a median
+ * (for used prices, of the rows in the card's newest three months).
  */
 #include "plan/prices.h"
 
@@ -9,6 +10,7 @@
 typedef struct prow {
 	double amount;
 	const char *date, *source, *kind;
+	long month; /* price_month_index of date; -1 unreadable */
 } prow;
 
 static int cmp_prow(const void *a, const void *b)
@@ -17,7 +19,7 @@ static int cmp_prow(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int price_age_months(const char *date, int year, int month)
+long price_month_index(const char *date)
 {
 	long long y, m = 1;
 	char buf[8];
@@ -34,8 +36,16 @@ int price_age_months(const char *date, int year, int month)
 		if (parse_int(buf, 1, 12, &m))
 			return -1;
 	}
-	int age = (year - (int)y) * 12 + (month - (int)m);
-	return age < 0 ? 0 : age;
+	return (long)y * 12 + (long)(m - 1);
+}
+
+int price_age_months(const char *date, int year, int month)
+{
+	long at = price_month_index(date);
+	if (at < 0)
+		return -1;
+	long age = ((long)year * 12 + (month - 1)) - at;
+	return age < 0 ? 0 : (int)age;
 }
 
 /*
@@ -94,17 +104,45 @@ static const char *row_currency(const kb_table *t, long cc, size_t i)
 	return cc < 0 ? "USD" : kb_cell(t, i, cc);
 }
 
-/* Median, range, newest date of the rows of g quoted in cur into q; the row count. */
+/* Is row date a newer than b?  By month; within one month a day date
+ * (2026-06-29) is newer than the month alone, which is newer than a bare
+ * year of that January. */
+static bool newer(const prow *a, const prow *b)
+{
+	return a->month != b->month ? a->month > b->month : strcmp(a->date, b->date) > 0;
+}
+
+/*
+ * Median, range, newest date of the rows of g quoted in cur into q; the
+ * row count.  window > 0: only the rows dated in the `window` months that
+ * end with the newest row's month (a bare year counting as its January);
+ * the others stay on record (q->n_on_record) but are not used.
+ */
 static size_t median_in(const kb_table *t, const gpu_spec *const *rg, const gpu_spec *g, long cp, long cc, long cd,
-			long cs, long ck, const char *cur, price_quote *q)
+			long cs, long ck, const char *cur, int window, price_quote *q)
 {
 	prow *rows = xcalloc(t->nrows ? t->nrows : 1, sizeof *rows);
-	size_t n = 0;
+	size_t n = 0, newest = 0;
 	for (size_t i = 0; i < t->nrows; i++) {
 		double v;
 		if (rg[i] != g || strcmp(row_currency(t, cc, i), cur) || parse_double(kb_cell(t, i, cp), &v))
 			continue;
-		rows[n++] = (prow){v, kb_cell(t, i, cd), kb_cell(t, i, cs), kb_cell(t, i, ck)};
+		const char *d = kb_cell(t, i, cd);
+		rows[n] = (prow){v, d, kb_cell(t, i, cs), kb_cell(t, i, ck), price_month_index(d)};
+		if (n && newer(&rows[n], &rows[newest]))
+			newest = n;
+		n++;
+	}
+	size_t all = n;
+	const char *newest_date = n ? rows[newest].date : NULL;
+	if (n && window > 0) {
+		/* keep the window; with no readable date at all, every row */
+		long last = rows[newest].month;
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (last < 0 || (rows[i].month >= 0 && last - rows[i].month < window))
+				rows[k++] = rows[i];
+		n = k;
 	}
 	if (n) {
 		qsort(rows, n, sizeof *rows, cmp_prow);
@@ -114,15 +152,20 @@ static size_t median_in(const kb_table *t, const gpu_spec *const *rg, const gpu_
 		q->min_amount = rows[0].amount;
 		q->max_amount = rows[n - 1].amount;
 		q->n_rows = n;
+		q->n_on_record = all;
 		q->source = rows[mid].source;
 		q->kind = rows[mid].kind;
 		snprintf(q->currency, sizeof q->currency, "%s", cur);
 		snprintf(q->row_currency, sizeof q->row_currency, "%s", cur);
-		const char *newest = rows[0].date;
-		for (size_t i = 1; i < n; i++)
-			if (strcmp(rows[i].date, newest) > 0)
-				newest = rows[i].date;
-		snprintf(q->date, sizeof q->date, "%s", newest);
+		snprintf(q->date, sizeof q->date, "%s", newest_date);
+		q->date_from[0] = 0;
+		if (window > 0) {
+			const prow *o = &rows[0];
+			for (size_t i = 1; i < n; i++)
+				if (newer(o, &rows[i]))
+					o = &rows[i];
+			snprintf(q->date_from, sizeof q->date_from, "%s", o->date);
+		}
 	}
 	free(rows);
 	return n;
@@ -173,9 +216,10 @@ int price_quote_in(const gpu_spec *g, bool used, bool estimate, int year, const 
 			other = rc;
 	}
 	const char *want = cur ? cur : other ? other : "USD";
-	if (median_in(t, rg, g, cp, cc, cd, cs, ck, want, q))
+	int window = used ? PRICE_USED_WINDOW_MONTHS : 0;
+	if (median_in(t, rg, g, cp, cc, cd, cs, ck, want, window, q))
 		return 0;
-	if (strcmp(want, "USD") && median_in(t, rg, g, cp, cc, cd, cs, ck, "USD", q))
+	if (strcmp(want, "USD") && median_in(t, rg, g, cp, cc, cd, cs, ck, "USD", window, q))
 		return convert_quote(q, want, err);
 	if (used && estimate && estimate_used(g, year, q))
 		return strcmp(want, "USD") ? convert_quote(q, want, err) : 0;

@@ -18,6 +18,16 @@
 /* Prices older than this many months are called stale. */
 #define PRICE_STALE_MONTHS 6
 
+/*
+ * A used price is the median of the card's rows dated in the three months
+ * that end with its newest row's month (newest 2026-09: 2026-07 to 2026-09);
+ * older rows stay in the table as the record but are not used, so a card
+ * priced in autumn is not compared with one priced on spring rows.  A date
+ * of a year alone ("2026") counts as its January, the earliest it can be.
+ * New prices (retail rows) are the median of every row.
+ */
+#define PRICE_USED_WINDOW_MONTHS 3
+
 typedef struct price_quote {
 	bool known;
 	bool estimated;        /* used price from launch price and age (no row) */
@@ -29,8 +39,10 @@ typedef struct price_quote {
 	double row_amount;     /* the median as quoted, before any conversion */
 	fx_rate fx;            /* the rate used when converted */
 	char other_currency[4]; /* !known: a currency in which the table does have rows for g ("" none) */
-	size_t n_rows;
+	size_t n_rows;         /* rows the median is taken over (used: those in the window) */
+	size_t n_on_record;    /* rows of g in that currency, in the window or not */
 	char date[16];         /* newest row date (YYYY, YYYY-MM or YYYY-MM-DD); "" estimated */
+	char date_from[16];    /* used: oldest row date in the window; "" for new prices or estimated */
 	const char *source;    /* source of the row nearest the median; kb-owned */
 	const char *kind;      /* its kind column ("retail", "listings" ...) */
 } price_quote;
@@ -43,7 +55,8 @@ typedef struct price_quote {
  * China card has no USD price).  cur NULL: the rows as quoted (USD when g
  * has USD rows, else the currency it has rows in).  used: the used table,
  * else (when estimate) 75%/55%/35% of the USD launch price by age
- * [assumption] as an estimate.  New: the new table only.  Every median is
+ * [assumption] as an estimate; a used median is taken over the rows of
+ * PRICE_USED_WINDOW_MONTHS.  New: the new table only.  Every median is
  * taken over rows of one currency.  Returns 0 (q->known false when none),
  * or a table error.  year: this year, for the age of an estimate.
  */
@@ -57,5 +70,8 @@ int price_quote_get(const gpu_spec *g, bool used, bool estimate, int year, price
  * counts as its January) to year/month; -1 when the date is unreadable.
  */
 int price_age_months(const char *date, int year, int month);
+/* A table date as a month count (year * 12 + month - 1; a year alone is its
+ * January); -1 when unreadable. */
+long price_month_index(const char *date);
 
 #endif

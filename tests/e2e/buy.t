@@ -6,13 +6,22 @@ DATA=$GW_TOP/data
 unset GPUWISE_ROOT GPUWISE_FAKE_SCENARIO GPUWISE_NVML_LIB GPUWISE_CUDA_LIB
 # no GPU on the test machine, whatever the host has
 nogpu() { export GPUWISE_ROOT="$FIX/roots/nogpu" GPUWISE_NVML_LIB="$TMP/no-libnvidia-ml.so.1" GPUWISE_CUDA_LIB="$TMP/no-libcuda.so.1"; }
-median() { # median TABLE GPU: the median of a price table's USD rows for GPU
-	python3 - "$1" "$2" <<'PY'
+median() { # median TABLE GPU [MONTHS]: the median of a price table's USD rows for GPU
+	# (MONTHS: only the rows dated in the MONTHS months that end with the newest
+	# row's month, as used prices are taken; a bare year counts as its January)
+	python3 - "$1" "$2" "${3:-0}" <<'PY'
 import sys, statistics
 rows = [l.rstrip('\n').split('\t') for l in open(sys.argv[1]) if not l.startswith('#')]
 h = rows[0]
 cur = h.index('currency') if 'currency' in h else None
-v = sorted(float(r[h.index('price')]) for r in rows[1:] if r and r[0] == sys.argv[2] and (cur is None or r[cur] == 'USD'))
+mine = [r for r in rows[1:] if r and r[0] == sys.argv[2] and (cur is None or r[cur] == 'USD')]
+def month(d):
+    return int(d[:4]) * 12 + (int(d[5:7]) - 1 if len(d) >= 7 else 0)
+w = int(sys.argv[3])
+if w and mine:
+    last = max(month(r[h.index('date')]) for r in mine)
+    mine = [r for r in mine if last - month(r[h.index('date')]) < w]
+v = sorted(float(r[h.index('price')]) for r in mine)
 print(statistics.median(v) if v else 'none')
 PY
 }
@@ -76,7 +85,9 @@ is "$rc" 0 "cost --gpu rtx-4090: exit 0"
 is "$(printf '%s' "$out" | jget 'd["price_usd"]')" "$(median "$DATA/new-prices.tsv" rtx-4090)" "new: the median of the new-price table, not the 2022 launch price"
 like "$(printf '%s' "$out" | jget 'd["resale_source"]')" "used-prices" "resale derived from the used-price table"
 run_gw cost --gpu rtx-4090 --used --json
-is "$(printf '%s' "$out" | jget 'd["price_usd"]')" "$(median "$DATA/used-prices.tsv" rtx-4090)" "--used: the median used price"
+# the rows of its newest three months (2026-04 to 2026-06-29 for the 4090: 1825;
+# the median of all five rows, 2026-03's 1850 among them, was 1850)
+is "$(printf '%s' "$out" | jget 'd["price_usd"]')" "$(median "$DATA/used-prices.tsv" rtx-4090 3)" "--used: the median used price of the newest three months"
 is "$(printf '%s' "$out" | jget 'd["used"]')" True "--used is reported"
 run_gw cost --gpu rtx-4090 --price 1,500 --json
 is "$(printf '%s' "$out" | jget 'd["price_usd"]')" "1500.0" "--price 1,500 overrides the tables"

@@ -20,8 +20,10 @@ alive() { pgrep -f "^$1\$" | wc -l | tr -d ' '; }
 # ---- signals that used to end gpuwise and not the job --------------------------
 for sig in QUIT USR1 HUP; do
 	rm -f "$TMP/ready" "$TMP/got"
-	# a background job of a script starts with SIGINT and SIGQUIT ignored: restore them
-	perl -e '$SIG{$_} = "DEFAULT" for qw(INT QUIT); exec @ARGV or die' "$GW" run --no-gpu --grace 2s -- sh -c \
+	# a background job of a script starts with SIGINT and SIGQUIT ignored, and
+	# one under nohup with SIGHUP ignored (an ignored signal is discarded before
+	# gpuwise's signalfd sees it, and sh cannot trap it): restore them
+	perl -e '$SIG{$_} = "DEFAULT" for qw(INT QUIT HUP USR1); exec @ARGV or die' "$GW" run --no-gpu --grace 2s -- sh -c \
 		"trap 'echo $sig > $TMP/got; exit 42' $sig; echo x > $TMP/ready; while :; do sleep 0.05; done" \
 		>/dev/null 2>"$TMP/sig.err" &
 	gpid=$!

@@ -49,13 +49,16 @@ static void test_rank(void **state)
 {
 	(void)state;
 	uint64_t need = 20 * GiB;
-	cards_opts o = {.budget = 1000, .used = true, .max_gpus = 4, .year = 2026};
+	/* 1200, not 1000: the used RTX 3090 is 1098.5 since used prices are the
+	 * median of a card's newest three months (its 2026-07 and 2026-09 rows,
+	 * 990 and 1207); the median of all its rows since January was 849 */
+	cards_opts o = {.budget = 1200, .used = true, .max_gpus = 4, .year = 2026};
 	cards_result res;
 	assert_int_equal(cards_rank(&o, stub, &need, &res, NULL), 0);
 	assert_true(res.n_rows > 0);
 	for (size_t i = 0; i < res.n_rows; i++) {
 		const cards_row *r = &res.rows[i];
-		assert_true(r->price_known && r->price <= 1000);
+		assert_true(r->price_known && r->price <= o.budget);
 		assert_true(r->gpu->vram_bytes * r->count >= need);
 		/* the smallest count that fits */
 		assert_true(r->count == 1 || r->gpu->vram_bytes * (r->count - 1) < need);
@@ -84,6 +87,7 @@ static void test_rank(void **state)
 	/* new prices: an RTX 4090 is over a 1000 budget, and the cheapest
 	 * configuration over budget is kept */
 	o.used = false;
+	o.budget = 1000;
 	assert_int_equal(cards_rank(&o, stub, &need, &res, NULL), 0);
 	assert_null(find(&res, "rtx-4090"));
 	assert_true(res.n_over_budget > 0);
@@ -152,6 +156,30 @@ static void test_price_age(void **state)
 	assert_int_equal(price_age_months("", 2026, 12), -1);
 	assert_int_equal(price_age_months("May 2026", 2026, 12), -1);
 	assert_int_equal(price_age_months("2026-13", 2026, 12), -1);
+	/* the month count the used-price window compares: a bare year is its January */
+	assert_int_equal(price_month_index("2026-09") - price_month_index("2026-07"), 2);
+	assert_int_equal(price_month_index("2026"), price_month_index("2026-01"));
+	assert_int_equal(price_month_index("2026-01") - price_month_index("2025-12"), 1);
+	assert_int_equal(price_month_index("2026-06-29"), price_month_index("2026-06"));
+	assert_int_equal(price_month_index("June 2026"), -1);
+}
+
+/* The shipped used table: the RTX 3090's used price rests only on the rows of
+ * its newest three months, and its older rows stay on record. */
+static void test_used_window(void **state)
+{
+	(void)state;
+	price_quote q;
+	assert_int_equal(price_quote_get(kb_gpu_find("rtx-3090"), true, false, 2026, &q, NULL), 0);
+	assert_true(q.known && q.n_rows >= 1 && q.n_rows < q.n_on_record);
+	long last = price_month_index(q.date), first = price_month_index(q.date_from);
+	assert_true(last >= first && first >= 0 && last - first < PRICE_USED_WINDOW_MONTHS);
+	assert_true(q.min_amount <= q.amount && q.amount <= q.max_amount);
+	/* new prices are not windowed */
+	const gpu_spec *g = kb_gpu_find("rtx-4090");
+	assert_int_equal(price_quote_get(g, false, false, 2026, &q, NULL), 0);
+	assert_true(q.known && q.n_rows == q.n_on_record);
+	assert_string_equal(q.date_from, "");
 }
 
 /* Fits only at level 2 (a remedy) on one card of 12 GB or less, as asked elsewhere. */
@@ -214,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_caveats_and_vendor),
 		cmocka_unit_test(test_used_price),
 		cmocka_unit_test(test_price_age),
+		cmocka_unit_test(test_used_window),
 		cmocka_unit_test(test_remedies_and_estimates),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
