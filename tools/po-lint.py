@@ -23,6 +23,9 @@ import sys
 CALLS = ("printf", "fprintf", "fputs", "puts", "gw_errorf", "gw_warnf", "outq_printf", "progress",
          "table_add", "table_addv")
 WRAP = ("_", "N_", "P_", "gw_translate_text")
+# calls whose literal arguments are keys or values compared, never printed:
+# the JSON accessors (jstr(r, "id"), json_object_get), strcmp and friends
+KEYS = r"j[a-z]*|json_\w+|strn?cmp|strcasecmp|getenv"
 ONE = r'"(?:[^"\\\n]|\\.)*"'
 LIT = re.compile(r"%s(?:\s*%s)*" % (ONE, ONE))  # adjacent literals are one string
 MARKUP = re.compile(r"<[^<>]*(?:>|$)|^[^<>]*>")
@@ -85,9 +88,13 @@ def call_span(src, open_paren):
 
 
 def wrapped_spans(src, lo, hi):
-    """Ranges inside [lo, hi) that are arguments of _(), N_(), P_(), gw_translate_text()."""
+    """Ranges inside [lo, hi) that are arguments of _(), N_(), P_(), gw_translate_text(),
+    or of a call in KEYS (JSON keys looked up, strings compared)."""
     spans = []
     for m in re.finditer(r"(?<![\w.>])(%s)\s*\(" % "|".join(map(re.escape, WRAP)), src[lo:hi]):
+        p = lo + m.end() - 1
+        spans.append((p, call_span(src, p)))
+    for m in re.finditer(r"(?<![\w.>])(%s)\s*\(" % KEYS, src[lo:hi]):
         p = lo + m.end() - 1
         spans.append((p, call_span(src, p)))
     return spans

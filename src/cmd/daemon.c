@@ -4,6 +4,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -49,7 +50,22 @@ static void log_line(void *ctx, const char *line)
 	time_t now = time(NULL);
 	struct tm tm;
 	strftime(t, sizeof t, "%Y-%m-%dT%H:%M:%S", localtime_r(&now, &tm));
-	fprintf(stderr, "%s gpuwise daemon: %s\n", t, line);
+	/* the daemon's lines are English (src/queue marks their formats, qd_log);
+	 * the log shows them in the reader's language, with the same prefix */
+	char *tr = gw_translate_text(line);
+	/* "job N <note or reason>": the note translated on its own */
+	unsigned long long id;
+	int n = 0;
+	if (strcmp(tr, line) == 0 && sscanf(line, "job %llu %n", &id, &n) == 1 && n > 0) {
+		char *rest = gw_translate_text(line + n);
+		if (strcmp(rest, line + n) != 0) {
+			free(tr);
+			tr = xasprintf(_("job %llu %s"), id, rest);
+		}
+		free(rest);
+	}
+	fprintf(stderr, "%s gpuwise daemon: %s\n", t, tr);
+	free(tr);
 	fflush(stderr);
 }
 
@@ -82,7 +98,9 @@ int cmd_daemon(int argc, char **argv)
 		return usage_error("daemon", "an empty path");
 	gw_error err;
 	if (queue_daemon_run(&o, &err)) {
-		gw_errorf("%s", err.msg);
+		char *tr = gw_translate_text(err.msg);
+		gw_errorf("%s", tr);
+		free(tr);
 		return GW_EXIT_RUNTIME;
 	}
 	return 0;

@@ -35,7 +35,7 @@ static json_t *ask(queue_conn *c, json_t *req, page_queue *q)
 	json_decref(req);
 	if (!json_is_true(json_object_get(rep, "ok"))) {
 		const char *m = json_string_value(json_object_get(rep, "error"));
-		snprintf(q->err, sizeof q->err, "the queue daemon refused: %s", m ? m : "no reason given");
+		snprintf(q->err, sizeof q->err, N_("the queue daemon refused: %s"), m ? m : N_("no reason given"));
 		json_decref(rep);
 		return NULL;
 	}
@@ -106,6 +106,15 @@ static void esc(strbuf *sb, const char *s)
 	}
 }
 
+/* An English message (the hardware layer's, the queue client's, the
+ * daemon's; /metrics keeps it English), escaped in the reader's language. */
+static void esc_tr(strbuf *sb, const char *english)
+{
+	char *t = gw_translate_text(english ? english : "");
+	esc(sb, t);
+	free(t);
+}
+
 static const char *jstr(json_t *o, const char *k)
 {
 	const char *v = json_string_value(json_object_get(o, k));
@@ -130,19 +139,19 @@ static void bar(strbuf *sb, double used, double total)
 
 static void html_gpus(const hw_snapshot *s, const char *hw_err, strbuf *sb)
 {
-	sb_puts(sb, "<h2>GPUs</h2>\n");
+	sb_printf(sb, "<h2>%s</h2>\n", _("GPUs"));
 	if (!s) {
-		sb_puts(sb, "<p class=warn>the GPUs cannot be read: ");
-		esc(sb, hw_err);
+		sb_printf(sb, "<p class=warn>%s", _("the GPUs cannot be read: "));
+		esc_tr(sb, hw_err);
 		sb_puts(sb, "</p>\n");
 		return;
 	}
 	if (!s->n_gpus) {
-		sb_puts(sb, "<p>no GPU found</p>\n");
+		sb_printf(sb, "<p>%s</p>\n", _("no GPU found"));
 		return;
 	}
-	sb_puts(sb, "<table id=gpus><tr><th>GPU</th><th>name</th><th>memory used</th><th></th><th>utilisation</th>"
-		    "<th></th><th>temperature</th></tr>\n");
+	sb_printf(sb, "<table id=gpus><tr><th>GPU</th><th>%s</th><th>%s</th><th></th><th>%s</th><th></th><th>%s</th></tr>\n",
+		  _("name"), _("memory used"), _("utilisation"), _("temperature"));
 	for (size_t i = 0; i < s->n_gpus; i++) {
 		const hw_gpu *g = &s->gpus[i];
 		char a[32], b[32];
@@ -155,17 +164,17 @@ static void html_gpus(const hw_snapshot *s, const char *hw_err, strbuf *sb)
 			bar(sb, (double)g->mem_used_bytes.v, (double)g->mem_total_bytes.v);
 			sb_puts(sb, "</td>");
 		} else
-			sb_puts(sb, "<td>unknown</td><td></td>");
+			sb_printf(sb, "<td>%s</td><td></td>", _("unknown"));
 		if (HW_VALID(g->util_gpu_pct)) {
 			sb_printf(sb, "<td class=num>%lld%%</td><td>", (long long)g->util_gpu_pct.v);
 			bar(sb, (double)g->util_gpu_pct.v, 100);
 			sb_puts(sb, "</td>");
 		} else
-			sb_puts(sb, "<td>unknown</td><td></td>");
+			sb_printf(sb, "<td>%s</td><td></td>", _("unknown"));
 		if (HW_VALID(g->temp_c))
 			sb_printf(sb, "<td class=num>%lld &deg;C</td>", (long long)g->temp_c.v);
 		else
-			sb_puts(sb, "<td>unknown</td>");
+			sb_printf(sb, "<td>%s</td>", _("unknown"));
 		sb_puts(sb, "</tr>\n");
 	}
 	sb_puts(sb, "</table>\n");
@@ -173,20 +182,24 @@ static void html_gpus(const hw_snapshot *s, const char *hw_err, strbuf *sb)
 
 static void html_queue(const page_queue *q, strbuf *sb)
 {
-	sb_puts(sb, "<h2>Queue</h2>\n");
+	sb_printf(sb, "<h2>%s</h2>\n", _("Queue"));
 	if (!q->jobs) {
-		sb_puts(sb, "<p class=warn>no queue: ");
-		esc(sb, q->err);
+		sb_printf(sb, "<p class=warn>%s", _("no queue: "));
+		esc_tr(sb, q->err);
 		sb_puts(sb, "</p>\n");
 		return;
 	}
 	size_t n = json_array_size(q->jobs);
 	if (!n) {
-		sb_puts(sb, "<p>no job is waiting or running</p>\n");
+		sb_printf(sb, "<p>%s</p>\n", _("no job is waiting or running"));
 		return;
 	}
-	sb_puts(sb, "<table id=queue><tr><th>id</th><th>name</th><th>user</th><th>project</th><th>state</th>"
-		    "<th>GPUs</th><th>on GPU</th><th>VRAM per GPU</th><th>waited</th><th>reason</th></tr>\n");
+	static const char *const hdr[] = {N_("id"), N_("name"), N_("user"), N_("project"), N_("state"),
+					  N_("GPUs"), N_("on GPU"), N_("VRAM per GPU"), N_("waited"), N_("reason")};
+	sb_puts(sb, "<table id=queue><tr>");
+	for (size_t h = 0; h < sizeof hdr / sizeof *hdr; h++)
+		sb_printf(sb, "<th>%s</th>", _(hdr[h]));
+	sb_puts(sb, "</tr>\n");
 	size_t i;
 	json_t *j;
 	json_array_foreach(q->jobs, i, j) {
@@ -208,18 +221,18 @@ static void html_queue(const page_queue *q, strbuf *sb)
 			sb_printf(sb, "%s%lld", k ? "," : "", (long long)json_integer_value(g));
 		long long v = jint(j, "vram_request_bytes", 0);
 		long long ch = jint(j, "vram_charged_bytes", 0);
-		sb_printf(sb, "</td><td class=num>%s", v > 0 ? fmt_bytes(a, sizeof a, (uint64_t)v) : "whole GPU");
+		sb_printf(sb, "</td><td class=num>%s", v > 0 ? fmt_bytes(a, sizeof a, (uint64_t)v) : _("whole GPU"));
 		/* the standard size of the GPU model it runs on, as `queue` shows it */
 		if (v > 0 && ch > v)
-			sb_printf(sb, " (std %s)", fmt_bytes(a, sizeof a, (uint64_t)ch));
+			sb_printf(sb, _(" (std %s)"), fmt_bytes(a, sizeof a, (uint64_t)ch));
 		sb_puts(sb, "</td>");
 		sb_printf(sb, "<td class=num>%s</td><td>", fmt_duration(t, sizeof t, (uint64_t)jint(j, "wait_ms", 0)));
-		esc(sb, jstr(j, "reason"));
+		esc_tr(sb, jstr(j, "reason"));
 		sb_puts(sb, "</td></tr>\n");
 	}
 	sb_puts(sb, "</table>\n");
 	if (n >= PAGE_MAX_ROWS)
-		sb_printf(sb, "<p>the first %d jobs are shown; <code>gpuwise queue</code> lists them all</p>\n",
+		sb_printf(sb, _("<p>the first %d jobs are shown; <code>gpuwise queue</code> lists them all</p>\n"),
 			  PAGE_MAX_ROWS);
 }
 
@@ -243,7 +256,7 @@ static void quota_cell(strbuf *sb, json_t *p, const char *used_k, const char *qu
 		bar(sb, (double)used, (double)l);
 		sb_puts(sb, "</td>");
 	} else
-		sb_printf(sb, "<td class=num>%s (no limit)</td><td></td>", a);
+		sb_printf(sb, _("<td class=num>%s (no limit)</td><td></td>"), a);
 }
 
 /* The fair-share factor, when the daemon reports one (a number in 0..1). */
@@ -255,11 +268,11 @@ static json_t *fair_share(json_t *p)
 
 static void html_projects(const page_queue *q, strbuf *sb)
 {
-	sb_puts(sb, "<h2>Projects</h2>\n");
+	sb_printf(sb, "<h2>%s</h2>\n", _("Projects"));
 	json_t *arr = q->quota ? json_object_get(q->quota, "projects") : NULL;
 	if (!arr) {
-		sb_puts(sb, "<p class=warn>no quotas: ");
-		esc(sb, q->err);
+		sb_printf(sb, "<p class=warn>%s", _("no quotas: "));
+		esc_tr(sb, q->err);
 		sb_puts(sb, "</p>\n");
 		return;
 	}
@@ -268,9 +281,12 @@ static void html_projects(const page_queue *q, strbuf *sb)
 	json_t *p;
 	json_array_foreach(arr, i, p)
 		fs |= fair_share(p) != NULL;
-	sb_printf(sb, "<table id=projects><tr><th>project</th><th>VRAM in use</th><th></th><th>GPUs</th><th></th>"
-		      "<th>jobs running</th><th></th><th>waiting</th>%s</tr>\n",
-		  fs ? "<th>fair-share factor</th>" : "");
+	sb_printf(sb, "<table id=projects><tr><th>%s</th><th>%s</th><th></th><th>%s</th><th></th><th>%s</th><th></th>"
+		      "<th>%s</th>",
+		  _("project"), _("VRAM in use"), _("GPUs"), _("jobs running"), _("waiting"));
+	if (fs)
+		sb_printf(sb, "<th>%s</th>", _("fair-share factor"));
+	sb_puts(sb, "</tr>\n");
 	json_array_foreach(arr, i, p) {
 		sb_puts(sb, "<tr><td>");
 		esc(sb, jstr(p, "project"));
@@ -300,8 +316,8 @@ void page_html(const hw_snapshot *s, const char *hw_err, const page_queue *q, un
 	time_t now = time(NULL);
 	struct tm tm;
 	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %Z", localtime_r(&now, &tm));
-	sb_printf(sb, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>\n"
-		      "<meta http-equiv=refresh content=%u>\n<title>", refresh_s);
+	sb_printf(sb, "<!DOCTYPE html>\n<html lang=%s><head><meta charset=utf-8>\n"
+		      "<meta http-equiv=refresh content=%u>\n<title>", gw_i18n_zh() ? "zh-CN" : "en", refresh_s);
 	esc(sb, host);
 	sb_puts(sb, " - gpuwise</title>\n<style>\n"
 		    "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}\n"
@@ -312,11 +328,16 @@ void page_html(const hw_snapshot *s, const char *hw_err, const page_queue *q, un
 		    ".bar{width:9em;height:.8em;background:#e6e6e6;border-radius:3px}\n"
 		    ".fill{height:100%;background:#4a8;border-radius:3px}.fill.hot{background:#d54}\n"
 		    "tr.running td:nth-child(5){color:#282;font-weight:600}tr.held td:nth-child(5){color:#a60}\n"
-		    ".warn{color:#a30}\n</style></head><body>\n<h1>GPUs of ");
-	esc(sb, host);
-	sb_printf(sb, "</h1>\n<p class=sub>gpuwise %s &middot; read at %s &middot; refreshes every %u s &middot; "
-		      "<a href=\"/metrics\">/metrics</a></p>\n",
-		  GPUWISE_VERSION, when, refresh_s);
+		    ".warn{color:#a30}\n</style></head><body>\n<h1>");
+	/* TRANSLATORS: the page's heading; %s is the host name */
+	strbuf h1 = STRBUF_INIT;
+	esc(&h1, host);
+	sb_printf(sb, _("GPUs of %s"), sb_str(&h1));
+	sb_release(&h1);
+	sb_puts(sb, "</h1>\n<p class=sub>");
+	sb_printf(sb, _("gpuwise %s &middot; read at %s &middot; refreshes every %u s &middot; "), GPUWISE_VERSION, when,
+		  refresh_s);
+	sb_puts(sb, "<a href=\"/metrics\">/metrics</a></p>\n");
 	html_gpus(s, hw_err, sb);
 	html_queue(q, sb);
 	html_projects(q, sb);

@@ -25,6 +25,15 @@ static const char exit_text[] =
 	"3 the daemon refused the request (permission, no such job, invalid job).\n");
 
 /* Connect, or say in one line that no daemon runs and how to start one. */
+/* "gpuwise: MESSAGE" for an English message of the queue's client or
+ * daemon (the JSON and the daemon's log keep it English). */
+static void error_tr(const char *english)
+{
+	char *t = gw_translate_text(english);
+	gw_errorf("%s", t);
+	free(t);
+}
+
 static queue_conn *open_conn(const char *socket_opt)
 {
 	char *path = queue_socket_path(socket_opt);
@@ -32,11 +41,11 @@ static queue_conn *open_conn(const char *socket_opt)
 	gw_error err;
 	if (queue_connect(path, &c, &err)) {
 		if (err.code == GW_ENOENT)
-			gw_errorf("no queue daemon at '%s'; start one with 'gpuwise daemon%s%s'%s", path,
+			gw_errorf(_("no queue daemon at '%s'; start one with 'gpuwise daemon%s%s'%s"), path,
 				  socket_opt ? " --socket " : "", socket_opt ? socket_opt : "",
-				  geteuid() == 0 ? " or 'systemctl start gpuwise'" : "");
+				  geteuid() == 0 ? _(" or 'systemctl start gpuwise'") : "");
 		else
-			gw_errorf("%s", err.msg);
+			error_tr(err.msg);
 	}
 	free(path);
 	return c;
@@ -49,13 +58,13 @@ static json_t *call(queue_conn *c, json_t *req, bool *refused)
 	gw_error err;
 	*refused = false;
 	if (queue_call(c, req, &rep, &err)) {
-		gw_errorf("%s", err.msg);
+		error_tr(err.msg);
 		json_decref(req);
 		return NULL;
 	}
 	json_decref(req);
 	if (!json_is_true(json_object_get(rep, "ok")) && json_is_string(json_object_get(rep, "error"))) {
-		gw_errorf("%s", json_string_value(json_object_get(rep, "error")));
+		error_tr(json_string_value(json_object_get(rep, "error")));
 		*refused = true;
 		json_decref(rep);
 		return NULL;
@@ -522,7 +531,7 @@ int cmd_submit(int argc, char **argv)
 			conn = NULL;
 			if (!n_types) {
 				if (ping)
-					gw_errorf("--vram auto: the queue's server has no usable GPU to plan for");
+					gw_errorf("%s", _("--vram auto: the queue's server has no usable GPU to plan for"));
 				rc = GW_EXIT_RUNTIME;
 				goto out;
 			}
@@ -549,7 +558,7 @@ int cmd_submit(int argc, char **argv)
 					free(summary);
 					summary = NULL;
 					if (plan_vram(argv + plan_from, plan_n, extra, n_extra, &u, &summary, &n_dev, &fits)) {
-						gw_errorf("--vram auto: the planner could not size the job (try 'gpuwise plan' with the same options)");
+						gw_errorf("%s", _("--vram auto: the planner could not size the job (try 'gpuwise plan' with the same options)"));
 						free(summary);
 						rc = GW_EXIT_RUNTIME;
 						goto out;
@@ -560,16 +569,17 @@ int cmd_submit(int argc, char **argv)
 			if (!fits) {
 				char tb[32];
 				const gpu_type *big = &types[n_types - 1];
-				gw_errorf("--vram auto: the model does not fit on %s%d x %s (%s each) of this server%s",
-					  want ? "" : "up to ", want ? want : big->count, big->name, fmt_bytes(tb, sizeof tb, big->total),
-					  n_types > 1 ? " (its largest GPUs)" : "");
+				gw_errorf(want ? _("--vram auto: the model does not fit on %d x %s (%s each) of this server%s")
+					       : _("--vram auto: the model does not fit on up to %d x %s (%s each) of this server%s"),
+					  want ? want : big->count, big->name, fmt_bytes(tb, sizeof tb, big->total),
+					  n_types > 1 ? _(" (its largest GPUs)") : "");
 				free(summary);
 				rc = EXIT_REFUSED;
 				goto out;
 			}
 			json_object_set_new(jspec, "gpus", json_integer(want));
 		} else if (plan_vram(argv + plan_from, plan_n, extra, 0, &u, &summary, &n_dev, &fits)) {
-			gw_errorf("--vram auto: the planner could not size the job (try 'gpuwise plan' with the same options)");
+			gw_errorf("%s", _("--vram auto: the planner could not size the job (try 'gpuwise plan' with the same options)"));
 			free(summary);
 			rc = GW_EXIT_RUNTIME;
 			goto out;
@@ -582,8 +592,10 @@ int cmd_submit(int argc, char **argv)
 		if (slurm && !gpus_given && n_dev > 1)
 			json_object_set_new(jspec, "gpus", json_integer(n_dev));
 		if (slurm)
-			fprintf(stderr, "gpuwise: --vram auto: %s; %d GPU%s\n", summary, slurm && !gpus_given && n_dev > 1 ? n_dev : 1,
-				slurm && !gpus_given && n_dev > 1 ? "s" : "");
+		{
+			int ng = slurm && !gpus_given && n_dev > 1 ? n_dev : 1;
+			fprintf(stderr, P_("gpuwise: --vram auto: %s; %d GPU\n", "gpuwise: --vram auto: %s; %d GPUs\n", ng), summary, ng);
+		}
 		free(summary);
 	}
 	json_t *a = json_array();
@@ -592,7 +604,7 @@ int cmd_submit(int argc, char **argv)
 	json_object_set_new(jspec, "argv", a);
 	char *cwd = getcwd(NULL, 0);
 	if (!cwd) {
-		gw_errorf("cannot read the working directory: %s", strerror(errno));
+		gw_errorf(_("cannot read the working directory: %s"), strerror(errno));
 		rc = GW_EXIT_RUNTIME;
 		goto out;
 	}
@@ -618,7 +630,11 @@ int cmd_submit(int argc, char **argv)
 		}
 		json_object_set_new(jspec, "env_inherited", inh);
 		if (queue_resolve_command(argv[first], getenv("PATH"), &exe, &e)) {
-			gw_errorf("%s; the job is not queued", e.msg);
+		{
+			char *t = gw_translate_text(e.msg);
+			gw_errorf(_("%s; the job is not queued"), t);
+			free(t);
+		}
 			rc = GW_EXIT_RUNTIME;
 			goto out;
 		}
@@ -673,6 +689,15 @@ static void queue_usage(FILE *f)
 		"  --socket PATH         the daemon's socket\n"
 		"  -h, --help            show this help\n\n%s"),
 		_(exit_text));
+}
+
+/* "  LABEL       " of show: the label in the reader's language, padded to
+ * 12 display columns (two a CJK character), at least one space after it. */
+static void field(const char *label)
+{
+	const char *t = _(label);
+	size_t w = gw_display_width(t);
+	printf("  %s%*s", t, w < 12 ? (int)(12 - w) : 1, "");
 }
 
 static const char *ms_text(char *buf, size_t n, json_t *v)
@@ -731,7 +756,7 @@ static void print_jobs(json_t *jobs)
 		    json_integer_value(ch) != jint(j, "vram_request_bytes")) {
 			/* charged the standard size of the GPU it runs on */
 			char cb[32];
-			snprintf(vsz, sizeof vsz, "%s (std %s)", vreq, bytes_text(cb, sizeof cb, ch));
+			snprintf(vsz, sizeof vsz, _("%s (std %s)"), vreq, bytes_text(cb, sizeof cb, ch));
 			vreq = vsz;
 		}
 		const char *cells[13] = {id, jstr(j, "name"), jstr(j, "user"), jstr(j, "project"), jstr(j, "state"), g, vreq,
@@ -853,11 +878,11 @@ int cmd_queue(int argc, char **argv)
 		json_t *sj = slurm_backend_jobs(all, serr, sizeof serr);
 		if (!sj && !rep) {
 			json_decref(jobs);
-			gw_errorf("no queue daemon, and %s", serr);
+			gw_errorf(_("no queue daemon, and %s"), serr);
 			return GW_EXIT_RUNTIME;
 		}
 		if (!sj)
-			fprintf(stderr, "gpuwise: note: %s\n", serr);
+			fprintf(stderr, _("gpuwise: note: %s\n"), serr);
 		json_array_extend(jobs, sj);
 		json_decref(sj);
 	}
@@ -867,7 +892,7 @@ int cmd_queue(int argc, char **argv)
 		json_print(o, stdout);
 		json_decref(o);
 	} else if (json_array_size(jobs) == 0)
-		printf("no jobs%s\n", all ? "" : " waiting or running");
+		puts(all ? _("no jobs") : _("no jobs waiting or running"));
 	else
 		print_jobs(jobs);
 	json_decref(rep);
@@ -927,21 +952,29 @@ int cmd_show(int argc, char **argv)
 			json_print(r, stdout);
 		else {
 			char a[32];
-			printf("job slurm:%lld: %s (%s; Slurm: %s)\n", jint(r, "id"), jstr(r, "name"), jstr(r, "state"),
+			printf(_("job slurm:%lld: %s (%s; Slurm: %s)\n"), jint(r, "id"), jstr(r, "name"), jstr(r, "state"),
 			       jstr(r, "slurm_state"));
-			printf("  user        %s (uid %lld)\n", jstr(r, "user"), jint(r, "uid"));
-			printf("  project     %s (Slurm account)\n", jstr(r, "project"));
-			printf("  request     %s, %lld GPU%s\n", jstr(r, "mode"), jint(r, "gpus_requested"),
-			       jint(r, "gpus_requested") == 1 ? "" : "s");
-			printf("  output      %s\n", jstr(r, "stdout_path"));
-			printf("  waited      %s\n", ms_text(a, sizeof a, json_object_get(r, "wait_ms")));
-			printf("  ran         %s\n", ms_text(a, sizeof a, json_object_get(r, "run_ms")));
-			if (json_is_integer(json_object_get(r, "exit_status")))
-				printf("  exit status %lld\n", jint(r, "exit_status"));
-			if (json_is_string(json_object_get(r, "reason")))
-				{
+			field(N_("user"));
+			printf(_("%s (uid %lld)\n"), jstr(r, "user"), jint(r, "uid"));
+			field(N_("project"));
+			printf(_("%s (Slurm account)\n"), jstr(r, "project"));
+			field(N_("request"));
+			printf(P_("%s, %lld GPU\n", "%s, %lld GPUs\n", jint(r, "gpus_requested")), jstr(r, "mode"),
+			       jint(r, "gpus_requested"));
+			field(N_("output"));
+			printf("%s\n", jstr(r, "stdout_path"));
+			field(N_("waited"));
+			printf("%s\n", ms_text(a, sizeof a, json_object_get(r, "wait_ms")));
+			field(N_("ran"));
+			printf("%s\n", ms_text(a, sizeof a, json_object_get(r, "run_ms")));
+			if (json_is_integer(json_object_get(r, "exit_status"))) {
+				field(N_("exit status"));
+				printf("%lld\n", jint(r, "exit_status"));
+			}
+			if (json_is_string(json_object_get(r, "reason"))) {
 				char *why = gw_translate_text(jstr(r, "reason"));
-				printf(_("  reason      %s\n"), why);
+				field(N_("reason"));
+				printf("%s\n", why);
 				free(why);
 			}
 		}
@@ -965,58 +998,80 @@ int cmd_show(int argc, char **argv)
 	} else {
 		json_t *s = json_object_get(j, "spec");
 		char a[32], b[32];
-		printf("job %lld: %s (%s)\n", jint(j, "id"), jstr(j, "name"), jstr(j, "state"));
-		printf("  user        %s (uid %lld)\n", jstr(j, "user"), jint(j, "uid"));
-		printf("  project     %s%s\n", jstr(j, "project"), json_is_true(json_object_get(j, "borrowed")) ? " (on borrowed quota)" : "");
-		printf("  command    ");
+		printf(_("job %lld: %s (%s)\n"), jint(j, "id"), jstr(j, "name"), jstr(j, "state"));
+		field(N_("user"));
+		printf(_("%s (uid %lld)\n"), jstr(j, "user"), jint(j, "uid"));
+		field(N_("project"));
+		printf("%s%s\n", jstr(j, "project"), json_is_true(json_object_get(j, "borrowed")) ? _(" (on borrowed quota)") : "");
+		field(N_("command"));
 		size_t i;
 		json_t *v;
 		json_array_foreach(json_object_get(s, "argv"), i, v)
-			printf(" %s", json_string_value(v));
-		printf("\n  directory   %s\n", jstr(s, "cwd"));
-		printf("  request     %s, %lld GPU%s, VRAM %s per GPU%s\n", jstr(j, "mode"), jint(j, "gpus_requested"),
-		       jint(j, "gpus_requested") == 1 ? "" : "s",
+			printf("%s%s", i ? " " : "", json_string_value(v));
+		printf("\n");
+		field(N_("directory"));
+		printf("%s\n", jstr(s, "cwd"));
+		field(N_("request"));
+		printf(P_("%s, %lld GPU, VRAM %s per GPU%s\n", "%s, %lld GPUs, VRAM %s per GPU%s\n", jint(j, "gpus_requested")),
+		       jstr(j, "mode"), jint(j, "gpus_requested"),
 		       bytes_text(a, sizeof a, json_object_get(j, "vram_request_bytes")),
-		       json_is_true(json_object_get(s, "vram_auto")) ? " (planner)" : "");
+		       json_is_true(json_object_get(s, "vram_auto")) ? _(" (planner)") : "");
 		json_t *ch = json_object_get(j, "vram_charged_bytes"), *std = json_object_get(j, "vram_standard_sizes");
-		if (json_is_integer(ch) && strcmp(jstr(j, "mode"), "shared") == 0)
-			printf("  charged     %s per GPU against the quota%s\n", bytes_text(a, sizeof a, ch),
-			       json_array_size(std) ? " (the standard size of the GPU it runs on)" : "");
-		else if (json_array_size(std)) {
+		if (json_is_integer(ch) && strcmp(jstr(j, "mode"), "shared") == 0) {
+			field(N_("charged"));
+			printf(_("%s per GPU against the quota%s\n"), bytes_text(a, sizeof a, ch),
+			       json_array_size(std) ? _(" (the standard size of the GPU it runs on)") : "");
+		} else if (json_array_size(std)) {
 			/* not placed yet: what each model would charge */
-			printf("  std sizes  ");
-			json_array_foreach(std, i, v)
-				printf("%s %s on %s%s", i ? "," : "", bytes_text(a, sizeof a, json_object_get(v, "bytes")),
-				       jstr(v, "model"), json_is_true(json_object_get(v, "standard")) ? "" : " (free-form)");
+			field(N_("std sizes"));
+			json_array_foreach(std, i, v) {
+				if (i)
+					fputs(_(", "), stdout);
+				printf(_("%s on %s%s"), bytes_text(a, sizeof a, json_object_get(v, "bytes")), jstr(v, "model"),
+				       json_is_true(json_object_get(v, "standard")) ? "" : _(" (free-form)"));
+			}
 			printf("\n");
 		}
-		if (json_is_integer(json_object_get(j, "queue_position")))
-			printf("  position    %lld in the queue%s\n", jint(j, "queue_position"), "");
+		if (json_is_integer(json_object_get(j, "queue_position"))) {
+			field(N_("position"));
+			printf(_("%lld in the queue\n"), jint(j, "queue_position"));
+		}
 		if (json_is_integer(json_object_get(j, "estimated_start_ms"))) {
 			uint64_t at = (uint64_t)jint(j, "estimated_start_ms"), now = wall_ms();
-			printf("  starts      %s%s (estimated from the time limits)\n", at <= now + 1000 ? "now" : "in ",
-			       at <= now + 1000 ? "" : fmt_duration(b, sizeof b, at - now));
+			field(N_("starts"));
+			if (at <= now + 1000)
+				puts(_("now (estimated from the time limits)"));
+			else
+				printf(_("in %s (estimated from the time limits)\n"), fmt_duration(b, sizeof b, at - now));
 		}
-		if (json_is_string(json_object_get(s, "vram_plan")))
-			printf("  planner     %s\n", jstr(s, "vram_plan"));
-		printf("  priority    %lld\n", jint(j, "priority"));
+		if (json_is_string(json_object_get(s, "vram_plan"))) {
+			field(N_("planner"));
+			printf("%s\n", jstr(s, "vram_plan"));
+		}
+		field(N_("priority"));
+		printf("%lld\n", jint(j, "priority"));
 		if (json_array_size(json_object_get(j, "gpu_uuids"))) {
-			printf("  GPUs       ");
+			field(N_("GPUs"));
 			json_array_foreach(json_object_get(j, "gpu_uuids"), i, v)
-				printf(" %s", json_string_value(v));
+				printf("%s%s", i ? " " : "", json_string_value(v));
 			printf("\n");
 		}
-		printf("  measured    %s\n", bytes_text(b, sizeof b, json_object_get(j, "vram_measured_bytes")));
-		printf("  waited      %s\n", ms_text(a, sizeof a, json_object_get(j, "wait_ms")));
-		printf("  ran         %s\n", ms_text(a, sizeof a, json_object_get(j, "run_ms")));
-		if (json_is_integer(json_object_get(j, "exit_status")))
-			printf("  exit status %lld\n", jint(j, "exit_status"));
-		if (json_is_string(json_object_get(j, "reason")))
-			{
-				char *why = gw_translate_text(jstr(j, "reason"));
-				printf(_("  reason      %s\n"), why);
-				free(why);
-			}
+		field(N_("measured"));
+		printf("%s\n", bytes_text(b, sizeof b, json_object_get(j, "vram_measured_bytes")));
+		field(N_("waited"));
+		printf("%s\n", ms_text(a, sizeof a, json_object_get(j, "wait_ms")));
+		field(N_("ran"));
+		printf("%s\n", ms_text(a, sizeof a, json_object_get(j, "run_ms")));
+		if (json_is_integer(json_object_get(j, "exit_status"))) {
+			field(N_("exit status"));
+			printf("%lld\n", jint(j, "exit_status"));
+		}
+		if (json_is_string(json_object_get(j, "reason"))) {
+			char *why = gw_translate_text(jstr(j, "reason"));
+			field(N_("reason"));
+			printf("%s\n", why);
+			free(why);
+		}
 	}
 	json_decref(rep);
 	return 0;
@@ -1171,7 +1226,7 @@ static int change(const char *cmd, const char *op, const char *done, int argc, c
 	json_t *rep = NULL;
 	gw_error err;
 	if (queue_call(conn, req, &rep, &err)) {
-		gw_errorf("%s", err.msg);
+		error_tr(err.msg);
 		json_decref(req);
 		queue_close(conn);
 		return GW_EXIT_RUNTIME;
@@ -1181,19 +1236,22 @@ static int change(const char *cmd, const char *op, const char *done, int argc, c
 	rc = 0;
 	json_t *res = json_object_get(rep, "results");
 	if (!res) {
-		gw_errorf("%s", jstr(rep, "error"));
+		error_tr(jstr(rep, "error"));
 		rc = EXIT_REFUSED;
 	}
 	size_t i;
 	json_t *e;
 	json_array_foreach(res, i, e) {
 		if (json_is_string(json_object_get(e, "error"))) {
-			gw_errorf("%s", jstr(e, "error"));
+			error_tr(jstr(e, "error"));
 			rc = EXIT_REFUSED;
 		} else if (strcmp(jstr(e, "state"), "cancelling") == 0)
-			printf("job %lld is being stopped\n", jint(e, "id"));
+			printf(_("job %lld is being stopped\n"), jint(e, "id"));
 		else
-			printf("job %lld %s\n", jint(e, "id"), done);
+			printf(strcmp(done, "cancelled") == 0 ? _("job %lld cancelled\n")
+			       : strcmp(done, "held") == 0    ? _("job %lld held\n")
+							      : _("job %lld released\n"),
+			       jint(e, "id"));
 	}
 	json_decref(rep);
 	return rc ? rc : src;
@@ -1337,7 +1395,7 @@ int cmd_quota(int argc, char **argv)
 	rc = 0;
 	if (is_set) {
 		if (!json_out)
-			printf("project %s updated\n", argv[optind]);
+			printf(_("project %s updated\n"), argv[optind]);
 		else
 			printf("{\"ok\": true}\n");
 	} else if (json_out) {
@@ -1348,7 +1406,11 @@ int cmd_quota(int argc, char **argv)
 		json_print(o, stdout);
 		json_decref(o);
 	} else {
-		static const char *const hdr[] = {"PROJECT", "VRAM", "GPUS", "JOBS", "WAITING", "USAGE (decayed)", "FAIR SHARE", "MEMBERS"};
+		static const char *const hdr_en[] = {N_("PROJECT"), N_("VRAM"), N_("GPUS"), N_("JOBS"), N_("WAITING"),
+						     N_("USAGE (decayed)"), N_("FAIR SHARE"), N_("MEMBERS")};
+		const char *hdr[8];
+		for (size_t h = 0; h < 8; h++)
+			hdr[h] = _(hdr_en[h]);
 		table *t = table_new(8, hdr);
 		size_t i;
 		json_t *p;
@@ -1360,26 +1422,26 @@ int cmd_quota(int argc, char **argv)
 				 limit_text(gq, sizeof gq, json_object_get(p, "gpus_quota"), false));
 			snprintf(jobs, sizeof jobs, "%lld / %s%s", jint(p, "jobs_running"),
 				 limit_text(jq, sizeof jq, json_object_get(p, "jobs_quota"), false),
-				 jint(p, "jobs_borrowing") ? " (borrowing)" : "");
+				 jint(p, "jobs_borrowing") ? _(" (borrowing)") : "");
 			snprintf(w, sizeof w, "%lld", jint(p, "jobs_waiting"));
 			const char *m = jstr(p, "members");
 			char use[80], fs[64];
 			snprintf(use, sizeof use, "%.2f GiB-h, %.2f GPU-h", json_number_value(json_object_get(p, "usage_vram_gib_hours")),
 				 json_number_value(json_object_get(p, "usage_gpu_hours")));
-			snprintf(fs, sizeof fs, "%.3f (%.0f%% of use, %.0f%% of shares)",
+			snprintf(fs, sizeof fs, _("%.3f (%.0f%% of use, %.0f%% of shares)"),
 				 json_number_value(json_object_get(p, "fairshare_factor")),
 				 100 * json_number_value(json_object_get(p, "usage_share")),
 				 100 * json_number_value(json_object_get(p, "fairshare_share")));
-			const char *cells[] = {jstr(p, "project"), vram, gpus, jobs, w, use, fs, *m ? m : "everyone"};
+			const char *cells[] = {jstr(p, "project"), vram, gpus, jobs, w, use, fs, *m ? m : _("everyone")};
 			table_addv(t, cells);
 		}
 		table_print(t, stdout);
 		table_free(t);
-		printf("borrowing of idle quota: %s\n", json_is_true(json_object_get(rep, "borrowing")) ? "on" : "off");
+		printf(_("borrowing of idle quota: %s\n"), json_is_true(json_object_get(rep, "borrowing")) ? _("on") : _("off"));
 		char hl[32];
-		printf("fair share: projects with the highest factor start first; usage halves every %s\n",
+		printf(_("fair share: projects with the highest factor start first; usage halves every %s\n"),
 		       json_is_integer(json_object_get(rep, "fairshare_half_life_ms")) && jint(rep, "fairshare_half_life_ms") > 0
-			       ? fmt_duration(hl, sizeof hl, (uint64_t)jint(rep, "fairshare_half_life_ms")) : "never (no decay)");
+			       ? fmt_duration(hl, sizeof hl, (uint64_t)jint(rep, "fairshare_half_life_ms")) : _("never (no decay)"));
 	}
 	json_decref(rep);
 out:

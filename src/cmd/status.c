@@ -133,6 +133,33 @@ static const char *proc_type(const hw_proc *p)
 }
 
 /*
+ * A message the hardware layer wrote in English (src/hw marks its formats
+ * with N_()), in the reader's language: the whole text, else each of its
+ * "; "-separated parts.  Malloc'd.
+ */
+static char *tr_hw(const char *english)
+{
+	char *whole = gw_translate_text(english);
+	if (!gw_i18n_zh() || strcmp(whole, english) != 0 || !strstr(english, "; "))
+		return whole;
+	free(whole);
+	strbuf sb = STRBUF_INIT;
+	for (const char *p = english;;) {
+		const char *e = strstr(p, "; ");
+		char *part = xstrndup(p, e ? (size_t)(e - p) : strlen(p));
+		char *t = gw_translate_text(part);
+		sb_puts(&sb, t);
+		free(t);
+		free(part);
+		if (!e)
+			break;
+		sb_puts(&sb, "\xef\xbc\x9b"); /* U+FF1B fullwidth semicolon */
+		p = e + 2;
+	}
+	return sb_detach(&sb);
+}
+
+/*
  * Exit status for a snapshot: 1 when NVML should work but does not: the
  * library GPUWISE_NVML_LIB names cannot be loaded, nvmlInit (or counting
  * the GPUs) failed, or the NVIDIA driver drives a GPU but no NVML library
@@ -144,16 +171,24 @@ static int snapshot_verdict(const hw_snapshot *s, bool report)
 	if (s->nvml_asleep_skip || s->nvml_initialised || s->nvml_disabled)
 		return 0;
 	if (s->nvml_loaded || s->nvml_named) {
-		if (report)
-			gw_errorf("NVML cannot be used: %s%s%s%s", s->nvml_error, s->nvml_path[0] ? " (library '" : "",
-				  s->nvml_path, s->nvml_path[0] ? "')" : "");
+		if (report) {
+			char *e = tr_hw(s->nvml_error);
+			if (s->nvml_path[0])
+				gw_errorf(_("NVML cannot be used: %s (library '%s')"), e, s->nvml_path);
+			else
+				gw_errorf(_("NVML cannot be used: %s"), e);
+			free(e);
+		}
 		return GW_EXIT_RUNTIME;
 	}
 	for (size_t i = 0; i < s->n_gpus; i++)
 		if (s->gpus[i].vendor == HW_VENDOR_NVIDIA && strcmp(s->gpus[i].kernel_driver, "nvidia") == 0) {
-			if (report)
-				gw_errorf("the NVIDIA driver is bound to %s but NVML cannot be used: %s",
-					  s->gpus[i].pci_bus_id, s->nvml_error);
+			if (report) {
+				char *e = tr_hw(s->nvml_error);
+				gw_errorf(_("the NVIDIA driver is bound to %s but NVML cannot be used: %s"),
+					  s->gpus[i].pci_bus_id, e);
+				free(e);
+			}
 			return GW_EXIT_RUNTIME;
 		}
 	return 0;
@@ -874,6 +909,12 @@ static size_t term_cols(FILE *f)
 	return 0;
 }
 
+/* "on", "off" or "-" (unknown), in the reader's language */
+static const char *on_off(hw_val v)
+{
+	return HW_VALID(v) ? (v.v ? _("on") : _("off")) : "-";
+}
+
 static void print_gpu_text(const hw_gpu *g, size_t name_w, bool all, size_t cols, FILE *f)
 {
 	char t[48], u[48], mu[48], mt[48], pw[48], pl[48];
@@ -882,7 +923,9 @@ static void print_gpu_text(const hw_gpu *g, size_t name_w, bool all, size_t cols
 	if (g->asleep) {
 		fprintf(f, _(" | %sasleep%s (runtime-suspended; --wake to query)\n"), c_dim(f), c_reset(f));
 	} else if (g->error[0] && nothing) {
-		fprintf(f, " | %s%s%s\n", c_red(f), g->error, c_reset(f));
+		char *e = tr_hw(g->error);
+		fprintf(f, " | %s%s%s\n", c_red(f), e, c_reset(f));
+		free(e);
 	} else if (nothing) {
 		fprintf(f, " | %s%s%s%s\n", g->kernel_driver[0] ? g->kernel_driver : _("no driver"),
 			g->integrated ? _(", integrated") : "", g->fell_off_bus ? _(", fell off the bus") : "",
@@ -908,25 +951,28 @@ static void print_gpu_text(const hw_gpu *g, size_t name_w, bool all, size_t cols
 					  sizeof words);
 			fprintf(f, _(" | %sthrottled: %s%s"), c_yellow(f), words, c_reset(f));
 		}
-		if (g->error[0])
-			fprintf(f, " | %s%s%s", c_red(f), g->error, c_reset(f));
+		if (g->error[0]) {
+			char *e = tr_hw(g->error);
+			fprintf(f, " | %s%s%s", c_red(f), e, c_reset(f));
+			free(e);
+		}
 		fputc('\n', f);
 	}
 	if (all) {
 		char cc[48], buf[64];
-		fprintf(f, "    bus %s  %04x:%04x rev %s  driver %s%s", g->pci_bus_id, g->pci_vendor_id,
+		fprintf(f, _("    bus %s  %04x:%04x rev %s  driver %s%s"), g->pci_bus_id, g->pci_vendor_id,
 			g->pci_device_id, g->pci_revision >= 0 ? (snprintf(buf, sizeof buf, "%02x", g->pci_revision), buf) : "-",
-			g->kernel_driver[0] ? g->kernel_driver : "none", g->integrated ? "  integrated" : "");
+			g->kernel_driver[0] ? g->kernel_driver : _("none"), g->integrated ? _("  integrated") : "");
 		if (g->runtime_status[0])
-			fprintf(f, "  power %s", g->runtime_status);
+			fprintf(f, _("  power %s"), g->runtime_status);
 		if (cc_string(g, cc, sizeof cc))
-			fprintf(f, "  cc %s%s%s%s", cc, g->arch[0] ? " (" : "", g->arch, g->arch[0] ? ")" : "");
+			fprintf(f, _("  cc %s%s%s%s"), cc, g->arch[0] ? " (" : "", g->arch, g->arch[0] ? ")" : "");
 		if (g->cuda_ordinal >= 0)
-			fprintf(f, "  cuda %d", g->cuda_ordinal);
+			fprintf(f, _("  cuda %d"), g->cuda_ordinal);
 		fputc('\n', f);
 		if (HW_VALID(g->clock_sm_mhz) || HW_VALID(g->pcie_gen) || HW_VALID(g->fan_pct)) {
 			char a[48], b[48], c[48], d[48], e[48], x[48];
-			fprintf(f, "    clocks sm %s/%s MHz mem %s/%s MHz  PCIe gen %s x%s (max %s x%s)  fan %s\n",
+			fprintf(f, _("    clocks sm %s/%s MHz mem %s/%s MHz  PCIe gen %s x%s (max %s x%s)  fan %s\n"),
 				dash_or(g->clock_sm_mhz, "", 1, a, sizeof a),
 				dash_or(g->clock_sm_max_mhz, "", 1, b, sizeof b),
 				dash_or(g->clock_mem_mhz, "", 1, c, sizeof c),
@@ -939,22 +985,19 @@ static void print_gpu_text(const hw_gpu *g, size_t name_w, bool all, size_t cols
 		}
 		if (g->nvml_index >= 0) {
 			char a[32], b[32];
-			fprintf(f, "    persistence %s  compute mode %s  ECC %s (corrected %s, uncorrected %s)  MIG %s",
-				HW_VALID(g->persistence_mode) ? (g->persistence_mode.v ? "on" : "off") : "-",
-				HW_VALID(g->compute_mode) ? compute_mode_name(g->compute_mode.v) : "-",
-				HW_VALID(g->ecc_mode) ? (g->ecc_mode.v ? "on" : "off") : "-",
-				dash_or(g->ecc_corrected, "", 1, a, sizeof a),
-				dash_or(g->ecc_uncorrected, "", 1, b, sizeof b),
-				HW_VALID(g->mig_mode) ? (g->mig_mode.v ? "on" : "off") : "-");
+			fprintf(f, _("    persistence %s  compute mode %s  ECC %s (corrected %s, uncorrected %s)  MIG %s"),
+				on_off(g->persistence_mode), HW_VALID(g->compute_mode) ? compute_mode_name(g->compute_mode.v) : "-",
+				on_off(g->ecc_mode), dash_or(g->ecc_corrected, "", 1, a, sizeof a),
+				dash_or(g->ecc_uncorrected, "", 1, b, sizeof b), on_off(g->mig_mode));
 			if (HW_VALID(g->remap_pending) && (g->remap_pending.v || g->remap_failure.v))
-				fprintf(f, "  %srow remapping %s%s", c_red(f),
-					g->remap_failure.v ? "failed" : "pending (reset the GPU)", c_reset(f));
+				fprintf(f, _("  %srow remapping %s%s"), c_red(f),
+					g->remap_failure.v ? _("failed") : _("pending (reset the GPU)"), c_reset(f));
 			fputc('\n', f);
 		}
 		if (HW_VALID(g->enc_util_pct) || HW_VALID(g->pcie_tx_kbytes_per_s) || HW_VALID(g->energy_mj) ||
 		    HW_VALID(g->pstate)) {
 			char a[48], b[48], c[48], d[48], e[48], p[48];
-			fprintf(f, "    P-state %s  video enc %s dec %s  PCIe tx %s rx %s MB/s  energy %s kJ\n",
+			fprintf(f, _("    P-state %s  video enc %s dec %s  PCIe tx %s rx %s MB/s  energy %s kJ\n"),
 				HW_VALID(g->pstate) ? (snprintf(p, sizeof p, "P%lld", (long long)g->pstate.v), p) : "-",
 				dash_or(g->enc_util_pct, "%", 1, a, sizeof a), dash_or(g->dec_util_pct, "%", 1, b, sizeof b),
 				dash_or(g->pcie_tx_kbytes_per_s, "", 1024.0 / 1e6, c, sizeof c),
@@ -962,7 +1005,7 @@ static void print_gpu_text(const hw_gpu *g, size_t name_w, bool all, size_t cols
 				dash_or(g->energy_mj, "", 1e-6, e, sizeof e));
 		}
 		if (HW_VALID(g->sm_count))
-			fprintf(f, "    %lld SMs  memory bus %lld bit  L2 %s  peak bandwidth %.0f GB/s\n",
+			fprintf(f, _("    %lld SMs  memory bus %lld bit  L2 %s  peak bandwidth %.0f GB/s\n"),
 				(long long)g->sm_count.v, (long long)g->mem_bus_width_bits.v,
 				HW_VALID(g->l2_bytes) ? fmt_bytes(buf, sizeof buf, (uint64_t)g->l2_bytes.v) : "-",
 				g->bandwidth_gbs);
@@ -976,14 +1019,14 @@ static void print_gpu_text(const hw_gpu *g, size_t name_w, bool all, size_t cols
 			m->uuid);
 	}
 	if (g->procs_listed.st != HW_OK && g->procs_listed.st != HW_UNQUERIED)
-		fprintf(f, "    %sprocesses: %s%s\n", c_dim(f), hw_status_name(g->procs_listed.st), c_reset(f));
+		fprintf(f, _("    %sprocesses: %s%s\n"), c_dim(f), _(hw_status_name(g->procs_listed.st)), c_reset(f));
 	for (size_t i = 0; i < g->n_procs; i++) {
 		const hw_proc *p = &g->procs[i];
 		char mem[32], sm[16], where[64] = "";
 		if (p->gpu_instance != UINT32_MAX && g->n_migs)
 			snprintf(where, sizeof where, " [MIG GI %u]", p->gpu_instance);
 		if (p->container[0])
-			snprintf(where + strlen(where), sizeof where - strlen(where), " [container %.12s]", p->container);
+			snprintf(where + strlen(where), sizeof where - strlen(where), _(" [container %.12s]"), p->container);
 		if (p->graphics && !p->compute)
 			snprintf(where + strlen(where), sizeof where - strlen(where), _(" (graphics)"));
 		snprintf(sm, sizeof sm, HW_VALID(p->sm_util_pct) ? "%lld%%" : "-", (long long)p->sm_util_pct.v);
@@ -1021,9 +1064,9 @@ static void print_text(const hw_snapshot *s, bool all, FILE *f)
 	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
 	fprintf(f, "%s  %s", host, when);
 	if (s->driver_version[0])
-		fprintf(f, "  driver %s", s->driver_version);
+		fprintf(f, _("  driver %s"), s->driver_version);
 	if (cuda_version_string(s, cv, sizeof cv))
-		fprintf(f, "  CUDA %s", cv);
+		fprintf(f, _("  CUDA %s"), cv);
 	if (s->platform == HW_PLATFORM_WSL2)
 		fputs(_("  WSL 2 (the Windows driver)"), f);
 	else if (s->platform == HW_PLATFORM_WSL1)
@@ -1039,8 +1082,9 @@ static void print_text(const hw_snapshot *s, bool all, FILE *f)
 			fprintf(f, _("WSL 2 VM: %s RAM (%s: Windows has about %s)\n"), a, wm.rule,
 				fmt_bytes(b, sizeof b, wm.windows_ram_bytes_est));
 	}
+	char *nvml_error = tr_hw(s->nvml_error);
 	if (snapshot_verdict(s, false))
-		fprintf(f, _("%sNVML cannot be used: %s%s\n"), c_red(f), s->nvml_error, c_reset(f));
+		fprintf(f, _("%sNVML cannot be used: %s%s\n"), c_red(f), nvml_error, c_reset(f));
 	else if (!s->n_gpus)
 		fputs(_("no GPU found\n"), f);
 	size_t w = 0;
@@ -1050,19 +1094,31 @@ static void print_text(const hw_snapshot *s, bool all, FILE *f)
 	for (size_t i = 0; i < s->n_gpus; i++)
 		print_gpu_text(&s->gpus[i], w, all, cols, f);
 	if (s->nvml_asleep_skip)
-		fprintf(f, _("%snote: %s%s\n"), c_dim(f), s->nvml_error, c_reset(f));
-	if (s->cuda_order_note[0])
-		fprintf(f, _("note: %s\n"), s->cuda_order_note);
-	if (all) {
-		if (s->nvml_path[0])
-			fprintf(f, "NVML: %s%s%s\n", s->nvml_path, s->nvml_version[0] ? " version " : "", s->nvml_version);
-		else if (s->nvml_error[0])
-			fprintf(f, "NVML: %s\n", s->nvml_error);
-		if (s->nvml_note[0])
-			fprintf(f, "NVML: %s\n", s->nvml_note);
-		if (s->cuda_path[0] || s->cuda_error[0])
-			fprintf(f, "CUDA driver: %s%s%s\n", s->cuda_path, s->cuda_error[0] ? "  " : "", s->cuda_error);
+		fprintf(f, _("%snote: %s%s\n"), c_dim(f), nvml_error, c_reset(f));
+	if (s->cuda_order_note[0]) {
+		char *t = tr_hw(s->cuda_order_note);
+		fprintf(f, _("note: %s\n"), t);
+		free(t);
 	}
+	if (all) {
+		if (s->nvml_path[0] && s->nvml_version[0])
+			fprintf(f, _("NVML: %s version %s\n"), s->nvml_path, s->nvml_version);
+		else if (s->nvml_path[0])
+			fprintf(f, _("NVML: %s\n"), s->nvml_path);
+		else if (s->nvml_error[0])
+			fprintf(f, _("NVML: %s\n"), nvml_error);
+		if (s->nvml_note[0]) {
+			char *t = tr_hw(s->nvml_note);
+			fprintf(f, _("NVML: %s\n"), t);
+			free(t);
+		}
+		if (s->cuda_path[0] || s->cuda_error[0]) {
+			char *t = tr_hw(s->cuda_error);
+			fprintf(f, _("CUDA driver: %s%s%s\n"), s->cuda_path, t[0] ? "  " : "", t);
+			free(t);
+		}
+	}
+	free(nvml_error);
 }
 
 /* ---- main ------------------------------------------------------------------------ */
@@ -1146,7 +1202,7 @@ static int mhd_load(mhd_api *m, char *why, size_t whyn)
 	m->lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
 	if (!m->lib) {
 		const char *e = dlerror();
-		snprintf(why, whyn, "cannot load '%s' for --serve (install libmicrohttpd12): %s", name, e ? e : "not found");
+		snprintf(why, whyn, _("cannot load '%s' for --serve (install libmicrohttpd12): %s"), name, e ? e : _("not found"));
 		return -1;
 	}
 	*(void **)&m->start = dlsym(m->lib, "MHD_start_daemon");
@@ -1157,7 +1213,7 @@ static int mhd_load(mhd_api *m, char *why, size_t whyn)
 	*(void **)&m->destroy = dlsym(m->lib, "MHD_destroy_response");
 	*(void **)&m->info = dlsym(m->lib, "MHD_get_daemon_info");
 	if (!m->start || !m->stop || !m->from_buffer || !m->add_header || !m->queue || !m->destroy || !m->info) {
-		snprintf(why, whyn, "'%s' lacks a libmicrohttpd function --serve needs", name);
+		snprintf(why, whyn, _("'%s' lacks a libmicrohttpd function --serve needs"), name);
 		dlclose(m->lib);
 		m->lib = NULL;
 		return -1;
@@ -1252,17 +1308,17 @@ static int serve_addr(const char *spec, struct sockaddr_storage *out, socklen_t 
 	char host[256];
 	const char *colon = strrchr(spec, ':');
 	if (!colon || colon[1] == '\0') {
-		snprintf(why, whyn, "--serve needs ADDR:PORT (\"127.0.0.1:9400\", \":9400\"), not '%s'", spec);
+		snprintf(why, whyn, _("--serve needs ADDR:PORT (\"127.0.0.1:9400\", \":9400\"), not '%s'"), spec);
 		return -1;
 	}
 	long long port;
 	if (parse_int(colon + 1, 0, 65535, &port)) {
-		snprintf(why, whyn, "--serve: port must be 0 to 65535, not '%s'", colon + 1);
+		snprintf(why, whyn, _("--serve: port must be 0 to 65535, not '%s'"), colon + 1);
 		return -1;
 	}
 	size_t hl = (size_t)(colon - spec);
 	if (hl >= sizeof host) {
-		snprintf(why, whyn, "--serve: address too long");
+		snprintf(why, whyn, _("--serve: address too long"));
 		return -1;
 	}
 	memcpy(host, spec, hl);
@@ -1278,7 +1334,7 @@ static int serve_addr(const char *spec, struct sockaddr_storage *out, socklen_t 
 	hints.ai_flags = AI_PASSIVE;
 	int e = getaddrinfo(host[0] ? host : "0.0.0.0", NULL, &hints, &res);
 	if (e || !res) {
-		snprintf(why, whyn, "--serve: cannot resolve '%s': %s", host, e ? gai_strerror(e) : "no address");
+		snprintf(why, whyn, _("--serve: cannot resolve '%s': %s"), host, e ? gai_strerror(e) : _("no address"));
 		return -1;
 	}
 	memcpy(out, res->ai_addr, res->ai_addrlen);
@@ -1315,7 +1371,7 @@ static int serve(hw *h, const char *spec, int names, const char *socket)
 	struct MHD_Daemon *d = c.api.start(flags, 0, NULL, NULL, serve_request, &c, MHD_OPTION_SOCK_ADDR,
 					   (struct sockaddr *)&sa, MHD_OPTION_END);
 	if (!d) {
-		gw_errorf("cannot listen on '%s': %s", spec, errno ? strerror(errno) : "libmicrohttpd refused");
+		gw_errorf(_("cannot listen on '%s': %s"), spec, errno ? strerror(errno) : _("libmicrohttpd refused"));
 		rc = GW_EXIT_RUNTIME;
 		goto out;
 	}

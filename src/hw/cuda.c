@@ -54,7 +54,7 @@ cuda *cuda_load(char *path, size_t pathn, char *why, size_t whyn)
 	void *lib = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
 	if (!lib) {
 		const char *e = dlerror();
-		snprintf(why, whyn, "cannot load '%s': %s", name, e ? e : "not found");
+		snprintf(why, whyn, N_("cannot load '%s': %s"), name, e ? e : N_("not found"));
 		return NULL;
 	}
 	cuda *c = xcalloc(1, sizeof *c);
@@ -74,7 +74,7 @@ cuda *cuda_load(char *path, size_t pathn, char *why, size_t whyn)
 	else
 		snprintf(path, pathn, "%s", name);
 	if (!c->init || !c->count || !c->get) {
-		snprintf(why, whyn, "'%s' lacks cuInit or cuDeviceGet", path);
+		snprintf(why, whyn, N_("'%s' lacks cuInit or cuDeviceGet"), path);
 		cuda_close(c);
 		return NULL;
 	}
@@ -90,7 +90,7 @@ int cuda_start(cuda *c, hw_val *version, char *why, size_t whyn)
 	}
 	cu_result r = c->init(0);
 	if (r != 0) {
-		snprintf(why, whyn, "cuInit failed: %s (CUDA error %d)", cu_err(c, r), r);
+		snprintf(why, whyn, N_("cuInit failed: %s (CUDA error %d)"), cu_err(c, r), r);
 		return -1;
 	}
 	c->started = true;
@@ -165,12 +165,17 @@ void cuda_attach(cuda *c, hw_gpu *gpus, size_t n, char *note, size_t noten)
 	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
 	const char *order = getenv("CUDA_DEVICE_ORDER");
 	strbuf sb = STRBUF_INIT;
-	sb_puts(&sb, "CUDA numbers the GPUs differently from NVML and nvidia-smi");
-	if (cvd)
-		sb_printf(&sb, "; CUDA_VISIBLE_DEVICES=%s shows %zu of %zu", cvd, matched, nvml_gpus);
-	if (!order || strcmp(order, "PCI_BUS_ID") != 0)
-		sb_printf(&sb, "; CUDA_DEVICE_ORDER is %s (fastest first), set CUDA_DEVICE_ORDER=PCI_BUS_ID to "
-			       "match nvidia-smi", order ? order : "unset");
+	/* "; "-separated parts: status translates each (N_) */
+	sb_puts(&sb, N_("CUDA numbers the GPUs differently from NVML and nvidia-smi"));
+	if (cvd) {
+		sb_puts(&sb, "; ");
+		sb_printf(&sb, N_("CUDA_VISIBLE_DEVICES=%s shows %zu of %zu"), cvd, matched, nvml_gpus);
+	}
+	if (!order || strcmp(order, "PCI_BUS_ID") != 0) {
+		sb_puts(&sb, "; ");
+		sb_printf(&sb, N_("CUDA_DEVICE_ORDER is %s (fastest first), set CUDA_DEVICE_ORDER=PCI_BUS_ID to "
+				  "match nvidia-smi"), order ? order : N_("unset"));
+	}
 	snprintf(note, noten, "%s", sb_str(&sb));
 	sb_release(&sb);
 }

@@ -74,7 +74,7 @@ static void merge_sysfs(hw_gpu *g, const hw_gpu *s)
 		snprintf(g->name, sizeof g->name, "%s", s->name);
 	if (s->fell_off_bus) {
 		size_t len = strlen(g->error);
-		snprintf(g->error + len, sizeof g->error - len, "%sfell off the bus (PCI config space reads 0xff)",
+		snprintf(g->error + len, sizeof g->error - len, N_("%sfell off the bus (PCI config space reads 0xff)"),
 			 len ? "; " : "");
 	}
 }
@@ -94,17 +94,17 @@ static void add_tmpl(hw *h, size_t *cap, const hw_gpu *g, int sys_idx)
 static void sysfs_only(hw *h, hw_gpu *g)
 {
 	if (g->fell_off_bus)
-		snprintf(g->error, sizeof g->error, "fell off the bus (PCI config space reads 0xff)");
+		snprintf(g->error, sizeof g->error, N_("fell off the bus (PCI config space reads 0xff)"));
 	if (g->vendor != HW_VENDOR_NVIDIA)
 		return;
 	if (nvidia_sleeping(g) && !h->o.wake)
 		g->asleep = true;
 	else if (!g->kernel_driver[0] && !g->error[0])
-		snprintf(g->error, sizeof g->error, "no kernel driver bound");
+		snprintf(g->error, sizeof g->error, N_("no kernel driver bound"));
 	else if (strcmp(g->kernel_driver, "nvidia") != 0 && !g->error[0])
-		snprintf(g->error, sizeof g->error, "bound to '%s', not the NVIDIA driver", g->kernel_driver);
+		snprintf(g->error, sizeof g->error, N_("bound to '%s', not the NVIDIA driver"), g->kernel_driver);
 	else if (!g->error[0] && !g->asleep && h->base.nvml_initialised)
-		snprintf(g->error, sizeof g->error, "not reported by NVML");
+		snprintf(g->error, sizeof g->error, N_("not reported by NVML"));
 }
 
 hw *hw_open(const hw_opts *o, gw_error *err)
@@ -135,7 +135,7 @@ hw *hw_open(const hw_opts *o, gw_error *err)
 		/* nvmlInit (and cuInit) would power the GPU up */
 		b->nvml_asleep_skip = true;
 		snprintf(b->nvml_error, sizeof b->nvml_error,
-			 "NVML not initialised: the NVIDIA GPU at %s is runtime-suspended (asleep); --wake would wake it",
+			 N_("NVML not initialised: the NVIDIA GPU at %s is runtime-suspended (asleep); --wake would wake it"),
 			 sleeper);
 	} else if (h->nv) {
 		b->nvml_initialised = nvml_start(h->nv, b, b->nvml_error, sizeof b->nvml_error) == 0;
@@ -306,12 +306,12 @@ const char *hw_vendor_name(hw_vendor v)
 const char *hw_status_name(hw_status s)
 {
 	switch (s) {
-	case HW_OK: return "ok";
-	case HW_UNQUERIED: return "not queried";
-	case HW_NOT_SUPPORTED: return "not supported";
-	case HW_NO_PERMISSION: return "no permission";
-	case HW_GPU_LOST: return "GPU is lost";
-	case HW_NO_SYMBOL: return "not in this driver";
-	default: return "failed";
+	case HW_OK: return N_("ok");
+	case HW_UNQUERIED: return N_("not queried");
+	case HW_NOT_SUPPORTED: return N_("not supported");
+	case HW_NO_PERMISSION: return N_("no permission");
+	case HW_GPU_LOST: return N_("GPU is lost");
+	case HW_NO_SYMBOL: return N_("not in this driver");
+	default: return N_("failed");
 	}
 }

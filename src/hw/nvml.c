@@ -253,7 +253,7 @@ nvml *nvml_load(char *path, size_t pathn, char *why, size_t whyn, char *note, si
 	}
 	why[0] = note[0] = path[0] = '\0';
 	if (env && strcmp(env, "none") == 0) {
-		snprintf(why, whyn, "NVML not loaded (GPUWISE_NVML_LIB=none)");
+		snprintf(why, whyn, N_("NVML not loaded (GPUWISE_NVML_LIB=none)"));
 		return NULL;
 	}
 	for (size_t i = 0; i < n_names; i++) {
@@ -262,7 +262,7 @@ nvml *nvml_load(char *path, size_t pathn, char *why, size_t whyn, char *note, si
 		if (!lib) {
 			if (!why[0] || env) {
 				const char *e = dlerror();
-				snprintf(why, whyn, "cannot load '%s': %s", names[i], e ? e : "not found");
+				snprintf(why, whyn, N_("cannot load '%s': %s"), names[i], e ? e : N_("not found"));
 			}
 			continue;
 		}
@@ -270,14 +270,14 @@ nvml *nvml_load(char *path, size_t pathn, char *why, size_t whyn, char *note, si
 		void *probe = sym(lib, "nvmlInit_v2", "nvmlInit", "nvmlShutdown");
 		const char *file = probe && dladdr(probe, &info) && info.dli_fname ? info.dli_fname : names[i];
 		if (strstr(file, "/stubs/")) {
-			snprintf(note, noten, "skipped '%s': the CUDA toolkit's link-time stub, not the driver's library",
+			snprintf(note, noten, N_("skipped '%s': the CUDA toolkit's link-time stub, not the driver's library"),
 				 file);
-			snprintf(why, whyn, "no NVML library of the driver found ('%s' is the toolkit's stub)", file);
+			snprintf(why, whyn, N_("no NVML library of the driver found ('%s' is the toolkit's stub)"), file);
 			dlclose(lib);
 			continue;
 		}
 		if (!probe) {
-			snprintf(why, whyn, "'%s' is not an NVML library (no nvmlInit)", file);
+			snprintf(why, whyn, N_("'%s' is not an NVML library (no nvmlInit)"), file);
 			dlclose(lib);
 			continue;
 		}
@@ -289,19 +289,19 @@ nvml *nvml_load(char *path, size_t pathn, char *why, size_t whyn, char *note, si
 		return n;
 	}
 	if (!why[0])
-		snprintf(why, whyn, "libnvidia-ml.so.1 not found (is the NVIDIA driver installed?)");
+		snprintf(why, whyn, N_("libnvidia-ml.so.1 not found (is the NVIDIA driver installed?)"));
 	return NULL;
 }
 
 int nvml_start(nvml *n, hw_snapshot *s, char *why, size_t whyn)
 {
 	if (!n->init || !n->get_count || !n->get_handle) {
-		snprintf(why, whyn, "the NVML library lacks nvmlInit or nvmlDeviceGetCount");
+		snprintf(why, whyn, N_("the NVML library lacks nvmlInit or nvmlDeviceGetCount"));
 		return -1;
 	}
 	nvml_ret r = n->init();
 	if (r != NVML_OK) {
-		snprintf(why, whyn, "cannot initialise NVML: %s (NVML error %d)", nvml_errstr(n, r), r);
+		snprintf(why, whyn, N_("cannot initialise NVML: %s (NVML error %d)"), nvml_errstr(n, r), r);
 		return -1;
 	}
 	n->started = true;
@@ -318,8 +318,8 @@ int nvml_start(nvml *n, hw_snapshot *s, char *why, size_t whyn)
 	    minor <= 86 && n->compute[1]) {
 		n->compute[0] = n->graphics[0] = NULL;
 		snprintf(s->nvml_note, sizeof s->nvml_note,
-			 "driver %s: its _v3 process lists use a changed layout, read _v2 instead "
-			 "(535.104.05 or newer fixes it)", s->driver_version);
+			 N_("driver %s: its _v3 process lists use a changed layout, read _v2 instead "
+			    "(535.104.05 or newer fixes it)"), s->driver_version);
 	}
 	if (n->sys_cuda_version) {
 		int v = 0;
@@ -331,7 +331,7 @@ int nvml_start(nvml *n, hw_snapshot *s, char *why, size_t whyn)
 	unsigned int c = 0;
 	r = n->get_count(&c);
 	if (r != NVML_OK) {
-		snprintf(why, whyn, "cannot count the GPUs: %s (NVML error %d)", nvml_errstr(n, r), r);
+		snprintf(why, whyn, N_("cannot count the GPUs: %s (NVML error %d)"), nvml_errstr(n, r), r);
 		return -1;
 	}
 	n->count = c;

@@ -59,17 +59,17 @@ int queue_connect(const char *path, queue_conn **out, gw_error *err)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof a.sun_path)
-		return gw_fail(err, GW_EINVAL, "socket path '%s' is too long", path);
+		return gw_fail(err, GW_EINVAL, N_("socket path '%s' is too long"), path);
 	strcpy(a.sun_path, path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return gw_fail(err, GW_EIO, "socket: %s", strerror(errno));
+		return gw_fail(err, GW_EIO, N_("socket: %s"), strerror(errno));
 	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
 		int e = errno;
 		close(fd);
 		if (e == ENOENT || e == ECONNREFUSED)
-			return gw_fail(err, GW_ENOENT, "no queue daemon at '%s'", path);
-		return gw_fail(err, e == EACCES ? GW_EPERM : GW_EIO, "cannot connect to '%s': %s", path,
+			return gw_fail(err, GW_ENOENT, N_("no queue daemon at '%s'"), path);
+		return gw_fail(err, e == EACCES ? GW_EPERM : GW_EIO, N_("cannot connect to '%s': %s"), path,
 			       strerror(e));
 	}
 	queue_conn *c = xcalloc(1, sizeof *c);
@@ -99,7 +99,7 @@ int queue_send(queue_conn *c, json_t *req, gw_error *err)
 	json_object_set_new(req, "v", json_integer(PROTO_VERSION));
 	char *text = json_dumps(req, JSON_COMPACT);
 	if (!text)
-		return gw_fail(err, GW_EINVAL, "cannot encode the request");
+		return gw_fail(err, GW_EINVAL, N_("cannot encode the request"));
 	size_t n = strlen(text);
 	text[n] = '\n';
 	size_t off = 0;
@@ -109,7 +109,7 @@ int queue_send(queue_conn *c, json_t *req, gw_error *err)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			rc = gw_fail(err, GW_EIO, "the queue daemon closed the connection: %s", strerror(errno));
+			rc = gw_fail(err, GW_EIO, N_("the queue daemon closed the connection: %s"), strerror(errno));
 			break;
 		}
 		off += (size_t)w;
@@ -132,7 +132,7 @@ int queue_recv(queue_conn *c, json_t **reply, gw_error *err)
 			if (!*reply || !json_is_object(*reply)) {
 				json_decref(*reply);
 				*reply = NULL;
-				return gw_fail(err, GW_EFORMAT, "malformed reply from the queue daemon");
+				return gw_fail(err, GW_EFORMAT, N_("malformed reply from the queue daemon"));
 			}
 			return 0;
 		}
@@ -146,9 +146,9 @@ int queue_recv(queue_conn *c, json_t **reply, gw_error *err)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return gw_fail(err, GW_EIO, "the queue daemon did not answer in time");
+			return gw_fail(err, GW_EIO, N_("the queue daemon did not answer in time"));
 		if (r <= 0)
-			return gw_fail(err, GW_EIO, "the queue daemon closed the connection");
+			return gw_fail(err, GW_EIO, N_("the queue daemon closed the connection"));
 		sb_add(&c->in, buf, (size_t)r);
 	}
 }

@@ -179,7 +179,7 @@ static const char *merge_env(qd *d, job_spec *s, char *why, size_t n)
 {
 	for (size_t i = 0; i < s->n_env; i++)
 		if (env_denied(d->cfg.env_deny, s->env[i])) {
-			snprintf(why, n, "the queue does not pass %.*s to jobs (env_deny in daemon.conf)",
+			snprintf(why, n, N_("the queue does not pass %.*s to jobs (env_deny in daemon.conf)"),
 				 (int)strcspn(s->env[i], "="), s->env[i]);
 			return why;
 		}
@@ -221,20 +221,20 @@ static void do_submit(qd *d, client *c, proto_req *r)
 	char why[256];
 	const char *bad = NULL;
 	if (!p && strcmp(s->project, "default") != 0) {
-		snprintf(why, sizeof why, "no project '%s' (an administrator creates it with 'gpuwise quota set')", s->project);
+		snprintf(why, sizeof why, N_("no project '%s' (an administrator creates it with 'gpuwise quota set')"), s->project);
 		bad = why;
 	} else if (p && !qd_is_admin(d, c) && !qd_member_of(p->members, c->uid, c->gid)) {
-		snprintf(why, sizeof why, "user %s is not a member of project '%s'", s->user, s->project);
+		snprintf(why, sizeof why, N_("user %s is not a member of project '%s'"), s->user, s->project);
 		bad = why;
 	} else if (!s->cwd) {
-		bad = "'cwd' is required";
+		bad = N_("'cwd' is required");
 	} else if ((bad = merge_env(d, s, why, sizeof why))) {
 		/* bad says why */
 	} else if (s->after_id && !qd_find_job(d, s->after_id)) {
 		job tmp;
 		gw_error e;
 		if (store_get_job(d->st, s->after_id, &tmp, &e)) {
-			snprintf(why, sizeof why, "no job %llu to wait for", (unsigned long long)s->after_id);
+			snprintf(why, sizeof why, N_("no job %llu to wait for"), (unsigned long long)s->after_id);
 			bad = why;
 		} else
 			job_release(&tmp);
@@ -266,7 +266,7 @@ static void do_submit(qd *d, client *c, proto_req *r)
 		bad = why;
 	}
 	if (!bad && !qd_tx_ok(d)) {
-		snprintf(why, sizeof why, "the daemon could not save its state: %.200s", d->err.msg);
+		snprintf(why, sizeof why, N_("the daemon could not save its state: %.200s"), d->err.msg);
 		bad = why;
 	}
 	if (bad) {
@@ -468,23 +468,23 @@ static void do_change(qd *d, client *c, proto_req *r)
 		char buf[128];
 		if (x && x->dropping) {
 			/* named twice in this request: cancelled a moment ago */
-			snprintf(buf, sizeof buf, "job %llu has already ended (%s)", (unsigned long long)id,
+			snprintf(buf, sizeof buf, N_("job %llu has already ended (%s)"), (unsigned long long)id,
 				 job_state_name(x->j.state));
 			err = buf;
 		} else if (!x) {
 			job tmp;
 			gw_error ge;
 			if (store_get_job(d->st, id, &tmp, &ge) == 0) {
-				snprintf(buf, sizeof buf, "job %llu has already ended (%s)", (unsigned long long)id,
+				snprintf(buf, sizeof buf, N_("job %llu has already ended (%s)"), (unsigned long long)id,
 					 job_state_name(tmp.state));
 				job_release(&tmp);
 				err = buf;
 			} else {
-				snprintf(buf, sizeof buf, "no job %llu", (unsigned long long)id);
+				snprintf(buf, sizeof buf, N_("no job %llu"), (unsigned long long)id);
 				err = buf;
 			}
 		} else if (!qd_may_touch(d, c, &x->j)) {
-			snprintf(buf, sizeof buf, "job %llu belongs to another user", (unsigned long long)id);
+			snprintf(buf, sizeof buf, N_("job %llu belongs to another user"), (unsigned long long)id);
 			err = buf;
 		} else if (r->op == PROTO_CANCEL) {
 			if (x->j.state == JOB_RUNNING) {
@@ -503,7 +503,7 @@ static void do_change(qd *d, client *c, proto_req *r)
 			}
 		} else if (r->op == PROTO_HOLD) {
 			if (x->j.state != JOB_QUEUED && x->j.state != JOB_HELD) {
-				snprintf(buf, sizeof buf, "job %llu is %s; only a queued job can be held",
+				snprintf(buf, sizeof buf, N_("job %llu is %s; only a queued job can be held"),
 					 (unsigned long long)id, job_state_name(x->j.state));
 				err = buf;
 			} else {
@@ -515,7 +515,7 @@ static void do_change(qd *d, client *c, proto_req *r)
 			}
 		} else {
 			if (x->j.state != JOB_HELD) {
-				snprintf(buf, sizeof buf, "job %llu is %s, not held", (unsigned long long)id,
+				snprintf(buf, sizeof buf, N_("job %llu is %s, not held"), (unsigned long long)id,
 					 job_state_name(x->j.state));
 				err = buf;
 			} else {

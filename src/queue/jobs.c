@@ -437,7 +437,8 @@ static void check_usage(qd *d, djob *x)
 			x->over_noted = true;
 			if (d->cfg.over_stop) {
 				char note[200];
-				snprintf(note, sizeof note, "stopped: used %s of GPU memory, over its request of %s by more than %.0f%%",
+				snprintf(note, sizeof note,
+					 N_("stopped: used %s of GPU memory, over its request of %s by more than %.0f%%"),
 					 fmt_bytes(a, sizeof a, used), fmt_bytes(b, sizeof b, req), d->cfg.over_grace * 100);
 				qd_log(d, "job %llu %s", (unsigned long long)j->id, note);
 				qd_stop_job(d, x, STOP_OVER, note);

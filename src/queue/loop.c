@@ -31,7 +31,7 @@ static int make_dir(const char *p, mode_t mode, gw_error *err)
 	}
 	if (errno == EEXIST)
 		return 0;
-	return gw_fail(err, GW_EIO, "cannot create '%s': %s", p, strerror(errno));
+	return gw_fail(err, GW_EIO, N_("cannot create '%s': %s"), p, strerror(errno));
 }
 
 static int make_dirs(const char *path, mode_t mode, gw_error *err)
@@ -54,7 +54,7 @@ static int listen_on(qd *d, gw_error *err)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	if (strlen(d->socket_path) >= sizeof a.sun_path)
-		return gw_fail(err, GW_EINVAL, "socket path '%s' is too long", d->socket_path);
+		return gw_fail(err, GW_EINVAL, N_("socket path '%s' is too long"), d->socket_path);
 	strcpy(a.sun_path, d->socket_path);
 	char *dir = xstrdup(d->socket_path);
 	char *slash = strrchr(dir, '/');
@@ -70,19 +70,19 @@ static int listen_on(qd *d, gw_error *err)
 	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (probe >= 0 && connect(probe, (struct sockaddr *)&a, sizeof a) == 0) {
 		close(probe);
-		return gw_fail(err, GW_EIO, "a daemon already listens on '%s'", d->socket_path);
+		return gw_fail(err, GW_EIO, N_("a daemon already listens on '%s'"), d->socket_path);
 	}
 	if (probe >= 0)
 		close(probe);
 	unlink(d->socket_path);
 	d->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (d->lfd < 0)
-		return gw_fail(err, GW_EIO, "socket: %s", strerror(errno));
+		return gw_fail(err, GW_EIO, N_("socket: %s"), strerror(errno));
 	mode_t old = umask(d->root ? 0111 : 0177);
 	int b = bind(d->lfd, (struct sockaddr *)&a, sizeof a);
 	umask(old);
 	if (b < 0 || listen(d->lfd, 512) < 0)
-		return gw_fail(err, GW_EIO, "cannot listen on '%s': %s", d->socket_path, strerror(errno));
+		return gw_fail(err, GW_EIO, N_("cannot listen on '%s': %s"), d->socket_path, strerror(errno));
 	return 0;
 }
 
@@ -128,7 +128,7 @@ static int lock_state(qd *d, gw_error *err)
 	d->lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	int rc = 0;
 	if (d->lockfd < 0) {
-		rc = gw_fail(err, GW_EIO, "cannot write the state directory '%s': %s", d->state_dir, strerror(errno));
+		rc = gw_fail(err, GW_EIO, N_("cannot write the state directory '%s': %s"), d->state_dir, strerror(errno));
 		goto out;
 	}
 	for (int i = 0; flock(d->lockfd, LOCK_EX | LOCK_NB) < 0; i++) {
@@ -139,9 +139,9 @@ static int lock_state(qd *d, gw_error *err)
 			pid[n > 0 ? n : 0] = 0;
 			pid[strcspn(pid, "\n")] = 0;
 			if (why != EWOULDBLOCK)
-				rc = gw_fail(err, GW_EIO, "cannot lock '%s': %s", lock, strerror(why));
+				rc = gw_fail(err, GW_EIO, N_("cannot lock '%s': %s"), lock, strerror(why));
 			else
-				rc = gw_fail(err, GW_EIO, "another daemon%s%s%s uses the state in '%s'", *pid ? " (pid " : "",
+				rc = gw_fail(err, GW_EIO, N_("another daemon%s%s%s uses the state in '%s'"), *pid ? " (pid " : "",
 					     pid, *pid ? ")" : "", d->state_dir);
 			goto out;
 		}
@@ -151,7 +151,7 @@ static int lock_state(qd *d, gw_error *err)
 	char buf[24];
 	int n = snprintf(buf, sizeof buf, "%d\n", (int)getpid());
 	if (ftruncate(d->lockfd, 0) || pwrite(d->lockfd, buf, (size_t)n, 0) != n) {
-		rc = gw_fail(err, GW_EIO, "cannot write the state directory '%s': %s", d->state_dir, strerror(errno));
+		rc = gw_fail(err, GW_EIO, N_("cannot write the state directory '%s': %s"), d->state_dir, strerror(errno));
 		goto out;
 	}
 out:
@@ -191,7 +191,7 @@ static int move_state_aside(qd *d, const char *dbp, gw_error *err)
 		if (r == 0)
 			qd_log(d, "--new-state: moved '%s' aside to '%s'", from, to);
 		else if (errno != ENOENT)
-			r = gw_fail(err, GW_EIO, "cannot move '%s' aside: %s", from, strerror(errno));
+			r = gw_fail(err, GW_EIO, N_("cannot move '%s' aside: %s"), from, strerror(errno));
 		else
 			r = 0;
 		free(from);
@@ -234,14 +234,14 @@ static int open_state(qd *d, gw_error *err)
 		if ((rc = move_state_aside(d, dbp, err)))
 			goto out;
 	} else if (handed && stat(dbp, &sb) < 0 && errno == ENOENT) {
-		rc = gw_fail(err, GW_EFORMAT, "state database '%s' is missing, but job ids up to %llu were handed out; %s",
+		rc = gw_fail(err, GW_EFORMAT, N_("state database '%s' is missing, but job ids up to %llu were handed out; %s"),
 			     dbp, (unsigned long long)handed, how);
 		goto out;
 	}
 	rc = store_open(dbp, &d->st, err);
 	if (rc == GW_EFORMAT) {
 		char *m = xstrdup(err->msg);
-		rc = gw_fail(err, GW_EFORMAT, "state database '%s' %s; %s", dbp, m, how);
+		rc = gw_fail(err, GW_EFORMAT, N_("state database '%s' %s; %s"), dbp, m, how);
 		free(m);
 	}
 	if (rc)
@@ -269,14 +269,14 @@ static int open_state(qd *d, gw_error *err)
 	}
 	d->ids_fd = open(idp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (d->ids_fd < 0) {
-		rc = gw_fail(err, GW_EIO, "cannot write '%s': %s", idp, strerror(errno));
+		rc = gw_fail(err, GW_EIO, N_("cannot write '%s': %s"), idp, strerror(errno));
 		goto out;
 	}
 	d->last_id = 0;
 	char buf[24];
 	int n = snprintf(buf, sizeof buf, "%020llu\n", (unsigned long long)last);
 	if (pwrite(d->ids_fd, buf, (size_t)n, 0) != n || fdatasync(d->ids_fd)) {
-		rc = gw_fail(err, GW_EIO, "cannot write '%s': %s", idp, strerror(errno));
+		rc = gw_fail(err, GW_EIO, N_("cannot write '%s': %s"), idp, strerror(errno));
 		goto out;
 	}
 	d->last_id = last;
@@ -319,7 +319,7 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 		goto out;
 	ssize_t el = readlink("/proc/self/exe", d.exe, sizeof d.exe - 1);
 	if (el <= 0) {
-		rc = gw_fail(err, GW_EIO, "cannot find the gpuwise binary: %s", strerror(errno));
+		rc = gw_fail(err, GW_EIO, N_("cannot find the gpuwise binary: %s"), strerror(errno));
 		goto out;
 	}
 	d.exe[el] = 0;
@@ -363,7 +363,7 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 	qd_clients_init(&d);
 	d.http_pid = qd_http_start(&d);
 	qd_log(&d, "gpuwise daemon %s: %s queue on %s, state in %s, %zu GPU%s, %zu job%s waiting or running",
-	      GPUWISE_VERSION, d.root ? "system" : "personal", d.socket_path, d.state_dir, d.n_gpus,
+	      GPUWISE_VERSION, d.root ? N_("system") : N_("personal"), d.socket_path, d.state_dir, d.n_gpus,
 	      d.n_gpus == 1 ? "" : "s", d.n_jobs, d.n_jobs == 1 ? "" : "s");
 	d.dirty = true;
 	d.expire_at_ms = 0;

@@ -405,6 +405,41 @@ static size_t literal_chars(const char *f)
 	return n;
 }
 
+/*
+ * Whether every literal piece of the format f occurs in s, in order: a
+ * cheap test before match_fmt, whose shortest-first %s search is
+ * exponential in the directives it tries ("%s%s%s%s%s; ..." against a
+ * long text took seconds for each catalog entry).
+ */
+static bool literals_in_order(const char *f, const char *s)
+{
+	char seg[256];
+	size_t k = 0, len;
+	char conv;
+	for (;; f++) {
+		bool end = !*f;
+		bool dir = !end && *f == '%' && f[1] != '%' && directive(f + 1, &len, &conv);
+		if (end || dir) {
+			if (k) {
+				seg[k] = '\0';
+				const char *at = strstr(s, seg);
+				if (!at)
+					return false;
+				s = at + k;
+				k = 0;
+			}
+			if (end)
+				return true;
+			f += len;
+			continue;
+		}
+		if (*f == '%' && f[1] == '%')
+			f++;
+		if (k < sizeof seg - 1)
+			seg[k++] = *f;
+	}
+}
+
 static void tr_text(strbuf *out, const char *s, size_t n, int depth);
 
 /* Print caps into the translation tr (directives in order, or n$ positions). */
@@ -466,7 +501,7 @@ static void tr_text(strbuf *out, const char *s, size_t n, int depth)
 		if ((size_t)off + len >= gw_catalog_mo_len)
 			break;
 		const char *fmt = (const char *)gw_catalog_mo + off;
-		if (!strchr(fmt, '%') || literal_chars(fmt) < 6)
+		if (!strchr(fmt, '%') || literal_chars(fmt) < 6 || !literals_in_order(fmt, text))
 			continue;
 		struct tr_cap caps[TR_MAX_ARGS];
 		size_t nc = 0;

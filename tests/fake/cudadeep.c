@@ -6,7 +6,8 @@
  * (src/bench/kernels.cu, mma.cu) on the host, found by name in the PTX
  * gpuwise passes, so a wrong launch, argument or copy shows in the results.
  * GPUWISE_FAKE_DEEP=corrupt flips a bit on the way back (checksum failure);
- * GPUWISE_FAKE_DEEP=noinit makes cuInit fail (CUDA_ERROR_NO_DEVICE, 100).
+ * GPUWISE_FAKE_DEEP=noinit makes cuInit fail (CUDA_ERROR_NO_DEVICE, 100);
+ * GPUWISE_FAKE_DEEP_FREE_MB=N reports N MiB free (default and at most 256).
  * Return codes are the real CUresult values (cuda.h).
  */
 #include <stdint.h>
@@ -261,7 +262,11 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
 }
 CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
 {
-	*free_bytes = 256u << 20;
+	/* GPUWISE_FAKE_DEEP_FREE_MB: a smaller free figure makes gpuwise bench
+	 * size its arrays down (to its floor of 3 x 8 MB at 32), for fast tests */
+	const char *mb = getenv("GPUWISE_FAKE_DEEP_FREE_MB");
+	long v = mb ? strtol(mb, NULL, 10) : 0;
+	*free_bytes = (v > 0 && v <= 256 ? (size_t)v : 256u) << 20;
 	*total = 512u << 20;
 	return CUDA_SUCCESS;
 }

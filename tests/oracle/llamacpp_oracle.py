@@ -15,7 +15,7 @@ side; then model_bytes (all tensors), kv_total_bytes and the GPU
 compute_bytes are the same quantities.  The graph reserved on a CPU backend
 is the one a GPU would get (same ggml graph and allocator).
 
-Usage: llamacpp_oracle.py GPUWISE_BINARY [--quick]
+Usage: llamacpp_oracle.py GPUWISE_BINARY [--quick] [--shard K/N]
 Also quantizes the F16 llama file with llama.cpp's own quantizer
 (llama_model_quantize) to each common recipe and compares the tensor bytes it
 wrote (read back with gguf-py) with the plan's estimate from the shape.
@@ -49,6 +49,25 @@ GW = sys.argv[1] if __name__ == "__main__" and len(sys.argv) > 1 else os.environ
 QUICK = "--quick" in sys.argv
 # GW_ORACLE_ONLY=a,b: only these files (while working on one architecture)
 ONLY = [a for a in os.environ.get("GW_ORACLE_ONLY", "").split(",") if a]
+# --shard K/N: only the files whose place in the whole list (ARCHS, then
+# archs.SPECS) is K-1 modulo N, without the quantization recipes when N > 1;
+# --shard recipes[:K/N]: the recipes alone (every N-th from the K-th).  So that several test files share the
+# sweep (tests/e2e/oracle*.t); default 1/1, everything
+SHARD_K, SHARD_N, RECIPES_ONLY = 1, 1, False
+for _i, _a in enumerate(sys.argv):
+    if _a == "--shard" and _i + 1 < len(sys.argv):
+        _v = sys.argv[_i + 1]
+        if _v.startswith("recipes"):
+            RECIPES_ONLY = True
+            _v = _v[len("recipes:"):] or "1/1"
+        SHARD_K, SHARD_N = (int(x) for x in _v.split("/"))
+        if not 1 <= SHARD_K <= SHARD_N:
+            sys.exit(f"--shard {sys.argv[_i + 1]}: K/N with 1 <= K <= N, or recipes")
+
+
+def in_shard(i):
+    """The file at place i of the whole list belongs to this shard."""
+    return i % SHARD_N == SHARD_K - 1
 
 if HAVE:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -478,7 +497,9 @@ def recipes(tmp):
     src = os.path.join(tmp, "llama8.gguf")
     write_gguf(src, s)
     print("recipe\tllama_quantize_wrote_mib\tplan_of_that_file_mib\tplan_estimate_from_f16_mib\testimate_error\ttypes")
-    for name, ftype in RECIPES:
+    for ri, (name, ftype) in enumerate(RECIPES):
+        if RECIPES_ONLY and not in_shard(ri):
+            continue
         dst = os.path.join(tmp, f"llama8-{name}.gguf")
         if quantize(src, dst, ftype) != 0:
             print(f"{name}\tllama.cpp quantize failed")
@@ -563,7 +584,7 @@ def run_new(tmp, rows):
     """The architectures of tests/oracle/archs.py at issue 22's settings."""
     bad, cbad, names = 0, [], []
     for ai, a in enumerate(archs.SPECS):
-        if ONLY and a not in ONLY:
+        if ONLY and a not in ONLY or not in_shard(len(ARCHS) + ai):
             continue
         # --quick: one setting per file, taken in turn, so that every setting
         # is met on a third of the files (the full run loads them all)
@@ -598,6 +619,11 @@ def run_new(tmp, rows):
 
 
 def run(tmp):
+    if RECIPES_ONLY:
+        bad = recipes(tmp)
+        n = len([r for r in range(len(RECIPES)) if in_shard(r)])
+        print(f"# recipes: {n - bad} of {n} within tolerance of llama.cpp's quantizer (shard {SHARD_K}/{SHARD_N} of {len(RECIPES)})")
+        return 1 if bad else 0
     kvs = [("f16", 1), ("q8_0", 8), ("q4_0", 2)]
     # contexts above the sliding windows (512; SmallThinker's 4096) too
     ctxs = [512, 4096, 16384] if QUICK else [512, 1000, 4096, 16384]
@@ -621,8 +647,8 @@ def run(tmp):
                     continue  # --quick: 512 cells once (the sliding windows' size)
                 grid.append((ctx, kv_name, kv_id, fa, 512))
     grid += [(4096, "f16", 1, False, 2048)] + ([] if QUICK else [(4096, "f16", 1, True, 2048)])
-    for a in ARCHS:
-        if ONLY and a not in ONLY:
+    for i, a in enumerate(ARCHS):
+        if ONLY and a not in ONLY or not in_shard(i):
             continue
         s = arch_spec(a)
         path = os.path.join(tmp, f"{a}.gguf")
@@ -664,7 +690,7 @@ def run(tmp):
         print("# %-14s %-32s model %.2f/%.2f (max diff %.2f)  KV@%d %.2f/%.2f (max diff %.2f)  compute %+.1f%%..%+.1f%% over %d loads (%s)"
               % (a, WHAT.get(a) or archs.SPECS[a]["what"], big[5], big[4], dm, big[1], big[7], big[6], dk, min(ce), max(ce), len(rs),
                  "graph" if all(r[13] for r in rs) else "phase model"))
-    if not ONLY:
+    if not ONLY and SHARD_N == 1:
         bad += recipes(tmp)
     errs = sorted(abs(r[10]) for r in rows if r[8])
     if errs:
@@ -679,7 +705,14 @@ def run(tmp):
     phase = sorted({r[0] for r in rows if not r[13]})
     print(f"# phase model (graph not built): {len(phase)} files: " + ", ".join(phase))
     distinct = len({arch_name(r[0]) for r in rows})
-    print(f"# {len(rows)} loads of {len(ARCHS) + len(names)} files, {distinct} architectures, {bad} out of tolerance (model, KV, recipes)")
+    nfiles = len([a for i, a in enumerate(ARCHS) if (not ONLY or a in ONLY) and in_shard(i)]) + len(names)
+    print(f"# {len(rows)} loads of {nfiles} files, {distinct} architectures, {bad} out of tolerance (model, KV, recipes)")
+    # the files of every shard (those with a tensor list; one without counts
+    # as out of tolerance on its shard) and their architectures
+    every = [a for i, a in enumerate(ARCHS) if not ONLY or a in ONLY]
+    every += [a for a in archs.SPECS if (not ONLY or a in ONLY) and archs.tensors_for(a) is not None]
+    print(f"# shard {SHARD_K}/{SHARD_N}: {nfiles} of {len(every)} files, "
+          f"{len({arch_name(a) for a in every})} architectures in all shards")
     return 1 if bad else 0
 
 

@@ -41,7 +41,7 @@ def main():
         line_len = 1 << 20 if name != "mixed" else 4096
         parts, n = [], 0
         while n < SIZE:
-            line = "".join(rnd.choice(chars) for _ in range(line_len)) + "\n"
+            line = "".join(rnd.choices(chars, k=line_len)) + "\n"  # choices: one call a line
             parts.append(line)
             n += len(line)
         write(os.path.join(out, name + ".txt"), "".join(parts), tail)

@@ -118,6 +118,20 @@ static void test_translate_text(void **state)
 	check_tr("no GPU has 8.50 GiB free (GPUs are held for it)", "没有哪块 GPU 有 8.50 GiB 空闲（已为它保留 GPU）");
 	/* unknown text stays as it is */
 	check_tr("the daemon said something new", "the daemon said something new");
+	/* a hardware-layer message quoting glibc's (dlerror); a long text that
+	 * matches no format comes back at once, not after the exponential
+	 * search of formats with many %s ("%s%s%s%s%s; ..."), and as it was */
+	check_tr("cannot load '/x/libnvidia-ml.so.1': /x/libnvidia-ml.so.1: cannot open shared object file",
+		 "无法加载 '/x/libnvidia-ml.so.1'：/x/libnvidia-ml.so.1: cannot open shared object file");
+	{
+		char longer[700];
+		size_t k = 0;
+		while (k + 40 < sizeof longer)
+			k += (size_t)snprintf(longer + k, sizeof longer - k, "/a/b/c: no such file or directory; ");
+		uint64_t t0 = now_ms();
+		check_tr(longer, longer);
+		assert_true(now_ms() - t0 < 2000);
+	}
 	assert_int_equal(gw_i18n_init("en"), 0);
 	check_tr("no GPU has 8.50 GiB free", "no GPU has 8.50 GiB free");
 	unsetenv("GPUWISE_LOCALEDIR");
