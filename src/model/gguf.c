@@ -942,7 +942,7 @@ static int gguf_parse(gg_reader *r, model_desc *m)
 
 	uint64_t type_bytes[64] = {0};
 	double exp_params = 0, params = 0;
-	bool has_output = false;
+	bool has_output = false, up_exps = false, gate_exps = false;
 	/* NextN/MTP blocks (the last nextn_predict_layers of block_count):
 	 * llama.cpp skips their tensors unless asked to load MTP (its
 	 * load_mtp, off for plain generation) and keeps no cache for them */
@@ -960,6 +960,8 @@ static int gguf_parse(gg_reader *r, model_desc *m)
 			m->layer_bytes[blk] += b;
 			if (strstr(nm, ".exp_probs_b."))
 				m->expert_select_bias = true;
+			up_exps |= strstr(nm, ".ffn_up_exps.") != NULL;
+			gate_exps |= strstr(nm, ".ffn_gate_exps.") || strstr(nm, ".ffn_gate_up_exps.");
 			if (is_expert_tensor(nm)) {
 				m->layer_expert_bytes[blk] += b;
 				exp_params += (double)ts[i].nel;
@@ -978,6 +980,9 @@ static int gguf_parse(gg_reader *r, model_desc *m)
 	m->n_tensors = n_tensors;
 	m->n_layers = first_nextn;
 	m->tied_embeddings = !has_output;
+	/* the gate is optional where the loader says TENSOR_NOT_REQUIRED
+	 * (Granite MoE); build_moe_ffn then activates up alone */
+	m->expert_ungated = up_exps && !gate_exps;
 	m->has_tensors = true;
 	m->params_total = params;
 	if (m->n_experts && m->n_experts_used)

@@ -117,6 +117,7 @@ typedef struct model_desc {
 	uint8_t mixer;          /* MODEL_MIX_* of the recurrent layers */
 	bool ffn_ungated;       /* up -> activation -> down, no gate (StarCoder2) */
 	bool expert_select_bias; /* the file has exp_probs_b: experts chosen on probabilities + a bias */
+	bool expert_ungated;     /* the file has ffn_up_exps but no ffn_gate_exps: up -> activation -> down */
 	const char *layer_rule; /* the llama.cpp source of the rule applied */
 } model_desc;
 

@@ -52,6 +52,10 @@ enum {
 	V_FUSED_QKV = 2048,  /* one QKV projection, Q, K and V views of it (build_qkv with wqkv) */
 	V_ATTN_GATE = 4096,  /* the attention output times sigmoid(x . W_gate), NoPE every 4th layer (AFMoE) */
 	V_DSA = 8192,        /* DeepSeek sparse attention: the lightning indexer's top-k unmasks the KQ mask */
+	V_RMS_BIAS = 16384,  /* RMS norms with a bias added after the weight (PhiMoE's build_norm with _b) */
+	V_Q_SCALE = 32768,   /* Q scaled by 1/sqrt(head size) after RoPE (phi3.cpp's graph) */
+	V_LOGIT_BIAS = 65536, /* a bias on the output projection (output.bias) */
+	V_RES_FIRST = 131072, /* the block output is residual + FFN, in that order (phi3.cpp) */
 };
 
 static const struct kind_row {
@@ -66,6 +70,7 @@ static const struct kind_row {
 	{"ernie4_5", 0, 0, "src/models/ernie4-5.cpp"},
 	{"smollm3", 0, 0, "src/models/smollm3.cpp"},
 	{"granite", 0, 0, "src/models/granite.cpp"},
+	{"granitemoe", 0, 0, "src/models/granite.cpp (llm_build_granite, the MoE branch)"},
 	{"mistral4", -1 /* A_DEEPSEEK2 */, 0, "src/models/mistral4.cpp (deepseek2's graph)"},
 	{"deepseek32", -1, V_DSA, "src/models/deepseek32.cpp (deepseek2's graph + lightning indexer)"},
 	{"starcoder2", 0, V_LAYERNORM | V_OUT_BIAS, "src/models/starcoder2.cpp"},
@@ -73,7 +78,8 @@ static const struct kind_row {
 	{"olmoe", 0, V_NO_NORM_W | V_QKNORM_FULL, "src/models/olmoe.cpp"},
 	{"hunyuan-dense", 0, V_QKNORM, "src/models/hunyuan-dense.cpp"},
 	{"hunyuan-moe", 0, V_QKNORM, "src/models/hunyuan-moe.cpp"},
-	{"phimoe", 0, V_LAYERNORM | V_OUT_BIAS, "src/models/phimoe.cpp"},
+	{"phimoe", 0, V_RMS_BIAS | V_OUT_BIAS | V_Q_SCALE | V_LOGIT_BIAS | V_RES_FIRST,
+	 "src/models/phimoe.cpp (llama_model_phi3::graph: separate Q/K/V, build_moe_ffn)"},
 	{"glm4", 0, V_POSTNORM | V_FUSED_UP, "src/models/glm4.cpp"},
 	{"exaone4", -3 /* A_OLMO2 */, V_QKNORM, "src/models/exaone4.cpp (post-norm only, per-head QK norms)"},
 	{"lfm2moe", -4 /* A_LFM2 */, V_MOE_BIAS, "src/models/lfm2moe.cpp, lfm2.cpp build_moe_ffn"},
@@ -195,6 +201,17 @@ static gs_t layer_norm(lb *b, gs_t x)
 static gs_t weight(lb *b, int64_t ne0, int64_t ne1)
 {
 	return gs_external(b->g, GS_F16, ne0, ne1, 1, 1);
+}
+
+/* A block's (or the output's) norm of x [E, T] as the architecture's
+ * build_norm calls it: LayerNorm, RMS norm with a bias, or RMS norm. */
+static gs_t block_norm(lb *b, gs_t x)
+{
+	unsigned v = variant_of(b->m->arch);
+	if (v & V_LAYERNORM)
+		return layer_norm(b, x);
+	gs_t r = norm(b, x, weight(b, b->E, 1));
+	return v & V_RMS_BIAS ? gs_binop(b->g, GS_ADD, r, weight(b, b->E, 1)) : r;
 }
 
 /* Devices (lgraph_params.layer_dev): the weights and caches made from
@@ -450,11 +467,17 @@ static gs_t moe_ffn_opts(lb *b, gs_t x, gs_t logits, const moe_opts *o)
 	gs_t up = gs_mul_mat_id(g, gs_external(g, GS_F16, E, fe, X, 1), x3, topk);
 	if (o->expert_bias)
 		up = gs_op4(g, GS_ADD_ID, GS_F32, (int64_t[4]){fe, k, T, 1}, up, gs_external(g, GS_F32, fe, X, 1, 1), topk, -1);
-	gs_t gate = gs_mul_mat_id(g, gs_external(g, GS_F16, E, fe, X, 1), x3, topk);
-	if (o->expert_bias)
-		gate = gs_op4(g, GS_ADD_ID, GS_F32, (int64_t[4]){fe, k, T, 1}, gate, gs_external(g, GS_F32, fe, X, 1, 1),
-			      topk, -1);
-	gs_t act = gs_op4(g, GS_GLU, GS_F32, (int64_t[4]){fe, k, T, 1}, gate, up, -1, -1);
+	gs_t act;
+	if (m->expert_ungated) {
+		/* no ffn_gate_exps in the file: the activation of up alone */
+		act = gs_unop(g, GS_UNARY, up);
+	} else {
+		gs_t gate = gs_mul_mat_id(g, gs_external(g, GS_F16, E, fe, X, 1), x3, topk);
+		if (o->expert_bias)
+			gate = gs_op4(g, GS_ADD_ID, GS_F32, (int64_t[4]){fe, k, T, 1}, gate,
+				      gs_external(g, GS_F32, fe, X, 1, 1), topk, -1);
+		act = gs_op4(g, GS_GLU, GS_F32, (int64_t[4]){fe, k, T, 1}, gate, up, -1, -1);
+	}
 	gs_t ex = gs_mul_mat_id(g, gs_external(g, GS_F16, fe, E, X, 1), act, topk);
 	if (o->expert_bias)
 		ex = gs_op4(g, GS_ADD_ID, GS_F32, (int64_t[4]){E, k, T, 1}, ex, gs_external(g, GS_F32, E, X, 1, 1), topk, -1);
@@ -659,9 +682,11 @@ static gs_t lm_head(lb *b, gs_t x, bool softcap)
 {
 	gsim *g = b->g;
 	layer_begin(b, b->m->n_layers);
-	gs_t cur = variant_of(b->m->arch) & V_LAYERNORM ? layer_norm(b, x) : norm(b, x, weight(b, b->E, 1));
+	gs_t cur = block_norm(b, x);
 	gs_set_output(g, cur);
 	cur = gs_mul_mat(g, gs_external(g, GS_F16, b->E, b->m->vocab, 1, 1), cur);
+	if (variant_of(b->m->arch) & V_LOGIT_BIAS)
+		cur = gs_binop(g, GS_ADD, cur, gs_external(g, GS_F32, b->m->vocab, 1, 1, 1));
 	if (softcap) {
 		cur = gs_unop(g, GS_SCALE, cur);
 		cur = gs_unop(g, GS_UNARY, cur);
@@ -1167,7 +1192,7 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 	bool gemma = k == A_GEMMA2 || k == A_GEMMA3, olmo = k == A_OLMO2;
 	bool qkfull = (olmo && !(var & V_QKNORM)) || (var & V_QKNORM_FULL), post = gemma || olmo || (var & V_POSTNORM);
 	bool qknorm_head = k == A_QWEN3 || k == A_GEMMA3 || k == A_QWEN3MOE || (var & V_QKNORM);
-	bool qkv_bias = var & V_QKV_BIAS, lnorm = var & V_LAYERNORM, out_bias = var & V_OUT_BIAS;
+	bool qkv_bias = var & V_QKV_BIAS, out_bias = var & V_OUT_BIAS;
 
 	gs_t inpL = inp_embd(b);
 	if (gemma)
@@ -1182,7 +1207,7 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 		 * graph with the expert weights, before the attention output */
 		if (k == A_SMALLTHINKER && moe_layer(m, il))
 			router = gs_mul_mat(g, gs_external(g, GS_F32, E, m->n_experts, 1, 1), inpL);
-		gs_t cur = olmo ? inpL : lnorm ? layer_norm(b, inpL) : norm(b, inpL, weight(b, E, 1));
+		gs_t cur = olmo ? inpL : block_norm(b, inpL);
 		if (k == A_DEEPSEEK2 && m->mla) {
 			cur = mla_attention(b, il, cur);
 		} else if (var & V_FUSED_QKV) {
@@ -1213,7 +1238,7 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 			}
 			if (!nope)
 				q = rope(b, q);
-			if (gemma)
+			if (gemma || (var & V_Q_SCALE))
 				q = gs_unop(g, GS_SCALE, q);
 			kk = mm(b, nkv * hd, cur);
 			if (qkv_bias)
@@ -1249,7 +1274,7 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 		if (post)
 			cur = norm(b, cur, weight(b, E, 1));
 		gs_t ffn_inp = gs_binop(g, GS_ADD, cur, inpSA);
-		cur = olmo ? ffn_inp : lnorm ? layer_norm(b, ffn_inp) : norm(b, ffn_inp, weight(b, E, 1));
+		cur = olmo ? ffn_inp : block_norm(b, ffn_inp);
 		if (moe_layer(m, il)) {
 			gs_t x = cur;
 			/* DeepSeek's selection bias (exp_probs_b): catalog rows have it,
@@ -1265,7 +1290,11 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 				cur = gs_binop(g, GS_ADD, cur, gs_binop(g, GS_MUL, sh, gt));
 			} else if (m->n_expert_shared || (k == A_DEEPSEEK2 && !m->has_tensors)) {
 				uint32_t ns = m->n_expert_shared ? m->n_expert_shared : 1;
-				gs_t sh = ffn_glu(b, x, (int64_t)ns * (m->expert_ffn ? m->expert_ffn : m->ffn));
+				int64_t sf = (int64_t)ns * (m->expert_ffn ? m->expert_ffn : m->ffn);
+				/* Granite MoE Shared: one shared expert n_ff_shexp wide */
+				if (!strcmp(m->arch, "granitemoe") && m->shared_expert_ffn)
+					sf = m->shared_expert_ffn;
+				gs_t sh = ffn_glu(b, x, sf);
 				cur = gs_binop(g, GS_ADD, cur, sh);
 			}
 		} else if (var & V_FUSED_UP) {
@@ -1277,7 +1306,8 @@ static gs_t build_decoder(lb *b, enum arch_kind k)
 		}
 		if (post)
 			cur = norm(b, cur, weight(b, E, 1));
-		cur = gs_binop(g, GS_ADD, cur, ffn_inp);
+		/* which source the add may overwrite in place follows the order */
+		cur = var & V_RES_FIRST ? gs_binop(g, GS_ADD, ffn_inp, cur) : gs_binop(g, GS_ADD, cur, ffn_inp);
 		inpL = cur;
 	}
 	return lm_head(b, inpL, k == A_GEMMA2);
@@ -1671,7 +1701,8 @@ static void fingerprint(const model_desc *m, uint64_t f[8])
 	f[6] = (uintptr_t)m->arch ^ (uintptr_t)m->layer_swa ^ (uintptr_t)m->layer_kv_heads;
 	f[7] = m->q_lora_rank ^ (uint64_t)m->n_dense_lead << 24 ^ (uint64_t)m->n_expert_shared << 40 ^
 	       (uint64_t)m->expert_gating << 56 ^ (uint64_t)m->mla << 60 ^ (uint64_t)m->has_tensors << 61 ^
-	       (uint64_t)m->expert_weights_norm << 62 ^ (uint64_t)m->moe_step << 32;
+	       (uint64_t)m->expert_weights_norm << 62 ^ (uint64_t)m->moe_step << 32 ^
+	       (uint64_t)m->expert_ungated << 63;
 }
 
 static bool same_params(const lgraph_params *a, const lgraph_params *b)

@@ -403,6 +403,42 @@ static void test_mamba2_hybrid_graph(void **state)
 	free(m.layer_mix);
 }
 
+/* PhiMoE and Granite MoE as the oracle writes them (tests/oracle/archs.py),
+ * against the bytes llama.cpp 0c1e570 reserved for the same files (its
+ * ggml_gallocr_get_buffer_size). */
+static void test_phimoe_granitemoe_graph(void **state)
+{
+	(void)state;
+	model_desc m;
+	/* Phi-3.5-MoE widths, 2 layers: phi3.cpp's graph with a MoE FFN */
+	small(&m, "phimoe");
+	m.n_layers = 2;
+	m.hidden = 4096;
+	m.n_heads = 32;
+	m.n_kv_heads = 8;
+	m.head_dim_k = m.head_dim_v = 128;
+	m.ffn = m.expert_ffn = 3200;
+	m.n_experts = 4;
+	m.n_experts_used = 2;
+	assert_true(plan_lgraph_supported(&m));
+	assert_int_equal(lg_bytes(&m, 4096, 512, true, PLAN_KV_Q8_0), 103380992); /* 98.59 MiB (was 86.50) */
+	assert_int_equal(lg_bytes(&m, 4096, 512, false, PLAN_KV_F16), 322971648); /* 308.01 */
+
+	/* Granite 3 MoE: 12 experts, 8 used, no ffn_gate_exps in the file */
+	small(&m, "granitemoe");
+	m.hidden = 1536;
+	m.n_heads = 24;
+	m.n_kv_heads = 8;
+	m.head_dim_k = m.head_dim_v = 64;
+	m.ffn = m.expert_ffn = 512;
+	m.n_experts = 12;
+	m.n_experts_used = 8;
+	m.expert_ungated = true;
+	assert_true(plan_lgraph_supported(&m));
+	assert_int_equal(lg_bytes(&m, 65536, 512, true, PLAN_KV_F16), 113260544);  /* 108.01 (phase model: 100.05) */
+	assert_int_equal(lg_bytes(&m, 16384, 4096, true, PLAN_KV_Q5_1), 599801856); /* 572.02 */
+}
+
 /* Random shapes of every architecture the builder knows: no crash, no
  * sanitizer report, and the buffer at least holds the f32 logits, which
  * are a graph output and never share memory. */
@@ -509,7 +545,7 @@ int main(void)
 		cmocka_unit_test(test_random_shapes),   cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_gptoss_graph),    cmocka_unit_test(test_llama4_graph),
 		cmocka_unit_test(test_phi3_graph),      cmocka_unit_test(test_devices_graph),
-		cmocka_unit_test(test_mamba2_hybrid_graph),
+		cmocka_unit_test(test_mamba2_hybrid_graph), cmocka_unit_test(test_phimoe_granitemoe_graph),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
