@@ -447,7 +447,7 @@ static void speed(image_plan *p)
 }
 
 static void add_row(image_advice **list, size_t *n, size_t *cap, uint64_t before, uint64_t after, bool fits,
-		    const char *action_fmt, char *action)
+		    bool resident, const char *action_fmt, char *action)
 {
 	char a[32], d[32];
 	*list = xgrow(*list, cap, *n + 1, sizeof **list);
@@ -458,8 +458,12 @@ static void add_row(image_advice **list, size_t *n, size_t *cap, uint64_t before
 	 * English made from it, or NULL when it is the format itself */
 	ad->action = action ? action : xstrdup(action_fmt);
 	ad->action_fmt = action_fmt;
-	ad->effect_fmt = N_("%s peak (-%s)%s");
-	ad->effect = xasprintf("%s peak (-%s)%s", a, d, fits ? N_(", fits") : N_(", still too large"));
+	/* resident: measured against everything loaded at once (what ComfyUI keeps
+	 * when it fits), not against the largest stage */
+	ad->effect_fmt = resident ? N_("%s with everything loaded (-%s)%s") : N_("%s peak (-%s)%s");
+	const char *tail = fits ? N_(", fits") : N_(", still too large");
+	ad->effect = resident ? xasprintf("%s with everything loaded (-%s)%s", a, d, tail)
+			      : xasprintf("%s peak (-%s)%s", a, d, tail);
 	ad->total_after = after;
 	ad->fits_after = fits;
 }
@@ -488,7 +492,7 @@ static int advise(image_plan *p, gw_error *err)
 		if ((rc = image_memory(&p->model, &o, &bd, err)))                                            \
 			return rc;                                                                           \
 		if (bd.total < cur) {                                                                        \
-			add_row(&p->advice, &p->n_advice, &cap, cur, bd.total, bd.total <= p->vram_bytes, fmt, text); \
+			add_row(&p->advice, &p->n_advice, &cap, cur, bd.total, bd.total <= p->vram_bytes, false, fmt, text); \
 			cur = bd.total;                                                                      \
 			if (bd.total <= p->vram_bytes)                                                       \
 				return 0;                                                                    \
@@ -544,7 +548,7 @@ static int savings(image_plan *p, gw_error *err)
 		uint64_t after = res ? bd.resident : bd.total;
 		if (after >= base)
 			continue;
-		add_row(&p->savings, &p->n_savings, &cap, base, after, true, text, NULL);
+		add_row(&p->savings, &p->n_savings, &cap, base, after, true, res, text, NULL);
 	}
 	return 0;
 }

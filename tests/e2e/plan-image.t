@@ -23,7 +23,11 @@ is "$(printf '%s' "$out" | jget 'd["resident_bytes"] > d["vram_bytes"]')" "True"
 run_gw plan sdxl --image 1024x1024 --vram 12G
 is "$rc" 0 "SDXL 1024 on 12G: exit 0"
 like "$out" "tiled VAE decode \(--vae-tiling\)
-     -> 8.35 GiB peak \(-1.31 GiB\), fits" "12G: --vae-tiling with its effect"
+     -> 8.35 GiB with everything loaded \(-1.31 GiB\), fits" "12G: --vae-tiling with its effect, against everything loaded (9.66 GiB), not the 6.67 GiB stage peak"
+like "$out" "all resident            9.66 GiB" "12G: everything loaded is the baseline the savings are measured from"
+run_gw plan sdxl --image 1024x1024 --vram 8G
+like "$out" "8-bit weights \(--quant fp8, or the GGUF q8_0\)
+     -> 4.27 GiB peak \(-2.39 GiB\), fits" "8G: not everything stays loaded, so the saving is against the stage peak (6.67 GiB)"
 run_gw plan sdxl --image 1024x1024 --vram 12G --json
 is "$(printf '%s' "$out" | jget '[s["action"] for s in d["savings"]][0]')" "tiled VAE decode (--vae-tiling)" "json savings: --vae-tiling first"
 
