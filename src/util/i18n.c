@@ -562,3 +562,22 @@ char *gw_translate_fmt(const char *fmt, const char *english)
 	tr_fill(&sb, tr, caps, nc, fmt, 0);
 	return sb_detach(&sb);
 }
+
+const char *gw_error_text(const gw_error *err)
+{
+	static char bufs[4][2048];
+	static unsigned next;
+	if (!err)
+		return "";
+	if (mode == MODE_OFF || !err->msg[0])
+		return err->msg;
+	char *t = err->fmt ? gw_translate_fmt(err->fmt, err->msg) : NULL;
+	if (!t || strcmp(t, err->msg) == 0) {
+		free(t);
+		t = gw_translate_text(err->msg);
+	}
+	char *buf = bufs[next++ % 4];
+	snprintf(buf, sizeof bufs[0], "%s", t);
+	free(t);
+	return buf;
+}
