@@ -446,13 +446,16 @@ static void tr_text(strbuf *out, const char *s, size_t n, int depth);
 static void tr_fill(strbuf *out, const char *tr, const struct tr_cap *caps, size_t nc, const char *fmt, int depth)
 {
 	char convs[TR_MAX_ARGS] = {0};
+	bool quoted[TR_MAX_ARGS] = {0}; /* '%s': a name, path or value as given, never translated */
 	size_t k = 0, len;
 	char conv;
 	for (const char *f = fmt; *f && k < nc; f++)
 		if (*f == '%' && f[1] == '%')
 			f++;
-		else if (*f == '%' && directive(f + 1, &len, &conv))
+		else if (*f == '%' && directive(f + 1, &len, &conv)) {
+			quoted[k] = f > fmt && (f[-1] == '\'' || f[-1] == '"') && f[1 + len] == f[-1];
 			convs[k++] = conv, f += len;
+		}
 	size_t next = 0;
 	for (const char *t = tr; *t; t++) {
 		if (*t == '%' && t[1] == '%') {
@@ -473,7 +476,7 @@ static void tr_fill(strbuf *out, const char *tr, const struct tr_cap *caps, size
 				      ((caps[idx].n == 1 && caps[idx].p[0] == 's') ||
 				       (caps[idx].n == 2 && caps[idx].p[0] == 'e' && caps[idx].p[1] == 's'));
 			if (idx < nc && !suffix) {
-				if (convs[idx] == 's')
+				if (convs[idx] == 's' && !quoted[idx])
 					tr_text(out, caps[idx].p, caps[idx].n, depth + 1);
 				else
 					sb_add(out, caps[idx].p, caps[idx].n);

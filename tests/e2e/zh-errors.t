@@ -34,6 +34,9 @@ is "$cerr" "gpuwise: unknown model 'nosuchmodel' (not a file and not in the cata
 both 2 "未知的模型 'llama3.1:8'（是不是 'llama-3.1-8b'？）" "unknown model 'llama3.1:8' \(did you mean 'llama-3.1-8b'\?\)" \
 	plan llama3.1:8
 
+# a name is quoted as given, even one the catalog has a translation for
+both 2 "未知的模型 'unknown'（既不是文件，也不在目录中）$" "unknown model 'unknown' " plan unknown
+
 # a file that is not there (strerror in the reader's language too)
 both 1 "无法读取 '$TMP/nonexist.gguf'：没有那个文件或目录$" \
 	"cannot read '$TMP/nonexist.gguf': No such file or directory$" plan "$TMP/nonexist.gguf"

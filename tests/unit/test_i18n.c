@@ -182,6 +182,9 @@ static void test_error_text(void **state)
 	assert_non_null(err.fmt);
 	assert_int_equal(gw_i18n_init("zh"), 0);
 	assert_string_equal(gw_error_text(&err), "未知的模型 'x1'（既不是文件，也不在目录中）");
+	/* a quoted piece is a name as given, even one the catalog translates ("version" is 版本) */
+	gw_fail(&err, GW_ENOTFOUND, "unknown model '%s' (not a file and not in the catalog)", "version");
+	assert_string_equal(gw_error_text(&err), "未知的模型 'version'（既不是文件，也不在目录中）");
 	/* nested: the %s piece is a catalog format too, and its field name */
 	gw_fail(&err, GW_ETRUNC, "cannot read '%s': %s", "/m/a.gguf",
 		"truncated header: version at offset 4 needs 4 bytes, the file has 4");
