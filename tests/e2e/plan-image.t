@@ -106,6 +106,11 @@ for l in sys.stdin:
 is "$(printf '%s\n' "$medians" | awk '$2 > 20 {print $1}')" "" "fitted median <= 20% for every vendor"
 is "$(printf '%s\n' "$medians" | awk '$3 > 25 {print $1}')" "Intel" "held-out median <= 25% for every vendor but Intel"
 like "$report" "# Intel .*held-out MISSES the 25% aim \(known: arc-a770" "Intel's held-out miss is printed with its reason"
+# all modelled rows: median <= 20% per vendor; Intel's two held-out A770 rows (67% and 74% off) take its
+# all-rows median over, which is printed as coming through the known miss; no other vendor may miss it
+unlike "$report" "# (NVIDIA|AMD|Apple) .*MISSES the 20% target" "all-rows and fitted medians <= 20% for NVIDIA, AMD, Apple"
+like "$report" "# Intel .*all-rows median MISSES the 20% target \(through the known held-out miss\)" \
+	"Intel's all-rows miss is printed as the held-out A770's"
 modelled=$(printf '%s\n' "$report" | sed -n 's/^# \([0-9]*\) modelled rows of .*/\1/p')
 is "$(python3 -c "print(${modelled:-0} >= 40)")" "True" "at least 40 modelled rows ($modelled)"
 like "$report" "held out before the fit: .*rx-9070-xt" "an AMD GPU is held out"
