@@ -90,7 +90,8 @@ like "$out" "~ before a speed: no public measurement of this card" "text: says w
 report=$(python3 "$GW_TOP/tests/validation/validate_image.py" "$GW" "$GW_TOP/tests/validation/image-speed.tsv" 2>&1)
 vrc=$?
 printf '%s\n' "$report" | grep -E '^# (NVIDIA|AMD|Intel|Apple|  |SDXL|targets|[0-9]+ (modelled )?rows)'
-is "$vrc" 0 "image-speed validation meets its targets"
+is "$vrc" 0 "image-speed validation meets its targets but the known misses it names"
+like "$report" "# targets met except the known misses of Intel \\(named above\\)" "the summary line names the known miss (Intel), not a plain 'targets met'"
 for v in NVIDIA AMD Intel Apple; do
 	like "$report" "# $v +fitted: [0-9]+ rows, median [0-9.]+%, worst [0-9.]+%  held-out: [0-9]+ rows, median [0-9.]+%, worst" \
 		"$v: fitted and held-out medians and worsts printed apart"

@@ -93,6 +93,7 @@ for r in rows:
 print("#")
 vendors = sorted({v for v, _ in errs})
 modelled_vendors = set()
+excused = []
 for v in vendors:
     allv = errs.get((v, "fitted"), []) + errs.get((v, "held-out"), [])
     modelled_vendors.add(v)
@@ -111,12 +112,15 @@ for v in vendors:
     if med > MEDIAN_TARGET:
         line += "  all-rows median MISSES the 20% target" + (" (through the known held-out miss)" if known else "")
         ok = ok and known
+        if known:
+            excused.append(v)
     hm = statistics.median(errs[(v, "held-out")]) if errs.get((v, "held-out")) else None
     if hm is None or not errs.get((v, "fitted")):
         line += "  NO fitted or NO held-out GPU"
         ok = False
     elif hm > HELD_OUT_TARGET and known:
         line += f"  held-out MISSES the 25% aim (known: {HELD_OUT_KNOWN_MISSES[v]})"
+        excused.append(v)
     elif hm > HELD_OUT_TARGET:
         line += "  held-out MISSES the 25% aim"
         ok = False
@@ -145,5 +149,6 @@ if set(per_image) == set(FOUR):
 else:
     print(f"# four-card order: missing rows for {sorted(set(FOUR) - set(per_image))}")
     ok = False
-print(f"# targets {'met' if ok else 'MISSED'}")
+ex = sorted(set(excused))
+print(f"# targets {'met' if ok else 'MISSED'}" + (f" except the known misses of {', '.join(ex)} (named above)" if ok and ex else ""))
 sys.exit(0 if ok else 1)
