@@ -57,7 +57,7 @@ XGETTEXT_FLAGS := --language=C --from-code=UTF-8 --keyword=_ --keyword=N_ --keyw
 	--keyword=plan_note:2 --flag=plan_note:2:c-format --keyword=add_advice:4 --flag=add_advice:4:c-format \
 	--keyword=caveat:2 --flag=caveat:2:c-format --keyword=qd_set_reason:2 --flag=qd_set_reason:2:c-format \
 	--keyword=emit:6 --flag=emit:6:c-format --keyword=usage_error:2 --flag=usage_error:2:c-format \
-	--keyword=qd_log:2 --flag=qd_log:2:c-format --keyword=qd_reply_error:2 --flag=qd_reply_error:2:c-format \
+	--keyword=qd_log:2 --flag=qd_log:2:c-format --keyword=gw_fail:3 --flag=gw_fail:3:c-format --keyword=rd_fail:3 --flag=rd_fail:3:c-format --keyword=shape_fail:3 --flag=shape_fail:3:c-format --keyword=bad:3 --flag=bad:3:c-format --keyword=qd_reply_error:2 --flag=qd_reply_error:2:c-format \
 	--add-comments=TRANSLATORS: --no-wrap --package-name=gpuwise --package-version=$(VERSION) \
 	--msgid-bugs-address=https://github.com/gpuwise/gpuwise/issues --sort-by-file
 

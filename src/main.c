@@ -206,7 +206,7 @@ int main(int argc, char **argv)
 		/* a broken replacement table is refused up front, whoever reads it */
 		gw_error kerr = {0};
 		if (kb_load_all(&kerr)) {
-			gw_errorf("%s", kerr.msg);
+			gw_errorf("%s", gw_error_text(&kerr));
 			kb_release_all();
 			return GW_EXIT_RUNTIME;
 		}

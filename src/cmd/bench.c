@@ -490,7 +490,7 @@ int cmd_bench(int argc, char **argv)
 	int rc = bench_run(&o, &r, &err);
 	progress_done();
 	if (rc) {
-		gw_errorf("%s", err.msg);
+		gw_errorf("%s", gw_error_text(&err));
 		rc = GW_EXIT_RUNTIME;
 		goto out;
 	}
@@ -524,7 +524,7 @@ int cmd_bench(int argc, char **argv)
 	if (!wrong) { /* plan on this machine reads the measured bandwidth */
 		gw_error cerr = {0};
 		if (bench_cache_write(&r, GPUWISE_VERSION, &cerr))
-			gw_errorf(_("cannot cache the measured bandwidth: %s"), cerr.msg);
+			gw_errorf(_("cannot cache the measured bandwidth: %s"), gw_error_text(&cerr));
 	}
 	bench_report_release(&r);
 out:

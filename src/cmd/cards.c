@@ -838,7 +838,7 @@ int cmd_cards(int argc, char **argv)
 	{
 		gw_error kerr = {0};
 		if (kb_load_all(&kerr)) { /* a broken --data-dir table is not "no card fits" */
-			gw_errorf("%s", kerr.msg);
+			gw_errorf("%s", gw_error_text(&kerr));
 			status = GW_EXIT_RUNTIME;
 			goto out;
 		}
@@ -879,9 +879,9 @@ int cmd_cards(int argc, char **argv)
 		int rc = image_model_find(c.model_name, &im, &err);
 		if (rc) {
 			if (rc == GW_ENOTFOUND)
-				usage_error("cards", "%s", err.msg);
+				usage_error("cards", "%s", gw_error_text(&err));
 			else {
-				gw_errorf("%s", err.msg);
+				gw_errorf("%s", gw_error_text(&err));
 				status = GW_EXIT_RUNTIME;
 			}
 			goto out;
@@ -896,9 +896,9 @@ int cmd_cards(int argc, char **argv)
 		int rc = model_load(optind < argc ? argv[optind] : NULL, &nums, &m, &err);
 		if (rc) {
 			if (rc == GW_ENOTFOUND || rc == GW_EINVAL)
-				usage_error("cards", "%s", err.msg);
+				usage_error("cards", "%s", gw_error_text(&err));
 			else {
-				gw_errorf("%s", err.msg);
+				gw_errorf("%s", gw_error_text(&err));
 				status = GW_EXIT_RUNTIME;
 			}
 			goto out;
@@ -941,15 +941,15 @@ int cmd_cards(int argc, char **argv)
 	int rc = cards_rank(&o, eval, &c, &res, &err);
 	if (rc) {
 		if (rc == GW_EINVAL || rc == GW_ENOTFOUND)
-			usage_error("cards", "%s", err.msg);
+			usage_error("cards", "%s", gw_error_text(&err));
 		else {
-			gw_errorf("%s", err.msg);
+			gw_errorf("%s", gw_error_text(&err));
 			status = GW_EXIT_RUNTIME;
 		}
 		goto out;
 	}
 	if ((rc = cards_rentals(&o, eval, &c, CARDS_RENT_ROWS, &rent, &n_rent, &err))) {
-		gw_errorf("%s", err.msg);
+		gw_errorf("%s", gw_error_text(&err));
 		status = GW_EXIT_RUNTIME;
 		cards_result_release(&res);
 		goto out;

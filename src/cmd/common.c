@@ -229,7 +229,7 @@ int money_context(const char *cmd, const char *cur_opt, const char *region_opt, 
 					"--data-dir, or use USD, CNY, EUR, GBP, JPY ...)",
 				   c);
 	if (rc) {
-		gw_errorf("%s", err.msg);
+		gw_errorf("%s", gw_error_text(&err));
 		return GW_EXIT_RUNTIME;
 	}
 	*cur = c;

@@ -172,7 +172,9 @@ static void print_text(const cost_ctx *c)
 		printf(_("  (the host PC is not counted: --host-price, --system-power, --idle-power add it)\n"));
 	printf(_("%sRent%s\n"), b, z);
 	if (!r->has_rent) {
-		printf(_("  none rented: %s; give --cloud-rate\n"), *c->no_rent ? c->no_rent : _("no cloud rate known"));
+		char *why = *c->no_rent ? gw_translate_text(c->no_rent) : NULL; /* English in the JSON */
+		printf(_("  none rented: %s; give --cloud-rate\n"), why ? why : _("no cloud rate known"));
+		free(why);
 	} else {
 		if (c->quoted) {
 			const cost_quote *q = &c->q;
@@ -352,9 +354,9 @@ static int to_answer(cost_ctx *c, const char *what, money m, money *out)
 	gw_error err = {0};
 	int rc = money_convert(m, c->cur, out, &fx, &err);
 	if (rc == GW_ENOTFOUND)
-		return usage_error("cost", "%s", err.msg);
+		return usage_error("cost", "%s", gw_error_text(&err));
 	if (rc) {
-		gw_errorf("%s", err.msg);
+		gw_errorf("%s", gw_error_text(&err));
 		return GW_EXIT_RUNTIME;
 	}
 	if (strcmp(m.cur, c->cur))
@@ -436,7 +438,7 @@ int cmd_cost(int argc, char **argv)
 	{
 		gw_error kerr = {0};
 		if (kb_gpus_load(&kerr)) { /* a broken --data-dir table is not an unknown GPU */
-			gw_errorf("%s", kerr.msg);
+			gw_errorf("%s", gw_error_text(&kerr));
 			return GW_EXIT_RUNTIME;
 		}
 	}
@@ -486,9 +488,9 @@ int cmd_cost(int argc, char **argv)
 					   cur);
 		rc = money_region_power(c.region, &rp, &err);
 		if (rc == GW_ENOTFOUND)
-			return usage_error("cost", "%s; give --kwh-price", err.msg);
+			return usage_error("cost", "%s; give --kwh-price", gw_error_text(&err));
 		if (rc) {
-			gw_errorf("%s", err.msg);
+			gw_errorf("%s", gw_error_text(&err));
 			return GW_EXIT_RUNTIME;
 		}
 		if ((rc = to_answer(&c, N_("electricity"), rp.kwh, &c.in.kwh)))
@@ -513,7 +515,7 @@ int cmd_cost(int argc, char **argv)
 			price_quote pq;
 			gw_error perr = {0};
 			if (price_quote_in(g, c.used, false, year, cur, &pq, &perr)) {
-				gw_errorf("%s", perr.msg);
+				gw_errorf("%s", gw_error_text(&perr));
 				return GW_EXIT_RUNTIME;
 			}
 			if (!pq.known) {
@@ -596,14 +598,14 @@ int cmd_cost(int argc, char **argv)
 		} else if (rc == GW_ENOTFOUND) {
 			snprintf(c.no_rent, sizeof c.no_rent, "%s", err.msg);
 		} else {
-			gw_errorf("%s", err.msg);
+			gw_errorf("%s", gw_error_text(&err));
 			return GW_EXIT_RUNTIME;
 		}
 	}
 	c.in.storage_month.amount = c.storage_gb * c.storage_price;
 	gw_error err = {0};
 	if (cost_compute(&c.in, &c.r, &err))
-		return usage_error("cost", "%s", err.msg);
+		return usage_error("cost", "%s", gw_error_text(&err));
 	if (json)
 		print_json(&c);
 	else

@@ -98,7 +98,7 @@ int cmd_daemon(int argc, char **argv)
 		return usage_error("daemon", "an empty path");
 	gw_error err;
 	if (queue_daemon_run(&o, &err)) {
-		char *tr = gw_translate_text(err.msg);
+		char *tr = xstrdup(gw_error_text(&err));
 		gw_errorf("%s", tr);
 		free(tr);
 		return GW_EXIT_RUNTIME;

@@ -213,14 +213,14 @@ int cmd_doctor(int argc, char **argv)
 	progress(N_("reading the GPUs"));
 	hw_opts ho = {.wake = true}; /* a deliberate check may wake a sleeping dGPU */
 	if (hw_snapshot_take(&ho, &snap, &err)) {
-		gw_errorf("%s", err.msg);
+		gw_errorf("%s", gw_error_text(&err));
 		goto out;
 	}
 	have_snap = true;
 	progress(N_("looking for CUDA toolkits and Python environments"));
 	stack_opts so = {.pythons = pythons, .n_pythons = n_pythons, .no_exec = no_exec, .timeout_ms = 10000};
 	if (stack_discover(&so, &st, &err)) {
-		gw_errorf("%s", err.msg);
+		gw_errorf("%s", gw_error_text(&err));
 		goto out;
 	}
 	/* Xid events of the last 24 h: kmsg timestamps count from boot */

@@ -260,7 +260,7 @@ int cmd_explain(int argc, char **argv)
 	size_t n;
 	gw_error err = {0};
 	if (explain_match(subject, &m, &n, &err)) {
-		gw_errorf(_("cannot load the error signatures: %s"), err.msg);
+		gw_errorf(_("cannot load the error signatures: %s"), gw_error_text(&err));
 		goto out;
 	}
 	if (probe && n) {

@@ -271,7 +271,7 @@ static int read_quota_json(const char *path, export_quota **qs, size_t *n)
 		len = sb.len;
 		text = sb_detach(&sb);
 	} else if (gw_read_file(path, false, 16u << 20, &text, &len, &err)) {
-		gw_errorf("%s", err.msg);
+		gw_errorf("%s", gw_error_text(&err));
 		return GW_EXIT_RUNTIME;
 	}
 	char ebuf[200];
@@ -563,7 +563,7 @@ int cmd_export(int argc, char **argv)
 		so.gpuwise_path = slurm_gpuwise_path(so.gpuwise_path, self, sizeof self);
 	int erc = k8s ? export_k8s_job(&j, &ko, &o, &notes, &err) : export_slurm_script(&j, &so, &o, &notes, &err);
 	if (erc) {
-		rc = usage_error("export", "%s", err.msg);
+		rc = usage_error("export", "%s", gw_error_text(&err));
 	} else if (submit) {
 		char id[128], msg[1200];
 		print_notes(&notes);

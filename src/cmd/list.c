@@ -82,7 +82,7 @@ static int list_gpus(const char *filter, bool json, int year)
 		/* the prices as quoted: USD where there is a USD row, else the card's own market */
 		if ((rc = price_quote_in(g, false, false, year, NULL, &nq, &err)) ||
 		    (rc = price_quote_in(g, true, false, year, NULL, &uq, &err))) {
-			gw_errorf("%s", err.msg);
+			gw_errorf("%s", gw_error_text(&err));
 			rc = GW_EXIT_RUNTIME;
 			goto out;
 		}
@@ -174,7 +174,7 @@ static int list_models(const char *filter, bool json)
 	gw_error err = {0};
 	const kb_table *d = kb_get_table("diffusion", &err);
 	if (!d) {
-		gw_errorf("%s", err.msg);
+		gw_errorf("%s", gw_error_text(&err));
 		if (t)
 			table_free(t);
 		json_decref(arr);
@@ -294,7 +294,7 @@ int cmd_list(int argc, char **argv)
 		return usage_error("list", "the filter is empty");
 	gw_error err = {0};
 	if (kb_load_all(&err)) {
-		gw_errorf("%s", err.msg);
+		gw_errorf("%s", gw_error_text(&err));
 		return GW_EXIT_RUNTIME;
 	}
 	time_t now = time(NULL);

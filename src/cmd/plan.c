@@ -1095,7 +1095,7 @@ static int plan_need(plan_cli *c, const model_desc *m)
 	plan_result *r = xcalloc(1, sizeof *r);
 	gw_error err = {0};
 	if (plan_run(&rq, r, &err)) {
-		gw_errorf(_("cannot plan '%s': %s"), c->model ? c->model : "model", err.msg);
+		gw_errorf(_("cannot plan '%s': %s"), c->model ? c->model : "model", gw_error_text(&err));
 		free(r);
 		return err.code == GW_EINVAL || err.code == GW_ERANGE ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
 	}
@@ -1319,7 +1319,7 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 					   "or describe one with --layers --hidden --heads ...");
 	gw_error err = {0};
 	if (kb_load_all(&err)) { /* a broken --data-dir table is not an unknown GPU */
-		gw_errorf("%s", err.msg);
+		gw_errorf("%s", gw_error_text(&err));
 		return GW_EXIT_RUNTIME;
 	}
 	if (c->cpu) {
@@ -1357,13 +1357,13 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 					   plan_engine_name(c->rq.engine));
 		for (size_t i = 0; i < c->rq.n_gpus; i++)
 			if (plan_backend_check(c->rq.backend, c->rq.gpus[i].spec, c->rq.gpus[i].unified_memory, &err))
-				return usage_error("plan", "%s", err.msg);
+				return usage_error("plan", "%s", gw_error_text(&err));
 		if (c->rq.backend == PLAN_BACKEND_CPU && c->rq.gpu_layers < 0)
 			c->rq.gpu_layers = 0; /* a CPU build offloads nothing */
 	}
 	model_desc m;
 	if (model_load(c->model, &c->nums, &m, &err)) {
-		gw_errorf("%s", err.msg);
+		gw_errorf("%s", gw_error_text(&err));
 		if (!c->model && err.code == GW_EINVAL) /* incomplete --layers/--hidden/... */
 			return GW_EXIT_USAGE;
 		return err.code == GW_ENOTFOUND && c->model && !strchr(c->model, '/') ? GW_EXIT_USAGE
@@ -1385,7 +1385,7 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 			model_release(&m);
 			char names[1024];
 			quant_names(names, sizeof names);
-			return usage_error("plan", "%s (valid: %s; gpuwise list quants)", qe.msg, names);
+			return usage_error("plan", "%s (valid: %s; gpuwise list quants)", gw_error_text(&qe), names);
 		}
 		plan_weights_release(&w);
 	}
@@ -1418,7 +1418,7 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 	}
 	plan_result *r = xmalloc(sizeof *r);
 	if (plan_run(&c->rq, r, &err)) {
-		gw_errorf(_("cannot plan '%s': %s"), c->model ? c->model : m.name ? m.name : "model", err.msg);
+		gw_errorf(_("cannot plan '%s': %s"), c->model ? c->model : m.name ? m.name : "model", gw_error_text(&err));
 		free(r);
 		model_release(&m);
 		return err.code == GW_EINVAL || err.code == GW_ERANGE ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;

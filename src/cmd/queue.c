@@ -45,7 +45,7 @@ static queue_conn *open_conn(const char *socket_opt)
 				  socket_opt ? " --socket " : "", socket_opt ? socket_opt : "",
 				  geteuid() == 0 ? _(" or 'systemctl start gpuwise'") : "");
 		else
-			error_tr(err.msg);
+			gw_errorf("%s", gw_error_text(&err));
 	}
 	free(path);
 	return c;
@@ -58,7 +58,7 @@ static json_t *call(queue_conn *c, json_t *req, bool *refused)
 	gw_error err;
 	*refused = false;
 	if (queue_call(c, req, &rep, &err)) {
-		error_tr(err.msg);
+		gw_errorf("%s", gw_error_text(&err));
 		json_decref(req);
 		return NULL;
 	}
@@ -625,13 +625,13 @@ int cmd_submit(int argc, char **argv)
 		json_t *inh = json_array();
 		if (queue_export_env(export_opt, environ, inh, &e)) {
 			json_decref(inh);
-			rc = usage_error("submit", "%s", e.msg);
+			rc = usage_error("submit", "%s", gw_error_text(&e));
 			goto out;
 		}
 		json_object_set_new(jspec, "env_inherited", inh);
 		if (queue_resolve_command(argv[first], getenv("PATH"), &exe, &e)) {
 		{
-			char *t = gw_translate_text(e.msg);
+			char *t = xstrdup(gw_error_text(&e));
 			gw_errorf(_("%s; the job is not queued"), t);
 			free(t);
 		}
@@ -1226,7 +1226,7 @@ static int change(const char *cmd, const char *op, const char *done, int argc, c
 	json_t *rep = NULL;
 	gw_error err;
 	if (queue_call(conn, req, &rep, &err)) {
-		error_tr(err.msg);
+		gw_errorf("%s", gw_error_text(&err));
 		json_decref(req);
 		queue_close(conn);
 		return GW_EXIT_RUNTIME;

@@ -841,7 +841,7 @@ int cmd_run(int argc, char **argv)
 			      .output_state = output_state};
 	if (watch_run(&o, &cb, &r, &err)) {
 		clear_line(&c);
-		outq_printf(&c.err, "gpuwise: %s\n", err.msg);
+		outq_printf(&c.err, "gpuwise: %s\n", gw_error_text(&err));
 		goto out;
 	}
 	clear_line(&c);

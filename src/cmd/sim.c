@@ -631,7 +631,7 @@ int cmd_sim(int argc, char **argv)
 	pol_runs pr[N_POLICIES] = {0};
 	rc = GW_EXIT_RUNTIME;
 	if (trace_read_pods(pods_path, &pods, &n_pods, &err) || trace_read_nodes(nodes_path, &nodes, &n_nodes, &err)) {
-		gw_errorf("%s", err.msg);
+		gw_errorf("%s", gw_error_text(&err));
 		goto out;
 	}
 	sim_cluster_init(&cl, pods, n_pods, nodes, n_nodes, !gpu_only);

@@ -252,7 +252,7 @@ int slurm_backend_submit(json_t *jspec, const slurm_submit_opts *so, bool json_o
 	sb_init(&notes);
 	gw_error err = {0};
 	if (export_slurm_script(&j, &o, &script, &notes, &err)) {
-		rc = usage_error("submit", "%s", err.msg);
+		rc = usage_error("submit", "%s", gw_error_text(&err));
 		goto done;
 	}
 	/* the mark queue finds the job by: after the first line, with the other #SBATCH lines */

@@ -1513,7 +1513,7 @@ int cmd_status(int argc, char **argv)
 	gw_error err = {0};
 	hw *h = hw_open(&ho, &err);
 	if (!h) {
-		gw_errorf("%s", err.msg);
+		gw_errorf("%s", gw_error_text(&err));
 		return GW_EXIT_RUNTIME;
 	}
 	if (o.bench) {
@@ -1541,7 +1541,7 @@ int cmd_status(int argc, char **argv)
 	for (;;) {
 		hw_snapshot s;
 		if (hw_sample(h, &s, &err)) {
-			gw_errorf("%s", err.msg);
+			gw_errorf("%s", gw_error_text(&err));
 			rc = GW_EXIT_RUNTIME;
 			break;
 		}

@@ -271,8 +271,8 @@ int workload_plan_train(workload *w, const model_desc *m, uint64_t vram_bytes, u
 	int rc = train_plan_compute(m, &o, vram_bytes, &p, &err);
 	if (rc) {
 		if (rc == GW_EINVAL)
-			return usage_error("plan", "%s", err.msg);
-		gw_errorf("%s", err.msg);
+			return usage_error("plan", "%s", gw_error_text(&err));
+		gw_errorf("%s", gw_error_text(&err));
 		return GW_EXIT_RUNTIME;
 	}
 	const train_breakdown *bd = &p.bd;
@@ -418,9 +418,9 @@ int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes
 	gw_error err = {0};
 	int rc = image_model_find(model_name, &m, &err);
 	if (rc == GW_ENOTFOUND)
-		return usage_error("plan", "%s", err.msg);
+		return usage_error("plan", "%s", gw_error_text(&err));
 	if (rc) {
-		gw_errorf("%s", err.msg);
+		gw_errorf("%s", gw_error_text(&err));
 		return GW_EXIT_RUNTIME;
 	}
 	image_opts o = w->image;
@@ -429,8 +429,8 @@ int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes
 	rc = image_plan_compute(&m, &o, vram_bytes, &p, &err);
 	if (rc) {
 		if (rc == GW_EINVAL)
-			return usage_error("plan", "%s", err.msg);
-		gw_errorf("%s", err.msg);
+			return usage_error("plan", "%s", gw_error_text(&err));
+		gw_errorf("%s", gw_error_text(&err));
 		return GW_EXIT_RUNTIME;
 	}
 	const image_breakdown *bd = &p.bd;

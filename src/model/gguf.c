@@ -9,6 +9,7 @@
  * Format: ggml-org/ggml docs/gguf.md and ggml/src/gguf.cpp (llama.cpp).
  */
 #include "model/internal.h"
+#include "util/i18n.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -330,7 +331,7 @@ static int skip_value(gg_reader *r, uint32_t t, int depth, const char *key)
 	if (t >= GT_COUNT)
 		return rd_fail(r, GW_EFORMAT, "key '%s' has unknown value type %u", key, t);
 	if (t == GT_STRING)
-		return rd_string(r, NULL, 0, NULL, "string value");
+		return rd_string(r, NULL, 0, NULL, N_("string value"));
 	if (t != GT_ARRAY)
 		return rd_skip(r, gt_size[t], key);
 	if (depth >= GG_MAX_DEPTH)
@@ -338,7 +339,7 @@ static int skip_value(gg_reader *r, uint32_t t, int depth, const char *key)
 	uint32_t et;
 	uint64_t count;
 	int rc;
-	if ((rc = rd_u32(r, &et, "array type")) || (rc = rd_u64(r, &count, "array length")))
+	if ((rc = rd_u32(r, &et, N_("array type"))) || (rc = rd_u64(r, &count, N_("array length"))))
 		return rc;
 	if (et >= GT_COUNT)
 		return rd_fail(r, GW_EFORMAT, "key '%s' is an array of unknown type %u", key, et);
@@ -401,7 +402,7 @@ static int read_slot(gg_reader *r, gg_meta *g, int si, const char *key, size_t p
 			       t < GT_COUNT ? gt_name[t] : "unknown");
 	uint32_t et;
 	uint64_t count;
-	if ((rc = rd_u32(r, &et, "array type")) || (rc = rd_u64(r, &count, "array length")))
+	if ((rc = rd_u32(r, &et, N_("array type"))) || (rc = rd_u64(r, &count, N_("array length"))))
 		return rc;
 	if (et >= GT_COUNT || !gt_is_int(et))
 		return rd_fail(r, GW_EFORMAT, "key '%s' is an array of %s, expected integers", key,
@@ -429,12 +430,12 @@ static int read_kv(gg_reader *r, gg_meta *g, char *key)
 	bool kept;
 	uint32_t t;
 	int rc;
-	if ((rc = rd_string(r, key, GG_MAX_KEY, &kept, "key")))
+	if ((rc = rd_string(r, key, GG_MAX_KEY, &kept, N_("key"))))
 		return rc;
 	if (!kept)
 		return rd_fail(r, GW_EFORMAT, "metadata key at offset %llu is longer than %u bytes",
 			       (unsigned long long)r->pos, GG_MAX_KEY);
-	if ((rc = rd_u32(r, &t, "value type")))
+	if ((rc = rd_u32(r, &t, N_("value type"))))
 		return rc;
 	if (t >= GT_COUNT)
 		return rd_fail(r, GW_EFORMAT, "key '%s' has unknown value type %u", key, t);
@@ -478,7 +479,7 @@ static int read_kv(gg_reader *r, gg_meta *g, char *key)
 	if (!strcmp(key, "tokenizer.ggml.tokens") && t == GT_ARRAY) {
 		uint64_t save = r->pos, count;
 		uint32_t et;
-		if ((rc = rd_u32(r, &et, "array type")) || (rc = rd_u64(r, &count, "array length")))
+		if ((rc = rd_u32(r, &et, N_("array type"))) || (rc = rd_u64(r, &count, N_("array length"))))
 			return rc;
 		g->n_tokens = count;
 		g->has_tokens = true;
@@ -519,18 +520,18 @@ static int read_tensor(gg_reader *r, gg_tensor *ti, char *names, uint64_t idx)
 	bool kept;
 	uint32_t nd, type;
 	int rc;
-	if ((rc = rd_string(r, name, GG_MAX_NAME - 1, &kept, "tensor name")))
+	if ((rc = rd_string(r, name, GG_MAX_NAME - 1, &kept, N_("tensor name"))))
 		return rc;
 	if (!kept)
 		return rd_fail(r, GW_EFORMAT, "tensor %llu has a name longer than %u bytes", (unsigned long long)idx,
 			       GG_MAX_NAME - 1);
-	if ((rc = rd_u32(r, &nd, "tensor dims")))
+	if ((rc = rd_u32(r, &nd, N_("tensor dims"))))
 		return rc;
 	if (nd > GG_MAX_DIMS)
 		return rd_fail(r, GW_EFORMAT, "tensor '%s' has %u dimensions (at most %u)", name, nd, GG_MAX_DIMS);
 	uint64_t ne[GG_MAX_DIMS] = {1, 1, 1, 1}, nel = 1;
 	for (uint32_t d = 0; d < nd; d++) {
-		if ((rc = rd_u64(r, &ne[d], "tensor shape")))
+		if ((rc = rd_u64(r, &ne[d], N_("tensor shape"))))
 			return rc;
 		if (ne[d] > (uint64_t)INT64_MAX)
 			return rd_fail(r, GW_EFORMAT, "tensor '%s' has a negative dimension", name);
@@ -538,7 +539,7 @@ static int read_tensor(gg_reader *r, gg_tensor *ti, char *names, uint64_t idx)
 	for (uint32_t d = 0; d < GG_MAX_DIMS; d++)
 		if (__builtin_mul_overflow(nel, ne[d], &nel) || nel > (uint64_t)INT64_MAX)
 			return rd_fail(r, GW_EFORMAT, "tensor '%s' has a shape whose element count overflows", name);
-	if ((rc = rd_u32(r, &type, "tensor type")))
+	if ((rc = rd_u32(r, &type, N_("tensor type"))))
 		return rc;
 	uint32_t block, tbytes;
 	if (type > INT32_MAX || !gguf_type_info((int)type, NULL, &block, &tbytes))
@@ -549,7 +550,7 @@ static int read_tensor(gg_reader *r, gg_tensor *ti, char *names, uint64_t idx)
 	uint64_t bytes = 0;
 	if (nel && __builtin_mul_overflow(nel / block, (uint64_t)tbytes, &bytes))
 		return rd_fail(r, GW_EFORMAT, "tensor '%s' has a byte size that overflows", name);
-	if ((rc = rd_u64(r, &ti->off, "tensor offset")))
+	if ((rc = rd_u64(r, &ti->off, N_("tensor offset"))))
 		return rc;
 	ti->bytes = bytes;
 	ti->nel = nel;
@@ -838,13 +839,13 @@ static int gguf_parse(gg_reader *r, model_desc *m)
 		rc = rd_fail(r, GW_EFORMAT, "too short to be a GGUF file (%llu bytes)", (unsigned long long)r->file_size);
 		goto out;
 	}
-	if ((rc = rd_get(r, 4, &p, "magic")))
+	if ((rc = rd_get(r, 4, &p, N_("magic"))))
 		goto out;
 	if (memcmp(p, "GGUF", 4)) {
 		rc = rd_fail(r, GW_EFORMAT, "not a GGUF file (bad magic %02x %02x %02x %02x)", p[0], p[1], p[2], p[3]);
 		goto out;
 	}
-	if ((rc = rd_u32(r, &version, "version")))
+	if ((rc = rd_u32(r, &version, N_("version"))))
 		goto out;
 	if (version == 1) {
 		rc = rd_fail(r, GW_ENOTSUP, "GGUF version 1 is not supported (convert it with a current llama.cpp)");
@@ -857,7 +858,7 @@ static int gguf_parse(gg_reader *r, model_desc *m)
 			rc = rd_fail(r, GW_ENOTSUP, "unsupported GGUF version %u", version);
 		goto out;
 	}
-	if ((rc = rd_u64(r, &n_tensors, "tensor count")) || (rc = rd_u64(r, &n_kv, "metadata count")))
+	if ((rc = rd_u64(r, &n_tensors, N_("tensor count"))) || (rc = rd_u64(r, &n_kv, N_("metadata count"))))
 		goto out;
 	/* a KV pair needs >= 12 bytes, a tensor info >= 24 */
 	if (n_kv > GG_MAX_KV || n_kv > rd_avail(r) / 12) {

@@ -446,13 +446,16 @@ static void tr_text(strbuf *out, const char *s, size_t n, int depth);
 static void tr_fill(strbuf *out, const char *tr, const struct tr_cap *caps, size_t nc, const char *fmt, int depth)
 {
 	char convs[TR_MAX_ARGS] = {0};
+	bool quoted[TR_MAX_ARGS] = {0}; /* '%s': a name, path or value as given, never translated */
 	size_t k = 0, len;
 	char conv;
 	for (const char *f = fmt; *f && k < nc; f++)
 		if (*f == '%' && f[1] == '%')
 			f++;
-		else if (*f == '%' && directive(f + 1, &len, &conv))
+		else if (*f == '%' && directive(f + 1, &len, &conv)) {
+			quoted[k] = f > fmt && (f[-1] == '\'' || f[-1] == '"') && f[1 + len] == f[-1];
 			convs[k++] = conv, f += len;
+		}
 	size_t next = 0;
 	for (const char *t = tr; *t; t++) {
 		if (*t == '%' && t[1] == '%') {
@@ -473,7 +476,7 @@ static void tr_fill(strbuf *out, const char *tr, const struct tr_cap *caps, size
 				      ((caps[idx].n == 1 && caps[idx].p[0] == 's') ||
 				       (caps[idx].n == 2 && caps[idx].p[0] == 'e' && caps[idx].p[1] == 's'));
 			if (idx < nc && !suffix) {
-				if (convs[idx] == 's')
+				if (convs[idx] == 's' && !quoted[idx])
 					tr_text(out, caps[idx].p, caps[idx].n, depth + 1);
 				else
 					sb_add(out, caps[idx].p, caps[idx].n);
@@ -561,4 +564,23 @@ char *gw_translate_fmt(const char *fmt, const char *english)
 	strbuf sb = STRBUF_INIT;
 	tr_fill(&sb, tr, caps, nc, fmt, 0);
 	return sb_detach(&sb);
+}
+
+const char *gw_error_text(const gw_error *err)
+{
+	static char bufs[4][2048];
+	static unsigned next;
+	if (!err)
+		return "";
+	if (mode == MODE_OFF || !err->msg[0])
+		return err->msg;
+	char *t = err->fmt ? gw_translate_fmt(err->fmt, err->msg) : NULL;
+	if (!t || strcmp(t, err->msg) == 0) {
+		free(t);
+		t = gw_translate_text(err->msg);
+	}
+	char *buf = bufs[next++ % 4];
+	snprintf(buf, sizeof bufs[0], "%s", t);
+	free(t);
+	return buf;
 }

@@ -61,6 +61,16 @@ char *gw_translate_text(const char *english);
  */
 char *gw_translate_fmt(const char *fmt, const char *english);
 
+/*
+ * err->msg in the reader's language, for src/cmd to print: translated with
+ * its format (err->fmt, set by gw_fail) when that matches, else by matching
+ * the catalog as gw_translate_text does; err->msg itself when translation
+ * is off (--json, LANG=C).  The text lives in a static buffer (one of 4,
+ * reused in turn): print it before the fifth call.
+ */
+struct gw_error;
+const char *gw_error_text(const struct gw_error *err);
+
 /* Display width of UTF-8 text in terminal columns: East Asian wide and
  * fullwidth characters count 2, combining marks 0, the rest 1. */
 size_t gw_display_width(const char *s);

@@ -28,6 +28,7 @@ int gw_fail(gw_error *err, int code, const char *fmt, ...)
 		va_list ap;
 		va_start(ap, fmt);
 		err->code = code;
+		err->fmt = fmt;
 		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
 		va_end(ap);
 	}

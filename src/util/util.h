@@ -46,9 +46,13 @@ const char *gw_strerror(int code);
 typedef struct gw_error {
 	int code;
 	char msg[512];
+	/* the (literal, English) format gw_fail made msg from, NULL for a text
+	 * written another way: src/cmd prints gw_error_text(), which translates */
+	const char *fmt;
 } gw_error;
 
-/* Set err (if non-NULL) and return code, for `return gw_fail(err, ...)`. */
+/* Set err (if non-NULL) and return code, for `return gw_fail(err, ...)`;
+ * fmt is a literal (`make pot` extracts it: keyword gw_fail:3). */
 int gw_fail(gw_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

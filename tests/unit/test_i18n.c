@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <locale.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
@@ -170,6 +171,50 @@ static void test_translate_text(void **state)
 	unsetenv("GPUWISE_LOCALEDIR");
 }
 
+/* gw_error_text: an error gw_fail made, in the reader's language */
+static void test_error_text(void **state)
+{
+	(void)state;
+	setenv("GPUWISE_LOCALEDIR", "", 1);
+	gw_error err = {0};
+	assert_int_equal(gw_fail(&err, GW_ENOTFOUND, "unknown model '%s' (not a file and not in the catalog)", "x1"),
+			 GW_ENOTFOUND);
+	assert_non_null(err.fmt);
+	assert_int_equal(gw_i18n_init("zh"), 0);
+	assert_string_equal(gw_error_text(&err), "未知的模型 'x1'（既不是文件，也不在目录中）");
+	/* a quoted piece is a name as given, even one the catalog translates ("version" is 版本) */
+	gw_fail(&err, GW_ENOTFOUND, "unknown model '%s' (not a file and not in the catalog)", "version");
+	assert_string_equal(gw_error_text(&err), "未知的模型 'version'（既不是文件，也不在目录中）");
+	/* nested: the %s piece is a catalog format too, and its field name */
+	gw_fail(&err, GW_ETRUNC, "cannot read '%s': %s", "/m/a.gguf",
+		"truncated header: version at offset 4 needs 4 bytes, the file has 4");
+	assert_string_equal(gw_error_text(&err), "无法读取 '/m/a.gguf'：文件头不完整：偏移 4 处的版本需要 4 字节，文件只有 4 字节");
+	/* a text written without a format is matched against the catalog */
+	snprintf(err.msg, sizeof err.msg, "unknown model 'x2' (not a file and not in the catalog)");
+	err.fmt = NULL;
+	assert_string_equal(gw_error_text(&err), "未知的模型 'x2'（既不是文件，也不在目录中）");
+	/* a format the text no longer matches falls back to that too */
+	err.fmt = "cannot read '%s': %s";
+	assert_string_equal(gw_error_text(&err), "未知的模型 'x2'（既不是文件，也不在目录中）");
+	/* fast: a hundred of the slowest kind (the fallback scans the catalog) well under a second */
+	uint64_t t0 = now_ms();
+	for (int i = 0; i < 100; i++)
+		gw_error_text(&err);
+	uint64_t t1 = now_ms();
+	gw_fail(&err, GW_ENOTFOUND, "unknown model '%s' (not a file and not in the catalog)", "x1");
+	for (int i = 0; i < 100; i++)
+		gw_error_text(&err);
+	uint64_t t2 = now_ms();
+	fprintf(stderr, "# gw_error_text: %.3f ms (catalog scan), %.3f ms (its format)\n", (double)(t1 - t0) / 100,
+		(double)(t2 - t1) / 100);
+	assert_true(t2 - t0 < 1000);
+	/* English (LANG=C, --json): the text itself */
+	assert_int_equal(gw_i18n_init("en"), 0);
+	assert_ptr_equal(gw_error_text(&err), err.msg);
+	assert_string_equal(gw_error_text(NULL), "");
+	unsetenv("GPUWISE_LOCALEDIR");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,6 +224,7 @@ int main(void)
 		cmocka_unit_test(test_catalog),
 		cmocka_unit_test(test_translate_text),
 		cmocka_unit_test(test_translate_fmt),
+		cmocka_unit_test(test_error_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
