@@ -476,7 +476,7 @@ static void test_random_shapes(void **state)
 	(void)state;
 	static const char *const archs[] = {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "olmo2", "qwen3moe",
 					    "smallthinker", "deepseek2", "mamba", "mamba2", "granitehybrid", "lfm2",
-					    "jamba", "gpt-oss", "llama4", "phi3"};
+					    "jamba", "gpt-oss", "llama4", "phi3", "gemma4"};
 	uint64_t r = 0x9e3779b97f4a7c15ULL;
 #define RND(n) ((r = r * 6364136223846793005ULL + 1442695040888963407ULL), (uint32_t)((r >> 33) % (n)))
 	for (int it = 0; it < 400; it++) {
@@ -490,6 +490,10 @@ static void test_random_shapes(void **state)
 		m.head_dim_k = m.head_dim_v = 32 * (1 + RND(4));
 		m.ffn = RND(3) ? 128 * (1 + RND(8)) : 0;
 		m.vocab = 1 + RND(5000);
+		if (!strcmp(a, "gemma4")) {
+			m.embd_per_layer = 64 * RND(3);
+			m.head_dim_k_swa = m.head_dim_v_swa = RND(2) ? 32 * (1 + RND(4)) : 0;
+		}
 		uint32_t kv[8] = {0};
 		bool swa[8] = {0};
 		if (!strcmp(a, "qwen3moe") || !strcmp(a, "smallthinker") || !strcmp(a, "deepseek2") ||
