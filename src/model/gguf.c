@@ -257,7 +257,7 @@ enum {
 	K_KEY_LEN_MLA, K_VAL_LEN_MLA, K_SSM_CONV, K_SSM_INNER, K_SSM_STATE, K_SSM_DT, K_SSM_GROUPS,
 	K_NEXTN, K_Q_LORA, K_ROPE_DIMS, K_EXPERT_SHARED, K_DENSE_LEAD, K_GATING, K_WEIGHTS_NORM, K_SHORTCONV,
 	K_MOE_STEP, K_SHEXP_FFN, K_RECR_LAYERS, K_FULL_ATTN, K_SHARED_KV, K_KEY_LEN_SWA, K_VAL_LEN_SWA,
-	K_IDX_KEY_LEN, K_IDX_HEADS, K_IDX_TOP_K, K_NARCH
+	K_IDX_KEY_LEN, K_IDX_HEADS, K_IDX_TOP_K, K_EMBD_PER_LAYER, K_NARCH
 };
 static const char *const arch_keys[K_NARCH] = {
 	"block_count", "embedding_length", "feed_forward_length", "context_length",
@@ -272,7 +272,7 @@ static const char *const arch_keys[K_NARCH] = {
 	"interleave_moe_layer_step", "expert_shared_feed_forward_length",
 	"attention.recurrent_layers", "full_attention_interval", "attention.shared_kv_layers",
 	"attention.key_length_swa", "attention.value_length_swa", "attention.indexer.key_length",
-	"attention.indexer.head_count", "attention.indexer.top_k",
+	"attention.indexer.head_count", "attention.indexer.top_k", "embedding_length_per_layer_input",
 };
 
 typedef struct gg_slot {
@@ -758,6 +758,7 @@ static int fill_shape(gg_reader *r, const gg_meta *g, model_desc *m)
 	m->indexer_key_len = slot_u32(r, g, K_IDX_KEY_LEN, &rc);
 	m->indexer_heads = slot_u32(r, g, K_IDX_HEADS, &rc);
 	m->indexer_top_k = slot_u32(r, g, K_IDX_TOP_K, &rc);
+	m->embd_per_layer = slot_u32(r, g, K_EMBD_PER_LAYER, &rc);
 	if (rc)
 		return rc;
 	if (m->full_attn_interval > MODEL_MAX_LAYERS || m->head_dim_k_swa > MODEL_MAX_HEADS * 64 ||
@@ -944,6 +945,7 @@ static int gguf_parse(gg_reader *r, model_desc *m)
 	uint64_t type_bytes[64] = {0};
 	double exp_params = 0, params = 0;
 	bool has_output = false, up_exps = false, gate_exps = false;
+	uint8_t *kv_proj = xcalloc(m->n_layers ? m->n_layers : 1, 1); /* bit 0: attn_k, bit 1: attn_v or attn_qkv */
 	/* NextN/MTP blocks (the last nextn_predict_layers of block_count):
 	 * llama.cpp skips their tensors unless asked to load MTP (its
 	 * load_mtp, off for plain generation) and keeps no cache for them */
@@ -963,6 +965,9 @@ static int gguf_parse(gg_reader *r, model_desc *m)
 				m->expert_select_bias = true;
 			up_exps |= strstr(nm, ".ffn_up_exps.") != NULL;
 			gate_exps |= strstr(nm, ".ffn_gate_exps.") || strstr(nm, ".ffn_gate_up_exps.");
+			if (blk < (long)m->n_layers)
+				kv_proj[blk] |= (strstr(nm, ".attn_k.") ? 1 : 0) |
+						(strstr(nm, ".attn_v.") || strstr(nm, ".attn_qkv.") ? 2 : 0);
 			if (is_expert_tensor(nm)) {
 				m->layer_expert_bytes[blk] += b;
 				exp_params += (double)ts[i].nel;
@@ -984,6 +989,15 @@ static int gguf_parse(gg_reader *r, model_desc *m)
 	/* the gate is optional where the loader says TENSOR_NOT_REQUIRED
 	 * (Granite MoE); build_moe_ffn then activates up alone */
 	m->expert_ungated = up_exps && !gate_exps;
+	free(m->layer_v_from_k);
+	m->layer_v_from_k = NULL;
+	for (uint32_t i = 0; i < m->n_layers; i++)
+		if (kv_proj[i] == 1) {
+			if (!m->layer_v_from_k)
+				m->layer_v_from_k = xcalloc(m->n_layers, sizeof *m->layer_v_from_k);
+			m->layer_v_from_k[i] = true;
+		}
+	free(kv_proj);
 	m->has_tensors = true;
 	m->params_total = params;
 	if (m->n_experts && m->n_experts_used)

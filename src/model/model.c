@@ -47,6 +47,7 @@ void model_release(model_desc *m)
 	free(m->layer_expert_bytes);
 	free(m->layer_ffn);
 	free(m->layer_recr_given);
+	free(m->layer_v_from_k);
 	free(m->layer_mix);
 	for (size_t i = 0; i < m->n_dtypes; i++)
 		free(m->dtype_names ? m->dtype_names[i] : NULL);
@@ -332,6 +333,8 @@ static void apply_numbers(const model_numbers *n, model_desc *m)
 		free(m->layer_expert_bytes);
 		free(m->layer_ffn);
 		free(m->layer_recr_given);
+		free(m->layer_v_from_k);
+		m->layer_v_from_k = NULL;
 		m->layer_ffn = NULL;
 		m->layer_recr_given = NULL;
 		m->layer_swa = NULL;

@@ -118,6 +118,11 @@ typedef struct model_desc {
 	bool ffn_ungated;       /* up -> activation -> down, no gate (StarCoder2) */
 	bool expert_select_bias; /* the file has exp_probs_b: experts chosen on probabilities + a bias */
 	bool expert_ungated;     /* the file has ffn_up_exps but no ffn_gate_exps: up -> activation -> down */
+	/* Gemma 4: embedding_length_per_layer_input, and the layers whose
+	 * file has attn_k but no attn_v (V is the K projection itself,
+	 * gemma4.cpp's use_alternative_attention); NULL: every layer has V */
+	uint32_t embd_per_layer;
+	bool *layer_v_from_k;
 	const char *layer_rule; /* the llama.cpp source of the rule applied */
 } model_desc;
 

@@ -28,11 +28,15 @@ typedef struct lb {
 	gs_t pos, out_ids, s_copy;
 	gs_t k_idxs[2], v_idxs[2], mask[2], k_rot[2], v_rot[2]; /* [0] full cache, [1] sliding window */
 	bool iswa;
+	/* the transposed V cache's row width when it is wider than some
+	 * layers' V (llama_kv_cache: n_embd_v_gqa_max() for every layer
+	 * without flash attention; cpy_v pads V to it); 0: each layer's own */
+	int64_t v_trans_max;
 	uint32_t il; /* the block being built (devices: gs_set_device) */
 	bool pin_norms; /* several devices, all layers offloaded (or T < 32) */
 } lb;
 
-enum arch_kind { A_QWEN3NEXT, A_QWEN35, A_NEMOTRON_H, A_FALCON_H1, A_COHERE2, A_COHERE2MOE, A_GEMMA3N, A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
+enum arch_kind { A_QWEN3NEXT, A_QWEN35, A_NEMOTRON_H, A_FALCON_H1, A_COHERE2, A_COHERE2MOE, A_GEMMA3N, A_GEMMA4, A_LLAMA, A_QWEN2, A_QWEN3, A_GEMMA2, A_GEMMA3, A_OLMO2, A_QWEN3MOE, A_SMALLTHINKER,
 		 A_DEEPSEEK2, A_MAMBA, A_MAMBA2, A_GRANITEHYBRID, A_LFM2, A_JAMBA, A_GPTOSS, A_LLAMA4, A_PHI3,
 		 A_UNKNOWN };
 
@@ -111,7 +115,7 @@ static enum arch_kind kind_of(const char *a)
 		{"smallthinker", A_SMALLTHINKER}, {"deepseek2", A_DEEPSEEK2},
 		{"mamba", A_MAMBA},	  {"mamba2", A_MAMBA2},	     {"granitehybrid", A_GRANITEHYBRID},
 		{"lfm2", A_LFM2},	  {"jamba", A_JAMBA},	     {"nemotron_h", A_NEMOTRON_H}, {"falcon-h1", A_FALCON_H1},
-		{"cohere2", A_COHERE2},	  {"qwen3next", A_QWEN3NEXT}, {"qwen35", A_QWEN35}, {"qwen35moe", A_QWEN35},	  {"cohere2moe", A_COHERE2MOE}, {"gemma3n", A_GEMMA3N},
+		{"cohere2", A_COHERE2},	  {"qwen3next", A_QWEN3NEXT}, {"qwen35", A_QWEN35}, {"qwen35moe", A_QWEN35},	  {"cohere2moe", A_COHERE2MOE}, {"gemma3n", A_GEMMA3N}, {"gemma4", A_GEMMA4},
 		{"gpt-oss", A_GPTOSS},	  {"llama4", A_LLAMA4},	     {"phi3", A_PHI3},
 	};
 	for (size_t i = 0; a && i < sizeof t / sizeof t[0]; i++)
@@ -298,8 +302,9 @@ static gs_t attention(lb *b, uint32_t il, gs_t q, gs_t k, gs_t v, bool softcap)
 			v = hadamard(b, v, b->v_rot[s]);
 	}
 	gs_expand(g, q);
+	int64_t vrow = v_trans && b->v_trans_max > hv * nkv ? b->v_trans_max : hv * nkv;
 	gs_t kc = gs_external(g, kv_gs_type(p->kv_k), hk * nkv, cells, 1, 1);
-	gs_t vc = gs_external(g, kv_gs_type(p->kv_v), hv * nkv, cells, 1, 1);
+	gs_t vc = gs_external(g, kv_gs_type(p->kv_v), vrow, cells, 1, 1);
 	gs_mark_cache(g, kc);
 	gs_mark_cache(g, vc);
 	if (reuse) {
@@ -317,13 +322,15 @@ static gs_t attention(lb *b, uint32_t il, gs_t q, gs_t k, gs_t v, bool softcap)
 			b->k_idxs[s] = gs_input(g, GS_I64, b->T, 1, 1, 1);
 		gs_expand(g, gs_set_rows(g, kc, gs_reshape(g, k, hk * nkv, b->T, 1, 1), b->k_idxs[s]));
 		if (b->v_idxs[s] < 0)
-			b->v_idxs[s] = gs_input(g, GS_I64, v_trans ? b->T * hv * nkv : b->T, 1, 1, 1);
+			b->v_idxs[s] = gs_input(g, GS_I64, v_trans ? b->T * vrow : b->T, 1, 1, 1);
 		if (v_trans) {
 			/* V as a view of a fused QKV projection is copied out first */
 			gs_t vc2 = contiguous(g, v) ? v
 						    : gs_op4(g, GS_CONT, GS_F32, (int64_t[4]){hv * nkv, b->T, 1, 1}, v, -1, -1, -1);
-			gs_t vv = gs_reshape(g, vc2, 1, hv * nkv * b->T, 1, 1);
-			gs_expand(g, gs_set_rows(g, gs_reshape(g, vc, 1, hv * nkv * cells, 1, 1), vv, b->v_idxs[s]));
+			if (vrow > hv * nkv) /* ggml_pad */
+				vc2 = gs_op4(g, GS_OTHER, GS_F32, (int64_t[4]){vrow, b->T, 1, 1}, vc2, -1, -1, -1);
+			gs_t vv = gs_reshape(g, vc2, 1, vrow * b->T, 1, 1);
+			gs_expand(g, gs_set_rows(g, gs_reshape(g, vc, 1, vrow * cells, 1, 1), vv, b->v_idxs[s]));
 		} else {
 			gs_expand(g, gs_set_rows(g, vc, gs_reshape(g, v, hv * nkv, b->T, 1, 1), b->v_idxs[s]));
 		}
@@ -337,7 +344,7 @@ static gs_t attention(lb *b, uint32_t il, gs_t q, gs_t k, gs_t v, bool softcap)
 			     gs_row_size(kv_gs_type(p->kv_k), hk * nkv), gs_row_size(kv_gs_type(p->kv_k), hk * nkv) * cells, 0);
 	/* transposed V: [cells, Hkv, hv], which the permute turns to [cells, hv, Hkv] */
 	gs_t vview = v_trans ? gs_view(g, vc, cells, nkv, hv, 1, gs_nb(g, vc, 0) * cells * hv, gs_nb(g, vc, 0) * cells,
-				       gs_nb(g, vc, 0) * cells * hv * nkv, 0)
+				       gs_nb(g, vc, 0) * cells * vrow, 0)
 			     : gs_view(g, vc, hv, nkv, cells, 1, gs_row_size(kv_gs_type(p->kv_v), hv),
 				       gs_row_size(kv_gs_type(p->kv_v), hv * nkv),
 				       gs_row_size(kv_gs_type(p->kv_v), hv * nkv) * cells, 0);
@@ -1464,6 +1471,92 @@ static gs_t build_gemma3n(lb *b)
 	return lm_head(b, out_rows(b, cur), true);
 }
 
+/* Gemma 4 (src/models/gemma4.cpp, dense layers): the sliding layers have
+ * their own head size (attention.key_length_swa); Q and K get per-head
+ * RMS norms, V an unweighted one, and a file without attn_v takes V from
+ * the K projection itself; post-norms after the attention and the FFN
+ * (GELU); every layer adds its slice of the per-layer inputs (as Gemma
+ * 3n's) through a gate and a projection; the output rows are selected
+ * after the final norm (embeddings_nextn_masked is false), and the
+ * logits soft-capped (f_final_logit_softcapping, 30 by default). */
+static gs_t build_gemma4(lb *b)
+{
+	gsim *g = b->g;
+	const model_desc *m = b->m;
+	int64_t T = b->T, E = b->E, H = m->n_heads, L = m->n_layers;
+	int64_t hd_full = m->head_dim_k ? m->head_dim_k : E / (H ? H : 1);
+	int64_t hd_swa = m->head_dim_k_swa ? m->head_dim_k_swa : hd_full;
+	int64_t PL = m->embd_per_layer;
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		int64_t w = (int64_t)kv_heads(m, il) * (is_swa(m, il) ? hd_swa : hd_full);
+		if (w > b->v_trans_max)
+			b->v_trans_max = w;
+	}
+
+	gs_t inpL = gs_unop(g, GS_SCALE, inp_embd(b));
+	gs_t ipl = -1;
+	if (PL) {
+		/* build_inp_per_layer */
+		gs_t ptok = gs_input(g, GS_I32, T, 1, 1, 1);
+		ipl = gs_get_rows(g, gs_external(g, GS_F16, PL * L, m->vocab, 1, 1), ptok);
+		ipl = gs_unop(g, GS_SCALE, gs_reshape(g, ipl, PL, L, T, 1));
+		gs_expand(g, ipl);
+		/* project_per_layer_inputs */
+		gs_t pp = gs_unop(g, GS_SCALE, gs_mul_mat(g, weight(b, E, PL * L), inpL));
+		pp = norm(b, gs_reshape(g, pp, PL, L, T, 1), weight(b, PL, 1));
+		ipl = gs_unop(g, GS_SCALE, gs_binop(g, GS_ADD, pp, ipl));
+		ipl = gs_op4(g, GS_CONT, GS_F32, (int64_t[4]){PL, T, L, 1}, gs_permute(g, ipl, 0, 2, 1, 3), -1, -1, -1);
+	}
+	for (uint32_t il = 0; il < m->n_layers; il++) {
+		layer_begin(b, il);
+		int64_t hd = is_swa(m, il) ? hd_swa : hd_full, nkv = kv_heads(m, il);
+		gs_t cur = norm(b, inpL, weight(b, E, 1));
+		gs_t q = gs_reshape(g, mm(b, H * hd, cur), hd, H, T, 1);
+		q = norm(b, q, weight(b, hd, 1));
+		q = rope(b, q);
+		if (model_layer_has_kv(m, il)) {
+			gs_t kp = mm(b, nkv * hd, cur);
+			gs_t vp = m->layer_v_from_k && m->layer_v_from_k[il] ? kp : mm(b, nkv * hd, cur);
+			gs_t k = gs_reshape(g, kp, hd, nkv, T, 1);
+			gs_t v = gs_reshape(g, vp, hd, nkv, T, 1);
+			k = norm(b, k, weight(b, hd, 1));
+			v = gs_unop(g, GS_RMS_NORM, v);
+			k = rope(b, k);
+			cur = attention(b, il, q, k, v, false);
+		} else {
+			cur = attention(b, il, q, -1, -1, false);
+		}
+		cur = mm(b, E, cur);
+		cur = norm(b, cur, weight(b, E, 1));
+		gs_t attn_out = gs_binop(g, GS_ADD, cur, inpL);
+		cur = norm(b, attn_out, weight(b, E, 1));
+		cur = ffn_glu(b, cur, m->layer_ffn && m->layer_ffn[il] ? m->layer_ffn[il] : m->ffn);
+		cur = norm(b, cur, weight(b, E, 1));
+		cur = gs_binop(g, GS_ADD, cur, attn_out);
+		if (PL) {
+			gs_t pe_in = cur;
+			cur = gs_unop(g, GS_UNARY, gs_mul_mat(g, weight(b, E, PL), cur));
+			cur = gs_binop(g, GS_MUL, cur, g3n_slice(b, ipl, il));
+			cur = gs_mul_mat(g, weight(b, PL, E), cur);
+			cur = norm(b, cur, weight(b, E, 1));
+			cur = gs_binop(g, GS_ADD, pe_in, cur);
+		}
+		inpL = cur;
+	}
+	layer_begin(b, m->n_layers);
+	gs_t cur = norm(b, inpL, weight(b, E, 1));
+	gs_set_output(g, cur);
+	cur = out_rows(b, cur);
+	gs_set_output(g, cur);
+	cur = gs_mul_mat(g, gs_external(g, GS_F16, E, m->vocab, 1, 1), cur);
+	cur = gs_unop(g, GS_SCALE, cur);
+	cur = gs_unop(g, GS_UNARY, cur);
+	cur = gs_unop(g, GS_SCALE, cur);
+	gs_set_output(g, cur);
+	gs_expand(g, cur);
+	return cur;
+}
+
 /* gpt-oss (openai-moe.cpp): biased Q/K/V and output projections,
  * attention sinks (no memory of their own), a post-attention norm feeding
  * the MoE with biased experts and the OAI SwiGLU; the output rows are
@@ -1671,6 +1764,8 @@ uint64_t plan_lgraph_build(gsim *g, const model_desc *m, const lgraph_params *p)
 		build_gptoss(&b);
 	else if (k == A_GEMMA3N)
 		build_gemma3n(&b);
+	else if (k == A_GEMMA4)
+		build_gemma4(&b);
 	else if (k == A_LLAMA4)
 		build_llama4(&b);
 	else if (k == A_PHI3)
@@ -1703,6 +1798,7 @@ static void fingerprint(const model_desc *m, uint64_t f[8])
 	       (uint64_t)m->expert_gating << 56 ^ (uint64_t)m->mla << 60 ^ (uint64_t)m->has_tensors << 61 ^
 	       (uint64_t)m->expert_weights_norm << 62 ^ (uint64_t)m->moe_step << 32 ^
 	       (uint64_t)m->expert_ungated << 63;
+	f[6] ^= (uintptr_t)m->layer_v_from_k ^ (uint64_t)m->embd_per_layer << 48 ^ (uint64_t)m->head_dim_k_swa << 36;
 }
 
 static bool same_params(const lgraph_params *a, const lgraph_params *b)

@@ -439,6 +439,35 @@ static void test_phimoe_granitemoe_graph(void **state)
 	assert_int_equal(lg_bytes(&m, 16384, 4096, true, PLAN_KV_Q5_1), 599801856); /* 572.02 */
 }
 
+/* Gemma 4 (gemma4.cpp), the oracle's file: SWA 5:1 with the sliding
+ * layers' own head size (256, the full layer's 512), V taken from the K
+ * projection (no attn_v), per-layer inputs of 256; llama.cpp 0c1e570's
+ * bytes (ggml_gallocr_get_buffer_size of the reserved graph). Without
+ * flash attention every layer's transposed V cache is n_embd_v_gqa_max()
+ * wide and the sliding layers' V is padded to it. */
+static void test_gemma4_graph(void **state)
+{
+	(void)state;
+	model_desc m;
+	small(&m, "gemma4");
+	m.n_layers = 6;
+	m.hidden = 2560;
+	m.n_heads = 8;
+	m.n_kv_heads = 2;
+	m.head_dim_k = m.head_dim_v = 512;
+	m.head_dim_k_swa = m.head_dim_v_swa = 256;
+	m.ffn = 10240;
+	m.embd_per_layer = 256;
+	bool swa[6] = {1, 1, 1, 1, 1, 0}, vk[6] = {1, 1, 1, 1, 1, 1};
+	m.swa_window = 512;
+	m.layer_swa = swa;
+	m.layer_v_from_k = vk;
+	assert_true(plan_lgraph_supported(&m));
+	assert_int_equal(lg_bytes(&m, 4096, 512, false, PLAN_KV_F16), 116932608);  /* 111.52 MiB (phase model: 114.52) */
+	assert_int_equal(lg_bytes(&m, 65536, 1024, true, PLAN_KV_Q4_0), 325402624); /* 310.33 */
+	assert_int_equal(lg_bytes(&m, 16384, 1024, false, PLAN_KV_F16), 688947200); /* 657.03 (phase model: 653.03) */
+}
+
 /* Random shapes of every architecture the builder knows: no crash, no
  * sanitizer report, and the buffer at least holds the f32 logits, which
  * are a graph output and never share memory. */
@@ -447,7 +476,7 @@ static void test_random_shapes(void **state)
 	(void)state;
 	static const char *const archs[] = {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "olmo2", "qwen3moe",
 					    "smallthinker", "deepseek2", "mamba", "mamba2", "granitehybrid", "lfm2",
-					    "jamba", "gpt-oss", "llama4", "phi3"};
+					    "jamba", "gpt-oss", "llama4", "phi3", "gemma4"};
 	uint64_t r = 0x9e3779b97f4a7c15ULL;
 #define RND(n) ((r = r * 6364136223846793005ULL + 1442695040888963407ULL), (uint32_t)((r >> 33) % (n)))
 	for (int it = 0; it < 400; it++) {
@@ -461,6 +490,10 @@ static void test_random_shapes(void **state)
 		m.head_dim_k = m.head_dim_v = 32 * (1 + RND(4));
 		m.ffn = RND(3) ? 128 * (1 + RND(8)) : 0;
 		m.vocab = 1 + RND(5000);
+		if (!strcmp(a, "gemma4")) {
+			m.embd_per_layer = 64 * RND(3);
+			m.head_dim_k_swa = m.head_dim_v_swa = RND(2) ? 32 * (1 + RND(4)) : 0;
+		}
 		uint32_t kv[8] = {0};
 		bool swa[8] = {0};
 		if (!strcmp(a, "qwen3moe") || !strcmp(a, "smallthinker") || !strcmp(a, "deepseek2") ||
@@ -520,8 +553,10 @@ static void test_unsupported(void **state)
 {
 	(void)state;
 	model_desc m;
-	/* Gemma 4's graph is not built: the phase model plans it */
+	/* Gemma 4's MoE layers (26B-A4B) are not built: the phase model plans it */
 	small(&m, "gemma4");
+	m.n_experts = 128;
+	m.n_experts_used = 8;
 	assert_false(plan_lgraph_supported(&m));
 	assert_int_equal(lg(&m, 4096, true, PLAN_KV_F16), 0);
 	/* Gemma 3n's is (AltUp, Laurel, per-layer inputs) */
@@ -546,6 +581,7 @@ int main(void)
 		cmocka_unit_test(test_gptoss_graph),    cmocka_unit_test(test_llama4_graph),
 		cmocka_unit_test(test_phi3_graph),      cmocka_unit_test(test_devices_graph),
 		cmocka_unit_test(test_mamba2_hybrid_graph), cmocka_unit_test(test_phimoe_granitemoe_graph),
+		cmocka_unit_test(test_gemma4_graph),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
