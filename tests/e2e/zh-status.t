@@ -10,6 +10,7 @@
 # character, measured with Python's unicodedata, not gpuwise's own code).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/queue-lib.sh"
+. "$GW_TOP/tests/e2e/report_shot.sh"
 export GPUWISE_CUDA_LIB="$GW_FAKE/libcuda.so"
 unset LC_ALL LC_MESSAGES LANGUAGE
 ZH=zh_CN.UTF-8
@@ -204,28 +205,10 @@ if [ -n "$zport" ] && [ -n "$eport" ] && command -v curl >/dev/null 2>&1; then
 	is "$(cat "$TMP/m-zh")" "$(cat "$TMP/m-en")" "/metrics: byte-identical under zh_CN and C (names and help untouched)"
 	is "$(LC_ALL=C grep -c '[^ -~]' "$TMP/metrics-zh")" 0 "/metrics under zh_CN: ASCII only, no Chinese"
 	# rendered: with the CJK font the Chinese labels are glyphs, without it tofu boxes; the two differ
-	if command -v fc-list >/dev/null 2>&1 && [ -n "$(fc-list :lang=zh family 2>/dev/null)" ] &&
-		command -v chromium >/dev/null 2>&1 && [ -d /usr/share/fonts/truetype/dejavu ]; then
-		mkdir -p "$TMP/nocjk"
-		printf '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig><dir>/usr/share/fonts/truetype/dejavu</dir><cachedir>%s/nocjk</cachedir></fontconfig>\n' "$TMP" > "$TMP/nocjk/fonts.conf"
+	if cjk_available; then
 		# the page without its refresh (the screenshot is of one rendering)
 		sed 's/<meta http-equiv=refresh[^>]*>//' "$TMP/page-zh.html" >"$TMP/page.html"
-		shot() { # shot PNG [env...]
-			_png=$1
-			shift
-			env "$@" timeout 60 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
-				--user-data-dir="$TMP/chrome-$(basename "$_png")" --screenshot="$_png" --window-size=900,420 \
-				"file://$TMP/page.html" >/dev/null 2>&1
-		}
-		shot "$TMP/cjk.png" HOME="$TMP"
-		shot "$TMP/tofu.png" HOME="$TMP" FONTCONFIG_FILE="$TMP/nocjk/fonts.conf"
-		d=$(python3 -c '
-import sys; sys.path.insert(0, sys.argv[3])
-import pngstat
-a = pngstat.decode(sys.argv[1]); b = pngstat.decode(sys.argv[2])
-ink = sum(1 for row in a[3] for i in range(0, len(row), a[2]) if row[i:i + 3] != b"\xff\xff\xff")
-diff = sum(1 for ra, rb in zip(a[3], b[3]) for i in range(0, len(ra), a[2]) if ra[i:i + 3] != rb[i:i + 3])
-print(ink, diff if a[:2] == b[:2] else -1)' "$TMP/cjk.png" "$TMP/tofu.png" "$GW_TOP/tests/e2e" 2>/dev/null)
+		d=$(cjk_shots "$TMP/page.html" 900,420)
 		set -- $d
 		ok "$([ "${1:-0}" -gt 5000 ]; echo $?)" "page in chromium: drawn (${1:-?} non-white pixels)"
 		ok "$([ "${2:-0}" -gt 2000 ]; echo $?)" "page in chromium: the Chinese labels are CJK glyphs, not the tofu boxes of a font without CJK (${2:-?} pixels differ)"

@@ -9,6 +9,7 @@
 # are today's English; the gpuwise commands in translated fixes still parse.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/queue-lib.sh"
+. "$GW_TOP/tests/e2e/report_shot.sh"
 export GPUWISE_NVML_LIB="$GW_FAKE/libnvidia-ml.so" GPUWISE_CUDA_LIB="$GW_FAKE/libcuda.so"
 unset LC_ALL LC_MESSAGES LANGUAGE
 ZH=zh_CN.UTF-8
@@ -229,27 +230,9 @@ like "$html" '<h2>概要</h2>' "report: the summary heading in Chinese"
 like "$html" '<th>任务显存峰值</th>' "report: the labels in Chinese"
 like "$html" '<h2>事件</h2>' "report: the events heading in Chinese"
 # rendered: with the CJK font the Chinese labels are glyphs, without it tofu boxes; the two differ
-if command -v fc-list >/dev/null 2>&1 && [ -n "$(fc-list :lang=zh family 2>/dev/null)" ] &&
-	command -v chromium >/dev/null 2>&1 && [ -d /usr/share/fonts/truetype/dejavu ]; then
+if cjk_available; then
 	ok 0 "a CJK font is installed: $(fc-match 'sans-serif:lang=zh-cn' family 2>/dev/null)"
-	mkdir -p "$TMP/nocjk"
-	printf '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig><dir>/usr/share/fonts/truetype/dejavu</dir><cachedir>%s/nocjk</cachedir></fontconfig>\n' "$TMP" > "$TMP/nocjk/fonts.conf"
-	shot() { # shot PNG [env...]: the top of the report (its title and summary table)
-		_png=$1
-		shift
-		env "$@" timeout 90 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
-			--user-data-dir="$TMP/chrome-$(basename "$_png")" --screenshot="$_png" --window-size=640,260 \
-			"file://$TMP/r.html" >/dev/null 2>&1
-	}
-	shot "$TMP/cjk.png" HOME="$TMP"
-	shot "$TMP/tofu.png" HOME="$TMP" FONTCONFIG_FILE="$TMP/nocjk/fonts.conf"
-	d=$(python3 -c '
-import sys; sys.path.insert(0, sys.argv[3])
-import pngstat
-a = pngstat.decode(sys.argv[1]); b = pngstat.decode(sys.argv[2])
-ink = sum(1 for row in a[3] for i in range(0, len(row), a[2]) if row[i:i + 3] != b"\xff\xff\xff")
-diff = sum(1 for ra, rb in zip(a[3], b[3]) for i in range(0, len(ra), a[2]) if ra[i:i + 3] != rb[i:i + 3])
-print(ink, diff if a[:2] == b[:2] else -1)' "$TMP/cjk.png" "$TMP/tofu.png" "$GW_TOP/tests/e2e" 2>/dev/null)
+	d=$(cjk_shots "$TMP/r.html" 640,260) # the top of the report (its title and summary table)
 	set -- $d
 	ok "$([ "${1:-0}" -gt 3000 ]; echo $?)" "report in chromium: the page is drawn (${1:-?} non-white pixels)"
 	ok "$([ "${2:-0}" -gt 1500 ]; echo $?)" "report in chromium: the Chinese labels are CJK glyphs, not the tofu boxes of a font without CJK (${2:-?} pixels differ)"
