@@ -704,6 +704,28 @@ static gs_t lm_head(lb *b, gs_t x, bool softcap)
 	return cur;
 }
 
+/* The output head of the builders that select the output rows after the
+ * final norm (nemotron-h.cpp, qwen3next.cpp, gemma4.cpp), the logits
+ * soft-capped where asked. */
+static gs_t lm_head_rows_last(lb *b, gs_t x, bool softcap)
+{
+	gsim *g = b->g;
+	layer_begin(b, b->m->n_layers);
+	gs_t cur = norm(b, x, weight(b, b->E, 1));
+	gs_set_output(g, cur);
+	cur = out_rows(b, cur);
+	gs_set_output(g, cur);
+	cur = gs_mul_mat(g, gs_external(g, GS_F16, b->E, b->m->vocab, 1, 1), cur);
+	if (softcap) {
+		cur = gs_unop(g, GS_SCALE, cur);
+		cur = gs_unop(g, GS_UNARY, cur);
+		cur = gs_unop(g, GS_SCALE, cur);
+	}
+	gs_set_output(g, cur);
+	gs_expand(g, cur);
+	return cur;
+}
+
 /* Recurrent state of one layer (build_rs): the states of this ubatch's
  * sequences gathered (by rows, or by the scan when scan >= 0 is given),
  * the others copied back; returns what the layer reads. */
@@ -949,14 +971,7 @@ static void build_nemotron_h(lb *b)
 		}
 		inpL = gs_binop(g, GS_ADD, cur, inpL);
 	}
-	layer_begin(b, m->n_layers);
-	gs_t cur = norm(b, inpL, weight(b, E, 1));
-	gs_set_output(g, cur);
-	cur = out_rows(b, cur);
-	gs_set_output(g, cur);
-	cur = gs_mul_mat(g, gs_external(g, GS_F16, E, m->vocab, 1, 1), cur);
-	gs_set_output(g, cur);
-	gs_expand(g, cur);
+	lm_head_rows_last(b, inpL, false);
 }
 
 /* Falcon-H1 (src/models/falcon-h1.cpp): attention and a Mamba-2 mixer
@@ -1116,14 +1131,7 @@ static void build_qwen3next(lb *b, bool next)
 		}
 		inpL = gs_binop(g, GS_ADD, cur, res);
 	}
-	layer_begin(b, m->n_layers);
-	gs_t cur = norm(b, inpL, weight(b, E, 1));
-	gs_set_output(g, cur);
-	cur = out_rows(b, cur);
-	gs_set_output(g, cur);
-	cur = gs_mul_mat(g, gs_external(g, GS_F16, E, m->vocab, 1, 1), cur);
-	gs_set_output(g, cur);
-	gs_expand(g, cur);
+	lm_head_rows_last(b, inpL, false);
 }
 
 /* Cohere 2 and Cohere 2 MoE (src/models/cohere2.cpp, cohere2moe.cpp): a
@@ -1543,18 +1551,7 @@ static gs_t build_gemma4(lb *b)
 		}
 		inpL = cur;
 	}
-	layer_begin(b, m->n_layers);
-	gs_t cur = norm(b, inpL, weight(b, E, 1));
-	gs_set_output(g, cur);
-	cur = out_rows(b, cur);
-	gs_set_output(g, cur);
-	cur = gs_mul_mat(g, gs_external(g, GS_F16, E, m->vocab, 1, 1), cur);
-	cur = gs_unop(g, GS_SCALE, cur);
-	cur = gs_unop(g, GS_UNARY, cur);
-	cur = gs_unop(g, GS_SCALE, cur);
-	gs_set_output(g, cur);
-	gs_expand(g, cur);
-	return cur;
+	return lm_head_rows_last(b, inpL, true);
 }
 
 /* gpt-oss (openai-moe.cpp): biased Q/K/V and output projections,
