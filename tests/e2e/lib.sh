@@ -51,3 +51,14 @@ serve_port() {
 	done
 	printf '%s' "$_p"
 }
+
+# need_llama_cpp: end the test with a skip and its reason unless llama.cpp's
+# Python binding and the gguf writer are importable (the oracle tests; .ci/run
+# builds them into build/ci-venv, put first on PATH)
+need_llama_cpp() {
+	if ! python3 -c 'import llama_cpp, gguf, numpy' >/dev/null 2>&1; then
+		skip "llama_cpp (llama-cpp-python) or gguf is not installed"
+		done_testing
+		exit 0
+	fi
+}

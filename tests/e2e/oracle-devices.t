@@ -10,11 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 
 : "${GW_LLAMA_RPC_LIB:=$GW_TOP/build/llama-rpc/bin/libllama.so}"
-if ! python3 -c 'import llama_cpp, gguf, numpy' >/dev/null 2>&1; then
-	skip "llama_cpp (llama-cpp-python) or gguf is not installed"
-	done_testing
-	exit 0
-fi
+need_llama_cpp
 if [ ! -f "$GW_LLAMA_RPC_LIB" ]; then
 	skip "several devices: no RPC build of llama.cpp at $GW_LLAMA_RPC_LIB (.ci/run builds build/llama-rpc)"
 	done_testing

@@ -8,11 +8,7 @@
 # Skips when llama_cpp or gguf is not installed (see oracle.t).
 . "$(dirname "$0")/lib.sh"
 
-if ! python3 -c 'import llama_cpp, gguf, numpy' >/dev/null 2>&1; then
-	skip "llama_cpp (llama-cpp-python) or gguf is not installed"
-	done_testing
-	exit 0
-fi
+need_llama_cpp
 part=${GW_ORACLE_RECIPES:-1/2}
 report=$(python3 "$GW_TOP/tests/oracle/llamacpp_oracle.py" "$GW" --quick --shard "recipes:$part" 2>&1)
 status=$?

@@ -28,11 +28,7 @@ run_gw plan gemma-3-4b --vram 80G --parallel 0
 is "$rc" 2 "--parallel 0: exit 2"
 like "$err" "gpuwise: invalid --parallel '0' \\(a whole number from 1 to 4096, or auto\\)" "--parallel 0: the message"
 
-if ! python3 -c 'import llama_cpp, gguf, numpy' >/dev/null 2>&1; then
-	skip "llama_cpp (llama-cpp-python) or gguf is not installed"
-	done_testing
-	exit 0
-fi
+need_llama_cpp
 report=$(GW_LLAMA_RPC_LIB= python3 "$GW_TOP/tests/oracle/slots_oracle.py" "$GW" 2>&1)
 status=$?
 printf '%s\n' "$report" | sed 's/^/# /'

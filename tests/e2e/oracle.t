@@ -11,11 +11,7 @@
 # hand: CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install llama-cpp-python==0.3.36 gguf).
 . "$(dirname "$0")/lib.sh"
 
-if ! python3 -c 'import llama_cpp, gguf, numpy' >/dev/null 2>&1; then
-	skip "llama_cpp (llama-cpp-python) or gguf is not installed"
-	done_testing
-	exit 0
-fi
+need_llama_cpp
 # the files are shared out among oracle.t (shard 1) and oracle-2.t .. oracle-6.t,
 # which run this file with GW_ORACLE_SHARD=K/6; the quantization recipes are
 # oracle-recipes.t's (GW_ORACLE_SHARD=1/1: all of it here)
