@@ -49,16 +49,20 @@ scontrol requeue "$rid"
 ok $? "scontrol requeue: Slurm kills the job and puts it back in the queue"
 wait_state "$rid" PENDING 20; ok $? "requeued: pending again"
 # Slurm holds a requeued job back a while (Reason=BeginTime); let it start
-# now, once Slurm has set that hold (an update before it is overridden:
-# seen when the PENDING state is caught within a second), and again while
-# the job still waits for its begin time
+# now.  An update that lands before Slurm has set that hold is overridden
+# (seen when the PENDING state is caught within a second), and the reason
+# squeue shows is not always BeginTime when it matters: so the update is
+# repeated every 2 s while the job is still pending, whatever the reason.
+# Not within the first 2 s: slurmd kills a relaunch whose credential is as
+# old as the requeue's revocation ("Job credential revoked")
 restarted=1
 for _i in $(seq 1 200); do
 	grep -Eq 'start restart=0 requeue=1' "$f" 2>/dev/null && { restarted=0; break; }
-	[ $((_i % 10)) = 1 ] && [ "$(squeue -h -j "$rid" -o %r 2>/dev/null)" = BeginTime ] &&
-		scontrol update jobid="$rid" StartTime=now
+	[ "$_i" -gt 10 ] && [ $((_i % 10)) = 1 ] && [ "$(state "$rid")" = PENDING ] &&
+		scontrol update jobid="$rid" StartTime=now 2>/dev/null
 	sleep 0.2
 done
+[ "$restarted" = 0 ] || diag "job $rid: $(squeue -h -j "$rid" -o '%T %r' 2>/dev/null); $(tail -3 "$S/log/slurmctld.log" 2>/dev/null)"
 ok $restarted "requeued job restarted on the node under gpuwise run (SLURM_RESTART_COUNT=1)"
 like "$(scontrol show job "$rid")" "Restarts=1" "scontrol counts one restart"
 scancel "$rid"
