@@ -475,6 +475,8 @@ int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes
 		json_object_set_new(j, "speed_backend", p.has_speed ? json_string(p.backend) : json_null());
 		json_object_set_new(j, "rate_tflops", p.has_speed ? jreal_round(p.rate_tflops, 2) : json_null());
 		json_object_set_new(j, "realised_fraction", p.has_speed ? jreal_round(p.fraction, 3) : json_null());
+		json_object_set_new(j, "attention_fraction", p.has_speed ? jreal_round(p.attn_fraction, 3) : json_null());
+		json_object_set_new(j, "speed_caveat", p.has_speed && p.speed_caveat ? json_string(p.speed_caveat) : json_null());
 		json_t *adv = json_array();
 		for (size_t i = 0; i < p.n_advice; i++) {
 			json_t *a = json_object();
@@ -563,6 +565,8 @@ int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes
 			       p.backend_name, p.rate_tflops,
 			       p.rate_tflops < p.paper_tflops ? _("after the board-power cap") : _("paper rate"),
 			       p.fraction * 100);
+			if (p.attn_fraction > 0 && p.attn_fraction < 1)
+				printf(_(", attention at %.0f%% of that"), p.attn_fraction * 100);
 			if (p.alu_tflops > 0)
 				printf(_(", plus vector work on %.0f FP32 TFLOPS"), p.alu_tflops);
 			if (p.offload_s > 0)
@@ -574,6 +578,8 @@ int workload_plan_image(workload *w, const char *model_name, uint64_t vram_bytes
 				       p.backend);
 			else
 				printf(_("  measured card: its public rows are in tests/validation/image-speed.tsv\n"));
+			if (p.speed_caveat)
+				printf(_("  caveat: %s\n"), p.speed_caveat);
 		} else if (gpu) {
 			printf(_("\nSpeed: unknown for %s (no image backend or rate for its vendor)\n"), gpu->name);
 		} else {

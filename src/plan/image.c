@@ -328,29 +328,56 @@ static const struct {
 #define IMAGE_BW_FRACTION 0.8
 
 typedef struct backend_row {
-	const char *backend, *name, *rate, *measured;
+	const char *backend, *name, *rate, *measured, *caveat;
 	double fraction, overhead_s, vector_k;
+	double attn_fraction; /* attention's matrix work at this share of R (1: as the rest) */
 } backend_row;
 
-/* The data/image-backends.tsv row of g's vendor; false when none. */
+/*
+ * The data/image-backends.tsv row of g's vendor (its arch cell empty), then
+ * a row of the same vendor whose arch starts g's arch: its non-empty cells
+ * replace the vendor row's (Xe-HPG: attention without a fused kernel runs at
+ * a measured share of the GEMM rate).  False when the vendor has no row.
+ */
 static bool backend_of(const gpu_spec *g, backend_row *b)
 {
 	const kb_table *t = kb_get_table("image-backends", NULL);
 	if (!t || !g)
 		return false;
-	for (size_t r = 0; r < t->nrows; r++) {
-		if (!str_ieq(kb_cell(t, r, kb_col(t, "vendor")), g->vendor))
-			continue;
-		b->backend = kb_cell(t, r, kb_col(t, "backend"));
-		b->name = kb_cell(t, r, kb_col(t, "name"));
-		b->rate = kb_cell(t, r, kb_col(t, "rate"));
-		b->measured = kb_cell(t, r, kb_col(t, "measured_gpus"));
-		b->fraction = num(t, r, "fraction");
-		b->overhead_s = num(t, r, "overhead_s");
-		b->vector_k = kb_col(t, "vector_k") >= 0 ? num(t, r, "vector_k") : 0;
-		return b->fraction > 0;
-	}
-	return false;
+	memset(b, 0, sizeof *b);
+	b->attn_fraction = 1;
+	long c_arch = kb_col(t, "arch");
+	bool base = false;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t r = 0; r < t->nrows; r++) {
+			if (!str_ieq(kb_cell(t, r, kb_col(t, "vendor")), g->vendor))
+				continue;
+			const char *arch = kb_cell(t, r, c_arch);
+			if (pass == 0 ? *arch != '\0' : !*arch || !base || !g->arch || !str_starts(g->arch, arch))
+				continue;
+			const char *v;
+			if (*(v = kb_cell(t, r, kb_col(t, "backend"))))
+				b->backend = v;
+			if (*(v = kb_cell(t, r, kb_col(t, "name"))))
+				b->name = v;
+			if (*(v = kb_cell(t, r, kb_col(t, "rate"))))
+				b->rate = v;
+			if (pass == 0 || *kb_cell(t, r, kb_col(t, "measured_gpus")))
+				b->measured = kb_cell(t, r, kb_col(t, "measured_gpus"));
+			if (num(t, r, "fraction") > 0)
+				b->fraction = num(t, r, "fraction");
+			if (*kb_cell(t, r, kb_col(t, "overhead_s")))
+				b->overhead_s = num(t, r, "overhead_s");
+			if (*kb_cell(t, r, kb_col(t, "vector_k")))
+				b->vector_k = num(t, r, "vector_k");
+			if (num(t, r, "attn_fraction") > 0)
+				b->attn_fraction = num(t, r, "attn_fraction");
+			if (*(v = kb_cell(t, r, kb_col(t, "caveat"))))
+				b->caveat = v;
+			base = true;
+			break;
+		}
+	return base && b->fraction > 0;
 }
 
 static bool listed(const char *list, const char *id)
@@ -413,7 +440,11 @@ static void speed(image_plan *p)
 	native.width = native.height = 0;
 	double x = p->tokens / tokens_of(m, &native);
 	double attn = m->attn_gflops_native > 0 && m->attn_gflops_native < m->gflops_native ? m->attn_gflops_native : 0;
-	double flops = ((m->gflops_native - attn) * x + attn * x * x) * 1e9;
+	/* attention's T^2 work at attn_fraction of the matrix rate: its FLOPs
+	 * weighted by 1/attn_fraction (the same time as that many at R) */
+	double flops = ((m->gflops_native - attn) * x + attn * x * x / b.attn_fraction) * 1e9;
+	p->attn_fraction = b.attn_fraction;
+	p->speed_caveat = b.caveat;
 	double n = (double)m->cfg * o->batch;
 	double alu = g->fp32_tflops * (rate / paper) * 1e12;
 	double vector_s = alu > 0 && b.vector_k > 0 ? n * b.vector_k * m->act_bytes_per_token * p->tokens / alu : 0;

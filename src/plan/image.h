@@ -98,6 +98,8 @@ typedef struct image_plan {
 	double paper_tflops;     /* before the power cap */
 	double fraction;         /* realised share of rate_tflops (matrix work) */
 	double alu_tflops;       /* FP32 ALU rate after the power cap (vector work); 0: none */
+	double attn_fraction;    /* attention's share of the realised matrix rate (1: the same) */
+	const char *speed_caveat; /* data/image-backends.tsv caveat for this card, or NULL (kb string) */
 	double s_per_step;       /* one sampler step of the whole batch */
 	double decode_s;         /* VAE decode of the batch */
 	double s_per_image;      /* steps + decode + transfers, per image */

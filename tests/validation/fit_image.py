@@ -14,7 +14,9 @@ The model (plan/image.c speed(), the same arithmetic):
       run on the FP32 ALUs at R_alu = fp32_tflops x the same power-cap clock factor;
       one fitted value for every backend;
   W / BW = the denoiser's weights read once per step at bandwidth_gbs x 0.8;
-  ovh = framework and launch time per model evaluation (one value for every backend).
+  ovh = framework and launch time per model evaluation (one value for every backend);
+  attention's T^2 FLOPs count 1/attn_fraction times on an architecture whose row in
+  data/image-backends.tsv gives one (Xe-HPG: no fused attention kernel).
 Prints the fitted constants, the per-row errors and the medians per vendor, fitted
 and held-out apart.
 
@@ -90,6 +92,18 @@ BW_FRAC = 0.8
 CAP = {"Turing": 107.6 / 250, "Ada Lovelace": 330.3 / 450}
 
 
+# per-architecture rows of data/image-backends.tsv: attention's share of the matrix rate
+ATTN = [(b["vendor"], b["arch"], float(b["attn_fraction"])) for b in table(os.path.join(TOP, "data/image-backends.tsv"))
+        if b.get("arch") and b.get("attn_fraction")]
+
+
+def attn_fraction(g):
+    for v, a, f in ATTN:
+        if g["vendor"] == v and g["arch"].startswith(a):
+            return f
+    return 1.0
+
+
 def tokens(m, w, h):
     lat = (w / 8) * (h / 8)
     if m["denoiser"] == "dit":
@@ -104,7 +118,7 @@ def step_s(r, p):
     Tn = tokens(m, float(m["native_px"]), float(m["native_px"]))
     n = float(m["cfg"] or 1) * float(r["batch"])
     Fa = float(m["attn_gflops_native"]) * 1e9
-    F = (float(m["gflops_native"]) * 1e9 - Fa) * T / Tn + Fa * (T / Tn) ** 2
+    F = (float(m["gflops_native"]) * 1e9 - Fa) * T / Tn + Fa * (T / Tn) ** 2 / attn_fraction(g)
     W = float(m["denoiser_params"]) * WB[r["quant"]]
     A = float(m["act_bytes_per_token"])
     fp32 = float(g["fp32_tflops"])
@@ -168,7 +182,7 @@ for v in ("NVIDIA", "AMD", "Intel", "Apple"):
                              for k in ("fitted", "held-out") for e in [errs.get((v, k), [])] if e))
 
 # the four cards of issue 23 at SDXL 1024x1024, batch 1 (images per minute at 30 steps, sampling only)
-for gid in ("arc-b580", "rtx-4060-ti-16g", "rx-9070-xt", "rtx-3060"):
+for gid in ("arc-b580", "rtx-4060-ti-16g", "rx-9070-xt", "rtx-3060", "arc-a770"):
     be = {"NVIDIA": "cuda", "AMD": "rocm", "Intel": "xpu", "Apple": "mps"}[gpus[gid]["vendor"]]
     r = {"gpu": gid, "model": "sdxl", "backend": be, "width": "1024", "height": "1024", "batch": "1", "evals": "1", "quant": "fp16"}
     s = step_s(r, p)
