@@ -270,6 +270,7 @@ static int eval_image(cards_ctx *c, const gpu_spec *g, uint32_t n, unsigned leve
 	out->has_speed = p.has_speed && p.s_per_image > 0;
 	out->speed = out->has_speed ? 60 / p.s_per_image : 0;
 	out->speed_estimated = p.has_speed && p.speed_estimated;
+	out->speed_caveat = p.has_speed ? p.speed_caveat : NULL; /* a kb string: outlives p */
 	image_plan_release(&p);
 	return 0;
 }

@@ -81,6 +81,8 @@ static void caveats_for(cards_row *r)
 		caveat(r, "Intel: oneAPI/SYCL or Vulkan instead of CUDA; fewer engines support it");
 	if (g->laptop)
 		caveat(r, "laptop part: speed depends on the laptop's power limit (TGP)");
+	if (r->eval.speed_caveat)
+		caveat(r, "speed: %s", r->eval.speed_caveat);
 	if (in) {
 		if (in->form != KB_FORM_PCIE)
 			caveat(r, "%s module, not a PCIe card: a desktop needs an %s-to-PCIe adapter board (with its own "

@@ -25,6 +25,7 @@ typedef struct cards_eval {
 	bool speed_estimated;   /* no public measurement backs the speed (LLM: no llama-bench row of the GPU,
 				   data/llamabench-gpus.tsv; images: data/image-backends.tsv): marked ~,
 				   ranked after the measured rows */
+	const char *speed_caveat; /* a caveat on the speed (images: data/image-backends.tsv), or NULL */
 	uint64_t need_bytes;    /* memory needed per GPU */
 	char remedy[160];       /* "" as asked; else the change that made it fit
 				   ("--quant q3_k_m", "partial offload: -ngl 30") */

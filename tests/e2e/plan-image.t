@@ -85,6 +85,12 @@ is "$(printf '%s' "$out" | jget 'any(r["speed_estimated"] for r in d["rows"])')"
 is "$(printf '%s' "$out" | jget '[ (r["price_estimated"], r["speed_estimated"]) for r in d["rows"]] == sorted((r["price_estimated"], r["speed_estimated"]) for r in d["rows"])')" "True" "estimated speeds after measured within each price kind"
 run_gw cards sdxl --image 1024x1024
 like "$out" "~ before a speed: no public measurement of this card" "text: says what ~ means"
+# the A770 (used): an estimated speed with the caveat that its measurements ran IPEX; the B580 has none
+run_gw cards sdxl --image 1024x1024 --used --json
+is "$(printf '%s' "$out" | jget '[r["speed_estimated"] and any(c.startswith("speed: the A-series measurements on record all ran IPEX") for c in r["caveats"]) for r in d["rows"] if r["gpu"] == "arc-a770"]')" "[true]" \
+	"cards --used: the A770's speed is an estimate and carries the IPEX caveat"
+is "$(printf '%s' "$out" | jget '[any(c.startswith("speed:") for c in r["caveats"]) for r in d["rows"] if r["gpu"] == "arc-b580"]')" "[false]" \
+	"cards --used: the B580 (measured) carries no speed caveat"
 
 # ---- the validation: >= 25 rows, per-vendor medians, the four-card order ------------
 report=$(python3 "$GW_TOP/tests/validation/validate_image.py" "$GW" "$GW_TOP/tests/validation/image-speed.tsv" 2>&1)
