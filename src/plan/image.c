@@ -333,11 +333,36 @@ typedef struct backend_row {
 	double attn_fraction; /* attention's matrix work at this share of R (1: as the rest) */
 } backend_row;
 
+/* Row r's non-empty cells over b's (an empty cell keeps what b has). */
+static void backend_overlay(const kb_table *t, size_t r, backend_row *b)
+{
+	const char *v;
+	if (*(v = kb_cell(t, r, kb_col(t, "backend"))))
+		b->backend = v;
+	if (*(v = kb_cell(t, r, kb_col(t, "name"))))
+		b->name = v;
+	if (*(v = kb_cell(t, r, kb_col(t, "rate"))))
+		b->rate = v;
+	if (*(v = kb_cell(t, r, kb_col(t, "measured_gpus"))))
+		b->measured = v;
+	if (*(v = kb_cell(t, r, kb_col(t, "caveat"))))
+		b->caveat = v;
+	if (num(t, r, "fraction") > 0)
+		b->fraction = num(t, r, "fraction");
+	if (*kb_cell(t, r, kb_col(t, "overhead_s")))
+		b->overhead_s = num(t, r, "overhead_s");
+	if (*kb_cell(t, r, kb_col(t, "vector_k")))
+		b->vector_k = num(t, r, "vector_k");
+	if (num(t, r, "attn_fraction") > 0)
+		b->attn_fraction = num(t, r, "attn_fraction");
+}
+
 /*
  * The data/image-backends.tsv row of g's vendor (its arch cell empty), then
- * a row of the same vendor whose arch starts g's arch: its non-empty cells
- * replace the vendor row's (Xe-HPG: attention without a fused kernel runs at
- * a measured share of the GEMM rate).  False when the vendor has no row.
+ * the first row of the same vendor whose arch starts g's arch, whose
+ * non-empty cells replace the vendor row's (Xe-HPG: attention without a
+ * fused kernel runs at a measured share of the GEMM rate).  False when the
+ * vendor has no row.
  */
 static bool backend_of(const gpu_spec *g, backend_row *b)
 {
@@ -345,39 +370,25 @@ static bool backend_of(const gpu_spec *g, backend_row *b)
 	if (!t || !g)
 		return false;
 	memset(b, 0, sizeof *b);
+	b->measured = "";
 	b->attn_fraction = 1;
-	long c_arch = kb_col(t, "arch");
-	bool base = false;
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t r = 0; r < t->nrows; r++) {
-			if (!str_ieq(kb_cell(t, r, kb_col(t, "vendor")), g->vendor))
-				continue;
-			const char *arch = kb_cell(t, r, c_arch);
-			if (pass == 0 ? *arch != '\0' : !*arch || !base || !g->arch || !str_starts(g->arch, arch))
-				continue;
-			const char *v;
-			if (*(v = kb_cell(t, r, kb_col(t, "backend"))))
-				b->backend = v;
-			if (*(v = kb_cell(t, r, kb_col(t, "name"))))
-				b->name = v;
-			if (*(v = kb_cell(t, r, kb_col(t, "rate"))))
-				b->rate = v;
-			if (pass == 0 || *kb_cell(t, r, kb_col(t, "measured_gpus")))
-				b->measured = kb_cell(t, r, kb_col(t, "measured_gpus"));
-			if (num(t, r, "fraction") > 0)
-				b->fraction = num(t, r, "fraction");
-			if (*kb_cell(t, r, kb_col(t, "overhead_s")))
-				b->overhead_s = num(t, r, "overhead_s");
-			if (*kb_cell(t, r, kb_col(t, "vector_k")))
-				b->vector_k = num(t, r, "vector_k");
-			if (num(t, r, "attn_fraction") > 0)
-				b->attn_fraction = num(t, r, "attn_fraction");
-			if (*(v = kb_cell(t, r, kb_col(t, "caveat"))))
-				b->caveat = v;
-			base = true;
-			break;
-		}
-	return base && b->fraction > 0;
+	long c_vendor = kb_col(t, "vendor"), c_arch = kb_col(t, "arch");
+	size_t base = t->nrows, arch = t->nrows;
+	for (size_t r = 0; r < t->nrows; r++) {
+		if (!str_ieq(kb_cell(t, r, c_vendor), g->vendor))
+			continue;
+		const char *a = kb_cell(t, r, c_arch);
+		if (!*a && base == t->nrows)
+			base = r;
+		else if (*a && arch == t->nrows && g->arch && str_starts(g->arch, a))
+			arch = r;
+	}
+	if (base == t->nrows)
+		return false;
+	backend_overlay(t, base, b);
+	if (arch < t->nrows)
+		backend_overlay(t, arch, b);
+	return b->fraction > 0;
 }
 
 static bool listed(const char *list, const char *id)
