@@ -188,6 +188,8 @@ unit: $(UNIT_BINS) $(FAKE_LIBS)
 e2e: $(CHECKDIR)/gpuwise $(FAKE_LIBS) cap-tests
 	@GW_BUILD=$(CHECKDIR) GW_ONLY=e2e sh tests/run.sh
 
+# `make e2e T='plan speed'` (or check, unit): only the test files whose name
+# contains one of the words
 # ---- benchmarks (release build) -----------------------------------------
 bench: gpuwise
 	@$(MAKE) --no-print-directory FAKEDIR=$(BUILD)/fake fakes >/dev/null

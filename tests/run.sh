@@ -5,7 +5,8 @@
 # details of failures, and ends with the line "N passed, N failed, N skipped".
 # A skipped test is never counted as passed.  The whole TAP output is kept
 # in $GW_BUILD/test-log.txt.
-# Env: GW_BUILD (build dir with gpuwise, tests/, fake/), GW_ONLY=unit|e2e.
+# Env: GW_BUILD (build dir with gpuwise, tests/, fake/), GW_ONLY=unit|e2e,
+# T='plan speed' (only the files whose name contains one of these words).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${GW_BUILD:-build/check}
@@ -25,6 +26,11 @@ passed=0 failed=0 skipped=0 bad_files=""
 
 # run_file FILE EXEC: one test file under prove; print its line.
 run_file() {
+	if [ -n "${T:-}" ]; then
+		want=0
+		for w in $T; do case ${1##*/} in *"$w"*) want=1 ;; esac; done
+		[ "$want" -eq 1 ] || return 0
+	fi
 	name=${1#"$top"/}
 	name=${name#"$build"/}
 	case $name in */tests/test_*) name=unit/${name##*/} ;; esac
