@@ -14,8 +14,9 @@ All rows of one thread share its URL, so a thread is never on both sides.
 
 Staged corpus rows have the 7 columns of the contract (a header line and
 '#' lines are skipped); staged negative rows have 2 (message, source).
-Rows already present (same message, or same message+source for negatives)
-are skipped, so a staging file may be split again.  Exit status: 0 ok,
+Rows already present are skipped, so a staging file may be split again; a
+message already on the other side of the split is skipped with a note (one
+message on both sides would let the held-out part be answered from memory).  Exit status: 0 ok,
 1 a check failed (one line per problem on stderr), 2 bad usage.
 """
 import hashlib
@@ -144,7 +145,7 @@ def check_row(fields, kind, ids):
 def check(files):
     ids = known_ids()
     problems = 0
-    seen_msg = {}  # corpus message -> where (a message on both sides would leak)
+    seen_msg = {}  # corpus message -> [(source, where, side)]
     seen_neg = {}
     for path in files:
         kind = kind_of(path)
@@ -167,15 +168,21 @@ def check(files):
                     problems += 1
                 seen_neg[key] = where
             elif len(fields) == 7:
+                # the same row twice, or one message on both sides of the split
+                # (the held-out side would be answered from memory); one message
+                # from several threads on the same side is allowed
                 key = fields[3]
-                if key in seen_msg:
-                    print("%s: duplicate message (also %s)" % (where, seen_msg[key]), file=sys.stderr)
-                    problems += 1
-                seen_msg[key] = where
+                for k2, w2, kind2 in seen_msg.get(key, ()):
+                    if k2 == fields[4] or kind2 != kind:
+                        print("%s: duplicate message (also %s%s)" % (where, w2,
+                              "" if k2 == fields[4] else ", on the other side of the split"), file=sys.stderr)
+                        problems += 1
+                        break
+                seen_msg.setdefault(key, []).append((fields[4], where, kind))
     # a negative that is also a labelled GPU message is a contradiction
     for key, where in seen_neg.items():
         if key in seen_msg:
-            print("%s: negative message is also a corpus message (%s)" % (where, seen_msg[key]), file=sys.stderr)
+            print("%s: negative message is also a corpus message (%s)" % (where, seen_msg[key][0][1]), file=sys.stderr)
             problems += 1
     return problems
 
@@ -187,10 +194,14 @@ def ensure(path, header):
 
 
 def existing_messages():
-    s = set()
+    """corpus message -> {(source, held_out)}"""
+    s = {}
     for path in all_files():
-        if kind_of(path) != "negative":
-            s.update(fields[3] for _, fields in read_rows(path) if len(fields) == 7)
+        kind = kind_of(path)
+        if kind != "negative":
+            for _, fields in read_rows(path):
+                if len(fields) == 7:
+                    s.setdefault(fields[3], set()).add((fields[4], kind == "heldout"))
     return s
 
 
@@ -205,16 +216,22 @@ def split(part, staged):
     with open(fit, "a", encoding="utf-8") as ffit, open(held, "a", encoding="utf-8") as fheld:
         for path in staged:
             for n, fields in read_rows(path):
-                if len(fields) == 7 and fields[3] in have:
-                    continue
                 h = len(fields) == 7 and held_out(fields[4])
+                if len(fields) == 7 and fields[3] in have:
+                    seen = have[fields[3]]
+                    if (fields[4], h) in seen:
+                        continue  # already split
+                    if any(side != h for _, side in seen):
+                        print("%s:%d: the same message is on the other side of the split (row skipped)"
+                              % (path, n), file=sys.stderr)
+                        continue
                 probs = check_row(fields, "heldout" if h else "fit", ids)
                 if probs:
                     print("%s:%d: %s (row skipped)" % (path, n, "; ".join(probs)), file=sys.stderr)
                     bad += 1
                     continue
                 (fheld if h else ffit).write("\t".join(fields) + "\n")
-                have.add(fields[3])
+                have.setdefault(fields[3], set()).add((fields[4], h))
                 added[1 if h else 0] += 1
     print("added %d fit rows, %d held-out rows (%d staged rows refused)" % (added[0], added[1], bad))
     return 1 if bad else 0

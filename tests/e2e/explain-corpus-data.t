@@ -49,7 +49,26 @@ is "$?" 1 "an unknown family is refused"
 python3 "$T" check "$(mk "$side" "$row$tab")" >/dev/null 2>&1
 is "$?" 1 "a row with an extra tab (8 fields) is refused"
 python3 "$T" check "$(mk "$side" "$(printf '%s\n%s' "$row" "$row")")" >/dev/null 2>&1
-is "$?" 1 "a duplicate message is refused"
+is "$?" 1 "the same row twice is refused"
+# one message from two threads: fine on one side, refused across the split
+same=$(python3 -c 'import hashlib,sys
+want = sys.argv[1] == "heldout"
+for i in range(2, 999):
+    u = "https://github.com/pytorch/pytorch/issues/%d" % i
+    if (hashlib.sha1(u.encode()).hexdigest()[:2] < "55") == want:
+        print(u); break' "$side")
+diff=$(python3 -c 'import hashlib,sys
+want = sys.argv[1] != "heldout"
+for i in range(2, 999):
+    u = "https://github.com/pytorch/pytorch/issues/%d" % i
+    if (hashlib.sha1(u.encode()).hexdigest()[:2] < "55") == want:
+        print(u); break' "$side")
+row2=$(printf '%s' "$row" | sed "s|$good_src|$same|")
+python3 "$T" check "$(mk "$side" "$(printf '%s\n%s' "$row" "$row2")")" >/dev/null 2>&1
+is "$?" 0 "one message from two threads on the same side passes"
+printf '%s\n%s\n' "$H" "$(printf '%s' "$row" | sed "s|$good_src|$diff|")" > "$TMP/explain-$other-x.tsv"
+python3 "$T" check "$(mk "$side" "$row")" "$TMP/explain-$other-x.tsv" >/dev/null 2>&1
+is "$?" 1 "one message on both sides of the split is refused"
 python3 "$T" check "$(mk "$side" "$(printf '%s' "$row" | sed 's/batch$/\\d+/')")" >/dev/null 2>&1
 is "$?" 1 "a fix_match with non-POSIX syntax (\\d) is refused"
 python3 "$T" check "$(mk "$side" "$(printf '%s' "$row" | sed 's|https://github.com/pytorch/pytorch/issues/1|see thread|')")" >/dev/null 2>&1
