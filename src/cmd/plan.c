@@ -58,6 +58,7 @@ static const struct option long_opts[] = {
 	{"host-mem", required_argument, NULL, OPT_HOST_MEM},
 	{"ctx", required_argument, NULL, OPT_CTX},
 	{"batch", required_argument, NULL, OPT_BATCH},
+	{"ubatch", required_argument, NULL, OPT_BATCH},
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
 	{"per-user-tps", required_argument, NULL, OPT_PER_USER_TPS},
 	{"kv-unified", no_argument, NULL, OPT_KV_UNIFIED},
@@ -163,7 +164,9 @@ static void usage(FILE *f)
 		"  --ctx N            context tokens, 8192 or 32k/128K (k = 1024) (default 4096\n"
 		"                     or the trained context if less;\n"
 		"                     vllm: the trained context)\n"
-		"  --batch N          physical batch (llama.cpp -ub, default 512)\n"
+		"  --batch N          physical batch (llama.cpp -ub, default 512); --ubatch N\n"
+		"                     and -ub N are the same; weights in host RAM cross PCIe\n"
+		"                     once per batch in prefill, so a larger one prefills faster\n"
 		"  --parallel N       parallel sequences (ollama num_parallel, llama.cpp -np, vLLM\n"
 		"                     concurrent requests): adds per-request and aggregate decode\n"
 		"                     tok/s as N grows, where decode turns compute-bound and the\n"
@@ -435,6 +438,15 @@ static int parse_opts(plan_cli *c, int argc, char **argv, const struct option *o
 	int opt;
 	opterr = 0;
 	optind = 1;
+	/* llama.cpp's spelling -ub N is --ubatch: getopt would read
+	 * it as -u -b */
+	static char ubatch[] = "--ubatch";
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "-ub"))
+			argv[i] = ubatch;
+	}
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (opt == 'h') {
 			c->help = true;
@@ -922,6 +934,7 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_object_set_new(o, "max_ctx", jint_or_null(r->max_ctx > 0, (long long)r->max_ctx));
 	json_object_set_new(o, "decode_tok_s", r->decode_tok_s > 0 ? jreal_round(r->decode_tok_s, 2) : json_null());
 	json_object_set_new(o, "prefill_tok_s", r->prefill_tok_s > 0 ? jreal_round(r->prefill_tok_s, 1) : json_null());
+	json_object_set_new(o, "prefill_copy_bytes_per_ubatch", json_integer((json_int_t)r->prefill_copy_bytes));
 	json_t *adv = json_array();
 	for (size_t i = 0; i < r->n_advice; i++) {
 		json_t *a = json_object();

@@ -27,7 +27,7 @@
 
 #define PLAN_MAX_GPUS 16
 #define PLAN_MAX_ADVICE 8
-#define PLAN_MAX_NOTES 12
+#define PLAN_MAX_NOTES 16
 
 typedef enum {
 	PLAN_ENGINE_LLAMACPP,
@@ -183,6 +183,9 @@ typedef struct plan_result {
 	uint64_t max_ctx;        /* largest context that keeps this verdict's layers; 0 none */
 	double decode_tok_s, prefill_tok_s; /* 0 when unknown (no bandwidth data) */
 	double gpu_bytes_per_token, host_bytes_per_token;
+	/* prefill: bytes of host-resident weights copied to the GPU per ubatch
+	 * (op offload, speed.c host_prefill); 0 none or run on the CPU */
+	double prefill_copy_bytes;
 
 	plan_advice advice[PLAN_MAX_ADVICE];
 	size_t n_advice;

@@ -479,9 +479,110 @@ int plan_speed_cpu(const char *build, const char *quant, uint32_t n_blocks, doub
 	return 0;
 }
 
+/* ---- weights in host memory during prefill ------------------------------------------- */
+/*
+ * Where a prompt's matrix products over host-resident weights run, per
+ * ubatch (one graph compute, llama_context::decode):
+ *
+ * ggml-backend's scheduler gives an op the backend of its weight, except
+ * that with op offload on (llama.cpp's default; -nopo turns it off) an op
+ * whose weight sits in a host buffer goes to the first GPU backend that
+ * supports it and wants it (ggml/src/ggml-backend.cpp,
+ * ggml_backend_sched_backend_id_from_cur: "check if a backend with higher
+ * prio wants to offload the op").  ggml-cuda wants it when the op's batch
+ * is at least 32 (ggml/src/ggml-cuda/ggml-cuda.cu,
+ * ggml_backend_cuda_device_offload_op, min_batch_size = 32; the batch is
+ * ne[1] of MUL_MAT and ne[2] of MUL_MAT_ID, i.e. the ubatch's tokens;
+ * GET_ROWS, the token embedding, never).  The weight is then an input of
+ * that GPU's split and is copied over PCIe before every compute of the
+ * graph: once per ubatch.  For MUL_MAT_ID only the experts the ubatch's
+ * tokens were routed to are copied (ggml_backend_sched_compute_splits:
+ * "copying only the experts that are used").  So a ubatch of B tokens
+ * pays
+ *   (dense host bytes + expert host bytes x used(B)) / PCIe
+ * with used(B) = 1 - (1 - k/E)^B under uniform routing [derived], the
+ * layers beyond -ngl and the --n-cpu-moe experts alike; below 32 tokens,
+ * and with -nopo at any size, the same products run on the CPU instead.
+ *
+ * The copy runs at the link's rate: PCIe 3.0/4.0/5.0 move 8/16/32 GT/s per
+ * lane with 128b/130b coding, 0.985/1.969/3.938 GB/s per lane [PCI-SIG
+ * base specifications], x16 unless the chip has eight lanes (AD106/AD107
+ * and GB206/GB207: NVIDIA's RTX 4060/4060 Ti/5060 family pages, "PCIe 4.0
+ * x8", "PCIe 5.0 x8"; Navi 33: AMD's RX 7600 page, "PCIe 4.0 x8").  The
+ * copies come from pinned memory (llama.cpp puts host weights in the
+ * CUDA_Host buffer when a GPU is used) and reach about the link rate: an
+ * RTX 3090 with gpt-oss-120b, --n-cpu-moe 26/25/28 prefills 380 / 1113 /
+ * 2091 tok/s at -ub 512 / 2048 / 8192 (a user's llama-bench table,
+ * reddit r/LocalLLaMA 2026-05, reposted by ai-maestro.online), about
+ * 1.2 to 1.4 s of copy per ubatch for 42 to 47 GB of experts
+ * (tests/e2e/speed-offload.t).
+ */
+#define OP_OFFLOAD_MIN_BATCH 32
+
+static double pcie_rate(const plan_request *rq, double host_bw)
+{
+	const gpu_spec *s = rq->n_gpus ? rq->gpus[0].spec : NULL;
+	if (rq->n_gpus && rq->gpus[0].unified_memory)
+		return host_bw; /* one memory: the "copy" is a read */
+	int gen = s ? s->pcie_gen : 4;
+	double lane = gen >= 5 ? 3.938e9 : gen == 4 ? 1.969e9 : gen == 3 ? 0.985e9 : 0.5e9;
+	int lanes = 16;
+	const char *a = s && s->arch ? s->arch : "";
+	if (strstr(a, "AD106") || strstr(a, "AD107") || strstr(a, "GB206") || strstr(a, "GB207") ||
+	    strstr(a, "Navi 33"))
+		lanes = 8;
+	return lane * lanes;
+}
+
+/* Share of the experts a ubatch of b tokens routes to at least once. */
+static double experts_used(const model_desc *m, double b)
+{
+	if (m->n_experts == 0 || m->n_experts_used == 0)
+		return 1;
+	double p = 1.0 - (double)m->n_experts_used / (double)m->n_experts;
+	return p <= 0 ? 1 : 1.0 - pow(p, b);
+}
+
+/* The prefill cost of the weights in host memory, added to tp (seconds
+ * per prompt token of the GPUs' compute): the copies per ubatch, or the
+ * CPU's compute of those products.  Sets r->prefill_copy_bytes. */
+static double host_prefill(const work *wk, plan_result *r, double tp, double host_bw)
+{
+	const plan_request *rq = wk->rq;
+	uint32_t start = wk->total - r->gpu_layers; /* layers [0, start) are in host RAM */
+	double dense = 0, experts = 0;
+	for (uint32_t il = 0; il < start && il < wk->n; il++) {
+		dense += (double)(wk->w.layer_bytes[il] - wk->w.layer_expert_bytes[il]);
+		experts += (double)wk->w.layer_expert_bytes[il];
+	}
+	experts += (double)plan_cpu_expert_bytes(wk, start, wk->n);
+	r->prefill_copy_bytes = 0;
+	if (dense + experts <= 0)
+		return tp;
+	double b = wk->batch;
+	if (!rq->no_op_offload && b >= OP_OFFLOAD_MIN_BATCH) {
+		double bytes = dense + experts * experts_used(wk->m, b);
+		r->prefill_copy_bytes = bytes;
+		return tp + bytes / pcie_rate(rq, host_bw * 1e9) / b;
+	}
+	/* on the CPU: the share of the products whose weights are in host RAM
+	 * (active bytes for active bytes), and the attention of host layers */
+	double all = weight_bytes(wk, 0, wk->total);
+	double host = dense + experts * moe_read_fraction(wk->m);
+	double params = wk->m->params_active > 0 ? wk->m->params_active : wk->w.params;
+	double mm = 2.0 * params, att = plan_attn_flops(wk->m, wk->ctx);
+	double f_att = wk->n ? (double)(start < wk->n ? start : wk->n) / wk->n : 0;
+	double cpu_flops = (all > 0 ? mm * host / all : 0) + att * f_att;
+	double moved = mm + att > 0 ? cpu_flops / (mm + att) : 0;
+	double gflops = plan_host_gflops(rq);
+	if (gflops <= 0)
+		return tp;
+	return tp * (1.0 - moved) + cpu_flops / (gflops * 1e9);
+}
+
 /* ---- the closed form (b2824, other engines) ------------------------------------------ */
 static void speed_closed(const work *wk, plan_result *r, double lat_ms, double frac, double ceil_gbs,
-			 double pp_eff)
+			 double pp_eff, bool ggml_sched)
 {
 	const plan_request *rq = wk->rq;
 	const plan_engine_ops *ops = plan_engine_ops_of(rq->engine);
@@ -555,8 +656,10 @@ static void speed_closed(const work *wk, plan_result *r, double lat_ms, double f
 			tf = rq->gpus[d].fp16_tflops; /* a layer split runs one GPU at a time */
 	}
 	double tp = flops / (tf * 1e12 * pp_eff);
-	if (r->gpu_layers < r->total_layers && !ops->tensor_parallel) {
-		/* host weights cross PCIe once per batch of tokens */
+	if (ggml_sched && !ops->tensor_parallel) {
+		tp = host_prefill(wk, r, tp, host_bw / 1e9);
+	} else if (r->gpu_layers < r->total_layers && !ops->tensor_parallel) {
+		/* the 2024 form: host weights cross PCIe once per batch of tokens */
 		int gen = rq->gpus[0].spec ? rq->gpus[0].spec->pcie_gen : 4;
 		double pcie = gen >= 5 ? 48e9 : gen == 4 ? 24e9 : gen == 3 ? 12e9 : 6e9;
 		if (rq->gpus[0].unified_memory)
@@ -680,14 +783,7 @@ static void speed_latest(const work *wk, plan_result *r, plan_backend be)
 	r->decode_tok_s = 1.0 / t;
 	if (params <= 0 || tp <= 0)
 		return;
-	if (r->gpu_layers < r->total_layers) {
-		/* host weights cross PCIe once per batch of tokens */
-		int gen = rq->gpus[0].spec ? rq->gpus[0].spec->pcie_gen : 4;
-		double pcie = gen >= 5 ? 48e9 : gen == 4 ? 24e9 : gen == 3 ? 12e9 : 6e9;
-		if (rq->gpus[0].unified_memory)
-			pcie = host_bw * 1e9;
-		tp += (double)r->host_weights_bytes / pcie / (double)wk->batch;
-	}
+	tp = host_prefill(wk, r, tp, host_bw);
 	r->prefill_tok_s = 1.0 / tp;
 }
 
@@ -710,6 +806,7 @@ void plan_speed(const work *wk, plan_result *r)
 	plan_speed_row row;
 
 	r->decode_tok_s = r->prefill_tok_s = 0;
+	r->prefill_copy_bytes = 0;
 	r->backend = be;
 	r->speed_family[0] = r->speed_build[0] = 0;
 	char fb[16];
@@ -722,15 +819,16 @@ void plan_speed(const work *wk, plan_result *r)
 			snprintf(r->speed_family, sizeof r->speed_family, "%s", row.family);
 			snprintf(r->speed_build, sizeof r->speed_build, "%s", row.build);
 			if (row.legacy) {
-				speed_closed(wk, r, row.layer_us / 1000.0, row.bw_kq, row.bw_ceil_gbs, row.pp_q_eff);
+				speed_closed(wk, r, row.layer_us / 1000.0, row.bw_kq, row.bw_ceil_gbs, row.pp_q_eff, false);
 			} else {
 				speed_latest(wk, r, be);
 			}
 			return;
 		}
 	}
+	/* Ollama runs ggml's scheduler too: its prefill pays the same copies */
 	speed_closed(wk, r, metal ? ops->dec_lat_metal_ms : ops->dec_lat_ms, ops->dec_bw_fraction,
-		     ops->dec_bw_ceil_gbs, PREFILL_EFF);
+		     ops->dec_bw_ceil_gbs, PREFILL_EFF, rq->engine == PLAN_ENGINE_OLLAMA);
 }
 
 void plan_speed_notes(const plan_request *rq, plan_result *r)
@@ -795,6 +893,16 @@ void plan_speed_notes(const plan_request *rq, plan_result *r)
 			  p2 / 2e9, att / 1e9, p2 + att > 0 ? 100 * att / (p2 + att) : 0, (unsigned long long)r->ctx,
 			  (have ? row.pp_q_eff : PREFILL_EFF) * 100);
 	}
+	if (r->prefill_copy_bytes > 0)
+		plan_note(r, "prefill: %.1f GB of weights in host RAM cross PCIe at %.1f GB/s once per ubatch of %u "
+			     "tokens (op offload: ggml-cuda takes products of 32 tokens or more); a larger -ub "
+			     "amortises the copy",
+			  r->prefill_copy_bytes / 1e9, pcie_rate(rq, (rq->ram_bw_gbs > 0 ? rq->ram_bw_gbs : HOST_BW_DEFAULT_GBS) * 1e9) / 1e9,
+			  r->batch);
+	else if (r->n_devices && (r->gpu_layers < r->total_layers || r->n_cpu_moe) && r->gpu_layers > 0 &&
+		 !ops->tensor_parallel && ops->gguf)
+		plan_note(r, "prefill: the products of weights in host RAM run on the CPU (%s)",
+			  rq->no_op_offload ? _("--no-op-offload") : _("ubatch below 32 tokens: no op offload"));
 	if (r->gpu_layers < r->total_layers && r->gpu_layers > 0 && !ops->tensor_parallel)
 		plan_note(r, "host part read at %.1f GB/s (%s)", rq->ram_bw_gbs > 0 ? rq->ram_bw_gbs : HOST_BW_DEFAULT_GBS,
 			  rq->ram_bw_from ? rq->ram_bw_from
