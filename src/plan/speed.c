@@ -241,6 +241,7 @@ static void row_from(const kb_table *t, size_t r, plan_speed_row *o)
 	o->bw_mxfp4 = num(t, r, "bw_mxfp4");
 	o->bw_f16 = num(t, r, "bw_f16");
 	o->bw_ceil_gbs = num(t, r, "bw_ceil_gbs");
+	o->bw_kv = num(t, r, "bw_kv");
 	snprintf(o->pp_q_rate, sizeof o->pp_q_rate, "%s", kb_cell(t, r, kb_col(t, "pp_q_rate")));
 	o->pp_q_x = num(t, r, "pp_q_x");
 	o->pp_q_eff = num(t, r, "pp_q_eff");
@@ -435,6 +436,28 @@ double plan_attn_flops(const model_desc *m, uint64_t ctx)
  * blocks keep the dense rate.
  */
 #define MOE_TILE_HALF_TOKENS 34.0
+
+/*
+ * The dense blocks' GEMMs at a small ubatch.  A quantized GEMM (CUDA/ROCm
+ * MMQ, the Vulkan and Metal mul_mm shaders) tiles the ubatch's tokens in
+ * columns of up to 128 (ggml-cuda mmq.cuh: mmq_x up to 128); a ubatch
+ * narrower than the tile leaves columns empty and reads each weight tile
+ * for fewer tokens.  From DENSE_TILE_TOKENS tokens on the rate is flat:
+ * an RX 7900 XTX (ROCm) prefills Llama 8B Q4_K_M at 3189 / 3294 tok/s with
+ * -ub 512 / 1024 and Q5_K_M at 1794 with -ub 64 (pp2048; at -d 4096: 2678 /
+ * 2740 and 1598), ggml-org/llama.cpp pull 26284's master column: the -ub 64
+ * rate is 0.55 and 0.59 of the -ub 512/1024 ones after the planner's own
+ * Q4_K/Q5_K difference, 64 / 0.57 = 112 tokens [fitted on the fit rows of
+ * tests/validation/speed-field.tsv; other backends: assumption].  The
+ * default -ub 512, and every llama-bench pp512 row, is unchanged.
+ */
+#define DENSE_TILE_TOKENS 112.0
+
+static double dense_tile_fill(uint32_t ubatch)
+{
+	double b = ubatch ? ubatch : 512;
+	return b >= DENSE_TILE_TOKENS ? 1.0 : b / DENSE_TILE_TOKENS;
+}
 
 static double expert_flops(const model_desc *m)
 {
@@ -730,7 +753,7 @@ static void speed_latest(const work *wk, plan_result *r, plan_backend be)
 	for (size_t d = 0; d < r->n_devices; d++)
 		on_gpu += r->devices[d].layers;
 	double mm_flops = 2.0 * params, ex_flops = fmin(expert_flops(wk->m), mm_flops);
-	double ex_fill = expert_tile_fill(wk->m, wk->batch);
+	double ex_fill = expert_tile_fill(wk->m, wk->batch), dense_fill = dense_tile_fill(wk->batch);
 	for (size_t d = 0; d < r->n_devices; d++) {
 		const plan_device *pd = &r->devices[d];
 		if (pd->layers == 0)
@@ -756,7 +779,7 @@ static void speed_latest(const work *wk, plan_result *r, plan_backend be)
 			known = false;
 			continue;
 		}
-		t += w / (peak * kernel_bw(&row, k)) + kv / (peak * row.bw_f16);
+		t += w / (peak * kernel_bw(&row, k)) + kv / (peak * (row.bw_kv > 0 ? row.bw_kv : row.bw_f16));
 
 		/* prefill: this device's share of the layers, one device after another */
 		double share = on_gpu ? (double)pd->layers / on_gpu : 1;
@@ -768,7 +791,7 @@ static void speed_latest(const work *wk, plan_result *r, plan_backend be)
 			continue;
 		}
 		if (tp >= 0)
-			tp += share * ((mm_flops - ex_flops + ex_flops / ex_fill) / (rw * 1e12) +
+			tp += share * (((mm_flops - ex_flops) / dense_fill + ex_flops / ex_fill) / (rw * 1e12) +
 				       plan_attn_flops(wk->m, wk->ctx) / (ra * 1e12) +
 				       (wk->n * row.pp_layer_us + n_moe * row.moe_pp_us) * 1e-6);
 	}

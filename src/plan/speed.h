@@ -46,6 +46,7 @@ typedef struct plan_speed_row {
 	double gpu_us;      /* per extra GPU of a layer split, per token */
 	double bw_kq, bw_legacy, bw_mxfp4, bw_f16; /* achieved fraction of peak bandwidth by kernel family */
 	double bw_ceil_gbs; /* effective ceiling (GB/s), 0 none */
+	double bw_kv;       /* decode's KV-cache reads: fraction of peak bandwidth, 0: bw_f16 */
 	char pp_q_rate[8];  /* quantized prefill: "int8", "fp16", "fp32" peak the kernel runs at */
 	double pp_q_x;      /* multiplier on that peak (int8 = 2x the full-rate fp16 column) */
 	double pp_q_eff;    /* fraction of it reached */
