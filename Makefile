@@ -26,6 +26,10 @@ SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 SQLITE_CFLAGS := $(shell pkg-config --cflags sqlite3 2>/dev/null)
 SQLITE_LIBS   := $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3)
 BASEFLAGS += $(SQLITE_CFLAGS)
+# the Hub and Ollama's registry (issue 32): libcurl's header only (Debian
+# libcurl4-openssl-dev); the library is loaded at run time (src/model/fetch.c)
+CURL_CFLAGS := $(shell pkg-config --cflags libcurl 2>/dev/null)
+BASEFLAGS += $(CURL_CFLAGS)
 LDLIBS    := $(PKG_LIBS) $(SQLITE_LIBS) -ldl -lm -lpthread
 # quiet by default; `make V=1` shows the commands
 ifeq ($(V),1)

@@ -11,12 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "cmd/workload.h"
 #include "hw/hw.h"
 #include "kb/kb.h"
+#include "model/hub.h"
 #include "model/model.h"
 #include "bench/bench.h"
 #include "plan/cards.h"
@@ -27,7 +30,7 @@
 enum {
 	/* model shape */
 	OPT_PARAMS = 1000, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM, OPT_FFN,
-	OPT_VOCAB, OPT_QUANT,
+	OPT_VOCAB, OPT_QUANT, OPT_FILE,
 	/* hardware */
 	OPT_GPU = 1100, OPT_VRAM, OPT_RAM, OPT_RAM_BW, OPT_CPU, OPT_THREADS, OPT_HOST_MEM,
 	/* inference run */
@@ -48,6 +51,7 @@ static const struct option long_opts[] = {
 	{"ffn", required_argument, NULL, OPT_FFN},
 	{"vocab", required_argument, NULL, OPT_VOCAB},
 	{"quant", required_argument, NULL, OPT_QUANT},
+	{"file", required_argument, NULL, OPT_FILE},
 	{"gpu", required_argument, NULL, OPT_GPU},
 	{"vram", required_argument, NULL, OPT_VRAM},
 	{"ram", required_argument, NULL, OPT_RAM},
@@ -80,6 +84,10 @@ typedef struct plan_cli {
 	plan_request rq;
 	model_numbers nums;
 	const char *model;
+	const char *file;       /* --file: a file of the Hub repository MODEL */
+	bool remote;            /* read from the Hub or Ollama's registry (hub) */
+	hub_result hub;
+	char offline_note[400]; /* the catalog answered a remote name: why */
 	const char *gpu_arg;
 	uint64_t vram;
 	bool cpu;               /* --gpu none / --cpu: llama.cpp on the host CPU */
@@ -220,6 +228,11 @@ static int opt_model(plan_cli *c, int opt, const char *arg)
 	case OPT_PARAMS:
 		if (parse_count(arg, &c->nums.params) || c->nums.params <= 0 || c->nums.params > 1e14)
 			return usage_error("plan", "invalid --params '%s' (e.g. 13b, 70e9)", arg);
+		return 1;
+	case OPT_FILE:
+		if (!*arg)
+			return usage_error("plan", "invalid --file '' (a file of the repository, e.g. model-Q4_K_M.gguf)");
+		c->file = arg;
 		return 1;
 	case OPT_QUANT:
 		if (!*arg)
@@ -699,6 +712,46 @@ static json_t *serve_json(const plan_serve *s)
 	return o;
 }
 
+/* Where a remote model was read, or why the catalog answered for it. */
+static void print_remote(const plan_cli *c, FILE *f)
+{
+	char b[32];
+	const hub_result *h = &c->hub;
+	if (c->remote) {
+		fprintf(f, h->kind == HUB_HF ? _("from the Hugging Face Hub: %s@%.12s (%s") : _("from Ollama's registry: %s, %.19s (%s"),
+			h->name, h->revision, h->files);
+		if (h->requests)
+			fprintf(f, _(", %s in %u requests)\n"), fmt_bytes(b, sizeof b, h->bytes_read), h->requests);
+		else
+			fprintf(f, _(", from the cache)\n"));
+	} else if (c->offline_note[0]) {
+		fprintf(f, _("from the catalog: %s\n"), c->offline_note);
+	}
+}
+
+static json_t *remote_json(const plan_cli *c)
+{
+	const hub_result *h = &c->hub;
+	if (!c->remote && !c->offline_note[0])
+		return json_null();
+	json_t *o = json_object();
+	json_object_set_new(o, "kind", json_string(!c->remote ? "catalog" : h->kind == HUB_HF ? "hf-hub" : "ollama-registry"));
+	if (c->remote) {
+		json_object_set_new(o, "name", json_string(h->name));
+		json_object_set_new(o, "revision", json_string(h->revision));
+		json_object_set_new(o, "url", json_string(h->url));
+		json_object_set_new(o, "read", json_string(h->files));
+		json_object_set_new(o, "bytes_read", json_integer((json_int_t)h->bytes_read));
+		json_object_set_new(o, "requests", json_integer((json_int_t)h->requests));
+		json_object_set_new(o, "cached", json_boolean(h->requests == 0));
+		if (h->num_ctx)
+			json_object_set_new(o, "num_ctx", json_integer((json_int_t)h->num_ctx));
+	} else {
+		json_object_set_new(o, "offline", json_string(c->offline_note));
+	}
+	return o;
+}
+
 static void print_text(const plan_cli *c, const model_desc *m, const plan_result *r, FILE *f)
 {
 	char b1[32], b2[32], b3[32];
@@ -707,6 +760,7 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 	fprintf(f, _("%s%s%s: %u layers, %.2fB params, %s %s (%s)\n"), c_bold(f), m->name ? m->name : "model",
 		c_reset(f), m->n_layers, (m->params_total > 0 ? m->params_total : 0) / 1e9, r->quant,
 		gib(b1, sizeof b1, r->model_bytes), r->weights_exact ? _("exact") : _("estimated"));
+	print_remote(c, f);
 	fprintf(f, _("engine %s, context %llu"), plan_engine_name(r->engine), (unsigned long long)r->ctx);
 	if (r->n_parallel > 1 && r->kv_streams > 1)
 		fprintf(f, _(" x %u parallel (a KV stream each)"), r->n_parallel);
@@ -865,6 +919,7 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_t *o = json_object();
 	json_object_set_new(o, "model", json_string(m->name ? m->name : "model"));
 	json_object_set_new(o, "model_source", json_string(model_source_name(m->source)));
+	json_object_set_new(o, "remote", remote_json(c));
 	json_object_set_new(o, "engine", json_string(plan_engine_name(r->engine)));
 	json_object_set_new(o, "quant", json_string(r->quant));
 	json_object_set_new(o, "weights_exact", json_boolean(r->weights_exact));
@@ -1313,6 +1368,66 @@ static int cpu_setup(plan_cli *c)
 	return 0;
 }
 
+/* Progress of a slow read of the Hub or the registry, on a terminal's stderr. */
+static void show_progress(void *ctx, const char *what, uint64_t done, uint64_t total, bool end)
+{
+	char b1[32], b2[32];
+	(void)ctx;
+	if (end) {
+		fputs("\r\033[K", stderr);
+		return;
+	}
+	if (total)
+		fprintf(stderr, _("\rreading %s: %s of %s"), what, fmt_bytes(b1, sizeof b1, done),
+			fmt_bytes(b2, sizeof b2, total));
+	else
+		fprintf(stderr, _("\rreading %s: %s"), what, fmt_bytes(b1, sizeof b1, done));
+	fflush(stderr);
+}
+
+/*
+ * The model: a file, the catalog, or, for a remote name that is not a
+ * path (ORG/NAME, NAME:TAG) or with --file, the Hub or Ollama's registry
+ * by headers only; without a network the catalog answers a remote name it
+ * knows, with a note.  Prints the error and returns its exit status.
+ */
+static int load_model(plan_cli *c, model_desc *m, gw_error *err)
+{
+	struct stat st;
+	hub_name hn;
+	int rc;
+	if (c->file && (!c->model || !hub_parse(c->model, &hn) || hn.kind != HUB_HF))
+		return usage_error("plan", "--file names a file of a Hugging Face repository: plan ORG/NAME --file FILE");
+	if (c->model && stat(c->model, &st) != 0 && hub_parse(c->model, &hn)) {
+		hub_opts o = {.file = c->file, .progress = isatty(STDERR_FILENO) ? show_progress : NULL};
+		rc = hub_load(c->model, &o, m, &c->hub, err);
+		if (!rc && !(rc = model_adopt(m, &c->nums, err))) {
+			c->remote = true;
+			if (c->hub.num_ctx && !c->rq.ctx)
+				c->rq.ctx = c->hub.num_ctx; /* the registry's Modelfile PARAMETER num_ctx */
+			return 0;
+		}
+		if (rc == GW_EUNREACH && !c->file && kb_model_find(c->model)) {
+			snprintf(c->offline_note, sizeof c->offline_note, "%s", gw_error_text(err));
+		} else {
+			gw_errorf("%s", gw_error_text(err));
+			return rc == GW_EGONE	  ? GW_EXIT_REMOTE_NOTFOUND
+			       : rc == GW_EDENIED ? GW_EXIT_REMOTE_DENIED
+			       : rc == GW_EUNREACH || rc == GW_ETIMEOUT || rc == GW_ENET ? GW_EXIT_NETWORK
+			       : rc == GW_EINVAL ? GW_EXIT_USAGE
+						  : GW_EXIT_RUNTIME;
+		}
+	}
+	if (model_load(c->model, &c->nums, m, err)) {
+		gw_errorf("%s", gw_error_text(err));
+		if (!c->model && err->code == GW_EINVAL) /* incomplete --layers/--hidden/... */
+			return GW_EXIT_USAGE;
+		return err->code == GW_ENOTFOUND && c->model && !strchr(c->model, '/') ? GW_EXIT_USAGE
+										      : GW_EXIT_RUNTIME;
+	}
+	return 0;
+}
+
 static int plan_main(plan_cli *c, int argc, char **argv)
 {
 	plan_request_init(&c->rq);
@@ -1375,13 +1490,8 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 			c->rq.gpu_layers = 0; /* a CPU build offloads nothing */
 	}
 	model_desc m;
-	if (model_load(c->model, &c->nums, &m, &err)) {
-		gw_errorf("%s", gw_error_text(&err));
-		if (!c->model && err.code == GW_EINVAL) /* incomplete --layers/--hidden/... */
-			return GW_EXIT_USAGE;
-		return err.code == GW_ENOTFOUND && c->model && !strchr(c->model, '/') ? GW_EXIT_USAGE
-										    : GW_EXIT_RUNTIME;
-	}
+	if ((rc = load_model(c, &m, &err)))
+		return rc;
 	c->rq.model = &m;
 	if (c->wl.kind == WORKLOAD_TRAIN) {
 		rc = plan_train(c, &m);

@@ -116,6 +116,9 @@ typedef struct gg_reader {
 	uint64_t file_size;
 	uint64_t pos;
 	gw_error *err;
+	/* grow mode (a remote file): mem holds a prefix that grow extends */
+	gguf_grow_fn grow;
+	void *grow_ctx;
 } gg_reader;
 
 static int rd_fail(gg_reader *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -141,7 +144,7 @@ static uint64_t rd_left(const gg_reader *r)
  */
 static uint64_t rd_avail(const gg_reader *r)
 {
-	uint64_t end = r->fd < 0 && r->mem_len < r->file_size ? r->mem_len : r->file_size;
+	uint64_t end = r->fd < 0 && !r->grow && r->mem_len < r->file_size ? r->mem_len : r->file_size;
 	return r->pos < end ? end - r->pos : 0;
 }
 
@@ -152,6 +155,11 @@ static int rd_get(gg_reader *r, size_t n, const uint8_t **p, const char *what)
 		return rd_fail(r, GW_ETRUNC, "truncated header: %s at offset %llu needs %zu bytes, the file has %llu",
 			       what, (unsigned long long)r->pos, n, (unsigned long long)r->file_size);
 	if (r->fd < 0) {
+		if (r->pos + n > r->mem_len && r->grow) {
+			int rc = r->grow(r->grow_ctx, r->pos + n, &r->mem, &r->mem_len, r->err);
+			if (rc)
+				return rc;
+		}
 		if (r->pos + n > r->mem_len)
 			return rd_fail(r, GW_ETRUNC, "header extends beyond the %zu bytes read (%s at offset %llu)",
 				       r->mem_len, what, (unsigned long long)r->pos);
@@ -835,7 +843,7 @@ static int gguf_parse(gg_reader *r, model_desc *m)
 	int rc;
 
 	memset(m, 0, sizeof *m);
-	if (r->file_size < 4 || (r->fd < 0 && r->mem_len < 4)) {
+	if (r->file_size < 4 || (r->fd < 0 && !r->grow && r->mem_len < 4)) {
 		rc = rd_fail(r, GW_EFORMAT, "too short to be a GGUF file (%llu bytes)", (unsigned long long)r->file_size);
 		goto out;
 	}
@@ -1042,6 +1050,12 @@ int gguf_read_mem(const uint8_t *buf, size_t len, uint64_t file_size, model_desc
 {
 	gg_reader r = {.name = "(buffer)", .mem = buf, .mem_len = len, .fd = -1, .err = err};
 	r.file_size = file_size > len ? file_size : len;
+	return gguf_parse(&r, m);
+}
+
+int gguf_read_grow(const char *name, uint64_t file_size, gguf_grow_fn grow, void *ctx, model_desc *m, gw_error *err)
+{
+	gg_reader r = {.name = name, .fd = -1, .err = err, .file_size = file_size, .grow = grow, .grow_ctx = ctx};
 	return gguf_parse(&r, m);
 }
 

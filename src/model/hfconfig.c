@@ -212,6 +212,12 @@ int hfconfig_read_mem(const char *text, size_t len, model_desc *m, gw_error *err
 	return parse(text, len, "(buffer)", m, err);
 }
 
+int hfconfig_read_text(const char *text, size_t len, const char *name, model_desc *m, gw_error *err)
+{
+	memset(m, 0, sizeof *m);
+	return parse(text, len, name, m, err);
+}
+
 int hfconfig_read(const char *path, model_desc *m, gw_error *err)
 {
 	char *text = NULL;

@@ -407,6 +407,15 @@ int model_load(const char *name, const model_numbers *nums, model_desc *m, gw_er
 			return gw_fail(err, GW_ENOTFOUND, "unknown model '%s' (not a file and not in the catalog)", name);
 		}
 	}
+	return model_adopt(m, nums, err);
+}
+
+int model_adopt(model_desc *m, const model_numbers *nums, gw_error *err)
+{
+	static const model_numbers none;
+	int rc;
+	if (!nums)
+		nums = &none;
 	apply_numbers(nums, m);
 	if (m->source == MODEL_SRC_EXPLICIT && !nums->heads && nums->head_dim)
 		m->n_heads = nums->hidden / nums->head_dim;

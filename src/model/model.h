@@ -151,13 +151,48 @@ typedef struct model_numbers {
  */
 int model_load(const char *name, const model_numbers *nums, model_desc *m, gw_error *err);
 void model_release(model_desc *m);
+/*
+ * The last step of model_load for a model read elsewhere (model/hub.c):
+ * explicit numbers over it, the shape checks, derived fields.  m is
+ * released on failure.
+ */
+int model_adopt(model_desc *m, const model_numbers *nums, gw_error *err);
 
 /* The individual readers (used by model_load, tests and fuzzers). */
 int gguf_read(const char *path, model_desc *m, gw_error *err);
 int gguf_read_mem(const uint8_t *buf, size_t len, uint64_t file_size, model_desc *m, gw_error *err);
+/*
+ * A GGUF file read from its start through grow (a file on the Hugging Face
+ * Hub or a registry, read by HTTP Range): grow(ctx, need, &buf, &len, err)
+ * makes buf hold at least the file's first need bytes (buf and len
+ * updated; the caller owns buf) or fails with err set.  The header is
+ * parsed exactly as gguf_read parses a file of file_size bytes; name is the
+ * file's name in messages.
+ */
+typedef int (*gguf_grow_fn)(void *ctx, uint64_t need, const uint8_t **buf, size_t *len, gw_error *err);
+int gguf_read_grow(const char *name, uint64_t file_size, gguf_grow_fn grow, void *ctx, model_desc *m, gw_error *err);
 int safetensors_read(const char *path, model_desc *m, gw_error *err);
 int safetensors_read_mem(const uint8_t *buf, size_t len, uint64_t file_size, model_desc *m, gw_error *err);
 int hfconfig_read(const char *path, model_desc *m, gw_error *err);
+/* A config.json's text; name: the file in messages. */
+int hfconfig_read_text(const char *text, size_t len, const char *name, model_desc *m, gw_error *err);
+/* A safetensors file known by its first len bytes (the 8-byte length and
+ * the JSON header, at least) and its size: a file on the Hub. */
+typedef struct safetensors_head {
+	const char *name; /* file name, no directory */
+	const uint8_t *buf;
+	size_t len;
+	uint64_t file_size;
+} safetensors_head;
+/*
+ * A safetensors model from header bytes already read: parsed exactly as
+ * safetensors_read parses a directory that holds config.json (config, NULL
+ * when absent), model.safetensors.index.json (index, NULL: every file in
+ * name order) and the files.  display names the directory in messages and
+ * becomes m->name.
+ */
+int safetensors_read_heads(const char *display, const char *config, size_t config_len, const char *index,
+			   size_t index_len, const safetensors_head *files, size_t n, model_desc *m, gw_error *err);
 int hfconfig_read_mem(const char *text, size_t len, model_desc *m, gw_error *err);
 
 /*

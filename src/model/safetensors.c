@@ -730,17 +730,51 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The shards named by an index; checks that each listed tensor is in its shard. */
-static int read_index(const char *dir, const char *index, st_set *set, gw_error *err)
+/*
+ * Where shards come from: files in a directory, or header bytes already
+ * read (a repository on the Hub, safetensors_read_heads).
+ */
+typedef struct st_shards {
+	const char *dir;               /* files under dir, when heads is NULL */
+	const safetensors_head *heads; /* else these, found by name */
+	size_t n_heads;
+} st_shards;
+
+/* One file's header from bytes already read: as read_file_header does from a file. */
+static int read_head(const char *file, const safetensors_head *h, uint32_t shard, st_set *set, gw_error *err)
 {
-	char *text = NULL, jerr[200];
-	size_t len;
+	uint64_t hlen;
+	int rc;
+	if (h->file_size < 8 || h->len < 8)
+		return gw_fail(err, GW_ETRUNC, "cannot read '%s': too short to be a safetensors file", file);
+	if ((rc = check_len(file, h->buf, h->file_size, &hlen, err)))
+		return rc;
+	if (hlen > h->len - 8)
+		return gw_fail(err, GW_ETRUNC, "cannot read '%s': header extends beyond the %zu bytes read", file, h->len);
+	return parse_header(file, (const char *)h->buf + 8, (size_t)hlen, h->file_size - 8 - hlen, shard, set, err);
+}
+
+/* Shard `name` (the idx-th) into set; *path gets its name for messages (malloc'd). */
+static int read_shard(const st_shards *src, const char *name, uint32_t idx, st_set *set, char **path, gw_error *err)
+{
+	*path = join(src->dir, name);
+	if (!src->heads)
+		return read_file_header(*path, idx, set, err);
+	for (size_t i = 0; i < src->n_heads; i++)
+		if (!strcmp(src->heads[i].name, name))
+			return read_head(*path, &src->heads[i], idx, set, err);
+	return gw_fail(err, GW_ENOENT, "cannot read '%s': %s", *path, strerror(ENOENT));
+}
+
+/* The shards named by an index (its text); checks that each listed tensor is in its shard. */
+static int read_index_text(const st_shards *src, const char *index, const char *text, size_t len, st_set *set,
+			   gw_error *err)
+{
+	char jerr[200];
 	json_t *root = NULL;
 	const char **shards = NULL;
 	size_t n_shards = 0, cap = 0;
-	int rc = gw_read_file(index, false, ST_MAX_INDEX, &text, &len, err);
-	if (rc)
-		return rc;
+	int rc = 0;
 	root = json_parse_limited(text, len, jerr, sizeof jerr);
 	if (!root) {
 		rc = bad(err, index, "invalid JSON (%s)", jerr);
@@ -772,9 +806,9 @@ static int read_index(const char *dir, const char *index, st_set *set, gw_error 
 		}
 	}
 	for (size_t j = 0; j < n_shards; j++) {
-		char *path = join(dir, shards[j]);
+		char *path = NULL;
 		size_t first = set->n;
-		rc = read_file_header(path, (uint32_t)j, set, err);
+		rc = read_shard(src, shards[j], (uint32_t)j, set, &path, err);
 		if (!rc) {
 			/* every tensor the index puts in this shard is there */
 			size_t n = set->n - first;
@@ -798,10 +832,22 @@ static int read_index(const char *dir, const char *index, st_set *set, gw_error 
 out:
 	free(shards);
 	json_decref(root);
-	free(text);
 	return rc;
 }
 
+/* The shards named by the index file at index (a path under dir). */
+static int read_index(const char *dir, const char *index, st_set *set, gw_error *err)
+{
+	char *text = NULL;
+	size_t len;
+	st_shards src = {.dir = dir};
+	int rc = gw_read_file(index, false, ST_MAX_INDEX, &text, &len, err);
+	if (rc)
+		return rc;
+	rc = read_index_text(&src, index, text, len, set, err);
+	free(text);
+	return rc;
+}
 
 /* Every *.safetensors file of a directory without an index, in name order. */
 static int read_all(const char *dir, st_set *set, gw_error *err)
@@ -894,5 +940,54 @@ out:
 	free(dir);
 	free(cfg_path);
 	free(index);
+	return rc;
+}
+
+static int cmp_head(const void *a, const void *b)
+{
+	return strcmp(((const safetensors_head *)a)->name, ((const safetensors_head *)b)->name);
+}
+
+int safetensors_read_heads(const char *display, const char *config, size_t config_len, const char *index,
+			   size_t index_len, const safetensors_head *files, size_t n, model_desc *m, gw_error *err)
+{
+	st_set set = {0};
+	model_desc cfg = {0};
+	safetensors_head *sorted = NULL;
+	st_shards src = {.dir = display, .heads = files, .n_heads = n};
+	char *cfg_name = join(display, "config.json"), *index_name = join(display, "model.safetensors.index.json");
+	int rc;
+	memset(m, 0, sizeof *m);
+	if (config && (rc = hfconfig_read_text(config, config_len, cfg_name, &cfg, err)))
+		goto out;
+	if (index) {
+		rc = read_index_text(&src, index_name, index, index_len, &set, err);
+	} else if (!n) {
+		rc = gw_fail(err, GW_ENOENT, "cannot read '%s': no model.safetensors.index.json and no .safetensors files",
+			     display);
+	} else if (n > ST_MAX_SHARDS) {
+		rc = bad(err, display, "more than %d safetensors files", ST_MAX_SHARDS);
+	} else {
+		/* as read_all: every file, in name order */
+		sorted = xcalloc(n, sizeof *sorted);
+		memcpy(sorted, files, n * sizeof *sorted);
+		qsort(sorted, n, sizeof *sorted, cmp_head);
+		rc = 0;
+		for (size_t i = 0; i < n && !rc; i++) {
+			char *path = join(display, sorted[i].name);
+			rc = read_head(path, &sorted[i], (uint32_t)i, &set, err);
+			free(path);
+		}
+	}
+	if (rc)
+		goto out;
+	build(&set, config ? &cfg : NULL, m);
+	m->name = xstrdup(display);
+out:
+	free(sorted);
+	model_release(&cfg);
+	set_release(&set);
+	free(cfg_name);
+	free(index_name);
 	return rc;
 }

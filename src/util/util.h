@@ -30,7 +30,11 @@
 	X(TIMEOUT, "timed out")                           \
 	X(NOTFOUND, "not found")                          \
 	X(LOST, "device lost")                            \
-	X(CHILD, "child process failed")
+	X(CHILD, "child process failed")                  \
+	X(DENIED, "access denied by the server")          \
+	X(GONE, "not found on the server")                \
+	X(NET, "network failure")                         \
+	X(UNREACH, "network unreachable")
 
 enum {
 	GW_OK = 0,
@@ -63,6 +67,10 @@ enum {
 	GW_EXIT_USAGE = 2,
 	GW_EXIT_VERDICT3 = 3,
 	GW_EXIT_VERDICT4 = 4,
+	/* a model read from the Hugging Face Hub or Ollama's registry (plan) */
+	GW_EXIT_REMOTE_NOTFOUND = 5, /* no such repository, file or tag (HTTP 404) */
+	GW_EXIT_REMOTE_DENIED = 6,   /* gated or private (HTTP 401/403) */
+	GW_EXIT_NETWORK = 7,         /* timeout, truncated reply, redirect loop, no network */
 };
 
 /* ---- allocation that aborts with a message on out-of-memory ---------- */
