@@ -20,7 +20,8 @@ to /cdn-blobs/DIGEST).  Byte ranges (Range: bytes=A-B) answer 206 with
 Content-Range; a request for a whole large file is refused (500) and logged,
 so that a client that would download weights fails loudly.
 
-Misbehaving repositories: ORG "slow" waits 5 s before its headers; ORG "trunc"
+Misbehaving repositories: ORG "slow" waits 5 s before its headers ("slowok"
+1.5 s, once per file); ORG "trunc"
 announces a Content-Length larger than what it sends, then closes; ORG "loop"
 redirects its files to themselves; ORG "norange" ignores Range and starts
 sending the whole file.
@@ -39,6 +40,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 ROOT, PORTFILE, LOGFILE = sys.argv[1], sys.argv[2], sys.argv[3]
 LOCK = threading.Lock()
 WHOLE_LIMIT = 1 << 20  # the most a request without Range may take of a large file
+
+
+SEEN = set()
+
+
+def rng_seen(path):
+    with LOCK:
+        seen = path in SEEN
+        SEEN.add(path)
+    return seen
 
 
 def commit_of(repo):
@@ -77,6 +88,8 @@ class Handler(BaseHTTPRequestHandler):
         rng = self.headers.get("Range")
         if org == "slow":
             time.sleep(5)
+        if org == "slowok" and not rng_seen(path):
+            time.sleep(1.5)  # once: long enough for the client's progress line
         if rng and org != "norange":
             m = re.fullmatch(r"bytes=(\d+)-(\d*)", rng)
             if not m:

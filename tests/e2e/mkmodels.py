@@ -8,7 +8,7 @@ usage: mkmodels.py ROOT
 ROOT/hf/acme/Big/                 config.json, model.safetensors.index.json,
                                   model-00001-of-00002.safetensors, -00002-: BF16, 5.5B
 ROOT/hf/acme/Big-GGUF/            Big-F16.gguf (F16, 11 GB), Big-Q8_0.gguf, mmproj-Big-F16.gguf
-ROOT/hf/{gated,slow,trunc,loop,norange}/Big-GGUF/   the same GGUF files
+ROOT/hf/{gated,slow,slowok,trunc,loop,norange}/Big-GGUF/   the same GGUF files
 ROOT/hf/acme/Liar-GGUF/Liar-F16.gguf  a header whose string claims to run past 64 MiB
 ROOT/ollama/library/big/11b.json  a manifest naming the GGUF as its model blob and a params blob
 Prints the shape as JSON (hidden, layers, vocab, tensor bytes).
@@ -148,7 +148,7 @@ def main():
     root = sys.argv[1]
     st_bytes = write_safetensors(os.path.join(root, "hf", "acme", "Big"))
     head, size = gguf_header()
-    for org in ("acme", "gated", "slow", "trunc", "loop", "norange"):
+    for org in ("acme", "gated", "slow", "slowok", "trunc", "loop", "norange"):
         d = os.path.join(root, "hf", org, "Big-GGUF")
         os.makedirs(d, exist_ok=True)
         sparse(os.path.join(d, "Big-F16.gguf"), head, size)
