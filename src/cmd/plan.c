@@ -133,14 +133,17 @@ static uint64_t ram_headroom(uint64_t total)
 static void usage(FILE *f)
 {
 	fputs(_("usage: gpuwise plan MODEL [--gpu ID[,ID...] | --gpu 2x3090 | --vram 8G | --gpu none] [--ram 32G]\n"
-		"                    [--quant Q] [--ctx N] [--batch N] [--kv-type T] [--flash-attn on|off|auto]\n"
-		"                    [--engine E] [--backend B] [--json]\n"
+		"                    [--file NAME] [--quant Q] [--ctx N] [--batch N] [--kv-type T]\n"
+		"                    [--flash-attn on|off|auto] [--engine E] [--backend B] [--json]\n"
 		"       gpuwise plan --params 13b --layers 40 --hidden 5120 --heads 40 [...]\n\n"
 		"Will MODEL fit these GPUs (plus host RAM)?  Prints the memory breakdown per\n"
 		"GPU, the verdict, the largest context, decode and prefill tokens/s and the\n"
 		"changes that would make it fit or run faster, each with its computed effect.\n\n"
-		"MODEL is a catalog name or alias (llama3.1:8b, meta-llama/Llama-3.1-8B), a GGUF\n"
-		"file, a safetensors file or directory, or a config.json.\n\n"
+		"MODEL is a GGUF file, a safetensors file or directory, a config.json, a\n"
+		"Hugging Face repository (ORG/NAME: config.json and safetensors headers;\n"
+		"ORG/NAME-GGUF:Q4_K_M: a GGUF header), an Ollama name (qwen3:14b: the\n"
+		"registry's manifest, then the GGUF header), each read by HTTP Range without\n"
+		"the weights and cached, or a catalog name; offline, the catalog answers.\n\n"
 		"Hardware:\n"
 		"  --gpu ID[,ID...]   catalog GPUs (rtx-4090, 4060-laptop, h100-sxm; gpuwise list\n"
 		"                     gpus); NxID repeats; default: this machine's GPUs with their\n"
@@ -166,6 +169,8 @@ static void usage(FILE *f)
 		"                     (said on stderr); gpuwise list quants shows them all\n"
 		"                     (default: a GGUF file's own type; else q4_k_m, bf16 for\n"
 		"                     vllm/transformers)\n"
+		"  --file NAME        the file of the Hub repository MODEL to read\n"
+		"                     (Qwen3-14B-Q4_K_M.gguf, model-00001-of-00004.safetensors)\n"
 		"  --params N --layers N --hidden N --heads N --kv-heads N --head-dim N --ffn N\n"
 		"  --vocab N          describe a model by numbers, or override a catalog entry\n"
 		"Run:\n"
@@ -204,7 +209,10 @@ static void usage(FILE *f)
 		"  --help             this text\n\n"
 		"Exit status: 0 fits on the GPUs (or no GPU: the need), 3 fits only with layers\n"
 		"offloaded to host RAM, 4 does not fit, 1 runtime error (unreadable model file),\n"
-		"2 usage error.\n"), f);
+		"2 usage error; a model on the Hub or Ollama's registry: 5 no such repository,\n"
+		"revision, file or tag (HTTP 404), 6 gated or private (HTTP 401/403: accept the\n"
+		"licence and set HF_TOKEN), 7 network failure (timeout, truncated reply,\n"
+		"redirect loop, no network for a model not in the catalog).\n"), f);
 	fprintf(f, _("\n%s\nWith --train or --image: exit 0 fits (or no GPU given), 4 does not fit;\n"
 		   "JSON schema: docs/json-plan-workloads.md.\n"), _(workload_help));
 }
@@ -741,7 +749,7 @@ static json_t *remote_json(const plan_cli *c)
 		json_object_set_new(o, "revision", json_string(h->revision));
 		json_object_set_new(o, "url", json_string(h->url));
 		json_object_set_new(o, "read", json_string(h->files));
-		json_object_set_new(o, "bytes_read", json_integer((json_int_t)h->bytes_read));
+		json_object_set_new(o, "read_bytes", json_integer((json_int_t)h->bytes_read));
 		json_object_set_new(o, "requests", json_integer((json_int_t)h->requests));
 		json_object_set_new(o, "cached", json_boolean(h->requests == 0));
 		if (h->num_ctx)

@@ -52,7 +52,7 @@ size=$(j 'd["model_bytes"]')
 [ "$size" -gt 10000000000 ]; ok $? "  ... of a model of $size bytes (over 10 GB)"
 b=$(sent)
 [ "$b" -lt 2097152 ]; ok $? "  ... the server sent $b bytes (under 2 MiB)"
-is "$(j 'd["remote"]["bytes_read"]')" "$b" "  ... and gpuwise says so"
+is "$(j 'd["remote"]["read_bytes"]')" "$b" "  ... and gpuwise says so"
 unlike "$(cat "$TMP/log")" ' 500 ' "  ... never a whole large file asked for"
 like "$(grep '/cdn/' "$TMP/log")" 'bytes=0-' "  ... the shards by Range, through the CDN's redirect"
 fresh

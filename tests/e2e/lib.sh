@@ -12,6 +12,9 @@ _failed=0
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gw-test.XXXXXX")
 # gpuwise bench caches measured bandwidth for plan: never the user's own cache
 export GPUWISE_CACHE_DIR="$TMP/cache"
+# plan ORG/NAME and NAME:TAG read the Hub and Ollama's registry: tests never
+# reach them (tests/e2e/hub.t unsets this and serves its own on 127.0.0.1)
+export GPUWISE_OFFLINE=1
 trap 'rm -rf "$TMP"' EXIT
 
 diag() { printf '# %s\n' "$*"; }
