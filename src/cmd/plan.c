@@ -1417,6 +1417,16 @@ static int load_model(plan_cli *c, model_desc *m, gw_error *err)
 		}
 		if (rc == GW_EUNREACH && !c->file && kb_model_find(c->model)) {
 			snprintf(c->offline_note, sizeof c->offline_note, "%s", gw_error_text(err));
+		} else if (rc == GW_EUNREACH && !c->file && c->hub.offline) {
+			/* the network is off by choice: the catalog's answer (its
+			 * "did you mean"), saying the network was not asked */
+			gw_error cat = {0};
+			char why[sizeof err->msg];
+			snprintf(why, sizeof why, "%s", gw_error_text(err));
+			if (!model_load(c->model, &c->nums, m, &cat))
+				return 0;
+			gw_errorf(_("%s; %s"), gw_error_text(&cat), why);
+			return cat.code == GW_ENOTFOUND && !strchr(c->model, '/') ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
 		} else {
 			gw_errorf("%s", gw_error_text(err));
 			return rc == GW_EGONE	  ? GW_EXIT_REMOTE_NOTFOUND

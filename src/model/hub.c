@@ -1035,6 +1035,7 @@ int hub_load(const char *arg, const hub_opts *o, model_desc *m, hub_result *res,
 		c.base = trim_base(reg && *reg ? reg : "https://registry.ollama.ai");
 		rc = ollama_load(&c, m, res, err);
 	}
+	res->offline = rc == GW_EUNREACH && !c.net_ready;
 	res->bytes_read = c.net.bytes_in;
 	res->requests = c.net.requests;
 	if (c.net_ready)

@@ -44,6 +44,8 @@ typedef struct hub_result {
 	uint64_t bytes_read;  /* over the network by this run (0: all from the cache) */
 	unsigned requests;    /* HTTP requests this run */
 	uint32_t num_ctx;     /* Ollama: the params layer's num_ctx (0: none) */
+	bool offline;         /* GW_EUNREACH because the network is off (the
+			       * variables, no libcurl), not unreachable */
 } hub_result;
 
 /*

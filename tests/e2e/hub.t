@@ -163,7 +163,11 @@ HF_HUB_OFFLINE=1 run_gw plan meta-llama/Llama-3.1-8B --vram 24G --json
 is "$(j 'd["remote"]["kind"]')" catalog "  ... JSON: remote.kind catalog"
 like "$(j 'd["remote"]["offline"]')" "HF_HUB_OFFLINE=1" "  ... and why"
 HF_HUB_OFFLINE=1 run_gw plan acme/Other --vram 24G
-one_line "$rc" 7 "offline \\(HF_HUB_OFFLINE=1\\)" "HF_HUB_OFFLINE=1, a model neither cached nor in the catalog"
+one_line "$rc" 1 "unknown model 'acme/Other' .*; offline \\(HF_HUB_OFFLINE=1\\)" "HF_HUB_OFFLINE=1, a model neither cached nor in the catalog"
+GPUWISE_OFFLINE=1 run_gw plan qwen3:1b --vram 24G
+one_line "$rc" 2 "unknown model 'qwen3:1b' \\(did you mean '[^']*'\\?\\); offline \\(GPUWISE_OFFLINE=1\\)" "GPUWISE_OFFLINE=1, an Ollama name the catalog lacks: its 'did you mean'"
+HF_ENDPOINT=http://127.0.0.1:1 run_gw plan acme/Other --vram 24G
+one_line "$rc" 7 "cannot reach 'http://127.0.0.1:1/api/models/acme/Other/revision/main'" "no network, a model the catalog lacks"
 HF_HUB_OFFLINE=1 run_gw plan acme/Big --vram 24G --json
 is "$rc/$(j 'd["remote"]["cached"]')" 0/True "HF_HUB_OFFLINE=1, a model in the cache: read from it"
 is "$(hits)" 0 "  ... still no request"
@@ -179,7 +183,7 @@ GPUWISE_CURL_LIB=none run_gw plan qwen3:14b --vram 24G
 is "$rc" 0 "no libcurl: exit 0"
 like "$out" "^from the catalog: no network \\(GPUWISE_CURL_LIB=none\\)" "  ... the catalog, saying why"
 GPUWISE_CURL_LIB=none run_gw plan acme/Other --vram 24G
-is "$rc" 7 "no libcurl and not in the catalog: exit 7"
+one_line "$rc" 1 "unknown model 'acme/Other' .*; no network \\(GPUWISE_CURL_LIB=none\\)" "no libcurl, a model the catalog lacks"
 
 # ---- progress on a terminal only, when a read takes over a second -----------------
 if command -v script >/dev/null; then
