@@ -212,7 +212,7 @@ static void usage(FILE *f)
 		"2 usage error; a model on the Hub or Ollama's registry: 5 no such repository,\n"
 		"revision, file or tag (HTTP 404), 6 gated or private (HTTP 401/403: accept the\n"
 		"licence and set HF_TOKEN), 7 network failure (timeout, truncated reply,\n"
-		"redirect loop, no network for a model not in the catalog).\n"), f);
+		"redirect loop, a host out of reach for a model the catalog lacks).\n"), f);
 	fprintf(f, _("\n%s\nWith --train or --image: exit 0 fits (or no GPU given), 4 does not fit;\n"
 		   "JSON schema: docs/json-plan-workloads.md.\n"), _(workload_help));
 }
@@ -1385,11 +1385,12 @@ static void show_progress(void *ctx, const char *what, uint64_t done, uint64_t t
 		fputs("\r\033[K", stderr);
 		return;
 	}
+	fputs("\r", stderr);
 	if (total)
-		fprintf(stderr, _("\rreading %s: %s of %s"), what, fmt_bytes(b1, sizeof b1, done),
+		fprintf(stderr, _("reading %s: %s of %s"), what, fmt_bytes(b1, sizeof b1, done),
 			fmt_bytes(b2, sizeof b2, total));
 	else
-		fprintf(stderr, _("\rreading %s: %s"), what, fmt_bytes(b1, sizeof b1, done));
+		fprintf(stderr, _("reading %s: %s"), what, fmt_bytes(b1, sizeof b1, done));
 	fflush(stderr);
 }
 
