@@ -8,6 +8,7 @@
 # ignores Range and a header that lies about its length; offline answers
 # from the catalog with a note and makes no request.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/docs-lib.sh"
 
 if ! command -v python3 >/dev/null; then
 	skip "python3 is needed for the fake Hub"
@@ -60,6 +61,8 @@ run_gw plan acme/Big --vram 24G --json
 is "$rc" 0 "second run: exit 0"
 is "$(hits)" 0 "  ... no request (the cache)"
 is "$(j 'd["remote"]["cached"]')" True "  ... and it says it read the cache"
+run_gw plan acme/Big --vram 8G --json
+jcheck plan-hub json-plan.md
 is "$(j 'd["model_bytes"]')" "$size" "  ... the same model"
 run_gw plan acme/Big --vram 24G
 like "$out" "^from the Hugging Face Hub: acme/Big@[0-9a-f]{12} \\(config.json \\+ 2 safetensors headers, from the cache\\)" \
@@ -106,6 +109,8 @@ is "$(j 'd["ctx"]')" 16384 "  ... at the num_ctx of its params layer"
 like "$(head -1 "$TMP/log")" '^GET /v2/library/big/manifests/11b 200' "  ... the manifest first"
 b=$(sent)
 [ "$b" -lt 2097152 ]; ok $? "  ... $b bytes sent (under 2 MiB)"
+run_gw plan big:11b --vram 8G --json
+jcheck plan-registry json-plan.md
 fresh
 run_gw plan big:11b --vram 24G
 is "$(hits)/$rc" 0/0 "second run: no request"
@@ -162,6 +167,8 @@ is "$(hits)" 0 "  ... no request"
 HF_HUB_OFFLINE=1 run_gw plan meta-llama/Llama-3.1-8B --vram 24G --json
 is "$(j 'd["remote"]["kind"]')" catalog "  ... JSON: remote.kind catalog"
 like "$(j 'd["remote"]["offline"]')" "HF_HUB_OFFLINE=1" "  ... and why"
+HF_HUB_OFFLINE=1 run_gw plan meta-llama/Llama-3.1-8B --vram 4G --json
+jcheck plan-offline json-plan.md
 HF_HUB_OFFLINE=1 run_gw plan acme/Other --vram 24G
 one_line "$rc" 1 "unknown model 'acme/Other' .*; offline \\(HF_HUB_OFFLINE=1\\)" "HF_HUB_OFFLINE=1, a model neither cached nor in the catalog"
 GPUWISE_OFFLINE=1 run_gw plan qwen3:1b --vram 24G
