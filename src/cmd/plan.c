@@ -131,8 +131,14 @@ static void usage(FILE *f)
 		"Will MODEL fit these GPUs (plus host RAM)?  Prints the memory breakdown per\n"
 		"GPU, the verdict, the largest context, decode and prefill tokens/s and the\n"
 		"changes that would make it fit or run faster, each with its computed effect.\n\n"
-		"MODEL is a catalog name or alias (llama3.1:8b, meta-llama/Llama-3.1-8B), a GGUF\n"
-		"file, a safetensors file or directory, or a config.json.\n\n"
+		"MODEL is a GGUF file, a safetensors file or directory, a config.json, or a\n"
+		"name, looked up in this order: Ollama's store (qwen3:14b, user/model:tag;\n"
+		"$OLLAMA_MODELS, ~/.ollama/models; its Modelfile's num_ctx and num_gpu are\n"
+		"used), the Hugging Face cache (ORG/NAME, ORG/NAME-GGUF:Q4_K_M; $HF_HUB_CACHE,\n"
+		"$HF_HOME/hub, ~/.cache/huggingface/hub), LM Studio (PUBLISHER/REPO[:QUANT];\n"
+		"~/.lmstudio/models), then the catalog (llama3.1:8b, meta-llama/Llama-3.1-8B).\n"
+		"The output says which answered.  A broken store entry (a manifest naming a\n"
+		"missing blob, refs/main naming a missing snapshot) is an error (exit 1).\n\n"
 		"Hardware:\n"
 		"  --gpu ID[,ID...]   catalog GPUs (rtx-4090, 4060-laptop, h100-sxm; gpuwise list\n"
 		"                     gpus); NxID repeats; default: this machine's GPUs with their\n"
@@ -707,6 +713,7 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 	fprintf(f, _("%s%s%s: %u layers, %.2fB params, %s %s (%s)\n"), c_bold(f), m->name ? m->name : "model",
 		c_reset(f), m->n_layers, (m->params_total > 0 ? m->params_total : 0) / 1e9, r->quant,
 		gib(b1, sizeof b1, r->model_bytes), r->weights_exact ? _("exact") : _("estimated"));
+	model_origin_print(f, m);
 	fprintf(f, _("engine %s, context %llu"), plan_engine_name(r->engine), (unsigned long long)r->ctx);
 	if (r->n_parallel > 1 && r->kv_streams > 1)
 		fprintf(f, _(" x %u parallel (a KV stream each)"), r->n_parallel);
@@ -865,6 +872,7 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_t *o = json_object();
 	json_object_set_new(o, "model", json_string(m->name ? m->name : "model"));
 	json_object_set_new(o, "model_source", json_string(model_source_name(m->source)));
+	json_object_set_new(o, "source", model_origin_json(m));
 	json_object_set_new(o, "engine", json_string(plan_engine_name(r->engine)));
 	json_object_set_new(o, "quant", json_string(r->quant));
 	json_object_set_new(o, "weights_exact", json_boolean(r->weights_exact));
@@ -1383,6 +1391,11 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 										    : GW_EXIT_RUNTIME;
 	}
 	c->rq.model = &m;
+	/* the user's own settings for this model in Ollama's store (its Modelfile) */
+	if (!c->rq.ctx && m.origin.num_ctx)
+		c->rq.ctx = m.origin.num_ctx;
+	if (c->rq.gpu_layers < 0 && m.origin.has_num_gpu)
+		c->rq.gpu_layers = (int)m.origin.num_gpu;
 	if (c->wl.kind == WORKLOAD_TRAIN) {
 		rc = plan_train(c, &m);
 		model_release(&m);
