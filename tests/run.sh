@@ -22,6 +22,9 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export CMOCKA_MESSAGE_OUTPUT=TAP
 export NO_COLOR=1
+# model_load reads the Hub and Ollama's registry for ORG/NAME and NAME:TAG:
+# never from a test (tests/e2e/hub.t serves its own on 127.0.0.1)
+export GPUWISE_OFFLINE=1
 passed=0 failed=0 skipped=0 bad_files=""
 
 # run_file FILE EXEC: one test file under prove; print its line.

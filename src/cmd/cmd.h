@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "util/util.h"
 
@@ -87,5 +88,12 @@ int parse_ctx_opt(const char *cmd, const char *opt, const char *arg, uint64_t *o
 const char *quant_resolve(const char *cmd, const char *q, bool gguf_engine);
 /* The weight formats a user may name (recipes and formats), comma-separated. */
 void quant_names(char *buf, size_t n);
+
+/* Which store answered for a model ("from Ollama's store: ..."), with the
+ * store's settings (num_ctx, num_gpu, projector); nothing for a path or
+ * the catalog.  The JSON: docs/json-plan.md, `source`. */
+struct model_desc;
+void model_origin_print(FILE *f, const struct model_desc *m);
+json_t *model_origin_json(const struct model_desc *m);
 
 #endif

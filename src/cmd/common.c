@@ -8,7 +8,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include <jansson.h>
+
 #include "cmd/cmd.h"
+#include "model/model.h"
+#include "util/json.h"
 #include "kb/kb.h"
 #include "plan/money.h"
 
@@ -235,4 +239,72 @@ int money_context(const char *cmd, const char *cur_opt, const char *region_opt, 
 	*cur = c;
 	*region = r ? r : money_currency_region(c);
 	return 0;
+}
+
+/* ---- where a model came from ------------------------------------------ */
+
+void model_origin_print(FILE *f, const model_desc *m)
+{
+	const model_origin *o = &m->origin;
+	char b[32];
+	const char *path = m->path ? m->path : "";
+	switch (o->store) {
+	case MODEL_STORE_OLLAMA:
+		fprintf(f, _("from Ollama's store: %s (%s)\n"), o->ref, path);
+		break;
+	case MODEL_STORE_HF_CACHE:
+		fprintf(f, _("from the Hugging Face cache: %s at revision %s (%s)\n"), o->ref,
+			o->revision ? o->revision : "?", path);
+		break;
+	case MODEL_STORE_LMSTUDIO:
+		fprintf(f, _("from LM Studio's models: %s (%s)\n"), o->ref, path);
+		break;
+	case MODEL_STORE_HUB:
+	case MODEL_STORE_REGISTRY:
+		fprintf(f, o->store == MODEL_STORE_HUB ? _("from the Hugging Face Hub: %s@%.12s (%s")
+						       : _("from Ollama's registry: %s, %.19s (%s"),
+			o->ref ? o->ref : "", o->revision ? o->revision : "?", o->read ? o->read : "");
+		if (o->requests)
+			fprintf(f, _(", %s in %u requests)\n"), fmt_bytes(b, sizeof b, o->read_bytes), o->requests);
+		else
+			fprintf(f, _(", from the cache)\n"));
+		break;
+	case MODEL_STORE_CATALOG:
+		if (o->note) /* the network was not used: why */
+			fprintf(f, _("from the catalog: %s\n"), o->note);
+		break;
+	default:
+		break;
+	}
+	if (o->num_ctx)
+		fprintf(f, _("  its Modelfile sets num_ctx %llu: the context planned unless --ctx\n"),
+			(unsigned long long)o->num_ctx);
+	if (o->has_num_gpu)
+		fprintf(f, _("  its Modelfile sets num_gpu %u: the layers on the GPU unless --gpu-layers\n"), o->num_gpu);
+	if (o->projector)
+		fprintf(f, _("  a vision projector of %s (%s), loaded too when images are sent; not in the plan below\n"),
+			fmt_bytes(b, sizeof b, o->projector_bytes), o->projector);
+	if (o->note && o->store != MODEL_STORE_CATALOG)
+		fprintf(f, "  %s\n", _(o->note));
+}
+
+json_t *model_origin_json(const model_desc *m)
+{
+	const model_origin *o = &m->origin;
+	json_t *j = json_object();
+	json_object_set_new(j, "store", json_string(model_store_name(o->store)));
+	json_object_set_new(j, "ref", o->ref ? json_string(o->ref) : json_null());
+	json_object_set_new(j, "path", m->path ? json_string(m->path) : json_null());
+	json_object_set_new(j, "revision", o->revision ? json_string(o->revision) : json_null());
+	json_object_set_new(j, "file_bytes", jint_or_null(o->file_bytes > 0, (long long)o->file_bytes));
+	json_object_set_new(j, "projector_path", o->projector ? json_string(o->projector) : json_null());
+	json_object_set_new(j, "projector_bytes", jint_or_null(o->projector != NULL, (long long)o->projector_bytes));
+	json_object_set_new(j, "num_ctx", jint_or_null(o->num_ctx > 0, (long long)o->num_ctx));
+	json_object_set_new(j, "num_gpu", jint_or_null(o->has_num_gpu, o->num_gpu));
+	json_object_set_new(j, "note", o->note ? json_string(o->note) : json_null());
+	bool remote = o->store == MODEL_STORE_HUB || o->store == MODEL_STORE_REGISTRY;
+	json_object_set_new(j, "read", remote && o->read ? json_string(o->read) : json_null());
+	json_object_set_new(j, "read_bytes", jint_or_null(remote, (long long)o->read_bytes));
+	json_object_set_new(j, "requests", jint_or_null(remote, (long long)o->requests));
+	return j;
 }

@@ -10,19 +10,24 @@
 
 #include "cmd/cmd.h"
 #include "kb/kb.h"
+#include "model/model.h"
 #include "plan/prices.h"
 #include "util/json.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		_("usage: gpuwise list gpus|models|quants [FILTER] [--json]\n\n"
+		_("usage: gpuwise list gpus|models|quants [FILTER] [--json]\n"
+		"       gpuwise list models --installed [FILTER] [--json]\n\n"
 		"List what gpuwise knows: the GPUs (memory, bandwidth, today's new and used\n"
 		"prices with their dates), the models (LLMs and image models) and the weight\n"
 		"formats, each row with its source.  FILTER keeps the rows whose id, name,\n"
 		"aliases or vendor contain it (case-insensitive).  The tables are built in;\n"
 		"--data-dir DIR reads DIR/NAME.tsv instead (docs/data-tables.md).\n\n"
 		"Options:\n"
+		"  --installed         the models on this machine: Ollama's store, the Hugging\n"
+		"                      Face cache and LM Studio's folders, each with its exact\n"
+		"                      size on disk and the name `plan` takes\n"
 		"  --json              one JSON object (docs/json-list.md)\n"
 		"  -h, --help          this help\n\n"
 		"Exit status: 0 rows listed, 4 no row matches FILTER, 2 usage error,\n"
@@ -221,6 +226,60 @@ static int list_models(const char *filter, bool json)
 	return n ? GW_EXIT_OK : GW_EXIT_VERDICT4;
 }
 
+/* The models other programs keep here, with the name that resolves to each. */
+static int list_installed(const char *filter, bool json)
+{
+	model_installed *v;
+	size_t nv, n = 0;
+	model_store_list(&v, &nv);
+	json_t *arr = json ? json_array() : NULL;
+	const char *hdr[] = {_("NAME"), _("STORE"), _("SIZE"), _("BYTES"), _("PATH")};
+	table *t = json ? NULL : table_new(5, hdr);
+	if (t) {
+		table_set_align(t, 2, true);
+		table_set_align(t, 3, true);
+	}
+	for (size_t i = 0; i < nv; i++) {
+		const model_installed *it = &v[i];
+		if (!matches(filter, it->name, it->path, model_store_name(it->store), NULL))
+			continue;
+		n++;
+		if (json) {
+			json_t *o = json_object();
+			json_object_set_new(o, "name", json_string(it->name));
+			json_object_set_new(o, "store", json_string(model_store_name(it->store)));
+			json_object_set_new(o, "path", jstr_or_null(it->path));
+			json_object_set_new(o, "size_bytes", jint_or_null(it->path != NULL, (long long)it->bytes));
+			json_object_set_new(o, "revision", jstr_or_null(it->revision));
+			json_object_set_new(o, "broken", json_boolean(!it->path));
+			json_array_append_new(arr, o);
+		} else {
+			char h[32], b[32];
+			fmt_bytes(h, sizeof h, it->bytes);
+			snprintf(b, sizeof b, "%llu", (unsigned long long)it->bytes);
+			table_add(t, it->name, model_store_name(it->store), it->path ? h : "-", it->path ? b : "-",
+				  it->path ? it->path : _("(broken: run `gpuwise plan NAME` for why)"));
+		}
+	}
+	model_installed_free(v, nv);
+	if (json) {
+		json_t *o = json_object();
+		json_object_set_new(o, "table", json_string("installed"));
+		json_object_set_new(o, "filter", jstr_or_null(filter));
+		json_object_set_new(o, "rows", arr);
+		json_print(o, stdout);
+		json_decref(o);
+	} else {
+		if (n)
+			table_print(t, stdout);
+		else
+			fputs(_("no installed models found (Ollama: $OLLAMA_MODELS or ~/.ollama/models; Hugging Face: "
+				"$HF_HUB_CACHE or ~/.cache/huggingface/hub; LM Studio: ~/.lmstudio/models)\n"), stderr);
+		table_free(t);
+	}
+	return n ? GW_EXIT_OK : GW_EXIT_VERDICT4;
+}
+
 static int list_quants(const char *filter, bool json)
 {
 	static const char *const kinds[] = {"gguf-type", "gguf-recipe", "format"};
@@ -270,23 +329,25 @@ int cmd_list(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},
+		{"installed", no_argument, NULL, 'i'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	bool json = false;
+	bool json = false, installed = false;
 	int c;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
+		case 'i': installed = true; break;
 		case 'h': usage(stdout); return GW_EXIT_OK;
 		default: return usage_error("list", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind == argc)
+	if (optind == argc && !installed)
 		return usage_error("list", "say what to list: gpus, models or quants");
-	const char *what = argv[optind++];
+	const char *what = optind < argc ? argv[optind++] : "models"; /* list --installed */
 	const char *filter = optind < argc ? argv[optind++] : NULL;
 	if (optind < argc)
 		return usage_error("list", "unexpected argument '%s'", argv[optind]);
@@ -302,8 +363,10 @@ int cmd_list(int argc, char **argv)
 	gmtime_r(&now, &tmv);
 	if (!strcmp(what, "gpus") || !strcmp(what, "gpu"))
 		return list_gpus(filter, json, tmv.tm_year + 1900);
+	if (installed && strcmp(what, "models") && strcmp(what, "model"))
+		return usage_error("list", "--installed lists models, not %s", what);
 	if (!strcmp(what, "models") || !strcmp(what, "model"))
-		return list_models(filter, json);
+		return installed ? list_installed(filter, json) : list_models(filter, json);
 	if (!strcmp(what, "quants") || !strcmp(what, "quant"))
 		return list_quants(filter, json);
 	return usage_error("list", "cannot list '%s' (gpus, models or quants)", what);

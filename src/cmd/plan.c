@@ -85,9 +85,6 @@ typedef struct plan_cli {
 	model_numbers nums;
 	const char *model;
 	const char *file;       /* --file: a file of the Hub repository MODEL */
-	bool remote;            /* read from the Hub or Ollama's registry (hub) */
-	hub_result hub;
-	char offline_note[400]; /* the catalog answered a remote name: why */
 	const char *gpu_arg;
 	uint64_t vram;
 	bool cpu;               /* --gpu none / --cpu: llama.cpp on the host CPU */
@@ -139,11 +136,18 @@ static void usage(FILE *f)
 		"Will MODEL fit these GPUs (plus host RAM)?  Prints the memory breakdown per\n"
 		"GPU, the verdict, the largest context, decode and prefill tokens/s and the\n"
 		"changes that would make it fit or run faster, each with its computed effect.\n\n"
-		"MODEL is a GGUF file, a safetensors file or directory, a config.json, a\n"
-		"Hugging Face repository (ORG/NAME: config.json and safetensors headers;\n"
-		"ORG/NAME-GGUF:Q4_K_M: a GGUF header), an Ollama name (qwen3:14b: the\n"
-		"registry's manifest, then the GGUF header), each read by HTTP Range without\n"
-		"the weights and cached, or a catalog name; offline, the catalog answers.\n\n"
+		"MODEL is a GGUF file, a safetensors file or directory, a config.json, or a\n"
+		"name, looked up in this order: Ollama's store (qwen3:14b, user/model:tag;\n"
+		"$OLLAMA_MODELS, ~/.ollama/models; its Modelfile's num_ctx and num_gpu are\n"
+		"used), the Hugging Face cache (ORG/NAME, ORG/NAME-GGUF:Q4_K_M; $HF_HUB_CACHE,\n"
+		"$HF_HOME/hub, ~/.cache/huggingface/hub), LM Studio (PUBLISHER/REPO[:QUANT];\n"
+		"~/.lmstudio/models), the Hugging Face Hub (ORG/NAME: config.json and each\n"
+		"safetensors header; ORG/NAME-GGUF:Q4_K_M: a GGUF header) or Ollama's registry\n"
+		"(NAME:TAG: its manifest, then the GGUF header), read by HTTP Range without the\n"
+		"weights and cached, then the catalog (llama3.1:8b, meta-llama/Llama-3.1-8B;\n"
+		"offline, the catalog answers the Hub's and the registry's names it knows).\n"
+		"The output says which answered.  A broken store entry (a manifest naming a\n"
+		"missing blob, refs/main naming a missing snapshot) is an error (exit 1).\n\n"
 		"Hardware:\n"
 		"  --gpu ID[,ID...]   catalog GPUs (rtx-4090, 4060-laptop, h100-sxm; gpuwise list\n"
 		"                     gpus); NxID repeats; default: this machine's GPUs with their\n"
@@ -720,46 +724,6 @@ static json_t *serve_json(const plan_serve *s)
 	return o;
 }
 
-/* Where a remote model was read, or why the catalog answered for it. */
-static void print_remote(const plan_cli *c, FILE *f)
-{
-	char b[32];
-	const hub_result *h = &c->hub;
-	if (c->remote) {
-		fprintf(f, h->kind == HUB_HF ? _("from the Hugging Face Hub: %s@%.12s (%s") : _("from Ollama's registry: %s, %.19s (%s"),
-			h->name, h->revision, h->files);
-		if (h->requests)
-			fprintf(f, _(", %s in %u requests)\n"), fmt_bytes(b, sizeof b, h->bytes_read), h->requests);
-		else
-			fprintf(f, _(", from the cache)\n"));
-	} else if (c->offline_note[0]) {
-		fprintf(f, _("from the catalog: %s\n"), c->offline_note);
-	}
-}
-
-static json_t *remote_json(const plan_cli *c)
-{
-	const hub_result *h = &c->hub;
-	if (!c->remote && !c->offline_note[0])
-		return json_null();
-	json_t *o = json_object();
-	json_object_set_new(o, "kind", json_string(!c->remote ? "catalog" : h->kind == HUB_HF ? "hf-hub" : "ollama-registry"));
-	if (c->remote) {
-		json_object_set_new(o, "name", json_string(h->name));
-		json_object_set_new(o, "revision", json_string(h->revision));
-		json_object_set_new(o, "url", json_string(h->url));
-		json_object_set_new(o, "read", json_string(h->files));
-		json_object_set_new(o, "read_bytes", json_integer((json_int_t)h->bytes_read));
-		json_object_set_new(o, "requests", json_integer((json_int_t)h->requests));
-		json_object_set_new(o, "cached", json_boolean(h->requests == 0));
-		if (h->num_ctx)
-			json_object_set_new(o, "num_ctx", json_integer((json_int_t)h->num_ctx));
-	} else {
-		json_object_set_new(o, "offline", json_string(c->offline_note));
-	}
-	return o;
-}
-
 static void print_text(const plan_cli *c, const model_desc *m, const plan_result *r, FILE *f)
 {
 	char b1[32], b2[32], b3[32];
@@ -768,7 +732,7 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 	fprintf(f, _("%s%s%s: %u layers, %.2fB params, %s %s (%s)\n"), c_bold(f), m->name ? m->name : "model",
 		c_reset(f), m->n_layers, (m->params_total > 0 ? m->params_total : 0) / 1e9, r->quant,
 		gib(b1, sizeof b1, r->model_bytes), r->weights_exact ? _("exact") : _("estimated"));
-	print_remote(c, f);
+	model_origin_print(f, m);
 	fprintf(f, _("engine %s, context %llu"), plan_engine_name(r->engine), (unsigned long long)r->ctx);
 	if (r->n_parallel > 1 && r->kv_streams > 1)
 		fprintf(f, _(" x %u parallel (a KV stream each)"), r->n_parallel);
@@ -927,7 +891,7 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_t *o = json_object();
 	json_object_set_new(o, "model", json_string(m->name ? m->name : "model"));
 	json_object_set_new(o, "model_source", json_string(model_source_name(m->source)));
-	json_object_set_new(o, "remote", remote_json(c));
+	json_object_set_new(o, "source", model_origin_json(m));
 	json_object_set_new(o, "engine", json_string(plan_engine_name(r->engine)));
 	json_object_set_new(o, "quant", json_string(r->quant));
 	json_object_set_new(o, "weights_exact", json_boolean(r->weights_exact));
@@ -1395,56 +1359,39 @@ static void show_progress(void *ctx, const char *what, uint64_t done, uint64_t t
 }
 
 /*
- * The model: a file, the catalog, or, for a remote name that is not a
- * path (ORG/NAME, NAME:TAG) or with --file, the Hub or Ollama's registry
- * by headers only; without a network the catalog answers a remote name it
- * knows, with a note.  Prints the error and returns its exit status.
+ * model_load, with the Hub and Ollama's registry told about --file and a
+ * terminal for progress; its error printed.  Returns 0 or the exit status.
  */
 static int load_model(plan_cli *c, model_desc *m, gw_error *err)
 {
-	struct stat st;
 	hub_name hn;
-	int rc;
 	if (c->file && (!c->model || !hub_parse(c->model, &hn) || hn.kind != HUB_HF))
 		return usage_error("plan", "--file names a file of a Hugging Face repository: plan ORG/NAME --file FILE");
-	if (c->model && stat(c->model, &st) != 0 && hub_parse(c->model, &hn)) {
-		hub_opts o = {.file = c->file, .progress = isatty(STDERR_FILENO) ? show_progress : NULL};
-		rc = hub_load(c->model, &o, m, &c->hub, err);
-		if (!rc && !(rc = model_adopt(m, &c->nums, err))) {
-			c->remote = true;
-			if (c->hub.num_ctx && !c->rq.ctx)
-				c->rq.ctx = c->hub.num_ctx; /* the registry's Modelfile PARAMETER num_ctx */
-			return 0;
-		}
-		if (rc == GW_EUNREACH && !c->file && kb_model_find(c->model)) {
-			snprintf(c->offline_note, sizeof c->offline_note, "%s", gw_error_text(err));
-		} else if (rc == GW_EUNREACH && !c->file && c->hub.offline) {
-			/* the network is off by choice: the catalog's answer (its
-			 * "did you mean"), saying the network was not asked */
-			gw_error cat = {0};
-			char why[sizeof err->msg];
-			snprintf(why, sizeof why, "%s", gw_error_text(err));
-			if (!model_load(c->model, &c->nums, m, &cat))
-				return 0;
-			gw_errorf(_("%s; %s"), gw_error_text(&cat), why);
-			return cat.code == GW_ENOTFOUND && !strchr(c->model, '/') ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
-		} else {
-			gw_errorf("%s", gw_error_text(err));
-			return rc == GW_EGONE	  ? GW_EXIT_REMOTE_NOTFOUND
-			       : rc == GW_EDENIED ? GW_EXIT_REMOTE_DENIED
-			       : rc == GW_EUNREACH || rc == GW_ETIMEOUT || rc == GW_ENET ? GW_EXIT_NETWORK
-			       : rc == GW_EINVAL ? GW_EXIT_USAGE
-						  : GW_EXIT_RUNTIME;
-		}
+	model_remote_configure(c->file, isatty(STDERR_FILENO) ? show_progress : NULL, NULL);
+	int rc = model_load(c->model, &c->nums, m, err);
+	model_remote_configure(NULL, NULL, NULL);
+	if (!rc && c->file && m->origin.store != MODEL_STORE_HUB) {
+		/* a local store answered first: --file would be ignored in silence */
+		rc = gw_fail(err, GW_EINVAL, "--file reads the Hub, but '%s' was found in %s (%s): plan that file by its path",
+			     c->model, model_store_name(m->origin.store), m->path ? m->path : "?");
+		model_release(m);
 	}
-	if (model_load(c->model, &c->nums, m, err)) {
-		gw_errorf("%s", gw_error_text(err));
-		if (!c->model && err->code == GW_EINVAL) /* incomplete --layers/--hidden/... */
-			return GW_EXIT_USAGE;
-		return err->code == GW_ENOTFOUND && c->model && !strchr(c->model, '/') ? GW_EXIT_USAGE
-										      : GW_EXIT_RUNTIME;
+	if (!rc)
+		return 0;
+	gw_errorf("%s", gw_error_text(err));
+	switch (err->code) {
+	case GW_EGONE:
+		return GW_EXIT_REMOTE_NOTFOUND;
+	case GW_EDENIED:
+		return GW_EXIT_REMOTE_DENIED;
+	case GW_EUNREACH:
+	case GW_ETIMEOUT:
+	case GW_ENET:
+		return GW_EXIT_NETWORK;
+	case GW_EINVAL:
+		return GW_EXIT_USAGE; /* incomplete --layers/--hidden/..., a name that picks no one file */
 	}
-	return 0;
+	return err->code == GW_ENOTFOUND && c->model && !strchr(c->model, '/') ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
 }
 
 static int plan_main(plan_cli *c, int argc, char **argv)
@@ -1512,6 +1459,11 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 	if ((rc = load_model(c, &m, &err)))
 		return rc;
 	c->rq.model = &m;
+	/* the user's own settings for this model in Ollama's store (its Modelfile) */
+	if (!c->rq.ctx && m.origin.num_ctx)
+		c->rq.ctx = m.origin.num_ctx;
+	if (c->rq.gpu_layers < 0 && m.origin.has_num_gpu)
+		c->rq.gpu_layers = (int)m.origin.num_gpu;
 	if (c->wl.kind == WORKLOAD_TRAIN) {
 		rc = plan_train(c, &m);
 		model_release(&m);

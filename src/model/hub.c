@@ -403,7 +403,8 @@ static void prefix_to_cache(const char *key, const hub_prefix *p, size_t cached_
 /* ---- reading the two formats -------------------------------------------- */
 
 /* A GGUF file by its URL, its prefix cached under key. */
-static int read_gguf(hub_ctx *c, const char *url, const char *key, const char *what, model_desc *m, gw_error *err)
+static int read_gguf(hub_ctx *c, const char *url, const char *key, const char *what, model_desc *m,
+		     uint64_t *file_bytes, gw_error *err)
 {
 	remote_file f = {c, url, what};
 	hub_prefix p = {.fetch = remote_fetch, .ctx = &f, .what = what, .max = HUB_MAX_HEADER, .first = HUB_GGUF_FIRST};
@@ -414,8 +415,10 @@ static int read_gguf(hub_ctx *c, const char *url, const char *key, const char *w
 	int rc = hub_prefix_grow(&p, 4, &b, &blen, err); /* learns the size */
 	if (!rc)
 		rc = gguf_read_grow(what, p.size, hub_prefix_grow, &p, m, err);
-	if (!rc)
+	if (!rc) {
 		prefix_to_cache(key, &p, cached);
+		*file_bytes = p.size;
+	}
 	sb_release(&p.buf);
 	return rc;
 }
@@ -811,6 +814,7 @@ static int hf_load(hub_ctx *c, model_desc *m, hub_result *res, gw_error *err)
 				goto out;
 			sh[i] = (safetensors_head){.name = base_name(shards.v[i]), .buf = (const uint8_t *)heads[i].buf.buf,
 						   .len = heads[i].buf.len, .file_size = heads[i].size};
+			res->file_bytes += heads[i].size;
 		}
 		char display[400];
 		snprintf(display, sizeof display, "%s%s%.*s", nm->repo, dir[0] ? "/" : "", dir[0] ? (int)strlen(dir) - 1 : 0,
@@ -832,7 +836,7 @@ static int hf_load(hub_ctx *c, model_desc *m, hub_result *res, gw_error *err)
 		what = xasprintf("%s/%s", nm->repo, pick);
 		free(cn);
 		free(up);
-		rc = read_gguf(c, url, key, what, m, err);
+		rc = read_gguf(c, url, key, what, m, &res->file_bytes, err);
 		if (!rc) {
 			snprintf(res->files, sizeof res->files, "%s header", pick);
 			char *nmq = xasprintf("%s:%s", nm->repo, base_name(pick));
@@ -930,7 +934,7 @@ static int ollama_load(hub_ctx *c, model_desc *m, hub_result *res, gw_error *err
 	key = cpath(c, "ollama/%s/blobs/sha256-%s.head", host, model + 7);
 	url = xasprintf("%s/v2/%s/blobs/%s", c->base, nm->repo, model);
 	what = xasprintf("%s:%s (%.19s)", nm->repo, nm->rev, model);
-	if ((rc = read_gguf(c, url, key, what, m, err)))
+	if ((rc = read_gguf(c, url, key, what, m, &res->file_bytes, err)))
 		goto out;
 	snprintf(res->files, sizeof res->files, "the model blob's GGUF header");
 	/* num_ctx from the params layer (a small JSON blob), when there is one */

@@ -44,6 +44,7 @@ typedef struct hub_result {
 	uint64_t bytes_read;  /* over the network by this run (0: all from the cache) */
 	unsigned requests;    /* HTTP requests this run */
 	uint32_t num_ctx;     /* Ollama: the params layer's num_ctx (0: none) */
+	uint64_t file_bytes;  /* the model file's size (safetensors: all shards) */
 	bool offline;         /* GW_EUNREACH because the network is off (the
 			       * variables, no libcurl), not unreachable */
 } hub_result;
@@ -83,5 +84,12 @@ typedef struct hub_prefix {
 #define HUB_MAX_HEADER (64ULL << 20)
 /* gguf_grow_fn over a hub_prefix (ctx): at least need bytes, doubling. */
 int hub_prefix_grow(void *ctx, uint64_t need, const uint8_t **buf, size_t *len, gw_error *err);
+
+/*
+ * What model_remote_resolve (src/model/remote.c, model_load's hook) passes
+ * to hub_load: --file, and a progress callback (NULL: none).  cmd/plan.c
+ * sets them around its model_load and clears them after (NULL, NULL, NULL).
+ */
+void model_remote_configure(const char *file, net_progress_fn progress, void *progress_ctx);
 
 #endif

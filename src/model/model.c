@@ -53,6 +53,7 @@ void model_release(model_desc *m)
 		free(m->dtype_names ? m->dtype_names[i] : NULL);
 	free(m->dtype_names);
 	free(m->dtype_bytes);
+	model_origin_release(&m->origin);
 	memset(m, 0, sizeof *m);
 }
 
@@ -374,6 +375,8 @@ int model_load(const char *name, const model_numbers *nums, model_desc *m, gw_er
 {
 	static const model_numbers none;
 	struct stat st;
+	model_found f;
+	char *note = NULL;
 	int rc;
 	if (!nums)
 		nums = &none;
@@ -394,28 +397,51 @@ int model_load(const char *name, const model_numbers *nums, model_desc *m, gw_er
 	} else if (stat(name, &st) == 0) {
 		if ((rc = load_path(name, &st, m, err)))
 			return rc;
+		m->origin.store = MODEL_STORE_PATH;
+	} else if ((rc = looks_like_path(name) ? 1 : model_store_find(name, &f, err)) <= 0) {
+		if (rc)
+			return rc;
+		if (stat(f.path, &st))
+			rc = gw_fail(err, GW_ENOENT, "cannot read '%s': %s", f.path, strerror(errno));
+		else
+			rc = load_path(f.path, &st, m, err);
+		if (rc) {
+			model_found_release(&f);
+			return rc;
+		}
+		model_set_name(m, f.origin.ref);
+		m->origin = f.origin;
+		free(f.path);
+	} else if ((rc = looks_like_path(name) ? 1 : model_remote_resolve(name, m, &note, err)) <= 0) {
+		if (rc) {
+			free(note);
+			return rc;
+		}
 	} else {
 		const model_spec *s = kb_model_find(name);
 		if (s) {
 			from_catalog(s, m);
+			m->origin.store = MODEL_STORE_CATALOG;
+			m->origin.note = note;
+			note = NULL;
 		} else if (looks_like_path(name)) {
 			return gw_fail(err, GW_ENOENT, "cannot read '%s': %s", name, strerror(ENOENT));
 		} else {
 			const model_spec *sug = kb_model_suggest(name);
-			if (sug)
-				return gw_fail(err, GW_ENOTFOUND, "unknown model '%s' (did you mean '%s'?)", name, sug->id);
-			return gw_fail(err, GW_ENOTFOUND, "unknown model '%s' (not a file and not in the catalog)", name);
+			/* the remote resolver's note says why it did not answer (offline) */
+			if (sug && note)
+				rc = gw_fail(err, GW_ENOTFOUND, "unknown model '%s' (did you mean '%s'?); %s", name, sug->id, note);
+			else if (sug)
+				rc = gw_fail(err, GW_ENOTFOUND, "unknown model '%s' (did you mean '%s'?)", name, sug->id);
+			else if (note)
+				rc = gw_fail(err, GW_ENOTFOUND, "unknown model '%s' (not a file and not in the catalog); %s", name, note);
+			else
+				rc = gw_fail(err, GW_ENOTFOUND, "unknown model '%s' (not a file and not in the catalog)", name);
+			free(note);
+			return rc;
 		}
 	}
-	return model_adopt(m, nums, err);
-}
-
-int model_adopt(model_desc *m, const model_numbers *nums, gw_error *err)
-{
-	static const model_numbers none;
-	int rc;
-	if (!nums)
-		nums = &none;
+	free(note);
 	apply_numbers(nums, m);
 	if (m->source == MODEL_SRC_EXPLICIT && !nums->heads && nums->head_dim)
 		m->n_heads = nums->hidden / nums->head_dim;

@@ -20,6 +20,37 @@ typedef enum {
 	MODEL_SRC_EXPLICIT,
 } model_source;
 
+/* Where a model named by name was found (model_load, in this order). */
+typedef enum {
+	MODEL_STORE_NONE,     /* explicit numbers */
+	MODEL_STORE_PATH,     /* a file or folder the user named */
+	MODEL_STORE_OLLAMA,   /* Ollama's store: a manifest's model blob */
+	MODEL_STORE_HF_CACHE, /* the Hugging Face cache: a snapshot */
+	MODEL_STORE_LMSTUDIO, /* LM Studio's models folder */
+	MODEL_STORE_HUB,      /* the Hugging Face Hub (model_remote_resolve) */
+	MODEL_STORE_REGISTRY, /* Ollama's registry (model_remote_resolve) */
+	MODEL_STORE_CATALOG,  /* data/models.tsv */
+} model_store;
+
+/* What the store said besides the file: owned strings, NULL when absent. */
+typedef struct model_origin {
+	model_store store;
+	char *ref;             /* the name as the store knows it: "qwen3:14b", "Qwen/Qwen3-8B" */
+	char *root;            /* the store's folder (or the endpoint's URL) */
+	char *revision;        /* HF snapshot commit, Ollama config digest */
+	char *projector;       /* a vision projector file (Ollama projector layer, mmproj*.gguf) */
+	uint64_t projector_bytes;
+	uint64_t file_bytes;   /* bytes on disk of the model file (0: a folder or not read) */
+	uint64_t num_ctx;      /* Ollama's params num_ctx (the Modelfile's PARAMETER); 0 none */
+	bool has_num_gpu;      /* Ollama's params set num_gpu (layers on the GPU): */
+	uint32_t num_gpu;
+	char *note;            /* a line the store adds ("offline: the catalog's answer") */
+	/* the Hub and Ollama's registry (model_remote_resolve): */
+	char *read;            /* what was read: "config.json + 2 safetensors headers" */
+	uint64_t read_bytes;   /* bytes received over the network by this run */
+	uint32_t requests;     /* HTTP requests this run (0: all from the cache) */
+} model_origin;
+
 /* Bytes of one tensor group, as stored (exact when read from a file). */
 typedef struct model_tensor_group {
 	uint64_t bytes;
@@ -124,6 +155,7 @@ typedef struct model_desc {
 	uint32_t embd_per_layer;
 	bool *layer_v_from_k;
 	const char *layer_rule; /* the llama.cpp source of the rule applied */
+	model_origin origin;    /* which store answered (model_load) */
 } model_desc;
 
 /* Bits of model_desc.layer_mix. */
@@ -151,12 +183,53 @@ typedef struct model_numbers {
  */
 int model_load(const char *name, const model_numbers *nums, model_desc *m, gw_error *err);
 void model_release(model_desc *m);
+
+/* ---- the stores of installed models (src/model/store.c) ---- */
+
+/* A model found in a local store: the file or folder the readers open. */
+typedef struct model_found {
+	char *path;
+	model_origin origin;
+} model_found;
+
 /*
- * The last step of model_load for a model read elsewhere (model/hub.c):
- * explicit numbers over it, the shape checks, derived fields.  m is
- * released on failure.
+ * Look name up in Ollama's store ("qwen3:14b", "user/model:tag",
+ * "hf.co/org/repo:Q4_K_M"), then the Hugging Face cache ("ORG/NAME",
+ * "ORG/NAME-GGUF:QUANT"), then LM Studio's folders ("PUBLISHER/REPO[:QUANT]").
+ * Returns 0 with f filled (release with model_found_release), 1 when no
+ * store has it, or a negative code when one has it broken (a manifest
+ * naming a missing blob, refs/main naming a missing snapshot, a blob of
+ * the wrong size) with err saying which.
  */
-int model_adopt(model_desc *m, const model_numbers *nums, gw_error *err);
+int model_store_find(const char *name, model_found *f, gw_error *err);
+/* The same in one store only. */
+int model_store_find_in(model_store s, const char *name, model_found *f, gw_error *err);
+void model_found_release(model_found *f);
+void model_origin_release(model_origin *o);
+/* "ollama", "hf-cache", "lmstudio", "hub", "catalog" ... (JSON values) */
+const char *model_store_name(model_store s);
+
+/* One installed model, as `list models --installed` shows it. */
+typedef struct model_installed {
+	model_store store;
+	char *name;     /* the name that resolves to it */
+	char *path;     /* NULL: broken (its manifest or snapshot points nowhere) */
+	uint64_t bytes; /* exact bytes on disk (model + projector; a snapshot's files) */
+	char *revision;
+} model_installed;
+/* Every model of every store, by store then name. */
+int model_store_list(model_installed **out, size_t *n);
+void model_installed_free(model_installed *v, size_t n);
+
+/*
+ * The hook for the Hugging Face Hub and Ollama's registry
+ * (src/model/remote.c), asked after the local stores and before the
+ * catalog.  Returns 0 with m filled (m->origin.store MODEL_STORE_HUB or
+ * MODEL_STORE_REGISTRY), 1 when it does not answer (not a remote name,
+ * offline: the catalog answers; it may leave a note in *note, malloc'd,
+ * which the catalog's answer carries), or a negative code with err set.
+ */
+int model_remote_resolve(const char *name, model_desc *m, char **note, gw_error *err);
 
 /* The individual readers (used by model_load, tests and fuzzers). */
 int gguf_read(const char *path, model_desc *m, gw_error *err);

@@ -41,7 +41,7 @@ local_json=$out
 fresh
 run_gw plan acme/Big --vram 24G --json
 is "$rc" 0 "plan acme/Big: exit 0"
-is "$(j 'd["remote"]["kind"]')" hf-hub "  ... read from the Hub"
+is "$(j 'd["source"]["store"]')" hub "  ... read from the Hub"
 is "$(j 'd["model_source"]')" safetensors "  ... as safetensors"
 for k in model_bytes embd_bytes; do
 	want=$(printf '%s' "$local_json" | jget "d[\"$k\"]")
@@ -53,14 +53,14 @@ size=$(j 'd["model_bytes"]')
 [ "$size" -gt 10000000000 ]; ok $? "  ... of a model of $size bytes (over 10 GB)"
 b=$(sent)
 [ "$b" -lt 2097152 ]; ok $? "  ... the server sent $b bytes (under 2 MiB)"
-is "$(j 'd["remote"]["read_bytes"]')" "$b" "  ... and gpuwise says so"
+is "$(j 'd["source"]["read_bytes"]')" "$b" "  ... and gpuwise says so"
 unlike "$(cat "$TMP/log")" ' 500 ' "  ... never a whole large file asked for"
 like "$(grep '/cdn/' "$TMP/log")" 'bytes=0-' "  ... the shards by Range, through the CDN's redirect"
 fresh
 run_gw plan acme/Big --vram 24G --json
 is "$rc" 0 "second run: exit 0"
 is "$(hits)" 0 "  ... no request (the cache)"
-is "$(j 'd["remote"]["cached"]')" True "  ... and it says it read the cache"
+is "$(j 'd["source"]["requests"]')/$(j 'd["source"]["read_bytes"]')" 0/0 "  ... and it says it read the cache"
 run_gw plan acme/Big --vram 8G --json
 jcheck plan-hub json-plan.md
 is "$(j 'd["model_bytes"]')" "$size" "  ... the same model"
@@ -102,7 +102,7 @@ is "$rc" 2 "--file with an Ollama name: usage error"
 fresh
 run_gw plan big:11b --vram 24G --json
 is "$rc" 0 "plan big:11b (not pulled): exit 0"
-is "$(j 'd["remote"]["kind"]')" ollama-registry "  ... from the registry"
+is "$(j 'd["source"]["store"]')" ollama-registry "  ... from the registry"
 want=$(printf '%s' "$local_json" | jget 'd["model_bytes"]')
 is "$(j 'd["model_bytes"]')" "$want" "  ... the blob's tensor bytes, exact"
 is "$(j 'd["ctx"]')" 16384 "  ... at the num_ctx of its params layer"
@@ -165,8 +165,8 @@ is "$rc" 0 "HF_HUB_OFFLINE=1, a catalog model: exit 0"
 like "$out" "^from the catalog: offline \\(HF_HUB_OFFLINE=1\\)" "  ... the catalog's answer, with a note"
 is "$(hits)" 0 "  ... no request"
 HF_HUB_OFFLINE=1 run_gw plan meta-llama/Llama-3.1-8B --vram 24G --json
-is "$(j 'd["remote"]["kind"]')" catalog "  ... JSON: remote.kind catalog"
-like "$(j 'd["remote"]["offline"]')" "HF_HUB_OFFLINE=1" "  ... and why"
+is "$(j 'd["source"]["store"]')" catalog "  ... JSON: source.store catalog"
+like "$(j 'd["source"]["note"]')" "HF_HUB_OFFLINE=1" "  ... and why, in source.note"
 HF_HUB_OFFLINE=1 run_gw plan meta-llama/Llama-3.1-8B --vram 4G --json
 jcheck plan-offline json-plan.md
 HF_HUB_OFFLINE=1 run_gw plan acme/Other --vram 24G
@@ -176,7 +176,7 @@ one_line "$rc" 2 "unknown model 'qwen3:1b' \\(did you mean '[^']*'\\?\\); offlin
 HF_ENDPOINT=http://127.0.0.1:1 run_gw plan acme/Other --vram 24G
 one_line "$rc" 7 "cannot reach 'http://127.0.0.1:1/api/models/acme/Other/revision/main'" "no network, a model the catalog lacks"
 HF_HUB_OFFLINE=1 run_gw plan acme/Big --vram 24G --json
-is "$rc/$(j 'd["remote"]["cached"]')" 0/True "HF_HUB_OFFLINE=1, a model in the cache: read from it"
+is "$rc/$(j 'd["source"]["requests"]')" 0/0 "HF_HUB_OFFLINE=1, a model in the cache: read from it"
 is "$(hits)" 0 "  ... still no request"
 GPUWISE_OFFLINE=1 run_gw plan llama3.1:8b --vram 24G
 is "$rc" 0 "GPUWISE_OFFLINE=1: exit 0"

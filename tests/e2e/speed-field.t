@@ -8,8 +8,13 @@
 # reached yet, the test asserts the bound reached so far (below) and prints the gap.
 . "$(dirname "$0")/lib.sh"
 
-# held-out bounds asserted: the issue's target, or the best bound reached so far
-DEC_BOUND=10 PP_BOUND=64 OFF_BOUND=39 CAT_BOUND=203
+# held-out bounds asserted: the issue's target, or the best bound reached so far.  Before
+# this set's fit (main at 1a0990a): decode 8.0%, prefill 63.6%, partial-offload decode
+# 38.0%, worst category 197.1%; now: 7.1%, 52.3% (the per-ubatch copies of the host
+# weights), 38.0% (host bandwidth still assumed 51.2 GB/s), 59.0% (DGX Spark prefill
+# at depth: GB10's prefill is 25-80% slower than its family's constants say, and its
+# only rows are held out).
+DEC_BOUND=10 PP_BOUND=53 OFF_BOUND=39 CAT_BOUND=60
 DEC_TARGET=10 PP_TARGET=20 OFF_TARGET=15 CAT_TARGET=25
 
 tsv="$GW_TOP/tests/validation/speed-field.tsv"
