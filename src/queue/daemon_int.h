@@ -110,6 +110,13 @@ typedef struct config {
 	uint64_t log_limit_bytes;    /* per job log; 0 = no limit */
 	uint64_t free_reserve_bytes; /* submissions are refused below this much free state space */
 	char env_deny[1024];     /* "LD_*,GPUWISE_*,...": what a job never inherits */
+	uint64_t user_log_limit_bytes; /* one user's logs, all their jobs; 0 = no limit */
+	int max_priority;        /* the highest level a non-administrator's --priority reaches (0) */
+	struct qd_prio_cap {
+		char project[64];
+		int max;
+	} prio_caps[32];         /* max_priority[PROJECT] lines */
+	size_t n_prio_caps;
 } config;
 
 typedef struct qd {
@@ -155,6 +162,10 @@ typedef struct qd {
 	char **usage_names;
 	sched_usage *usage;
 	size_t n_usage;
+	/* and each user's inside each project (the fair tree's second level) */
+	sched_user_usage *user_usage;   /* .project owned (malloc'd) */
+	sched_usage *user_decayed;
+	size_t n_user_usage, cap_user_usage;
 	uint64_t reserved_job;   /* the last pass's reservation, kept to the next */
 	double mean_run_ms;      /* recent runs' mean length (weighted 1/16 per run) */
 } qd;
@@ -190,9 +201,14 @@ sched_project *qd_sched_projects(qd *d, size_t *n);
 sched_project *qd_quota_projects(qd *d, size_t *n);
 void qd_usage_free(qd *d);
 sched_config qd_sched_config(qd *d);
+/* Each user's usage per project, running jobs to now, into cfg (freed by qd_sched_users_free). */
+void qd_sched_users(qd *d, sched_config *cfg);
+void qd_sched_users_free(sched_config *cfg);
 
 /* config.c */
 void qd_config_defaults(config *c);
+/* The highest cross-user level a member of project may set (max_priority[PROJECT], else max_priority). */
+int qd_config_max_priority(const config *c, const char *project);
 int qd_config_load(const char *path, bool must_exist, config *c, gw_error *err);
 /* The standard sizes of a GPU named name (its vram_sizes[MODEL] line, else vram_sizes); sets *n. */
 const uint64_t *qd_config_sizes(const config *c, const char *name, size_t *n);

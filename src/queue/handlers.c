@@ -100,6 +100,7 @@ static json_t *job_json(qd *d, const job *j, bool detail)
 	json_object_set_new(o, "estimated_start_ms", jint_or_null(j->state == JOB_QUEUED && j->est_start_ms > 0, (long long)j->est_start_ms));
 	json_object_set_new(o, "vram_measured_bytes", jint_or_null(j->vram_peak_bytes > 0, (long long)j->vram_peak_bytes));
 	json_object_set_new(o, "priority", json_integer(s->priority));
+	json_object_set_new(o, "priority_level", json_integer(s->boost));
 	json_t *g = json_array(), *u = json_array();
 	for (int i = 0; i < j->n_placed; i++) {
 		json_array_append_new(g, json_integer(j->gpu_idx[i]));
@@ -217,6 +218,13 @@ static void do_submit(qd *d, client *c, proto_req *r)
 	s->user = qd_user_name(c->uid);
 	if (!s->project)
 		s->project = xstrdup("default");
+	/*
+	 * The level across users: an administrator's priority, else the
+	 * priority capped at the project's max_priority (0 unless set), so a
+	 * user's --priority orders their own jobs and cannot jump fair share.
+	 */
+	int cap = qd_is_admin(d, c) ? 1000 : qd_config_max_priority(&d->cfg, s->project);
+	s->boost = s->priority < cap ? s->priority : cap;
 	const store_project *p = project_find(d, s->project);
 	char why[256];
 	const char *bad = NULL;

@@ -308,8 +308,10 @@ void qd_schedule(qd *d)
 			jobs[i]->borrowed = false;
 	}
 	sched_config cfg = qd_sched_config(d);
+	qd_sched_users(d, &cfg);
 	sched_result res = {0};
 	sched_pass(&cfg, d->gpus, d->n_gpus, pr, np, jobs, d->n_jobs, &res);
+	qd_sched_users_free(&cfg);
 	d->reserved_job = res.reserved_job > 0 ? (uint64_t)res.reserved_job : 0;
 	/* a preempted job says so until it starts again */
 	for (size_t i = 0; i < d->n_jobs; i++) {
