@@ -167,6 +167,11 @@ typedef struct qd {
 	sched_usage *user_decayed;
 	size_t n_user_usage, cap_user_usage;
 	uint64_t reserved_job;   /* the last pass's reservation, kept to the next */
+	struct {
+		uint32_t uid;
+		uint64_t bytes, at_ms;   /* monotonic */
+	} log_cache[64];         /* users' kept log bytes, looked at most every 2 s */
+	size_t n_log_cache;
 	double mean_run_ms;      /* recent runs' mean length (weighted 1/16 per run) */
 } qd;
 
@@ -191,6 +196,17 @@ void qd_schedule(qd *d);
 void qd_watch_jobs(qd *d);
 void qd_readopt(qd *d);
 void qd_expire_logs(qd *d);
+/*
+ * One user's kept log bytes; with prune, over user_log_limit their oldest
+ * ended jobs' logs are removed first until they fit.
+ */
+uint64_t qd_user_logs(qd *d, uint32_t uid, bool prune);
+/*
+ * Why a user's submission is refused for space, else NULL: over their
+ * log budget with only running jobs' logs left, or the state disk below
+ * free_space_reserve while their logs are more than an equal part of all.
+ */
+const char *qd_logs_refusal(qd *d, uint32_t uid, bool admin, char *why, size_t n);
 
 /* usage.c */
 void qd_usage_load(qd *d);

@@ -262,17 +262,8 @@ static void do_submit(qd *d, client *c, proto_req *r)
 		bad = sched_check_quota(s, mine, all, np, d->cfg.borrowing, d->gpus, d->n_gpus, why, sizeof why);
 		free(all);
 	}
-	struct statvfs vfs;
-	if (!bad && d->cfg.free_reserve_bytes && statvfs(d->state_dir, &vfs) == 0 &&
-	    (uint64_t)vfs.f_bavail * vfs.f_frsize < d->cfg.free_reserve_bytes) {
-		char a[32], b[32];
-		snprintf(why, sizeof why,
-			 "the state directory '%.100s' has %s free, below the reserve of %s (free_space_reserve): "
-			 "submissions are refused until space is freed",
-			 d->state_dir, fmt_bytes(a, sizeof a, (uint64_t)vfs.f_bavail * vfs.f_frsize),
-			 fmt_bytes(b, sizeof b, d->cfg.free_reserve_bytes));
-		bad = why;
-	}
+	if (!bad)
+		bad = qd_logs_refusal(d, s->uid, qd_is_admin(d, c), why, sizeof why);
 	if (!bad && !qd_tx_ok(d)) {
 		snprintf(why, sizeof why, N_("the daemon could not save its state: %.200s"), d->err.msg);
 		bad = why;

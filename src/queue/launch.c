@@ -100,8 +100,16 @@ void qd_job_ended(qd *d, djob *x, int status, bool known)
 	qd_save(d, x);
 	qd_log(d, "job %llu %s (status %d)", (unsigned long long)j->id, job_state_name(j->state), status);
 	d->dirty = true;
-	if (job_state_ended(j->state))
+	if (job_state_ended(j->state)) {
+		uint32_t uid = j->spec.uid;
 		qd_drop_job(d, x);
+		/* the user's log budget: their oldest ended jobs' logs go first */
+		if (d->cfg.user_log_limit_bytes)
+			qd_user_logs(d, uid, true);
+		for (size_t i = 0; i < d->n_log_cache; i++)
+			if (d->log_cache[i].uid == uid)
+				d->log_cache[i].at_ms = 0;
+	}
 }
 
 int qd_read_status_file(qd *d, uint64_t id, int *status)

@@ -206,6 +206,11 @@ int proto_spec_from_json(json_t *o, bool stored, job_spec *s, char *err, size_t 
 		} else if (strcmp(key, "name") == 0) {
 			if (get_str(v, key, 128, &s->name, err, n))
 				goto bad;
+			/* names reach other users' terminals: no escape sequences, bells or line breaks */
+			if (!stored && str_has_ctl(s->name)) {
+				fail(err, n, "'name' must not hold control characters (escape, bell, newline...)");
+				goto bad;
+			}
 		} else if (strcmp(key, "vram_bytes") == 0) {
 			if (get_u64(v, key, 1ULL << 50, &s->vram_bytes, err, n))
 				goto bad;

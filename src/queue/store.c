@@ -30,6 +30,7 @@ static const char schema[] =
 	" placement TEXT NOT NULL DEFAULT '', borrowed INTEGER NOT NULL DEFAULT 0,"
 	" reason TEXT, vram_peak INTEGER NOT NULL DEFAULT 0, logs_kept INTEGER NOT NULL DEFAULT 1);"
 	"CREATE INDEX IF NOT EXISTS jobs_active ON jobs(state) WHERE state < 3;"
+	"CREATE INDEX IF NOT EXISTS jobs_logs ON jobs(uid) WHERE logs_kept = 1;"
 	"CREATE TABLE IF NOT EXISTS projects ("
 	" name TEXT PRIMARY KEY, vram_bytes INTEGER, gpus INTEGER, jobs INTEGER,"
 	" members TEXT NOT NULL DEFAULT '');"
@@ -390,6 +391,41 @@ int store_expire_logs(store *s, uint64_t before_ms, uint64_t **ids, size_t *n, g
 		sqlite3_finalize(st);
 	}
 	return 0;
+}
+
+int store_kept_logs(store *s, int64_t uid, store_log **out, size_t *n, gw_error *err)
+{
+	sqlite3_stmt *st;
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(s->db,
+			       uid < 0 ? "SELECT id, uid, state >= 3 FROM jobs WHERE logs_kept = 1 ORDER BY state >= 3 DESC, end_ms, id"
+				       : "SELECT id, uid, state >= 3 FROM jobs WHERE logs_kept = 1 AND uid = ? "
+					 "ORDER BY state >= 3 DESC, end_ms, id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_fail(s, err, "list kept logs");
+	if (uid >= 0)
+		sqlite3_bind_int64(st, 1, uid);
+	size_t cap = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		*out = xgrow(*out, &cap, *n + 1, sizeof **out);
+		(*out)[(*n)++] = (store_log){.id = (uint64_t)sqlite3_column_int64(st, 0),
+					     .uid = (uint32_t)sqlite3_column_int64(st, 1),
+					     .ended = sqlite3_column_int(st, 2) != 0};
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int store_drop_log(store *s, uint64_t id, gw_error *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE jobs SET logs_kept = 0 WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+		return db_fail(s, err, "drop a log");
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : db_fail(s, err, "drop a log");
 }
 
 uint64_t store_count_jobs(store *s)
