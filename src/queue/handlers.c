@@ -487,8 +487,11 @@ static void do_change(qd *d, client *c, proto_req *r)
 			err = buf;
 		} else if (r->op == PROTO_CANCEL) {
 			if (x->j.state == JOB_RUNNING) {
-				if (x->stop == STOP_PREEMPT)
+				if (x->stop == STOP_PREEMPT) {
 					x->stop = STOP_CANCEL; /* already stopping: end cancelled, not requeued */
+					x->j.stop_kind = STOP_CANCEL;
+					qd_save(d, x);
+				}
 				qd_stop_job(d, x, STOP_CANCEL, NULL);
 				json_object_set_new(e, "state", json_string("cancelling"));
 			} else {

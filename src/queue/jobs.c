@@ -537,6 +537,14 @@ void qd_readopt(qd *d)
 		if (j->pid > 0 && j->pid_start_ticks && qd_proc_start_ticks(j->pid) == j->pid_start_ticks) {
 			qd_log(d, "job %llu re-adopted (pid %d)", (unsigned long long)j->id, j->pid);
 			x->own_child = false;
+			/* a stop acknowledged before the restart goes on, its SIGKILL at the same time */
+			if (j->stop_kind > STOP_NONE && j->stop_kind < STOP_SHUTDOWN) {
+				uint64_t now = wall_ms();
+				x->stop = j->stop_kind;
+				x->kill_at_ms = now_ms() + (j->stop_deadline_ms > now ? j->stop_deadline_ms - now : 0);
+				qd_signal_job(x, SIGTERM);
+				qd_log(d, "job %llu: its stop (%d) goes on after the restart", (unsigned long long)j->id, x->stop);
+			}
 			continue;
 		}
 		int status = 0;

@@ -96,6 +96,8 @@ void qd_job_ended(qd *d, djob *x, int status, bool known)
 		}
 	}
 	x->stop = STOP_NONE;
+	j->stop_kind = 0;
+	j->stop_deadline_ms = 0;
 	x->own_child = false;
 	qd_save(d, x);
 	qd_log(d, "job %llu %s (status %d)", (unsigned long long)j->id, job_state_name(j->state), status);
@@ -144,6 +146,10 @@ void qd_stop_job(qd *d, djob *x, int why, const char *note)
 	free(x->stop_note);
 	x->stop_note = note ? xstrdup(note) : NULL;
 	x->kill_at_ms = now_ms() + KILL_AFTER_MS;
+	/* committed with this iteration, before the reply: a restart resumes the stop */
+	x->j.stop_kind = why;
+	x->j.stop_deadline_ms = wall_ms() + KILL_AFTER_MS;
+	qd_save(d, x);
 	qd_signal_job(x, SIGTERM);
 }
 

@@ -97,6 +97,13 @@ typedef struct job {
 	char *reason;            /* why it waits, failed or was stopped; NULL none */
 	uint32_t queue_pos;      /* set by sched_pass: 1 = considered first; 0 not waiting in order */
 	uint64_t est_start_ms;   /* set by sched_estimate: wall clock; 0 unknown */
+	/*
+	 * A stop under way (the daemon's STOP_* code, 0 none) and the wall-clock
+	 * time of its SIGKILL: stored with the job before a cancel is
+	 * acknowledged, so a restart resumes it instead of forgetting it.
+	 */
+	int stop_kind;
+	uint64_t stop_deadline_ms;
 } job;
 
 void job_spec_release(job_spec *s);
