@@ -30,6 +30,7 @@ void qd_config_defaults(config *c)
 	c->free_reserve_bytes = 256 * MiB;
 	/* and one user's logs, all jobs together, to 1 GiB: their oldest go first */
 	c->user_log_limit_bytes = 1 * GiB;
+	c->kill_wait_ms = 30000;
 	/*
 	 * Never inherited from a submitter: the dynamic loader's variables (they
 	 * would also displace the VRAM cap's preload), the daemon's own, and the
@@ -188,6 +189,9 @@ int qd_config_load(const char *path, bool must_exist, config *c, gw_error *err)
 			ok = strlen(v) < sizeof c->env_deny;
 			if (ok)
 				strcpy(c->env_deny, v);
+		} else if (!strcmp(k, "kill_wait")) {
+			ok = parse_duration_ms(v, &u) == 0 && u >= 100 && u <= 3600 * 1000;
+			c->kill_wait_ms = u;
 		} else if (!strcmp(k, "user_log_limit")) {
 			u = 0;
 			ok = !strcmp(v, "0") || (parse_size(v, &u) == 0 && u >= 4096);

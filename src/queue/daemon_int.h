@@ -33,7 +33,6 @@
 
 #define READ_CHUNK 65536
 #define TICK_MS 100
-#define KILL_AFTER_MS 30000      /* SIGTERM to SIGKILL for a job being stopped */
 #define HW_EVERY_MS 1000
 #define LOG_CHUNK 65536
 
@@ -110,6 +109,7 @@ typedef struct config {
 	uint64_t log_limit_bytes;    /* per job log; 0 = no limit */
 	uint64_t free_reserve_bytes; /* submissions are refused below this much free state space */
 	char env_deny[1024];     /* "LD_*,GPUWISE_*,...": what a job never inherits */
+	uint64_t kill_wait_ms;   /* SIGTERM to SIGKILL for a job being stopped (30 s, Slurm's KillWait) */
 	uint64_t user_log_limit_bytes; /* one user's logs, all their jobs; 0 = no limit */
 	int max_priority;        /* the highest level a non-administrator's --priority reaches (0) */
 	struct qd_prio_cap {

@@ -520,7 +520,7 @@ void qd_watch_jobs(qd *d)
 			qd_stop_job(d, x, STOP_TIMELIMIT, NULL);
 		if (x->stop && mono > x->kill_at_ms) {
 			qd_signal_job(x, SIGKILL);
-			x->kill_at_ms = mono + KILL_AFTER_MS;
+			x->kill_at_ms = mono + d->cfg.kill_wait_ms;
 		}
 		check_usage(d, x);
 	}
@@ -705,7 +705,7 @@ const char *qd_logs_refusal(qd *d, uint32_t uid, bool admin, char *why, size_t n
 		free(seen);
 		free(l);
 	}
-	bool heavy = users && mine * users > total;
+	bool heavy = users && mine && mine * users >= total;
 	if (!heavy && avail >= reserve / 2)
 		return NULL;
 	if (heavy)

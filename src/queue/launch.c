@@ -145,10 +145,10 @@ void qd_stop_job(qd *d, djob *x, int why, const char *note)
 	x->stop = why;
 	free(x->stop_note);
 	x->stop_note = note ? xstrdup(note) : NULL;
-	x->kill_at_ms = now_ms() + KILL_AFTER_MS;
+	x->kill_at_ms = now_ms() + d->cfg.kill_wait_ms;
 	/* committed with this iteration, before the reply: a restart resumes the stop */
 	x->j.stop_kind = why;
-	x->j.stop_deadline_ms = wall_ms() + KILL_AFTER_MS;
+	x->j.stop_deadline_ms = wall_ms() + d->cfg.kill_wait_ms;
 	qd_save(d, x);
 	qd_signal_job(x, SIGTERM);
 }

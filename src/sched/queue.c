@@ -751,7 +751,7 @@ typedef struct lane {
 	size_t head, end;         /* into the sorted queue */
 	size_t slot;              /* its project */
 	double uv, ug;            /* the user's usage: VRAM-byte-s, GPU-s */
-	size_t running;           /* the user's jobs running in the project, started in this pass included */
+	size_t running;           /* the user's jobs running in the project, and turns taken in this pass */
 } lane;
 
 /* A lane's part of its project's usage: the mean of its parts of VRAM and of GPU time. */
@@ -1041,6 +1041,8 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 		if (j == sticky)
 			sticky = NULL;
 		double dv, dg;
+		/* a turn taken, started or not: the project's next position goes to its next user */
+		ln->running++;
 		j->queue_pos = ++p.n_pos; /* taken back below when it starts */
 		sched_project *pr = &projects[best];
 		const char *qwhy = NULL;
@@ -1069,7 +1071,7 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			charge(&p, j, pr, +1);
 			res_add(res, &d);
 			project_run(&p, j, NULL, pr, &dv, &dg);
-			ln->uv += dv, ln->ug += dg, tv[best] += dv, tg[best] += dg, ln->running++;
+			ln->uv += dv, ln->ug += dg, tv[best] += dv, tg[best] += dg;
 			continue;
 		}
 		sched_req r = req_of(&p, j);
@@ -1123,7 +1125,7 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 		charge_at(&p, j, d.gpu_idx, pr, +1);
 		res_add(res, &d);
 		project_run(&p, j, d.gpu_idx, pr, &dv, &dg);
-		ln->uv += dv, ln->ug += dg, tv[best] += dv, tg[best] += dg, ln->running++;
+		ln->uv += dv, ln->ug += dg, tv[best] += dv, tg[best] += dg;
 	}
 	for (size_t i = 0; i < n_projects; i++) {
 		projects[i].usage_vram_byte_s = saved_usage[2 * i];
