@@ -134,7 +134,7 @@ static void submit_usage(FILE *f)
 		"  --gpus N              GPUs (default 1)\n"
 		"  --mode MODE           shared (default: packed by memory), exclusive (whole\n"
 		"                        GPUs) or mig:PROFILE (a MIG instance, e.g. mig:1g.10gb)\n"
-		"  --priority N          higher starts first (-1000..1000, default 0)\n"
+		"  --priority N          orders your own jobs: higher first (-1000..1000, default 0)\n"
 		"  --name NAME           a name for the queue listing\n"
 		"  --time-limit DUR      stop the job after DUR (e.g. 2h)\n"
 		"  --after JOBID         start only after job JOBID ended\n"
