@@ -99,6 +99,22 @@ static const char *jstr(json_t *o, const char *k)
 	return s ? s : "";
 }
 
+/*
+ * A string another user chose (a job or project name, a command, a reason
+ * that quotes one) as text for a terminal: control characters escaped
+ * (\x1b), so no name can write escape sequences or a forged row into
+ * someone else's output.  Eight calls' results live at once.
+ */
+static const char *esc(const char *s)
+{
+	static char buf[8][2048];
+	static unsigned k;
+	if (!str_has_ctl(s))
+		return s;
+	k = (k + 1) % 8;
+	return str_esc_ctl(s, buf[k], sizeof buf[k]);
+}
+
 /* ---- submit ------------------------------------------------------------- */
 static void submit_usage(FILE *f)
 {
@@ -118,7 +134,7 @@ static void submit_usage(FILE *f)
 		"  --gpus N              GPUs (default 1)\n"
 		"  --mode MODE           shared (default: packed by memory), exclusive (whole\n"
 		"                        GPUs) or mig:PROFILE (a MIG instance, e.g. mig:1g.10gb)\n"
-		"  --priority N          higher starts first (-1000..1000, default 0)\n"
+		"  --priority N          orders your own jobs: higher first (-1000..1000, default 0)\n"
 		"  --name NAME           a name for the queue listing\n"
 		"  --time-limit DUR      stop the job after DUR (e.g. 2h)\n"
 		"  --after JOBID         start only after job JOBID ended\n"
@@ -759,13 +775,13 @@ static void print_jobs(json_t *jobs)
 			snprintf(vsz, sizeof vsz, _("%s (std %s)"), vreq, bytes_text(cb, sizeof cb, ch));
 			vreq = vsz;
 		}
-		const char *cells[13] = {id, jstr(j, "name"), jstr(j, "user"), jstr(j, "project"), jstr(j, "state"), g, vreq,
+		const char *cells[13] = {id, esc(jstr(j, "name")), esc(jstr(j, "user")), esc(jstr(j, "project")), jstr(j, "state"), g, vreq,
 				       bytes_text(vu, sizeof vu, json_object_get(j, "vram_measured_bytes")),
 				       ms_text(w, sizeof w, json_object_get(j, "wait_ms")),
 				       ms_text(r, sizeof r, json_object_get(j, "run_ms")), pos, est, NULL};
 		/* the daemon's reason is English (its state, the JSON); shown in the reader's language */
 		char *reason = gw_translate_text(jstr(j, "reason"));
-		cells[12] = reason;
+		cells[12] = (char *)esc(reason);
 		table_addv(t, cells);
 		free(reason);
 	}
@@ -952,12 +968,12 @@ int cmd_show(int argc, char **argv)
 			json_print(r, stdout);
 		else {
 			char a[32];
-			printf(_("job slurm:%lld: %s (%s; Slurm: %s)\n"), jint(r, "id"), jstr(r, "name"), jstr(r, "state"),
-			       jstr(r, "slurm_state"));
+			printf(_("job slurm:%lld: %s (%s; Slurm: %s)\n"), jint(r, "id"), esc(jstr(r, "name")), jstr(r, "state"),
+			       esc(jstr(r, "slurm_state")));
 			field(N_("user"));
-			printf(_("%s (uid %lld)\n"), jstr(r, "user"), jint(r, "uid"));
+			printf(_("%s (uid %lld)\n"), esc(jstr(r, "user")), jint(r, "uid"));
 			field(N_("project"));
-			printf(_("%s (Slurm account)\n"), jstr(r, "project"));
+			printf(_("%s (Slurm account)\n"), esc(jstr(r, "project")));
 			field(N_("request"));
 			printf(P_("%s, %lld GPU\n", "%s, %lld GPUs\n", jint(r, "gpus_requested")), jstr(r, "mode"),
 			       jint(r, "gpus_requested"));
@@ -974,7 +990,7 @@ int cmd_show(int argc, char **argv)
 			if (json_is_string(json_object_get(r, "reason"))) {
 				char *why = gw_translate_text(jstr(r, "reason"));
 				field(N_("reason"));
-				printf("%s\n", why);
+				printf("%s\n", esc(why));
 				free(why);
 			}
 		}
@@ -998,19 +1014,19 @@ int cmd_show(int argc, char **argv)
 	} else {
 		json_t *s = json_object_get(j, "spec");
 		char a[32], b[32];
-		printf(_("job %lld: %s (%s)\n"), jint(j, "id"), jstr(j, "name"), jstr(j, "state"));
+		printf(_("job %lld: %s (%s)\n"), jint(j, "id"), esc(jstr(j, "name")), jstr(j, "state"));
 		field(N_("user"));
-		printf(_("%s (uid %lld)\n"), jstr(j, "user"), jint(j, "uid"));
+		printf(_("%s (uid %lld)\n"), esc(jstr(j, "user")), jint(j, "uid"));
 		field(N_("project"));
-		printf("%s%s\n", jstr(j, "project"), json_is_true(json_object_get(j, "borrowed")) ? _(" (on borrowed quota)") : "");
+		printf("%s%s\n", esc(jstr(j, "project")), json_is_true(json_object_get(j, "borrowed")) ? _(" (on borrowed quota)") : "");
 		field(N_("command"));
 		size_t i;
 		json_t *v;
 		json_array_foreach(json_object_get(s, "argv"), i, v)
-			printf("%s%s", i ? " " : "", json_string_value(v));
+			printf("%s%s", i ? " " : "", esc(json_string_value(v)));
 		printf("\n");
 		field(N_("directory"));
-		printf("%s\n", jstr(s, "cwd"));
+		printf("%s\n", esc(jstr(s, "cwd")));
 		field(N_("request"));
 		printf(P_("%s, %lld GPU, VRAM %s per GPU%s\n", "%s, %lld GPUs, VRAM %s per GPU%s\n", jint(j, "gpus_requested")),
 		       jstr(j, "mode"), jint(j, "gpus_requested"),
@@ -1027,7 +1043,7 @@ int cmd_show(int argc, char **argv)
 			json_array_foreach(std, i, v) {
 				if (i)
 					fputs(_(", "), stdout);
-				printf(_("%s on %s%s"), bytes_text(a, sizeof a, json_object_get(v, "bytes")), jstr(v, "model"),
+				printf(_("%s on %s%s"), bytes_text(a, sizeof a, json_object_get(v, "bytes")), esc(jstr(v, "model")),
 				       json_is_true(json_object_get(v, "standard")) ? "" : _(" (free-form)"));
 			}
 			printf("\n");
@@ -1046,14 +1062,14 @@ int cmd_show(int argc, char **argv)
 		}
 		if (json_is_string(json_object_get(s, "vram_plan"))) {
 			field(N_("planner"));
-			printf("%s\n", jstr(s, "vram_plan"));
+			printf("%s\n", esc(jstr(s, "vram_plan")));
 		}
 		field(N_("priority"));
 		printf("%lld\n", jint(j, "priority"));
 		if (json_array_size(json_object_get(j, "gpu_uuids"))) {
 			field(N_("GPUs"));
 			json_array_foreach(json_object_get(j, "gpu_uuids"), i, v)
-				printf("%s%s", i ? " " : "", json_string_value(v));
+				printf("%s%s", i ? " " : "", esc(json_string_value(v)));
 			printf("\n");
 		}
 		field(N_("measured"));
@@ -1069,7 +1085,7 @@ int cmd_show(int argc, char **argv)
 		if (json_is_string(json_object_get(j, "reason"))) {
 			char *why = gw_translate_text(jstr(j, "reason"));
 			field(N_("reason"));
-			printf("%s\n", why);
+			printf("%s\n", esc(why));
 			free(why);
 		}
 	}
@@ -1424,7 +1440,7 @@ int cmd_quota(int argc, char **argv)
 				 limit_text(jq, sizeof jq, json_object_get(p, "jobs_quota"), false),
 				 jint(p, "jobs_borrowing") ? _(" (borrowing)") : "");
 			snprintf(w, sizeof w, "%lld", jint(p, "jobs_waiting"));
-			const char *m = jstr(p, "members");
+			const char *m = esc(jstr(p, "members"));
 			char use[80], fs[64];
 			snprintf(use, sizeof use, "%.2f GiB-h, %.2f GPU-h", json_number_value(json_object_get(p, "usage_vram_gib_hours")),
 				 json_number_value(json_object_get(p, "usage_gpu_hours")));
@@ -1432,7 +1448,7 @@ int cmd_quota(int argc, char **argv)
 				 json_number_value(json_object_get(p, "fairshare_factor")),
 				 100 * json_number_value(json_object_get(p, "usage_share")),
 				 100 * json_number_value(json_object_get(p, "fairshare_share")));
-			const char *cells[] = {jstr(p, "project"), vram, gpus, jobs, w, use, fs, *m ? m : _("everyone")};
+			const char *cells[] = {esc(jstr(p, "project")), vram, gpus, jobs, w, use, fs, *m ? m : _("everyone")};
 			table_addv(t, cells);
 		}
 		table_print(t, stdout);

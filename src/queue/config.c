@@ -28,6 +28,9 @@ void qd_config_defaults(config *c)
 	 * that a chatty job cannot fill it: the database must be able to commit */
 	c->log_limit_bytes = 256 * MiB;
 	c->free_reserve_bytes = 256 * MiB;
+	/* and one user's logs, all jobs together, to 1 GiB: their oldest go first */
+	c->user_log_limit_bytes = 1 * GiB;
+	c->kill_wait_ms = 30000;
 	/*
 	 * Never inherited from a submitter: the dynamic loader's variables (they
 	 * would also displace the VRAM cap's preload), the daemon's own, and the
@@ -186,6 +189,35 @@ int qd_config_load(const char *path, bool must_exist, config *c, gw_error *err)
 			ok = strlen(v) < sizeof c->env_deny;
 			if (ok)
 				strcpy(c->env_deny, v);
+		} else if (!strcmp(k, "kill_wait")) {
+			ok = parse_duration_ms(v, &u) == 0 && u >= 100 && u <= 3600 * 1000;
+			c->kill_wait_ms = u;
+		} else if (!strcmp(k, "user_log_limit")) {
+			u = 0;
+			ok = !strcmp(v, "0") || (parse_size(v, &u) == 0 && u >= 4096);
+			c->user_log_limit_bytes = u;
+		} else if (!strcmp(k, "max_priority")) {
+			ok = parse_int(v, -1000, 1000, &ll) == 0;
+			c->max_priority = (int)ll;
+		} else if (!strncmp(k, "max_priority[", strlen("max_priority["))) {
+			const char *pn = k + strlen("max_priority[");
+			size_t pl = strcspn(pn, "]");
+			if (pn[pl] != ']' || pn[pl + 1] || !pl || pl >= sizeof c->prio_caps[0].project) {
+				rc = gw_fail(err, GW_EFORMAT, "config '%s' line %d: expected max_priority[PROJECT] = N", path, lineno);
+				break;
+			}
+			size_t i = 0;
+			while (i < c->n_prio_caps && (strlen(c->prio_caps[i].project) != pl ||
+						      strncmp(c->prio_caps[i].project, pn, pl)))
+				i++;
+			ok = parse_int(v, -1000, 1000, &ll) == 0 && i < sizeof c->prio_caps / sizeof *c->prio_caps;
+			if (ok) {
+				memcpy(c->prio_caps[i].project, pn, pl);
+				c->prio_caps[i].project[pl] = 0;
+				c->prio_caps[i].max = (int)ll;
+				if (i == c->n_prio_caps)
+					c->n_prio_caps++;
+			}
 		} else if (!strcmp(k, "admin_group")) {
 			ok = strlen(v) < sizeof c->admin_group;
 			if (ok)
@@ -219,4 +251,12 @@ int qd_config_load(const char *path, bool must_exist, config *c, gw_error *err)
 	}
 	free(text);
 	return rc;
+}
+
+int qd_config_max_priority(const config *c, const char *project)
+{
+	for (size_t i = 0; project && i < c->n_prio_caps; i++)
+		if (!strcmp(c->prio_caps[i].project, project))
+			return c->prio_caps[i].max;
+	return c->max_priority;
 }

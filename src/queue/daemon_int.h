@@ -33,7 +33,6 @@
 
 #define READ_CHUNK 65536
 #define TICK_MS 100
-#define KILL_AFTER_MS 30000      /* SIGTERM to SIGKILL for a job being stopped */
 #define HW_EVERY_MS 1000
 #define LOG_CHUNK 65536
 
@@ -110,6 +109,14 @@ typedef struct config {
 	uint64_t log_limit_bytes;    /* per job log; 0 = no limit */
 	uint64_t free_reserve_bytes; /* submissions are refused below this much free state space */
 	char env_deny[1024];     /* "LD_*,GPUWISE_*,...": what a job never inherits */
+	uint64_t kill_wait_ms;   /* SIGTERM to SIGKILL for a job being stopped (30 s, Slurm's KillWait) */
+	uint64_t user_log_limit_bytes; /* one user's logs, all their jobs; 0 = no limit */
+	int max_priority;        /* the highest level a non-administrator's --priority reaches (0) */
+	struct qd_prio_cap {
+		char project[64];
+		int max;
+	} prio_caps[32];         /* max_priority[PROJECT] lines */
+	size_t n_prio_caps;
 } config;
 
 typedef struct qd {
@@ -155,7 +162,16 @@ typedef struct qd {
 	char **usage_names;
 	sched_usage *usage;
 	size_t n_usage;
+	/* and each user's inside each project (the fair tree's second level) */
+	sched_user_usage *user_usage;   /* .project owned (malloc'd) */
+	sched_usage *user_decayed;
+	size_t n_user_usage, cap_user_usage;
 	uint64_t reserved_job;   /* the last pass's reservation, kept to the next */
+	struct {
+		uint32_t uid;
+		uint64_t bytes, at_ms;   /* monotonic */
+	} log_cache[64];         /* users' kept log bytes, looked at most every 2 s */
+	size_t n_log_cache;
 	double mean_run_ms;      /* recent runs' mean length (weighted 1/16 per run) */
 } qd;
 
@@ -180,6 +196,17 @@ void qd_schedule(qd *d);
 void qd_watch_jobs(qd *d);
 void qd_readopt(qd *d);
 void qd_expire_logs(qd *d);
+/*
+ * One user's kept log bytes; with prune, over user_log_limit their oldest
+ * ended jobs' logs are removed first until they fit.
+ */
+uint64_t qd_user_logs(qd *d, uint32_t uid, bool prune);
+/*
+ * Why a user's submission is refused for space, else NULL: over their
+ * log budget with only running jobs' logs left, or the state disk below
+ * free_space_reserve while their logs are more than an equal part of all.
+ */
+const char *qd_logs_refusal(qd *d, uint32_t uid, bool admin, char *why, size_t n);
 
 /* usage.c */
 void qd_usage_load(qd *d);
@@ -190,9 +217,14 @@ sched_project *qd_sched_projects(qd *d, size_t *n);
 sched_project *qd_quota_projects(qd *d, size_t *n);
 void qd_usage_free(qd *d);
 sched_config qd_sched_config(qd *d);
+/* Each user's usage per project, running jobs to now, into cfg (freed by qd_sched_users_free). */
+void qd_sched_users(qd *d, sched_config *cfg);
+void qd_sched_users_free(sched_config *cfg);
 
 /* config.c */
 void qd_config_defaults(config *c);
+/* The highest cross-user level a member of project may set (max_priority[PROJECT], else max_priority). */
+int qd_config_max_priority(const config *c, const char *project);
 int qd_config_load(const char *path, bool must_exist, config *c, gw_error *err);
 /* The standard sizes of a GPU named name (its vram_sizes[MODEL] line, else vram_sizes); sets *n. */
 const uint64_t *qd_config_sizes(const config *c, const char *name, size_t *n);

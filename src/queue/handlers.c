@@ -100,6 +100,7 @@ static json_t *job_json(qd *d, const job *j, bool detail)
 	json_object_set_new(o, "estimated_start_ms", jint_or_null(j->state == JOB_QUEUED && j->est_start_ms > 0, (long long)j->est_start_ms));
 	json_object_set_new(o, "vram_measured_bytes", jint_or_null(j->vram_peak_bytes > 0, (long long)j->vram_peak_bytes));
 	json_object_set_new(o, "priority", json_integer(s->priority));
+	json_object_set_new(o, "priority_level", json_integer(s->boost));
 	json_t *g = json_array(), *u = json_array();
 	for (int i = 0; i < j->n_placed; i++) {
 		json_array_append_new(g, json_integer(j->gpu_idx[i]));
@@ -217,6 +218,13 @@ static void do_submit(qd *d, client *c, proto_req *r)
 	s->user = qd_user_name(c->uid);
 	if (!s->project)
 		s->project = xstrdup("default");
+	/*
+	 * The level across users: an administrator's priority, else the
+	 * priority capped at the project's max_priority (0 unless set), so a
+	 * user's --priority orders their own jobs and cannot jump fair share.
+	 */
+	int cap = qd_is_admin(d, c) ? 1000 : qd_config_max_priority(&d->cfg, s->project);
+	s->boost = s->priority < cap ? s->priority : cap;
 	const store_project *p = project_find(d, s->project);
 	char why[256];
 	const char *bad = NULL;
@@ -254,17 +262,8 @@ static void do_submit(qd *d, client *c, proto_req *r)
 		bad = sched_check_quota(s, mine, all, np, d->cfg.borrowing, d->gpus, d->n_gpus, why, sizeof why);
 		free(all);
 	}
-	struct statvfs vfs;
-	if (!bad && d->cfg.free_reserve_bytes && statvfs(d->state_dir, &vfs) == 0 &&
-	    (uint64_t)vfs.f_bavail * vfs.f_frsize < d->cfg.free_reserve_bytes) {
-		char a[32], b[32];
-		snprintf(why, sizeof why,
-			 "the state directory '%.100s' has %s free, below the reserve of %s (free_space_reserve): "
-			 "submissions are refused until space is freed",
-			 d->state_dir, fmt_bytes(a, sizeof a, (uint64_t)vfs.f_bavail * vfs.f_frsize),
-			 fmt_bytes(b, sizeof b, d->cfg.free_reserve_bytes));
-		bad = why;
-	}
+	if (!bad)
+		bad = qd_logs_refusal(d, s->uid, qd_is_admin(d, c), why, sizeof why);
 	if (!bad && !qd_tx_ok(d)) {
 		snprintf(why, sizeof why, N_("the daemon could not save its state: %.200s"), d->err.msg);
 		bad = why;
@@ -488,8 +487,11 @@ static void do_change(qd *d, client *c, proto_req *r)
 			err = buf;
 		} else if (r->op == PROTO_CANCEL) {
 			if (x->j.state == JOB_RUNNING) {
-				if (x->stop == STOP_PREEMPT)
+				if (x->stop == STOP_PREEMPT) {
 					x->stop = STOP_CANCEL; /* already stopping: end cancelled, not requeued */
+					x->j.stop_kind = STOP_CANCEL;
+					qd_save(d, x);
+				}
 				qd_stop_job(d, x, STOP_CANCEL, NULL);
 				json_object_set_new(e, "state", json_string("cancelling"));
 			} else {

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -308,8 +310,10 @@ void qd_schedule(qd *d)
 			jobs[i]->borrowed = false;
 	}
 	sched_config cfg = qd_sched_config(d);
+	qd_sched_users(d, &cfg);
 	sched_result res = {0};
 	sched_pass(&cfg, d->gpus, d->n_gpus, pr, np, jobs, d->n_jobs, &res);
+	qd_sched_users_free(&cfg);
 	d->reserved_job = res.reserved_job > 0 ? (uint64_t)res.reserved_job : 0;
 	/* a preempted job says so until it starts again */
 	for (size_t i = 0; i < d->n_jobs; i++) {
@@ -516,7 +520,7 @@ void qd_watch_jobs(qd *d)
 			qd_stop_job(d, x, STOP_TIMELIMIT, NULL);
 		if (x->stop && mono > x->kill_at_ms) {
 			qd_signal_job(x, SIGKILL);
-			x->kill_at_ms = mono + KILL_AFTER_MS;
+			x->kill_at_ms = mono + d->cfg.kill_wait_ms;
 		}
 		check_usage(d, x);
 	}
@@ -533,6 +537,14 @@ void qd_readopt(qd *d)
 		if (j->pid > 0 && j->pid_start_ticks && qd_proc_start_ticks(j->pid) == j->pid_start_ticks) {
 			qd_log(d, "job %llu re-adopted (pid %d)", (unsigned long long)j->id, j->pid);
 			x->own_child = false;
+			/* a stop acknowledged before the restart goes on, its SIGKILL at the same time */
+			if (j->stop_kind > STOP_NONE && j->stop_kind < STOP_SHUTDOWN) {
+				uint64_t now = wall_ms();
+				x->stop = j->stop_kind;
+				x->kill_at_ms = now_ms() + (j->stop_deadline_ms > now ? j->stop_deadline_ms - now : 0);
+				qd_signal_job(x, SIGTERM);
+				qd_log(d, "job %llu: its stop (%d) goes on after the restart", (unsigned long long)j->id, x->stop);
+			}
 			continue;
 		}
 		int status = 0;
@@ -573,3 +585,141 @@ void qd_expire_logs(qd *d)
 		qd_log(d, "removed the logs of %zu job%s ended more than the retention ago", n, n == 1 ? "" : "s");
 	free(ids);
 }
+
+/* The bytes one job's logs take on the state disk (its output and its monitor log). */
+static uint64_t job_log_bytes(qd *d, uint64_t id)
+{
+	uint64_t b = 0;
+	static const char *const ext[] = {"log", "jsonl"};
+	for (int k = 0; k < 2; k++) {
+		char *p = qd_job_path(d, k ? d->run_dir : d->logs_dir, id, ext[k]);
+		struct stat st;
+		if (stat(p, &st) == 0)
+			b += (uint64_t)st.st_blocks * 512 > (uint64_t)st.st_size ? (uint64_t)st.st_blocks * 512
+										  : (uint64_t)st.st_size;
+		free(p);
+	}
+	return b;
+}
+
+static void remove_job_logs(qd *d, uint64_t id)
+{
+	static const char *const ext[] = {"log", "jsonl", "status"};
+	for (int k = 0; k < 3; k++) {
+		char *p = qd_job_path(d, k ? d->run_dir : d->logs_dir, id, ext[k]);
+		unlink(p);
+		free(p);
+	}
+}
+
+uint64_t qd_user_logs(qd *d, uint32_t uid, bool prune)
+{
+	store_log *l;
+	size_t n;
+	gw_error e;
+	if (store_kept_logs(d->st, uid, &l, &n, &e))
+		return 0;
+	uint64_t *b = xcalloc(n + 1, sizeof *b), total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += b[i] = job_log_bytes(d, l[i].id);
+	uint64_t limit = d->cfg.user_log_limit_bytes;
+	size_t removed = 0;
+	if (prune && limit && total > limit) {
+		qd_tx(d);
+		for (size_t i = 0; i < n && total > limit && l[i].ended; i++) {
+			if (store_drop_log(d->st, l[i].id, &d->err)) {
+				qd_tx_fail(d);
+				break;
+			}
+			remove_job_logs(d, l[i].id);
+			total -= b[i];
+			removed++;
+		}
+		if (removed)
+			qd_log(d, "user %u is over user_log_limit: removed the logs of their %zu oldest ended job%s",
+			       (unsigned)uid, removed, removed == 1 ? "" : "s");
+	}
+	free(b);
+	free(l);
+	return total;
+}
+
+const char *qd_logs_refusal(qd *d, uint32_t uid, bool admin, char *why, size_t n)
+{
+	char a[32], b2[32], c3[32];
+	uint64_t limit = d->cfg.user_log_limit_bytes;
+	uint64_t mine = 0, now = now_ms();
+	size_t ci = 0;
+	while (ci < d->n_log_cache && d->log_cache[ci].uid != uid)
+		ci++;
+	/* a user's log bytes are looked at most every 2 s (a flood of submissions stays cheap) */
+	if (ci < d->n_log_cache && now - d->log_cache[ci].at_ms < 2000) {
+		mine = d->log_cache[ci].bytes;
+	} else if (limit || d->cfg.free_reserve_bytes) {
+		mine = qd_user_logs(d, uid, true);
+		if (ci == d->n_log_cache) {
+			if (d->n_log_cache < sizeof d->log_cache / sizeof *d->log_cache)
+				d->n_log_cache++;
+			else
+				ci = (size_t)(now % d->n_log_cache);
+		}
+		d->log_cache[ci].uid = uid;
+		d->log_cache[ci].bytes = mine;
+		d->log_cache[ci].at_ms = now;
+	}
+	if (limit && mine > limit && !admin) {
+		snprintf(why, n,
+			 "your jobs' logs take %s, over your budget of %s (user_log_limit): they are running, so "
+			 "no older log can go; wait for them to end or cancel one",
+			 fmt_bytes(a, sizeof a, mine), fmt_bytes(b2, sizeof b2, limit));
+		return why;
+	}
+	struct statvfs vfs;
+	if (!d->cfg.free_reserve_bytes || statvfs(d->state_dir, &vfs) != 0)
+		return NULL;
+	uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize, reserve = d->cfg.free_reserve_bytes;
+	if (avail >= reserve)
+		return NULL;
+	/*
+	 * Below the reserve: the users whose logs take more than an equal part
+	 * of all kept logs are refused; the others go on while half the reserve
+	 * is left (the database must always be able to commit).
+	 */
+	store_log *l;
+	size_t nl;
+	gw_error e;
+	uint64_t total = 0;
+	size_t users = 0;
+	if (store_kept_logs(d->st, -1, &l, &nl, &e) == 0) {
+		for (size_t i = 0; i < nl; i++)
+			total += job_log_bytes(d, l[i].id);
+		/* distinct users (the rows are not sorted by uid: count them apart) */
+		uint32_t *seen = xcalloc(nl + 1, sizeof *seen);
+		for (size_t i = 0; i < nl; i++) {
+			size_t k = 0;
+			while (k < users && seen[k] != l[i].uid)
+				k++;
+			if (k == users)
+				seen[users++] = l[i].uid;
+		}
+		free(seen);
+		free(l);
+	}
+	bool heavy = users && mine && mine * users >= total;
+	if (!heavy && avail >= reserve / 2)
+		return NULL;
+	if (heavy)
+		snprintf(why, n,
+			 "the state directory '%.100s' has %s free, below the reserve of %s (free_space_reserve), and "
+			 "your jobs' logs take %s of the %s kept: your submissions are refused until your logs expire "
+			 "(log_retention) or an administrator removes them; other users' are not",
+			 d->state_dir, fmt_bytes(a, sizeof a, avail), fmt_bytes(b2, sizeof b2, reserve),
+			 fmt_bytes(c3, sizeof c3, mine), fmt_bytes((char[32]){0}, 32, total));
+	else
+		snprintf(why, n,
+			 "the state directory '%.100s' has %s free, below the reserve of %s (free_space_reserve): "
+			 "submissions are refused until space is freed",
+			 d->state_dir, fmt_bytes(a, sizeof a, avail), fmt_bytes(b2, sizeof b2, reserve));
+	return why;
+}
+

@@ -96,12 +96,22 @@ void qd_job_ended(qd *d, djob *x, int status, bool known)
 		}
 	}
 	x->stop = STOP_NONE;
+	j->stop_kind = 0;
+	j->stop_deadline_ms = 0;
 	x->own_child = false;
 	qd_save(d, x);
 	qd_log(d, "job %llu %s (status %d)", (unsigned long long)j->id, job_state_name(j->state), status);
 	d->dirty = true;
-	if (job_state_ended(j->state))
+	if (job_state_ended(j->state)) {
+		uint32_t uid = j->spec.uid;
 		qd_drop_job(d, x);
+		/* the user's log budget: their oldest ended jobs' logs go first */
+		if (d->cfg.user_log_limit_bytes)
+			qd_user_logs(d, uid, true);
+		for (size_t i = 0; i < d->n_log_cache; i++)
+			if (d->log_cache[i].uid == uid)
+				d->log_cache[i].at_ms = 0;
+	}
 }
 
 int qd_read_status_file(qd *d, uint64_t id, int *status)
@@ -135,7 +145,11 @@ void qd_stop_job(qd *d, djob *x, int why, const char *note)
 	x->stop = why;
 	free(x->stop_note);
 	x->stop_note = note ? xstrdup(note) : NULL;
-	x->kill_at_ms = now_ms() + KILL_AFTER_MS;
+	x->kill_at_ms = now_ms() + d->cfg.kill_wait_ms;
+	/* committed with this iteration, before the reply: a restart resumes the stop */
+	x->j.stop_kind = why;
+	x->j.stop_deadline_ms = wall_ms() + d->cfg.kill_wait_ms;
+	qd_save(d, x);
 	qd_signal_job(x, SIGTERM);
 }
 

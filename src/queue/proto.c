@@ -153,6 +153,7 @@ json_t *proto_spec_to_json(const job_spec *s, bool stored)
 		json_object_set_new(o, "run_args", a);
 	}
 	if (stored) {
+		json_object_set_new(o, "boost", json_integer(s->boost));
 		json_object_set_new(o, "uid", json_integer(s->uid));
 		json_object_set_new(o, "gid", json_integer(s->gid));
 		if (s->user)
@@ -171,6 +172,7 @@ int proto_spec_from_json(json_t *o, bool stored, job_spec *s, char *err, size_t 
 	const char *key;
 	json_t *v;
 	uint64_t u, asked = 0;
+	bool has_boost = false;
 	json_object_foreach(o, key, v) {
 		if (strcmp(key, "argv") == 0) {
 			if (get_strv(v, key, false, &s->argv, &s->argc, err, n))
@@ -204,6 +206,11 @@ int proto_spec_from_json(json_t *o, bool stored, job_spec *s, char *err, size_t 
 		} else if (strcmp(key, "name") == 0) {
 			if (get_str(v, key, 128, &s->name, err, n))
 				goto bad;
+			/* names reach other users' terminals: no escape sequences, bells or line breaks */
+			if (!stored && str_has_ctl(s->name)) {
+				fail(err, n, "'name' must not hold control characters (escape, bell, newline...)");
+				goto bad;
+			}
 		} else if (strcmp(key, "vram_bytes") == 0) {
 			if (get_u64(v, key, 1ULL << 50, &s->vram_bytes, err, n))
 				goto bad;
@@ -235,6 +242,13 @@ int proto_spec_from_json(json_t *o, bool stored, job_spec *s, char *err, size_t 
 				goto bad;
 			}
 			s->priority = (int)json_integer_value(v);
+		} else if (stored && strcmp(key, "boost") == 0) {
+			if (!json_is_integer(v) || json_integer_value(v) < -1000 || json_integer_value(v) > 1000) {
+				fail(err, n, "'boost' must be an integer from -1000 to 1000");
+				goto bad;
+			}
+			s->boost = (int)json_integer_value(v);
+			has_boost = true;
 		} else if (strcmp(key, "time_limit_ms") == 0) {
 			if (get_u64(v, key, 366ULL * 86400 * 1000, &s->time_limit_ms, err, n))
 				goto bad;
@@ -286,6 +300,9 @@ int proto_spec_from_json(json_t *o, bool stored, job_spec *s, char *err, size_t 
 		fail(err, n, "a MIG job takes one instance ('gpus' 1)");
 		goto bad;
 	}
+	/* stored before levels existed: a negative priority still yields, a positive one is the user's own */
+	if (stored && !has_boost)
+		s->boost = s->priority < 0 ? s->priority : 0;
 	return 0;
 bad:
 	job_spec_release(s);

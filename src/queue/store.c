@@ -13,7 +13,44 @@
 struct store {
 	sqlite3 *db;
 	sqlite3_stmt *ins, *upd, *get;
+	char *path;
+	dev_t dev, wal_dev;      /* the files this connection writes */
+	ino_t ino, wal_ino;      /* wal_ino 0: not seen yet */
+	char *broken;            /* why commits are refused for good, NULL none */
 };
+
+/*
+ * Are the database and its WAL still the files this connection writes?
+ * Removed (or replaced) under the running daemon, its commits would reach
+ * no file anyone opens again: every acknowledged job lost at the next
+ * start.  Then refuse every commit from now on, with the reason.
+ */
+static int check_linked(store *s, gw_error *err)
+{
+	if (s->broken)
+		return gw_fail(err, GW_EIO, "%s", s->broken);
+	struct stat a;
+	char *wal = xasprintf("%s-wal", s->path);
+	const char *what = NULL;
+	if (stat(s->path, &a) != 0 || a.st_dev != s->dev || a.st_ino != s->ino || a.st_nlink == 0)
+		what = s->path;
+	else if (stat(wal, &a) == 0) {
+		if (!s->wal_ino) {
+			s->wal_dev = a.st_dev;
+			s->wal_ino = a.st_ino;
+		} else if (a.st_dev != s->wal_dev || a.st_ino != s->wal_ino) {
+			what = wal;
+		}
+	} else if (s->wal_ino) {
+		what = wal;
+	}
+	if (what)
+		s->broken = xasprintf("state database: '%s' was removed or replaced while the daemon ran; "
+				      "it acknowledges nothing more (stop it, restore the file or move the state "
+				      "aside, and start it again)", what);
+	free(wal);
+	return s->broken ? gw_fail(err, GW_EIO, "%s", s->broken) : 0;
+}
 
 static int db_fail(store *s, gw_error *err, const char *what)
 {
@@ -28,8 +65,10 @@ static const char schema[] =
 	" end_ms INTEGER NOT NULL DEFAULT 0, pid INTEGER NOT NULL DEFAULT 0,"
 	" pid_start INTEGER NOT NULL DEFAULT 0, exit_status INTEGER NOT NULL DEFAULT 0,"
 	" placement TEXT NOT NULL DEFAULT '', borrowed INTEGER NOT NULL DEFAULT 0,"
-	" reason TEXT, vram_peak INTEGER NOT NULL DEFAULT 0, logs_kept INTEGER NOT NULL DEFAULT 1);"
+	" reason TEXT, vram_peak INTEGER NOT NULL DEFAULT 0, logs_kept INTEGER NOT NULL DEFAULT 1,"
+	" stop_kind INTEGER NOT NULL DEFAULT 0, stop_deadline INTEGER NOT NULL DEFAULT 0);"
 	"CREATE INDEX IF NOT EXISTS jobs_active ON jobs(state) WHERE state < 3;"
+	"CREATE INDEX IF NOT EXISTS jobs_logs ON jobs(uid) WHERE logs_kept = 1;"
 	"CREATE TABLE IF NOT EXISTS projects ("
 	" name TEXT PRIMARY KEY, vram_bytes INTEGER, gpus INTEGER, jobs INTEGER,"
 	" members TEXT NOT NULL DEFAULT '');"
@@ -84,6 +123,11 @@ int store_open(const char *path, store **out, gw_error *err)
 		goto out;
 	}
 	sqlite3_busy_timeout(s->db, 5000);
+	s->path = xstrdup(path);
+	if (stat(path, &sb) == 0) {
+		s->dev = sb.st_dev;
+		s->ino = sb.st_ino;
+	}
 	/* WAL with synchronous=FULL: a commit is on disk before it returns */
 	int e = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size=-2000;",
 			     NULL, NULL, NULL);
@@ -97,6 +141,14 @@ int store_open(const char *path, store **out, gw_error *err)
 			goto out;
 		e = sqlite3_exec(s->db, schema, NULL, NULL, NULL);
 	}
+	/* a database of an earlier version: the columns of a stop under way */
+	sqlite3_stmt *probe = NULL;
+	if (e == SQLITE_OK && sqlite3_prepare_v2(s->db, "SELECT stop_kind FROM jobs LIMIT 0", -1, &probe, NULL) != SQLITE_OK)
+		e = sqlite3_exec(s->db,
+				 "ALTER TABLE jobs ADD COLUMN stop_kind INTEGER NOT NULL DEFAULT 0;"
+				 "ALTER TABLE jobs ADD COLUMN stop_deadline INTEGER NOT NULL DEFAULT 0;",
+				 NULL, NULL, NULL);
+	sqlite3_finalize(probe);
 	if (e != SQLITE_OK) {
 		if (damaged_code(sqlite3_extended_errcode(s->db)))
 			rc = gw_fail(err, GW_EFORMAT, "is damaged (%s)", sqlite3_errmsg(s->db));
@@ -109,11 +161,11 @@ int store_open(const char *path, store **out, gw_error *err)
 			       -1, &s->ins, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db,
 			       "UPDATE jobs SET state=?, start_ms=?, end_ms=?, pid=?, pid_start=?, exit_status=?,"
-			       " placement=?, borrowed=?, reason=?, vram_peak=? WHERE id=?",
+			       " placement=?, borrowed=?, reason=?, vram_peak=?, stop_kind=?, stop_deadline=? WHERE id=?",
 			       -1, &s->upd, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db,
 			       "SELECT id, state, spec, submit_ms, start_ms, end_ms, pid, pid_start, exit_status,"
-			       " placement, borrowed, reason, vram_peak FROM jobs WHERE id=?",
+			       " placement, borrowed, reason, vram_peak, stop_kind, stop_deadline FROM jobs WHERE id=?",
 			       -1, &s->get, NULL) != SQLITE_OK) {
 		rc = db_fail(s, err, "prepare");
 		goto out;
@@ -133,6 +185,8 @@ void store_close(store *s)
 	sqlite3_finalize(s->upd);
 	sqlite3_finalize(s->get);
 	sqlite3_close(s->db);
+	free(s->path);
+	free(s->broken);
 	free(s);
 }
 
@@ -143,6 +197,8 @@ int store_begin(store *s, gw_error *err)
 
 int store_commit(store *s, gw_error *err)
 {
+	if (check_linked(s, err))
+		return -1;
 	return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : db_fail(s, err, "commit");
 }
 
@@ -264,7 +320,9 @@ int store_update_job(store *s, const job *j, gw_error *err)
 	else
 		sqlite3_bind_null(u, 9);
 	sqlite3_bind_int64(u, 10, (sqlite3_int64)j->vram_peak_bytes);
-	sqlite3_bind_int64(u, 11, (sqlite3_int64)j->id);
+	sqlite3_bind_int(u, 11, j->stop_kind);
+	sqlite3_bind_int64(u, 12, (sqlite3_int64)j->stop_deadline_ms);
+	sqlite3_bind_int64(u, 13, (sqlite3_int64)j->id);
 	int rc = sqlite3_step(u);
 	sqlite3_clear_bindings(u);
 	return rc == SQLITE_DONE ? 0 : db_fail(s, err, "update job");
@@ -297,10 +355,12 @@ static int row_to_job(sqlite3_stmt *st, job *j, gw_error *err)
 	const char *r = (const char *)sqlite3_column_text(st, 11);
 	j->reason = r ? xstrdup(r) : NULL;
 	j->vram_peak_bytes = (uint64_t)sqlite3_column_int64(st, 12);
+	j->stop_kind = sqlite3_column_int(st, 13);
+	j->stop_deadline_ms = (uint64_t)sqlite3_column_int64(st, 14);
 	return 0;
 }
 
-#define JOB_COLS "id, state, spec, submit_ms, start_ms, end_ms, pid, pid_start, exit_status, placement, borrowed, reason, vram_peak"
+#define JOB_COLS "id, state, spec, submit_ms, start_ms, end_ms, pid, pid_start, exit_status, placement, borrowed, reason, vram_peak, stop_kind, stop_deadline"
 
 int store_load_active(store *s, job ***out, size_t *n, gw_error *err)
 {
@@ -390,6 +450,41 @@ int store_expire_logs(store *s, uint64_t before_ms, uint64_t **ids, size_t *n, g
 		sqlite3_finalize(st);
 	}
 	return 0;
+}
+
+int store_kept_logs(store *s, int64_t uid, store_log **out, size_t *n, gw_error *err)
+{
+	sqlite3_stmt *st;
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(s->db,
+			       uid < 0 ? "SELECT id, uid, state >= 3 FROM jobs WHERE logs_kept = 1 ORDER BY state >= 3 DESC, end_ms, id"
+				       : "SELECT id, uid, state >= 3 FROM jobs WHERE logs_kept = 1 AND uid = ? "
+					 "ORDER BY state >= 3 DESC, end_ms, id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_fail(s, err, "list kept logs");
+	if (uid >= 0)
+		sqlite3_bind_int64(st, 1, uid);
+	size_t cap = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		*out = xgrow(*out, &cap, *n + 1, sizeof **out);
+		(*out)[(*n)++] = (store_log){.id = (uint64_t)sqlite3_column_int64(st, 0),
+					     .uid = (uint32_t)sqlite3_column_int64(st, 1),
+					     .ended = sqlite3_column_int(st, 2) != 0};
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int store_drop_log(store *s, uint64_t id, gw_error *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE jobs SET logs_kept = 0 WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+		return db_fail(s, err, "drop a log");
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : db_fail(s, err, "drop a log");
 }
 
 uint64_t store_count_jobs(store *s)

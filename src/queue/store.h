@@ -60,6 +60,15 @@ int store_each_ran_since(store *s, uint64_t since_ms, void (*fn)(void *ctx, cons
 /* Ended jobs whose logs are older than before_ms and still kept: ids, marked gone. */
 int store_expire_logs(store *s, uint64_t before_ms, uint64_t **ids, size_t *n, gw_error *err);
 uint64_t store_count_jobs(store *s);
+/* Jobs whose logs are kept (uid -1: every user's): the ended ones first, oldest end first. */
+typedef struct store_log {
+	uint64_t id;
+	uint32_t uid;
+	bool ended;
+} store_log;
+int store_kept_logs(store *s, int64_t uid, store_log **out, size_t *n, gw_error *err);
+/* Mark one job's logs removed. */
+int store_drop_log(store *s, uint64_t id, gw_error *err);
 
 int store_load_projects(store *s, store_project **out, size_t *n, gw_error *err);
 int store_set_project(store *s, const store_project *p, gw_error *err);

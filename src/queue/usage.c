@@ -23,6 +23,19 @@ static sched_usage *usage_of(qd *d, const char *project)
 	return &d->usage[d->n_usage++];
 }
 
+static sched_usage *user_usage_of(qd *d, const char *project, uint32_t uid)
+{
+	for (size_t i = 0; i < d->n_user_usage; i++)
+		if (d->user_usage[i].uid == uid && strcmp(d->user_usage[i].project, project) == 0)
+			return &d->user_decayed[i];
+	size_t cap = d->cap_user_usage;
+	d->user_usage = xgrow(d->user_usage, &d->cap_user_usage, d->n_user_usage + 1, sizeof *d->user_usage);
+	d->user_decayed = xgrow(d->user_decayed, &cap, d->n_user_usage + 1, sizeof *d->user_decayed);
+	d->user_usage[d->n_user_usage] = (sched_user_usage){.project = xstrdup(project), .uid = uid};
+	d->user_decayed[d->n_user_usage] = (sched_usage){0, 0, wall_ms()};
+	return &d->user_decayed[d->n_user_usage++];
+}
+
 /* What a run charges: its VRAM (sched_job_vram_bytes) and the GPUs it held. */
 static void add_run(qd *d, sched_usage *u, const job *j, uint64_t end_ms)
 {
@@ -37,6 +50,9 @@ void qd_usage_ended(qd *d, const job *j)
 		return;
 	sched_usage *u = usage_of(d, j->spec.project);
 	uint64_t end = j->end_ms ? j->end_ms : wall_ms();
+	sched_usage_decay(u, wall_ms(), d->cfg.fairshare_half_life_ms);
+	add_run(d, u, j, end);
+	u = user_usage_of(d, j->spec.project, j->spec.uid);
 	sched_usage_decay(u, wall_ms(), d->cfg.fairshare_half_life_ms);
 	add_run(d, u, j, end);
 	double ms = end > j->start_ms ? (double)(end - j->start_ms) : 0;
@@ -56,6 +72,7 @@ static void load_one(void *ctx, const job *j)
 	if (!j->spec.project)
 		return;
 	add_run(d, usage_of(d, j->spec.project), j, j->end_ms);
+	add_run(d, user_usage_of(d, j->spec.project, j->spec.uid), j, j->end_ms);
 	double ms = j->end_ms > j->start_ms ? (double)(j->end_ms - j->start_ms) : 0;
 	d->mean_run_ms = d->mean_run_ms > 0 ? d->mean_run_ms + (ms - d->mean_run_ms) / 16 : ms;
 }
@@ -119,8 +136,55 @@ sched_project *qd_sched_projects(qd *d, size_t *n)
 	return pr;
 }
 
+void qd_sched_users(qd *d, sched_config *cfg)
+{
+	uint64_t now = wall_ms();
+	/* running jobs' users first get a row, so that the copy below has them all */
+	for (size_t k = 0; k < d->n_jobs; k++) {
+		const job *j = &d->jobs[k]->j;
+		if (j->state == JOB_RUNNING && j->spec.project)
+			user_usage_of(d, j->spec.project, j->spec.uid);
+	}
+	sched_user_usage *u = xcalloc(d->n_user_usage + 1, sizeof *u);
+	sched_usage *run = xcalloc(d->n_user_usage + 1, sizeof *run);
+	for (size_t i = 0; i < d->n_user_usage; i++) {
+		sched_usage_decay(&d->user_decayed[i], now, d->cfg.fairshare_half_life_ms);
+		run[i] = d->user_decayed[i];
+	}
+	for (size_t k = 0; k < d->n_jobs; k++) {
+		const job *j = &d->jobs[k]->j;
+		if (j->state != JOB_RUNNING || !j->spec.project)
+			continue;
+		for (size_t i = 0; i < d->n_user_usage; i++)
+			if (d->user_usage[i].uid == j->spec.uid && !strcmp(d->user_usage[i].project, j->spec.project)) {
+				add_run(d, &run[i], j, now);
+				break;
+			}
+	}
+	for (size_t i = 0; i < d->n_user_usage; i++)
+		u[i] = (sched_user_usage){.project = d->user_usage[i].project, .uid = d->user_usage[i].uid,
+					  .vram_byte_s = run[i].vram_byte_s, .gpu_s = run[i].gpu_s};
+	free(run);
+	cfg->user_usage = u;
+	cfg->n_user_usage = d->n_user_usage;
+}
+
+void qd_sched_users_free(sched_config *cfg)
+{
+	free((void *)cfg->user_usage);
+	cfg->user_usage = NULL;
+	cfg->n_user_usage = 0;
+}
+
 void qd_usage_free(qd *d)
 {
+	for (size_t i = 0; i < d->n_user_usage; i++)
+		free((char *)d->user_usage[i].project);
+	free(d->user_usage);
+	free(d->user_decayed);
+	d->user_usage = NULL;
+	d->user_decayed = NULL;
+	d->n_user_usage = d->cap_user_usage = 0;
 	for (size_t i = 0; i < d->n_usage; i++)
 		free(d->usage_names[i]);
 	free(d->usage_names);

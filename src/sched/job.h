@@ -61,7 +61,15 @@ typedef struct job_spec {
 	char *mig_profile;       /* e.g. "1g.10gb" when mode == JOB_MODE_MIG */
 
 	/* when and for how long */
-	int priority;            /* higher first; default 0 */
+	int priority;            /* orders the user's own jobs: higher first; default 0 */
+	/*
+	 * The level across users and projects, above fair share: set by the
+	 * daemon at submission, never by the client: the priority for an
+	 * administrator, else the priority capped at the project's
+	 * max_priority (default 0), so that a user's --priority 1000 orders
+	 * only that user's own jobs and a negative one yields to everyone.
+	 */
+	int boost;
 	uint64_t time_limit_ms;  /* 0 = none */
 	uint64_t after_id;       /* start only after this job ended; 0 = none */
 
@@ -89,6 +97,13 @@ typedef struct job {
 	char *reason;            /* why it waits, failed or was stopped; NULL none */
 	uint32_t queue_pos;      /* set by sched_pass: 1 = considered first; 0 not waiting in order */
 	uint64_t est_start_ms;   /* set by sched_estimate: wall clock; 0 unknown */
+	/*
+	 * A stop under way (the daemon's STOP_* code, 0 none) and the wall-clock
+	 * time of its SIGKILL: stored with the job before a cancel is
+	 * acknowledged, so a restart resumes it instead of forgetting it.
+	 */
+	int stop_kind;
+	uint64_t stop_deadline_ms;
 } job;
 
 void job_spec_release(job_spec *s);

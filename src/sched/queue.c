@@ -707,18 +707,25 @@ static bool reclaim(pass *p, job *j, const sched_project *pr, sched_result *res,
 	return true;
 }
 
-/* A job started in this pass weighs on its project's order as if it had run its expected time. */
-static void project_run(pass *p, const job *j, const int *idx, sched_project *pr)
+/*
+ * A job started in this pass weighs on its project's order as if it had run
+ * its expected time; *dv and *dg get what it added (for its user's lane).
+ */
+static void project_run(pass *p, const job *j, const int *idx, sched_project *pr, double *dv, double *dg)
 {
 	uint64_t ms = j->spec.time_limit_ms ? j->spec.time_limit_ms : p->cfg->expected_run_ms;
+	*dv = *dg = 0;
 	if (!ms)
 		return;
 	double s = (double)ms / 1000.0;
-	pr->usage_vram_byte_s += (double)charge_on(p, j, idx) * s;
-	pr->usage_gpu_s += (double)j->spec.n_gpus * s;
+	*dv = (double)charge_on(p, j, idx) * s;
+	*dg = (double)j->spec.n_gpus * s;
+	pr->usage_vram_byte_s += *dv;
+	pr->usage_gpu_s += *dg;
 	sched_fair_share(p->projects, p->n_projects, p->node, p->n_gpus);
 }
 
+/* Queued jobs grouped by project, then user, each user's in level, priority and submission order. */
 static int cmp_job(const void *a, const void *b)
 {
 	const job *x = *(job *const *)a, *y = *(job *const *)b;
@@ -726,9 +733,49 @@ static int cmp_job(const void *a, const void *b)
 	int c = strcmp(px, py);
 	if (c)
 		return c;
+	if (x->spec.uid != y->spec.uid)
+		return x->spec.uid < y->spec.uid ? -1 : 1;
+	if (x->spec.boost != y->spec.boost)
+		return x->spec.boost > y->spec.boost ? -1 : 1;
 	if (x->spec.priority != y->spec.priority)
 		return x->spec.priority > y->spec.priority ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/*
+ * One user's waiting jobs in one project (the fair tree's leaf): its
+ * decayed usage in that project (from sched_config.user_usage, plus what
+ * it starts in this pass) against all of the project's users'.
+ */
+typedef struct lane {
+	size_t head, end;         /* into the sorted queue */
+	size_t slot;              /* its project */
+	double uv, ug;            /* the user's usage: VRAM-byte-s, GPU-s */
+	size_t running;           /* the user's jobs running in the project, and turns taken in this pass */
+} lane;
+
+/* A lane's part of its project's usage: the mean of its parts of VRAM and of GPU time. */
+static double lane_part(const lane *l, const double *tv, const double *tg)
+{
+	double v = tv[l->slot] > 0 ? l->uv / tv[l->slot] : 0, g = tg[l->slot] > 0 ? l->ug / tg[l->slot] : 0;
+	return (v + g) / 2;
+}
+
+/* Is lane a's head before lane b's inside one project: level, the held job, user usage, submission. */
+static bool lane_before(job **queued, const lane *a, const lane *b, const job *sticky, const double *tv,
+			const double *tg)
+{
+	const job *x = queued[a->head], *y = queued[b->head];
+	if (x->spec.boost != y->spec.boost)
+		return x->spec.boost > y->spec.boost;
+	if (x == sticky || y == sticky)
+		return x == sticky;
+	double pa = lane_part(a, tv, tg), pb = lane_part(b, tv, tg);
+	if (pa != pb)
+		return pa < pb;
+	if (a->running != b->running)
+		return a->running < b->running;
+	return x->id < y->id;
 }
 
 int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpus,
@@ -837,12 +884,13 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 		p.demand_w[k] = dem_total ? (double)dem_count[k] / (double)dem_total : 0;
 	p.demand = (sched_demand){.reqs = p.demand_reqs, .weight = p.demand_w, .n = n_dem};
 
-	/* per-project queues in priority then submission order */
+	/* per-user lanes inside each project (the fair tree), each in level, priority, submission order */
 	qsort(queued, n_ready, sizeof *queued, cmp_job);
-	size_t *head = xcalloc(n_projects + 1, sizeof *head);
-	size_t *end = xcalloc(n_projects + 1, sizeof *end);
-	size_t *start = xcalloc(n_projects + 1, sizeof *start);
-	/* slot n_projects: jobs of unknown projects */
+	lane *lanes = xcalloc(n_ready ? n_ready : 1, sizeof *lanes);
+	size_t n_lanes = 0;
+	size_t *lane_lo = xcalloc(n_projects + 1, sizeof *lane_lo);
+	size_t *lane_hi = xcalloc(n_projects + 1, sizeof *lane_hi);
+	double *tv = xcalloc(n_projects + 1, sizeof *tv), *tg = xcalloc(n_projects + 1, sizeof *tg);
 	for (size_t i = 0; i < n_ready;) {
 		sched_project *pr = project_of(&p, queued[i]);
 		size_t slot = pr ? (size_t)(pr - projects) : n_projects;
@@ -856,22 +904,64 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 				set_reason(queued[m], why);
 			}
 		} else {
-			start[slot] = head[slot] = i;
-			end[slot] = k;
+			lane_lo[slot] = n_lanes;
+			for (size_t m = i; m < k;) {
+				size_t e = m;
+				while (e < k && queued[e]->spec.uid == queued[m]->spec.uid)
+					e++;
+				lanes[n_lanes++] = (lane){.head = m, .end = e, .slot = slot};
+				m = e;
+			}
+			lane_hi[slot] = n_lanes;
 		}
 		i = k;
 	}
+	/* what each user runs now, and their usage inside the project against all its users' */
+	for (size_t r = 0; r < p.n_running; r++) {
+		const job *j = p.running[r];
+		sched_project *pr = project_of(&p, j);
+		if (!pr)
+			continue;
+		size_t s = (size_t)(pr - projects);
+		for (size_t l = lane_lo[s]; l < lane_hi[s]; l++)
+			if (queued[lanes[l].head]->spec.uid == j->spec.uid) {
+				lanes[l].running++;
+				break;
+			}
+	}
+	for (size_t u = 0; u < cfg->n_user_usage; u++) {
+		const sched_user_usage *uu = &cfg->user_usage[u];
+		size_t s = 0;
+		while (s < n_projects && (!uu->project || strcmp(projects[s].name, uu->project)))
+			s++;
+		if (s == n_projects)
+			continue;
+		tv[s] += uu->vram_byte_s > 0 ? uu->vram_byte_s : 0;
+		tg[s] += uu->gpu_s > 0 ? uu->gpu_s : 0;
+		for (size_t l = lane_lo[s]; l < lane_hi[s]; l++)
+			if (queued[lanes[l].head]->spec.uid == uu->uid) {
+				lanes[l].uv += uu->vram_byte_s > 0 ? uu->vram_byte_s : 0;
+				lanes[l].ug += uu->gpu_s > 0 ? uu->gpu_s : 0;
+				break;
+			}
+	}
 
 	sched_fair_share(projects, n_projects, gpus, n_gpus);
-	/* the job the GPUs were held for last pass goes first in its project */
+	/* the job the GPUs were held for last pass goes first in its user's lane */
 	job *sticky = NULL;
 	for (size_t i = 0; cfg->prev_reserved_job && i < n_ready; i++)
 		if (queued[i]->id == cfg->prev_reserved_job) {
 			sched_project *pr = project_of(&p, queued[i]);
 			if (!pr)
 				break;
-			size_t slot = (size_t)(pr - projects);
-			if (queued[start[slot]]->spec.priority > queued[i]->spec.priority)
+			size_t slot = (size_t)(pr - projects), l = lane_lo[slot];
+			while (l < lane_hi[slot] && !(lanes[l].head <= i && i < lanes[l].end))
+				l++;
+			if (l == lane_hi[slot])
+				break;
+			const job *h = queued[lanes[l].head];
+			if (h->spec.boost > queued[i]->spec.boost ||
+			    (h->spec.boost == queued[i]->spec.boost && h->spec.priority > queued[i]->spec.priority))
 				break;
 			/* only when it can start now: else the reservation is decided anew */
 			const char *qwhy;
@@ -882,8 +972,9 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 								  : place(&p, &r, true, idx) != 0))
 				break;
 			sticky = queued[i];
-			memmove(&queued[start[slot] + 1], &queued[start[slot]], (i - start[slot]) * sizeof *queued);
-			queued[start[slot]] = sticky;
+			size_t h0 = lanes[l].head;
+			memmove(&queued[h0 + 1], &queued[h0], (i - h0) * sizeof *queued);
+			queued[h0] = sticky;
 			break;
 		}
 	double *saved_usage = xcalloc(2 * n_projects + 1, sizeof *saved_usage);
@@ -894,23 +985,30 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 
 	for (;;) {
 		/*
-		 * The next job: priority, then the project's fair-share factor
-		 * (decayed usage against its shares), then its share of its quota
-		 * in use now, then submission.  The job holding a reservation from
-		 * the last pass wins over jobs of its priority.
+		 * The next job, as a fair tree: the level (an administrator's
+		 * priority, else 0), then the job holding the GPUs from the last
+		 * pass, then between projects their fair-share factor (decayed
+		 * usage against shares) and their share of their quota in use now,
+		 * inside a project each user's part of its usage; then submission.
+		 * A user's own --priority orders only that user's lane.
 		 */
-		size_t best = SIZE_MAX;
+		size_t best = SIZE_MAX, best_lane = SIZE_MAX;
 		double best_share = 0;
 		for (size_t s = 0; s < n_projects; s++) {
-			if (head[s] >= end[s])
+			size_t bl = SIZE_MAX;
+			for (size_t l = lane_lo[s]; l < lane_hi[s]; l++)
+				if (lanes[l].head < lanes[l].end &&
+				    (bl == SIZE_MAX || lane_before(queued, &lanes[l], &lanes[bl], sticky, tv, tg)))
+					bl = l;
+			if (bl == SIZE_MAX)
 				continue;
-			job *j = queued[head[s]];
+			job *j = queued[lanes[bl].head];
 			double sh = share_of(&projects[s]);
 			if (best == SIZE_MAX)
 				goto take;
-			job *b = queued[head[best]];
-			if (j->spec.priority != b->spec.priority) {
-				if (j->spec.priority > b->spec.priority)
+			job *b = queued[lanes[best_lane].head];
+			if (j->spec.boost != b->spec.boost) {
+				if (j->spec.boost > b->spec.boost)
 					goto take;
 				continue;
 			}
@@ -933,13 +1031,18 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			continue;
 		take:
 			best = s;
+			best_lane = bl;
 			best_share = sh;
 		}
 		if (best == SIZE_MAX)
 			break;
-		job *j = queued[head[best]++];
+		lane *ln = &lanes[best_lane];
+		job *j = queued[ln->head++];
 		if (j == sticky)
 			sticky = NULL;
+		double dv, dg;
+		/* a turn taken, started or not: the project's next position goes to its next user */
+		ln->running++;
 		j->queue_pos = ++p.n_pos; /* taken back below when it starts */
 		sched_project *pr = &projects[best];
 		const char *qwhy = NULL;
@@ -967,7 +1070,8 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			p.n_pos--;
 			charge(&p, j, pr, +1);
 			res_add(res, &d);
-			project_run(&p, j, NULL, pr);
+			project_run(&p, j, NULL, pr, &dv, &dg);
+			ln->uv += dv, ln->ug += dg, tv[best] += dv, tg[best] += dg;
 			continue;
 		}
 		sched_req r = req_of(&p, j);
@@ -1020,7 +1124,8 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 		p.n_fails = 0;
 		charge_at(&p, j, d.gpu_idx, pr, +1);
 		res_add(res, &d);
-		project_run(&p, j, d.gpu_idx, pr);
+		project_run(&p, j, d.gpu_idx, pr, &dv, &dg);
+		ln->uv += dv, ln->ug += dg, tv[best] += dv, tg[best] += dg;
 	}
 	for (size_t i = 0; i < n_projects; i++) {
 		projects[i].usage_vram_byte_s = saved_usage[2 * i];
@@ -1032,9 +1137,11 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 	for (size_t i = 0; i < res->n; i++)
 		if (res->d[i].action == SCHED_PREEMPT)
 			res->d[i].job->state = JOB_RUNNING;
-	free(head);
-	free(end);
-	free(start);
+	free(lanes);
+	free(lane_lo);
+	free(lane_hi);
+	free(tv);
+	free(tg);
 	free(queued);
 	free(p.running);
 	free(p.pver);

@@ -2,8 +2,10 @@
  * sched/queue: one scheduling pass of the shared-server queue: admission on
  * requested amounts against per-project quotas (Kueue's semantics: nominal
  * quota, optional borrowing of other projects' idle quota, borrowed jobs
- * preempted first when an owner needs its quota back), order (priority,
- * then fair share weighted by quota, then submission order), placement
+ * preempted first when an owner needs its quota back), order (a fair tree:
+ * the administrators' level, then fair share between projects weighted by
+ * quota, then between a project's users; a user's priority orders only
+ * their own jobs; then submission order), placement
  * through sched_place(), and backfill that holds a reservation for the
  * head job so that it never starves.
  *
@@ -84,6 +86,13 @@ typedef struct sched_node_gpu {
 	size_t n_slots;              /* rounded up to here; the slot includes its context */
 } sched_node_gpu;
 
+/* One user's decayed usage inside one project (fair share between a project's users). */
+typedef struct sched_user_usage {
+	const char *project;
+	uint32_t uid;
+	double vram_byte_s, gpu_s;
+} sched_user_usage;
+
 typedef struct sched_config {
 	sched_policy policy;         /* SCHED_POLICY_GPUWISE by default */
 	bool borrowing;              /* may a project use others' idle quota */
@@ -96,6 +105,9 @@ typedef struct sched_config {
 	 * job (and the reservation) goes where the usage will be.  0: none.
 	 */
 	uint64_t expected_run_ms;
+	/* each user's usage per project (running jobs to now); none: users of a project go by submission */
+	const sched_user_usage *user_usage;
+	size_t n_user_usage;
 } sched_config;
 
 typedef enum { SCHED_START, SCHED_PREEMPT } sched_action;

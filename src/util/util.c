@@ -253,3 +253,51 @@ void sb_prom_label(strbuf *sb, const char *k, const char *v, bool first)
 	}
 	sb_puts(sb, "\"");
 }
+
+static size_t ctl_len(const unsigned char *p)
+{
+	if (*p < 0x20 || *p == 0x7f)
+		return 1;
+	if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+		return 2;
+	return 0;
+}
+
+bool str_has_ctl(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; s && *p; p++)
+		if (ctl_len(p))
+			return true;
+	return false;
+}
+
+const char *str_esc_ctl(const char *s, char *buf, size_t n)
+{
+	size_t o = 0;
+	if (!n)
+		return buf;
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
+		size_t c = ctl_len(p);
+		if (c) {
+			if (o + 4 * c >= n)
+				break;
+			for (size_t k = 0; k < c; k++)
+				o += (size_t)snprintf(buf + o, n - o, "\\x%02x", p[k]);
+			p += c;
+			continue;
+		}
+		/* one whole UTF-8 character, or nothing */
+		size_t l = *p < 0x80 ? 1 : *p < 0xe0 ? 2 : *p < 0xf0 ? 3 : 4;
+		size_t k = 1;
+		while (k < l && p[k])
+			k++;
+		if (o + k >= n)
+			break;
+		memcpy(buf + o, p, k);
+		o += k;
+		p += k;
+	}
+	buf[o] = 0;
+	return buf;
+}
+

@@ -99,6 +99,14 @@ void sb_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2
 void sb_prom_label(strbuf *sb, const char *k, const char *v, bool first);
 void sb_vprintf(strbuf *sb, const char *fmt, va_list ap);
 char *sb_detach(strbuf *sb); /* caller frees; sb is reset */
+/*
+ * s for a terminal: control characters (C0, DEL and UTF-8 C1) written as
+ * \xHH, so a name cannot move the cursor, ring, set the clipboard or start
+ * a forged row; written into buf (cut at n, on a character), returned.
+ */
+const char *str_esc_ctl(const char *s, char *buf, size_t n);
+/* Does s hold a control character (what str_esc_ctl would escape)? */
+bool str_has_ctl(const char *s);
 const char *sb_str(const strbuf *sb); /* never NULL */
 
 /* ---- strings --------------------------------------------------------- */

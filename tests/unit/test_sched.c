@@ -216,7 +216,7 @@ static void test_priority_and_fair_share(void **state)
 	for (size_t i = 0; i < r.n; i++)
 		b += strcmp(r.d[i].job->spec.project, "b") == 0;
 	assert_int_equal(b, 2);
-	/* priority first: a high-priority job of a jumps the queue */
+	/* a user's priority orders that user's own jobs: a's fourth goes before a's first */
 	for (int i = 0; i < 8; i++) {
 		jobs[i]->state = JOB_QUEUED;
 		jobs[i]->n_placed = 0;
@@ -224,8 +224,98 @@ static void test_priority_and_fair_share(void **state)
 	jobs[3]->spec.priority = 10;
 	sched_pass(&c, g, 1, pr, 2, jobs, 8, &r);
 	assert_int_equal(r.d[0].job->id, 4);
+	/* the level (an administrator's priority) goes before fair share: b's last jumps */
+	for (int i = 0; i < 8; i++) {
+		jobs[i]->state = JOB_QUEUED;
+		jobs[i]->n_placed = 0;
+	}
+	jobs[7]->spec.boost = 5;
+	sched_pass(&c, g, 1, pr, 2, jobs, 8, &r);
+	assert_int_equal(r.d[0].job->id, 8);
 	sched_result_release(&r);
 	free_jobs(jobs, 8);
+}
+
+/*
+ * Issue 33: a heavy project's flood at --priority 1000 (level 0, as for any
+ * user) starts none of its jobs ahead of the favoured project's; inside one
+ * project, users share by usage (the fair tree), not by who submitted more.
+ */
+static void test_priority_flood_and_fair_tree(void **state)
+{
+	(void)state;
+	sched_node_gpu g[1];
+	node(g, 1, 48); /* four 10 GiB jobs fit */
+	sched_project pr[2] = {{.name = "fav", .quota_vram_bytes = SCHED_UNLIMITED, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED},
+			       {.name = "heavy", .quota_vram_bytes = SCHED_UNLIMITED, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED}};
+	pr[1].usage_vram_byte_s = 7.0 * 3600 * 10 * (double)GiB; /* factor well below fav's */
+	pr[1].usage_gpu_s = 7.0 * 3600;
+	job *jobs[16];
+	size_t n = 0;
+	for (int i = 0; i < 4; i++) {
+		jobs[n] = mk(n + 1, "fav", JOB_MODE_SHARED, 10, 1, 0);
+		n++;
+	}
+	for (int i = 0; i < 12; i++) {
+		jobs[n] = mk(n + 1, "heavy", JOB_MODE_SHARED, 10, 1, 1000);
+		jobs[n]->spec.uid = 2000;
+		n++;
+	}
+	sched_config c = cfg_of(false);
+	c.expected_run_ms = 3600 * 1000;
+	sched_result r = {0};
+	sched_pass(&c, g, 1, pr, 2, jobs, n, &r);
+	assert_int_equal(apply(&r, 1), 4);
+	for (size_t i = 0; i < r.n; i++)
+		assert_string_equal(r.d[i].job->spec.project, "fav");
+	/* the flood waits behind them, in its own priority order */
+	for (size_t i = 4; i < n; i++)
+		assert_int_equal(jobs[i]->state, JOB_QUEUED);
+	sched_result_release(&r);
+	free_jobs(jobs, n);
+
+	/* one project, user 1000 submits ten, then user 1001 one: 1001's starts second */
+	sched_project def[1] = {{.name = "default", .quota_vram_bytes = SCHED_UNLIMITED, .quota_gpus = SCHED_UNLIMITED, .quota_jobs = SCHED_UNLIMITED}};
+	n = 0;
+	for (int i = 0; i < 10; i++) {
+		jobs[n] = mk(n + 1, "default", JOB_MODE_SHARED, 10, 1, 0);
+		jobs[n]->spec.uid = 1000;
+		n++;
+	}
+	jobs[n] = mk(n + 1, "default", JOB_MODE_SHARED, 10, 1, 0);
+	jobs[n]->spec.uid = 1001;
+	n++;
+	c.expected_run_ms = 0; /* a new daemon knows no run length: the running count shares */
+	sched_pass(&c, g, 1, def, 1, jobs, n, &r);
+	assert_int_equal(apply(&r, 1), 4);
+	assert_int_equal(r.d[0].job->spec.uid, 1000);
+	assert_int_equal(r.d[1].job->spec.uid, 1001);
+	sched_result_release(&r);
+	free_jobs(jobs, n);
+
+	/* past usage inside the project: the user who ran more waits for the other */
+	n = 0;
+	for (int i = 0; i < 3; i++) {
+		jobs[n] = mk(n + 1, "default", JOB_MODE_SHARED, 10, 1, 0);
+		jobs[n]->spec.uid = 1000;
+		n++;
+	}
+	for (int i = 0; i < 3; i++) {
+		jobs[n] = mk(n + 1, "default", JOB_MODE_SHARED, 10, 1, 0);
+		jobs[n]->spec.uid = 1001;
+		n++;
+	}
+	sched_user_usage uu[2] = {{.project = "default", .uid = 1000, .vram_byte_s = 1e15, .gpu_s = 1e5},
+				  {.project = "default", .uid = 1001, .vram_byte_s = 1e12, .gpu_s = 1e2}};
+	c.user_usage = uu;
+	c.n_user_usage = 2;
+	node(g, 1, 24); /* two fit */
+	sched_pass(&c, g, 1, def, 1, jobs, n, &r);
+	assert_int_equal(apply(&r, 1), 2);
+	assert_int_equal(r.d[0].job->spec.uid, 1001);
+	assert_int_equal(r.d[1].job->spec.uid, 1001); /* still far below 1000's usage */
+	sched_result_release(&r);
+	free_jobs(jobs, n);
 }
 
 static void test_backfill(void **state)
@@ -400,7 +490,10 @@ static void test_proto(void **state)
 	assert_string_equal(s.env[0], "A=1");
 	assert_int_equal(s.mode, JOB_MODE_MIG);
 	job_spec_release(&s);
-	/* a client may not claim a uid */
+	/* a client may not claim a level (the daemon sets it) nor a uid */
+	assert_int_equal(proto_spec_from_json(o, false, &s, err, sizeof err), -1);
+	assert_string_equal(err, "unknown key 'boost' in 'job'");
+	json_object_del(o, "boost");
 	assert_int_equal(proto_spec_from_json(o, false, &s, err, sizeof err), -1);
 	assert_string_equal(err, "unknown key 'uid' in 'job'");
 	json_decref(o);
@@ -871,6 +964,7 @@ int main(void)
 		cmocka_unit_test(test_packing),
 		cmocka_unit_test(test_exclusive),
 		cmocka_unit_test(test_priority_and_fair_share),
+		cmocka_unit_test(test_priority_flood_and_fair_tree),
 		cmocka_unit_test(test_backfill),
 		cmocka_unit_test(test_borrow_and_preempt),
 		cmocka_unit_test(test_mig_and_after),
