@@ -17,6 +17,7 @@ list all of it produced: lines that start with a dangling connective
 
 Last lines, for tests/e2e/explain-corpus.t to read:
   RATE fit top1=P fix=P n=N nfix=N
+  RATE fit-loo top1=P fix=P n=N nfix=N   (--loo: each fit row with its own thread left out)
   RATE heldout top1=P fix=P n=N nfix=N
   RATE negative fp=P n=N
   LINT dangling=N repeated=N lists=N
@@ -42,7 +43,9 @@ def unescape(s):
     return s.replace("\\n", "\n").replace("\\t", "\t")
 
 
-def explain(gw, msg, env):
+def explain(gw, msg, env, exclude=None):
+    if exclude:
+        env = dict(env, GPUWISE_EXPLAIN_EXCLUDE_SOURCE=exclude)
     p = subprocess.run([gw, "explain", "--json", "--no-probe", "-"], input=msg.encode(),
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, timeout=20)
     try:
@@ -59,7 +62,7 @@ def check_fixes(fixes, where):
     lint["lists"] += 1
     seen = set()
     for f in fixes:
-        if re.match(r"(or|and|but|then)\b", f.strip(), re.I):
+        if re.match(r"(or|and|but)\b", f.strip(), re.I) or (not seen and re.match(r"then\b", f.strip(), re.I)):
             lint["dangling"] += 1
             lint_examples.append(f"{where}: dangling: {f[:80]}")
         if f in seen:
@@ -68,12 +71,12 @@ def check_fixes(fixes, where):
         seen.add(f)
 
 
-def evaluate(gw, files, label, env, fails):
+def evaluate(gw, files, label, env, fails, loo=False):
     fam = defaultdict(lambda: [0, 0, 0, 0])  # n, top1, nfix, fix
     misses = []
     for path in files:
         for r in rows(path):
-            m = explain(gw, unescape(r["message"]), env)
+            m = explain(gw, unescape(r["message"]), env, r["source"] if loo else None)
             got = m[0]["id"] if m else "-"
             f = fam[r.get("family", "other")]
             f[0] += 1
@@ -115,8 +118,10 @@ def main():
     held = sorted(glob.glob(os.path.join(top, "tests/validation/explain-heldout-*.tsv")))
     neg = sorted(glob.glob(os.path.join(top, "tests/validation/explain-negative-*.tsv")))
     out = []
-    for files, label in ((fit, "fit"), (held, "heldout")):
-        tot, t1, fx = evaluate(gw, files, label, env, fails)
+    for files, label, loo in ((fit, "fit", False), (fit, "fit-loo", True), (held, "heldout", False)):
+        if loo and "--loo" not in sys.argv:
+            continue
+        tot, t1, fx = evaluate(gw, files, label, env, fails, loo)
         out.append(f"RATE {label} top1={t1:.1f} fix={fx:.1f} n={tot[0]} nfix={tot[2]}")
     n = hits = 0
     fps = []
