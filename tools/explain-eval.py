@@ -24,6 +24,9 @@ Last lines, for tests/e2e/explain-corpus.t to read:
 """
 import glob, json, os, re, subprocess, sys
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+
+POOL = ThreadPoolExecutor(4)
 
 
 def rows(path):
@@ -74,9 +77,10 @@ def check_fixes(fixes, where):
 def evaluate(gw, files, label, env, fails, loo=False):
     fam = defaultdict(lambda: [0, 0, 0, 0])  # n, top1, nfix, fix
     misses = []
-    for path in files:
-        for r in rows(path):
-            m = explain(gw, unescape(r["message"]), env, r["source"] if loo else None)
+    todo = [r for path in files for r in rows(path)]
+    answers = POOL.map(lambda r: explain(gw, unescape(r["message"]), env, r["source"] if loo else None), todo)
+    for r, m in zip(todo, answers):
+        if True:
             got = m[0]["id"] if m else "-"
             f = fam[r.get("family", "other")]
             f[0] += 1
@@ -125,9 +129,9 @@ def main():
         out.append(f"RATE {label} top1={t1:.1f} fix={fx:.1f} n={tot[0]} nfix={tot[2]}")
     n = hits = 0
     fps = []
-    for path in neg:
-        for r in rows(path):
-            m = explain(gw, unescape(r["message"]), env)
+    todo = [r for path in neg for r in rows(path)]
+    for r, m in zip(todo, POOL.map(lambda r: explain(gw, unescape(r["message"]), env), todo)):
+        if True:
             n += 1
             if m:
                 hits += 1

@@ -30,6 +30,8 @@
 #define TOK_MAX 64
 /* A hit needs this much BM25 evidence besides its confidence: two rare tokens. */
 #define MIN_SCORE 5.0
+/* Without a shared GPU-world token (anchored()) a hit must be this close. */
+#define UNANCHORED_MIN_CONFIDENCE 0.8
 
 typedef struct posting {
 	uint32_t doc;
@@ -41,6 +43,7 @@ typedef struct term {
 	posting *post;
 	size_t n_post, cap;
 	double idf;
+	bool anchor; /* names a GPU, its stack or its vendor: see anchored() */
 } term;
 
 typedef struct doc {
@@ -114,6 +117,31 @@ static bool weak(const char *t)
 		else
 			lo = mid + 1;
 	}
+	return false;
+}
+
+/*
+ * A hit must share at least one token that names the GPU world (a vendor,
+ * a library, a runtime, an arch code): two messages that share only
+ * "Insufficient", "Error response from daemon" or "No module named" are
+ * other tools' errors ("0/3 nodes are available: 3 Insufficient cpu").
+ */
+static bool anchored(const char *t)
+{
+	static const char *const parts[] = {
+		"cuda", "gpu", "nvidia", "nvml", "rocm", "rocblas", "hip", "hsa_", "amdgpu", "gfx", "nccl", "cudnn",
+		"cublas", "cufft", "cusolver", "cusparse", "vram", "xpu", "mps", "metal", "tensorrt", "trt", "triton",
+		"ptxas", "nvcc", "vllm", "sglang", "ollama", "ggml", "gguf", "bitsandbytes", "xformers", "flash_attn",
+		"flashattention", "deepspeed", "fsdp", "xid", "dxg", "wsl", "sm_", "torch", "onnxruntime", "cutlass",
+		"winerror", "level_zero", "ur_result", "ipex", "zluda", "directml", "vulkan", "nvrm", "tensile",
+		"oom", "xla", "jax", "resource_exhausted", "offload", "8bit", "4bit", "bnb", "dll", "accelerat",
+		"device", "llama", "kv_cache", "unsloth", "peft", "quantiz",
+		"\xe6\x98\xbe", /* 显 (显存, 显卡) */
+		"\xe9\xa9\xb1\xe5\x8a\xa8", /* 驱动 */
+	};
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+		if (strstr(t, parts[i]))
+			return true;
 	return false;
 }
 
@@ -423,6 +451,7 @@ static void build(void)
 		x->idf = log(1 + (n - (double)x->n_post + 0.5) / ((double)x->n_post + 0.5));
 		if (weak(x->tok))
 			x->idf *= WEAK_FACTOR;
+		x->anchor = anchored(x->tok);
 		for (size_t p = 0; p < x->n_post; p++)
 			ix.docs[x->post[p].doc].self += x->idf * tf_weight(x->post[p].tf, ix.docs[x->post[p].doc].len);
 	}
@@ -516,12 +545,15 @@ size_t explain_retrieve(const char *text, size_t len, const char *want_id, expla
 	query q = {.seen = xcalloc(ix.n_terms, 1)};
 	tokenize(text, len, query_tok, &q);
 	double *score = xcalloc(ix.n_docs, sizeof *score);
+	uint8_t *anchor = xcalloc(ix.n_docs, 1);
 	/* tools/explain-eval.py: leave one thread out of the fit set to measure it honestly */
 	const char *exclude = getenv("GPUWISE_EXPLAIN_EXCLUDE_SOURCE");
 	for (size_t i = 0; i < q.n; i++) {
 		const term *t = &ix.terms[q.terms[i]];
-		for (size_t p = 0; p < t->n_post; p++)
+		for (size_t p = 0; p < t->n_post; p++) {
 			score[t->post[p].doc] += t->idf * tf_weight(t->post[p].tf, ix.docs[t->post[p].doc].len);
+			anchor[t->post[p].doc] |= t->anchor;
+		}
 	}
 	/*
 	 * Rank by score times confidence: the raw score favours long examples
@@ -552,7 +584,9 @@ size_t explain_retrieve(const char *text, size_t len, const char *want_id, expla
 		}
 		const doc *x = &ix.docs[d];
 		out[k] = (explain_hit){x->diagnosis, x->family, x->lang, x->message, x->source, x->resolution,
-				       score[d], conf, conf >= EXPLAIN_RETRIEVE_MIN_CONFIDENCE && score[d] >= MIN_SCORE};
+				       score[d], conf,
+				       conf >= EXPLAIN_RETRIEVE_MIN_CONFIDENCE && score[d] >= MIN_SCORE &&
+					       (anchor[d] || conf >= UNANCHORED_MIN_CONFIDENCE)};
 		/* keep out[] sorted, best first */
 		while (k > 0 && out[k - 1].score * out[k - 1].confidence < rank) {
 			explain_hit tmp = out[k - 1];
@@ -562,6 +596,7 @@ size_t explain_retrieve(const char *text, size_t len, const char *want_id, expla
 		}
 	}
 	free(score);
+	free(anchor);
 	free(q.terms);
 	free(q.seen);
 	return n;
