@@ -27,7 +27,8 @@ static void usage(FILE *f)
 		   "  TEXT        the message itself (several words are joined)\n"
 		   "  FILE        a file holding the message or a whole log\n"
 		   "  -           read standard input: python train.py 2>&1 | gpuwise explain -\n"
-		   "  --json      print {\"matches\":[{\"id\",\"title\",\"causes\",\"fixes\",\"captures\",\"catalog\"}]}\n"
+		   "  --json      print {\"matches\":[{\"id\",\"title\",\"causes\",\"fixes\",\"captures\",\"catalog\",\n"
+		   "              \"via\",\"confidence\",\"example\"}]}\n"
 		   "  --no-probe  do not look at this machine's GPUs and Python environments\n"
 		   "  -h, --help  show this help\n\n"
 		   "Exit status: 0 a diagnosis was found, 1 runtime error (unreadable input),\n"
@@ -136,6 +137,16 @@ static void print_json(const explain_match_t *m, size_t n, const char *text)
 			json_array_append_new(cat, row);
 		}
 		json_object_set_new(o, "catalog", cat);
+		json_object_set_new(o, "via", json_string(m[i].via ? m[i].via : "signature"));
+		json_object_set_new(o, "confidence", m[i].confidence >= 0 ? json_real(m[i].confidence) : json_null());
+		json_t *ex = json_null();
+		if (m[i].example_source) {
+			ex = json_object();
+			json_object_set_new(ex, "source", json_string(m[i].example_source));
+			json_object_set_new(ex, "message", json_string(m[i].example_message));
+			json_object_set_new(ex, "resolution", json_string(m[i].example_resolution ? m[i].example_resolution : ""));
+		}
+		json_object_set_new(o, "example", ex);
 		if (strcmp(m[i].id, "cuda-oom") == 0) {
 			json_t *oj = oom_json(text);
 			if (oj)
@@ -161,6 +172,11 @@ static void print_text(const explain_match_t *m, size_t n)
 				fprintf(f, "%s %s=%s", k ? "," : "", m[i].caps[k].name, m[i].caps[k].value);
 			fputc('\n', f);
 		}
+		if (m[i].confidence >= 0 && m[i].example_source)
+			fprintf(f, _("  %sno signature matched; the nearest known case (similarity %.0f%%):%s %s\n"), c_dim(f),
+				100 * m[i].confidence, c_reset(f), m[i].example_source);
+		else if (m[i].example_source)
+			fprintf(f, _("  %sa known case:%s %s\n"), c_dim(f), c_reset(f), m[i].example_source);
 		for (size_t k = 0; k < m[i].n_catalog; k++)
 			fprintf(f, _("  %scatalog:%s %s = %ld (%s): %s\n"), c_dim(f), c_reset(f), m[i].catalog[k].name,
 				m[i].catalog[k].code, m[i].catalog[k].family, _(m[i].catalog[k].meaning));

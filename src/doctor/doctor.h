@@ -44,6 +44,11 @@ typedef struct explain_match {
 	int priority;      /* the signature's rank weight */
 	size_t offset;     /* where the signature matched in the text */
 	size_t length;
+	const char *via;   /* "signature", "catalog" or "retrieval": what found it (static) */
+	double confidence; /* retrieval: 0..1 similarity to the nearest example; -1 none */
+	char *example_source;  /* the nearest labelled corpus message of this id (NULL none) */
+	char *example_message;
+	char *example_resolution;
 } explain_match_t;
 
 /*
@@ -60,6 +65,39 @@ const char *explain_cap(const explain_match_t *m, const char *name);
 /* Free the compiled signatures (valgrind-clean exits, tests). */
 void explain_release(void);
 
+/* ---- explain: retrieval over the labelled corpus (data/explain-corpus-*.tsv) ---- */
+
+/*
+ * The nearest labelled corpus message to a text: the text's identifying
+ * tokens (error enums, library, symbol, function and option names, arch
+ * codes; numbers as placeholders; CJK bigrams) scored with BM25 against
+ * every message of the embedded tables named explain-corpus-*.  The index
+ * is built on the first call (never at start-up).  Strings point into the
+ * index: valid until explain_release().
+ */
+typedef struct explain_hit {
+	const char *diagnosis, *family, *lang, *message, *source, *resolution;
+	double score;       /* BM25 */
+	double confidence;  /* score over the example's own score: 0..1 */
+	bool accepted;      /* confident enough to name a diagnosis */
+} explain_hit;
+
+/* Minimum confidence for retrieval to name a diagnosis on its own. */
+#define EXPLAIN_RETRIEVE_MIN_CONFIDENCE 0.45
+/*
+ * The best hit of each diagnosis, best first (at most max).  Only the last
+ * EXPLAIN_RETRIEVE_TAIL bytes of text are read.  Returns how many; 0 when
+ * the corpus is empty or nothing shares a token.  want_id, when set,
+ * restricts the answer to that diagnosis.
+ */
+#define EXPLAIN_RETRIEVE_TAIL 8192
+size_t explain_retrieve(const char *text, size_t len, const char *want_id, explain_hit *out, size_t max);
+/* Rows in the corpus index (building it), and the number of distinct diagnoses. */
+size_t explain_corpus_size(size_t *n_diagnoses);
+/* Tokens of text as the matcher sees them, space-separated (tests, debugging). */
+char *explain_tokens(const char *text, size_t len);
+void explain_retrieve_release(void);
+
 /*
  * The qualified name in an Itanium-mangled C++ symbol ("_ZN3c104cuda9SetDeviceEi"
  * -> "c10::cuda::SetDevice"), malloc'd; NULL when sym is not one it can read.
@@ -75,6 +113,15 @@ const char *explain_symbol_library(const char *demangled);
  * doctor agree on the platform?
  */
 bool explain_platform_is_wsl(void);
+
+/* The platform an error message comes from, by the paths and names it holds. */
+typedef enum {
+	EXPLAIN_PLATFORM_UNKNOWN,
+	EXPLAIN_PLATFORM_WSL,
+	EXPLAIN_PLATFORM_WINDOWS,
+	EXPLAIN_PLATFORM_MACOS,
+} explain_platform;
+explain_platform explain_message_platform(const char *text, size_t len);
 
 /* PyTorch's CUDA out-of-memory message, both formats. */
 typedef enum {

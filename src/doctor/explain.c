@@ -456,6 +456,7 @@ void explain_release(void)
 	sigs_rc = 0;
 	sigs_loaded = false;
 	pthread_mutex_unlock(&sigs_lock);
+	explain_retrieve_release();
 }
 
 const char *explain_cap(const explain_match_t *m, const char *name)
@@ -565,6 +566,9 @@ static void free_match(explain_match_t *m)
 		free(c->source);
 	}
 	free(m->catalog);
+	free(m->example_source);
+	free(m->example_message);
+	free(m->example_resolution);
 }
 
 void explain_matches_free(explain_match_t *m, size_t n)
@@ -837,7 +841,7 @@ static void enrich(explain_match_t *m, const char *text)
 					       "CUDA 8; Kepler CC 3.0 after CUDA 10) and PyTorch wheels start at CC 3.5"), ma, mi), true);
 			add_fix(m, xstrdup(_("run on the CPU: pip install --force-reinstall torch --index-url "
 					   "https://download.pytorch.org/whl/cpu (and use device='cpu')")), false);
-			add_fix(m, xstrdup(_("or use another GPU: current wheels run on CC 5.0 and newer (gpuwise cards MODEL "
+			add_fix(m, xstrdup(_("use another GPU: current wheels run on CC 5.0 and newer (gpuwise cards MODEL "
 					   "lists cards for a model)")), false);
 		} else if (cc && sscanf(cc, "%d.%d", &ma, &mi) == 2) {
 			torch_pick p;
@@ -1108,6 +1112,8 @@ static void catalog_synthesize(explain_match_t *x, const char *id, const cat_row
 {
 	memset(x, 0, sizeof *x);
 	x->id = xstrdup(id);
+	x->via = "catalog";
+	x->confidence = -1;
 	x->offset = off;
 	x->length = strlen(r->name);
 	char code[24];
@@ -1198,6 +1204,225 @@ static void apply_catalog(explain_match_t **mp, size_t *nmp, const char *text, c
 				x->catalog[0] = x->catalog[i];
 				x->catalog[i] = t;
 			}
+	}
+}
+
+/* ---- retrieval (retrieve.c) -------------------------------------------- */
+
+/* Arch codes a message names, for the templates ({sm}, {gfx}) as a signature would capture them. */
+static void retrieval_caps(explain_match_t *x, const char *text, size_t len)
+{
+	static const struct {
+		const char *lit, *name;
+	} arch[] = {{"sm_", "sm"}, {"gfx", "gfx"}};
+	for (size_t k = 0; k < sizeof arch / sizeof arch[0]; k++) {
+		for (const char *p = text; (p = memmem(p, len - (size_t)(p - text), arch[k].lit, 3)); p += 3) {
+			if (p > text && ident_char(p[-1]))
+				continue;
+			size_t d = strspn(p + 3, "0123456789abcdef");
+			size_t digits = strspn(p + 3, "0123456789");
+			if (digits < 2 || d > 5)
+				continue;
+			char v[8];
+			snprintf(v, sizeof v, "%.*s", (int)d, p + 3);
+			cap_set(x, arch[k].name, v);
+			break;
+		}
+	}
+}
+
+static void set_example(explain_match_t *x, const explain_hit *h)
+{
+	free(x->example_source);
+	free(x->example_message);
+	free(x->example_resolution);
+	x->example_source = xstrdup(h->source);
+	x->example_message = xstrdup(h->message);
+	x->example_resolution = xstrdup(h->resolution);
+	x->confidence = h->confidence;
+}
+
+/*
+ * After the signatures: the corpus's nearest labelled message.  When no
+ * signature matched, a confident hit names the diagnosis (its causes and
+ * fixes are its first signature's, with the arch codes of the text); each
+ * match found otherwise gets its nearest example of the same id.
+ */
+static void apply_retrieval(explain_match_t **mp, size_t *nmp, const char *text, size_t len)
+{
+	explain_hit h[4];
+	if (*nmp == 0) {
+		size_t nh = explain_retrieve(text, len, NULL, h, 1);
+		const sig *s = nh && h[0].accepted ? sig_by_id(h[0].diagnosis) : NULL;
+		if (!s)
+			return;
+		*mp = xrealloc(*mp, sizeof **mp);
+		explain_match_t *x = &(*mp)[0];
+		memset(x, 0, sizeof *x);
+		x->id = xstrdup(s->id);
+		x->via = "retrieval";
+		x->priority = s->priority;
+		retrieval_caps(x, text, len);
+		render_sig(x, s);
+		set_example(x, &h[0]);
+		*nmp = 1;
+		return;
+	}
+	for (size_t k = 0; k < *nmp; k++) {
+		explain_match_t *x = &(*mp)[k];
+		x->confidence = -1;
+		if (explain_retrieve(text, len, x->id, h, 1) && h[0].confidence >= EXPLAIN_RETRIEVE_MIN_CONFIDENCE / 2) {
+			set_example(x, &h[0]);
+			x->confidence = -1; /* the signature found it: the example only illustrates */
+		}
+	}
+}
+
+/* ---- fixes that fit the machine ------------------------------------------ */
+
+static void wsl_rewrite(explain_match_t *x);
+
+static void drop_fix(explain_match_t *x, size_t i)
+{
+	free(x->fixes[i]);
+	memmove(x->fixes + i, x->fixes + i + 1, (x->n_fixes - i - 1) * sizeof *x->fixes);
+	x->n_fixes--;
+}
+
+static bool has_word(const char *s, const char *const *words, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strstr(s, words[i]))
+			return true;
+	return false;
+}
+
+/*
+ * The platform a message comes from, by what it names: /usr/lib/wsl or
+ * dxg (WSL2), a drive-letter path, WinError or a .dll (Windows), /Users/
+ * or a .dylib (macOS).  EXPLAIN_PLATFORM_UNKNOWN when it names none.
+ */
+explain_platform explain_message_platform(const char *text, size_t len)
+{
+	static const char *const wsl[] = {"/usr/lib/wsl", "microsoft-standard-wsl", "wsl2", "/dev/dxg", "dxgkio", "dxgk:"};
+	static const char *const win[] = {"winerror", ".dll", "\\appdata\\", "program files", "amd_windows.go",
+					  "powershell", "windows_", "\\site-packages\\", "\\users\\"};
+	static const char *const mac[] = {"/users/", ".dylib", "darwin", "macos", "/opt/homebrew", "mps backend",
+					  "mps device"};
+	char *lower = xmalloc(len + 1);
+	for (size_t i = 0; i <= len; i++)
+		lower[i] = (char)tolower((unsigned char)text[i]);
+	explain_platform p = EXPLAIN_PLATFORM_UNKNOWN;
+	if (has_word(lower, wsl, sizeof wsl / sizeof wsl[0]))
+		p = EXPLAIN_PLATFORM_WSL;
+	else if (has_word(lower, win, sizeof win / sizeof win[0]))
+		p = EXPLAIN_PLATFORM_WINDOWS;
+	else if (has_word(lower, mac, sizeof mac / sizeof mac[0]))
+		p = EXPLAIN_PLATFORM_MACOS;
+	for (size_t i = 0; p == EXPLAIN_PLATFORM_UNKNOWN && i + 3 < len; i++)
+		/* C:\ or D:/ at a word start */
+		if (isalpha((unsigned char)text[i]) && text[i + 1] == ':' && (text[i + 2] == '\\' || text[i + 2] == '/') &&
+		    (i == 0 || !isalnum((unsigned char)text[i - 1])) && isalnum((unsigned char)text[i + 3]))
+			p = EXPLAIN_PLATFORM_WINDOWS;
+	free(lower);
+	return p;
+}
+
+/* Steps that only work on Linux: never offered for a Windows or macOS message. */
+static bool linux_only(const char *fix)
+{
+	static const char *const words[] = {"journalctl", "free -h", "dmesg", "lsmod", "modprobe", "systemctl", "sudo ",
+					    "apt ", "apt-get", "ldconfig", "LD_LIBRARY_PATH", "/proc/", "/dev/", "rocminfo",
+					    "dkms", "/etc/", "/usr/", "nvidia-ctk", "WSL2:"};
+	return has_word(fix, words, sizeof words / sizeof words[0]);
+}
+
+static const char *gfx_of(const explain_match_t *x, const char *text)
+{
+	const char *g = explain_cap(x, "gfx");
+	if (g)
+		return g;
+	const char *p = strstr(text, "gfx");
+	return p && isdigit((unsigned char)p[3]) ? p : NULL;
+}
+
+/* The fixes of one match, made to fit the platform and the GPU the message names. */
+static void fit_fixes(explain_match_t *x, const char *text, explain_platform plat)
+{
+	if (plat == EXPLAIN_PLATFORM_WSL) {
+		wsl_rewrite(x);
+	} else if (plat == EXPLAIN_PLATFORM_WINDOWS || plat == EXPLAIN_PLATFORM_MACOS) {
+		size_t before = x->n_fixes;
+		for (size_t i = 0; i < x->n_fixes; i++)
+			if (linux_only(x->fixes[i]))
+				drop_fix(x, i--);
+		if (plat == EXPLAIN_PLATFORM_WINDOWS && x->n_fixes < before) {
+			if (!strcmp(x->id, "hip-no-binary"))
+				add_fix(x, xstrdup(_("Windows: see the GPU's gfx target with hipInfo (HIP SDK) or in Ollama's "
+						   "server.log (%LOCALAPPDATA%\\Ollama)")), false);
+			else if (strstr(x->id, "oom") || !strcmp(x->id, "host-ram-short") || !strcmp(x->id, "ollama-runner-died"))
+				add_fix(x, xstrdup(_("Windows: Task Manager > Performance shows what holds the memory and the GPU; "
+						   "Ollama's log is %LOCALAPPDATA%\\Ollama\\server.log")), false);
+			else if (x->n_fixes == 0)
+				add_fix(x, xstrdup(_("Windows: update the GPU driver from the vendor's site and reinstall the "
+						   "program's Python packages in a fresh environment")), false);
+		}
+	}
+	/* gfx1150/gfx1151 APUs: gfx1100 code does not run there (HSA_STATUS_ERROR_INVALID_ISA) */
+	const char *g = gfx_of(x, text);
+	if (g && !strncmp(g, "gfx115", 6)) {
+		bool dropped = false;
+		for (size_t i = 0; i < x->n_fixes; i++)
+			if (strstr(x->fixes[i], "HSA_OVERRIDE_GFX_VERSION")) {
+				drop_fix(x, i--);
+				dropped = true;
+			}
+		if (dropped || !strcmp(x->id, "hip-no-binary"))
+			add_fix(x, xasprintf(_("%.7s (a Ryzen AI APU): do not set HSA_OVERRIDE_GFX_VERSION=11.0.0, gfx1100 code "
+					     "fails there with HSA_STATUS_ERROR_INVALID_ISA; use a build with native %.7s kernels "
+					     "(ROCm 7 or AMD's TheRock nightly PyTorch wheels), or llama.cpp/Ollama's Vulkan backend"),
+					     g, g), true);
+	}
+}
+
+/* No fix line twice, in one match or across the answer (the first keeps it). */
+static void tidy_fixes(explain_match_t *m, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < m[k].n_fixes; i++) {
+			bool dup = false;
+			for (size_t j = 0; j <= k && !dup; j++)
+				for (size_t f = 0; f < (j == k ? i : m[j].n_fixes) && !dup; f++)
+					dup = strcmp(m[j].fixes[f], m[k].fixes[i]) == 0;
+			if (dup)
+				drop_fix(&m[k], i--);
+		}
+}
+
+/*
+ * What the message says about the machine: the platform for every match;
+ * libcuda missing in WSL ranks above "no CUDA device" (it is why there is
+ * none), and a library-missing that is not cuDNN gets no cuDNN step.
+ */
+static void fit_to_message(explain_match_t *m, size_t n, const char *text, size_t len)
+{
+	explain_platform plat = explain_message_platform(text, len);
+	int top = 0;
+	for (size_t k = 0; k < n; k++)
+		if (m[k].priority > top)
+			top = m[k].priority;
+	for (size_t k = 0; k < n; k++) {
+		explain_match_t *x = &m[k];
+		if (!strcmp(x->id, "library-missing")) {
+			const char *lib = explain_cap(x, "lib");
+			if (lib && !strstr(lib, "cudnn"))
+				for (size_t i = 0; i < x->n_fixes; i++)
+					if (strstr(x->fixes[i], "cuDNN") || strstr(x->fixes[i], "cudnn"))
+						drop_fix(x, i--);
+			if (lib && (!strncmp(lib, "libcuda.", 8) || !strncmp(lib, "libnvidia-ml", 12)))
+				x->priority = top + 1;
+		}
+		fit_fixes(x, text, plat);
 	}
 }
 
@@ -1303,6 +1528,8 @@ int explain_match(const char *text, explain_match_t **out, size_t *n, gw_error *
 		memset(x, 0, sizeof *x);
 		x->id = xstrdup(s->id);
 		x->priority = s->priority;
+		x->via = "signature";
+		x->confidence = -1;
 		x->offset = (size_t)pm[0].rm_so;
 		x->length = (size_t)(pm[0].rm_eo - pm[0].rm_so);
 		for (size_t g = 1; g < ng; g++) {
@@ -1318,10 +1545,13 @@ int explain_match(const char *text, explain_match_t **out, size_t *n, gw_error *
 	sb_release(&win);
 	apply_catalog(&m, &nm, text, lower, len);
 	free(lower);
+	apply_retrieval(&m, &nm, text, len);
 	for (size_t k = 0; k < nm; k++)
 		enrich(&m[k], text);
+	fit_to_message(m, nm, text, len);
 	if (nm > 1)
 		qsort(m, nm, sizeof *m, cmp_match);
+	tidy_fixes(m, nm);
 	*out = m;
 	*n = nm;
 	return 0;
@@ -1542,8 +1772,10 @@ static const struct {
 	{"no-driver", "WSL2: check the Windows driver (nvidia-smi.exe in PowerShell), /dev/dxg and /usr/lib/wsl/lib/libcuda.so.1; "
 		      "update it and WSL (wsl --update), then wsl --shutdown; remove any Linux driver installed inside WSL: "
 		      "sudo apt purge 'nvidia-driver-*' 'libnvidia-compute-*' 'nvidia-utils-*'"},
-	{"no-cuda-device", "WSL2: the GPU comes from Windows: update the NVIDIA driver for Windows and WSL (wsl --update), "
-			   "then wsl --shutdown; check that /dev/dxg exists and nvidia-smi works inside WSL"},
+	{"no-cuda-device", "WSL2: the GPU and libcuda come from the Windows driver: check ls -l /usr/lib/wsl/lib/libcuda.so* and "
+			   "/dev/dxg, and that nothing shadows them (export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH); do not "
+			   "install a Linux NVIDIA driver inside WSL (sudo apt purge 'nvidia-driver-*' 'libnvidia-compute-*' if one is); "
+			   "update the Windows driver and WSL (wsl --update), then wsl --shutdown"},
 	{"device-busy", "WSL2: the GPU is shared with Windows: close Windows apps holding it (Task Manager > Performance > GPU), "
 			"or a Windows-side compute mode; then wsl --shutdown"},
 	{"library-missing", "WSL2: libcuda and libnvidia-ml come from /usr/lib/wsl/lib: export "
@@ -1565,7 +1797,8 @@ static const struct {
 /* Fixes that cannot work inside WSL2: there is no Linux kernel driver to load, reset or rebuild. */
 static bool bare_metal_only(const char *fix)
 {
-	static const char *const words[] = {"modprobe", "rmmod", "nvidia-smi -r", "dkms", "nvidia-driver", "mokutil",
+	static const char *const words[] = {"modprobe", "rmmod", "nvidia-smi -r", "dkms", "nvidia-driver", "mokutil", "lsmod",
+					    "dmesg", "journalctl -k", "Secure Boot", "secure boot",
 					    "nouveau", "nvidia-persistenced", "update-initramfs", "/proc/driver/nvidia",
 					    "NVreg_", "fuser /dev/nvidia", "nvidia-suspend"};
 	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
@@ -1573,6 +1806,8 @@ static bool bare_metal_only(const char *fix)
 			return true;
 	return false;
 }
+
+static void contextualize(explain_match_t *m, size_t n, const char *text, const explain_context *ctx);
 
 static void wsl_rewrite(explain_match_t *x)
 {
@@ -1612,6 +1847,12 @@ static void add_desktop_findings(explain_match_t *x)
 }
 
 void explain_contextualize(explain_match_t *m, size_t n, const char *text, const explain_context *ctx)
+{
+	contextualize(m, n, text, ctx);
+	tidy_fixes(m, n);
+}
+
+static void contextualize(explain_match_t *m, size_t n, const char *text, const explain_context *ctx)
 {
 	bool wsl = explain_platform_is_wsl();
 	for (size_t i = 0; i < n; i++) {

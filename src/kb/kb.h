@@ -32,6 +32,8 @@ void kb_table_release(kb_table *t);
 long kb_col(const kb_table *t, const char *col); /* -1 when absent */
 const char *kb_cell(const kb_table *t, size_t row, long col); /* "" when col < 0 */
 void kb_release_all(void); /* free the cache and typed records (valgrind-clean exits) */
+/* The name of the i-th embedded table ("gpus"), NULL past the last. */
+const char *kb_embedded_name(size_t i);
 
 /*
  * Parse and validate the typed tables (cached until kb_release_all or

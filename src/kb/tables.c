@@ -205,6 +205,14 @@ const kb_table *kb_get_table(const char *name, gw_error *err)
 	return t;
 }
 
+const char *kb_embedded_name(size_t i)
+{
+	for (const struct kb_blob *b = kb_blobs; b->name; b++, i--)
+		if (i == 0)
+			return b->name;
+	return NULL;
+}
+
 long kb_col(const kb_table *t, const char *col)
 {
 	for (size_t i = 0; i < t->ncols; i++)
