@@ -127,17 +127,26 @@ int hw_dmi_memory_parse(const uint8_t *buf, size_t len, hw_host_memory *out, gw_
 	} devs[DMI_MAX_DEVICES];
 	size_t n = 0;
 
-	for (size_t off = 0; off + 4 <= len;) {
+	/* the walk must end at the end-of-table structure or the end of the
+	 * data: a lying length lands it in the middle of something else */
+	bool ended = false, broken = false;
+	size_t off = 0;
+	while (off + 4 <= len && !ended) {
 		const uint8_t *h = buf + off;
 		unsigned type = h[0], flen = h[1];
-		if (flen < 4 || off + flen > len)
-			break; /* a lying length ends the table */
+		/* type 17 is 0x15 to 0x64 bytes long up to SMBIOS 3.7: far beyond is a lie */
+		if (flen < 4 || off + flen > len || (type == 17 && flen > 0x80)) {
+			broken = true;
+			break;
+		}
 		/* the strings: up to the double NUL */
 		size_t s = off + flen, e = s;
 		while (e + 1 < len && !(buf[e] == 0 && buf[e + 1] == 0))
 			e++;
-		if (e + 1 >= len)
+		if (e + 1 >= len) {
+			broken = true;
 			break;
+		}
 		const uint8_t *strs = buf + s, *strend = buf + e + 1;
 		if (type == 16 && flen >= 0x06) {
 			any_array = true;
@@ -177,9 +186,10 @@ int hw_dmi_memory_parse(const uint8_t *buf, size_t len, hw_host_memory *out, gw_
 			}
 		}
 		off = e + 2;
-		if (type == 127)
-			break;
+		ended = type == 127;
 	}
+	if (broken || (!ended && off != len))
+		return gw_fail(err, GW_EFORMAT, "the SMBIOS table is malformed (a structure runs past its end)");
 
 	/* system memory only, when the arrays say which is which */
 	unsigned long mts = 0;
