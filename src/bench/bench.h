@@ -106,6 +106,15 @@ int bench_cache_write(const bench_report *r, const char *version, gw_error *err)
  * 0 found, GW_ENOENT none (no cache, no such row).
  */
 int bench_cache_lookup(const char *kind, const char *name, double *gbs, char *from, size_t n);
+/*
+ * The host memory an SMBIOS read found (as root: the tables are root-only),
+ * kept for the runs that cannot read them: host-memory.tsv beside bench.tsv,
+ * one row: desc ("DDR5-6000 x2 channels"), peak GB/s, date (UTC).  The
+ * write replaces the file; the lookup fills desc and date.  0, or a
+ * negative code (GW_ENOENT: no cache).
+ */
+int bench_cache_host_write(const char *desc, double gbs, gw_error *err);
+int bench_cache_host_lookup(char *desc, size_t dn, double *gbs, char *date, size_t datn);
 
 /*
  * Internal pieces, shared with doctor --deep: the embedded kernels.

@@ -125,3 +125,63 @@ int bench_cache_lookup(const char *kind, const char *name, double *gbs, char *fr
 	fclose(f);
 	return rc;
 }
+
+int bench_cache_host_write(const char *desc, double gbs, gw_error *err)
+{
+	char dir[4096], path[4200], tmp[4300], d[128];
+	if (cache_dir(dir, sizeof dir))
+		return gw_fail(err, GW_ENOENT, "no cache directory (set HOME or XDG_CACHE_HOME)");
+	if (make_dirs(dir))
+		return gw_fail(err, GW_EIO, "cannot create '%s': %s", dir, strerror(errno));
+	snprintf(path, sizeof path, "%s/host-memory.tsv", dir);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	snprintf(d, sizeof d, "%s", desc);
+	clean(d);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return gw_fail(err, GW_EIO, "cannot write '%s': %s", tmp, strerror(errno));
+	char date[16];
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(date, sizeof date, "%Y-%m-%d", &tm);
+	fprintf(f, "# gpuwise: this machine's memory from its SMBIOS tables (read as root), read by plan\n");
+	fprintf(f, "desc\tpeak_gbs\tdate\n%s\t%.1f\t%s\n", d, gbs, date);
+	if (fclose(f) || rename(tmp, path)) {
+		remove(tmp);
+		return gw_fail(err, GW_EIO, "cannot write '%s': %s", path, strerror(errno));
+	}
+	return 0;
+}
+
+int bench_cache_host_lookup(char *desc, size_t dn, double *gbs, char *date, size_t datn)
+{
+	char dir[4096], path[4200], line[512];
+	if (cache_dir(dir, sizeof dir))
+		return GW_ENOENT;
+	snprintf(path, sizeof path, "%s/host-memory.tsv", dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return GW_ENOENT;
+	int rc = GW_ENOENT;
+	while (rc && fgets(line, sizeof line, f)) {
+		if (line[0] == '#' || !strncmp(line, "desc\t", 5))
+			continue;
+		line[strcspn(line, "\r\n")] = 0;
+		char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+		if (!t2)
+			continue;
+		*t1++ = 0;
+		*t2++ = 0;
+		char *end;
+		double v = strtod(t1, &end);
+		if (end == t1 || !(v > 0 && v < 1e5) || !*line)
+			continue;
+		snprintf(desc, dn, "%s", line);
+		snprintf(date, datn, "%s", t2);
+		*gbs = v;
+		rc = 0;
+	}
+	fclose(f);
+	return rc;
+}

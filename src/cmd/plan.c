@@ -98,6 +98,8 @@ typedef struct plan_cli {
 	bool engine_set, fa_set;
 	char bw_from[PLAN_MAX_GPUS][64]; /* "gpuwise bench 0.1.0 on 2026-12-01" per GPU */
 	char ram_bw_from[64];
+	char host_mem_from[160]; /* rq.host_mem_from's text */
+	const char *host_bw_source; /* smbios, smbios-cache, bench, --host-mem, --ram-bw, assumed */
 	workload wl;            /* --train / --image (cmd/workload.c) */
 	/* planning on this machine */
 	bool on_machine;
@@ -164,8 +166,10 @@ static void usage(FILE *f)
 		"  --gpu none, --cpu  no GPU: llama.cpp on this host's CPU alone (--gpu cpu too);\n"
 		"                     the verdict is whether it all fits host RAM, the speed is\n"
 		"                     the host's memory bandwidth and threads\n"
-		"  --host-mem M       host memory as DDR4-3200 or DDR5-6000x4 (x channels of 64\n"
-		"                     bits, default 2): sets --host-bw to MT/s x 8 B x channels\n"
+		"  --host-mem M       host memory as DDR4-3200, DDR5-6000x4 or 8xDDR4-3200 (x\n"
+		"                     channels of 64 bits, default 2): sets --host-bw to MT/s x\n"
+		"                     8 B x channels; default on this machine: its SMBIOS\n"
+		"                     tables (as root; cached for later runs), else gpuwise bench\n"
 		"  --threads N        CPU threads (llama.cpp -t; default: this machine's cores)\n"
 		"Model:\n"
 		"  --quant Q          q4_k_m, q8_0, f16, q3_k_m ... (GGUF); bf16, fp8, awq-int4, nf4;\n"
@@ -275,10 +279,27 @@ static int parse_host_mem(plan_cli *c, const char *arg)
 	long long mts = 0, ch = 2;
 	const char *p = arg;
 	size_t k = 0;
+	bool ok = true, lead = false;
+	/* "8xDDR4-3200": the channels first, as server specs write them */
+	size_t nd = strspn(p, "0123456789");
+	if (nd && nd < 4 && (p[nd] == 'x' || p[nd] == 'X')) {
+		char num[4];
+		memcpy(num, p, nd);
+		num[nd] = 0;
+		ok = parse_int(num, 1, 24, &ch) == 0;
+		p += nd + 1;
+		lead = true;
+	}
 	while (*p && *p != '-' && k + 1 < sizeof kind)
 		kind[k++] = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p), p++;
 	kind[k] = 0;
-	bool ok = (!strcmp(kind, "DDR4") || !strcmp(kind, "DDR5")) && *p == '-';
+	static const char *const kinds[] = {"DDR4", "DDR5", "LPDDR4", "LPDDR4X", "LPDDR5", "LPDDR5X"};
+	bool known = false;
+	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+		known = known || !strcmp(kind, kinds[i]);
+	ok = ok && known && *p == '-';
+	if (ok && lead && strpbrk(p + 1, "xX"))
+		ok = false; /* the channels said twice */
 	if (ok) {
 		char num[16];
 		const char *x = strpbrk(p + 1, "xX");
@@ -291,8 +312,8 @@ static int parse_host_mem(plan_cli *c, const char *arg)
 		}
 	}
 	if (!ok)
-		return usage_error("plan", "invalid --host-mem '%s' (DDR4-3200, DDR5-5600, DDR5-6400x12: type, MT/s, "
-				   "x 64-bit channels)", arg);
+		return usage_error("plan", "invalid --host-mem '%s' (DDR4-3200, DDR5-5600, DDR5-6400x12 or 12xDDR5-6400, "
+				   "LPDDR5X-8000x4: type, MT/s, x 64-bit channels)", arg);
 	c->rq.ram_bw_gbs = (double)mts * 8.0 * (double)ch / 1000.0;
 	snprintf(c->host_mem, sizeof c->host_mem, "%s-%lld x%lld", kind, mts, ch);
 	return 0;
@@ -925,7 +946,7 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 		char from[64];
 		snprintf(from, sizeof from, "--host-mem %s", c->host_mem);
 		json_object_set_new(cpu, "host_bandwidth_from", json_string(c->host_mem[0] ? from
-								     : c->rq.ram_bw_gbs > 0 ? "--host-bw" : "assumed"));
+								     : c->host_bw_source ? c->host_bw_source : "assumed"));
 		json_object_set_new(cpu, "decode_read_gbs", jreal_round(plan_host_read_gbs(&c->rq), 1));
 		json_object_set_new(cpu, "prefill_gflops", jreal_round(plan_host_gflops(&c->rq), 0));
 		json_object_set_new(cpu, "bytes_per_token", json_integer((json_int_t)r->host_bytes_per_token));
@@ -954,6 +975,9 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_object_set_new(host, "compute_bytes", jbytes(r->host_compute_bytes));
 	json_object_set_new(host, "ram_bytes", jint_or_null(c->rq.ram_bytes > 0, (long long)c->rq.ram_bytes));
 	json_object_set_new(host, "ram_ok", r->ram_known ? json_boolean(r->ram_ok) : json_null());
+	json_object_set_new(host, "memory_bandwidth_gbs", jreal_round(plan_host_peak_gbs(&c->rq), 1));
+	json_object_set_new(host, "memory_bandwidth_source", json_string(c->host_bw_source ? c->host_bw_source : "assumed"));
+	json_object_set_new(host, "memory_bandwidth_from", json_string(c->rq.host_mem_from ? c->rq.host_mem_from : "--ram-bw"));
 	json_object_set_new(o, "host", host);
 	json_object_set_new(o, "model_bytes", jbytes(r->model_bytes));
 	json_object_set_new(o, "embd_bytes", jbytes(r->embd_bytes));
@@ -1340,6 +1364,7 @@ static int cpu_setup(plan_cli *c)
 	return 0;
 }
 
+<<<<<<< HEAD
 /* Progress of a slow read of the Hub or the registry, on a terminal's stderr. */
 static void show_progress(void *ctx, const char *what, uint64_t done, uint64_t total, bool end)
 {
@@ -1392,6 +1417,62 @@ static int load_model(plan_cli *c, model_desc *m, gw_error *err)
 		return GW_EXIT_USAGE; /* incomplete --layers/--hidden/..., a name that picks no one file */
 	}
 	return err->code == GW_ENOTFOUND && c->model && !strchr(c->model, '/') ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
+=======
+/*
+ * The host memory's bandwidth and where it comes from.  Given (--host-mem,
+ * --ram-bw), else on this machine: its SMBIOS tables (root only; what a
+ * root run read is cached for the others), else what `gpuwise bench`
+ * measured, else the assumption of DDR4-3200 x2 with why.
+ */
+static void host_bandwidth(plan_cli *c, bool this_machine)
+{
+	plan_request *rq = &c->rq;
+	if (c->host_mem[0]) {
+		c->host_bw_source = "--host-mem";
+		snprintf(c->host_mem_from, sizeof c->host_mem_from, _("%s channels, --host-mem"), c->host_mem);
+		rq->host_mem_from = c->host_mem_from;
+		return;
+	}
+	if (rq->ram_bw_gbs > 0) {
+		c->host_bw_source = "--host-bw";
+		return;
+	}
+	c->host_bw_source = "assumed";
+	if (!this_machine) {
+		snprintf(c->host_mem_from, sizeof c->host_mem_from, "%s",
+			 _("assumed DDR4-3200 x2; --host-mem DDR5-6000x2 plans another host"));
+		rq->host_mem_from = c->host_mem_from;
+		return;
+	}
+	hw_host_memory hm;
+	gw_error err = {0};
+	int rc = hw_dmi_memory_read(&hm, &err);
+	double gbs;
+	char desc[96], date[16];
+	if (rc == 0) {
+		snprintf(desc, sizeof desc, "%s-%u x%u", hm.type[0] ? hm.type : "RAM", hm.mts, hm.channels);
+		bench_cache_host_write(desc, hm.bandwidth_gbs, NULL); /* for the runs that are not root */
+		rq->ram_bw_gbs = hm.bandwidth_gbs;
+		c->host_bw_source = "smbios";
+		snprintf(c->host_mem_from, sizeof c->host_mem_from, _("%s channels, SMBIOS"), desc);
+	} else if (bench_cache_host_lookup(desc, sizeof desc, &gbs, date, sizeof date) == 0) {
+		rq->ram_bw_gbs = gbs;
+		c->host_bw_source = "smbios-cache";
+		snprintf(c->host_mem_from, sizeof c->host_mem_from, _("%s channels, SMBIOS read as root on %s"), desc,
+			 date);
+	} else if (bench_cache_lookup("cpu", "cpu", &gbs, c->ram_bw_from, sizeof c->ram_bw_from) == 0) {
+		rq->ram_bw_gbs = gbs; /* this machine's host bandwidth as `gpuwise bench` measured it */
+		rq->ram_bw_from = c->ram_bw_from;
+		c->host_bw_source = "bench";
+		snprintf(c->host_mem_from, sizeof c->host_mem_from, _("measured by %s"), c->ram_bw_from);
+	} else if (rc == GW_EPERM || rc == GW_ENOENT) {
+		snprintf(c->host_mem_from, sizeof c->host_mem_from, "%s",
+			 _("assumed DDR4-3200 x2: SMBIOS unreadable, run as root or gpuwise bench"));
+	} else {
+		snprintf(c->host_mem_from, sizeof c->host_mem_from, _("assumed DDR4-3200 x2: %s"), gw_error_text(&err));
+	}
+	rq->host_mem_from = c->host_mem_from;
+>>>>>>> main
 }
 
 static int plan_main(plan_cli *c, int argc, char **argv)
@@ -1434,13 +1515,7 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 			c->rq.ram_bytes = c->ram_avail > c->ram_headroom ? c->ram_avail - c->ram_headroom : 1;
 		}
 	}
-	if (!c->gpu_arg && !c->vram && c->rq.ram_bw_gbs <= 0) {
-		double gbs; /* this machine's host bandwidth as `gpuwise bench` measured it */
-		if (bench_cache_lookup("cpu", "cpu", &gbs, c->ram_bw_from, sizeof c->ram_bw_from) == 0) {
-			c->rq.ram_bw_gbs = gbs;
-			c->rq.ram_bw_from = c->ram_bw_from;
-		}
-	}
+	host_bandwidth(c, !c->gpu_arg && !c->vram);
 	if (c->wl.kind == WORKLOAD_IMAGE) {
 		return plan_image(c);
 	}

@@ -261,4 +261,27 @@ typedef struct hw_wsl_memory {
  */
 int hw_wsl_memory_read(hw_wsl_memory *out, gw_error *err);
 
+/* ---- host memory from SMBIOS (dmi.c) ------------------------------------ */
+/* The populated system-memory devices of the SMBIOS tables (type 17). */
+typedef struct hw_host_memory {
+	char type[8];            /* "DDR4", "DDR5", "LPDDR5" ...; "" unknown or mixed */
+	uint32_t mts;            /* configured speed, MT/s (the slowest device) */
+	uint32_t n_devices;      /* populated devices */
+	uint32_t bus_bits;       /* data width summed over the channels */
+	uint32_t channels;       /* 64-bit channel equivalents (bus_bits / 64, rounded up) */
+	uint64_t total_bytes;
+	double bandwidth_gbs;    /* peak: mts x bus_bits / 8 (decimal GB/s) */
+} hw_host_memory;
+/* SMBIOS memory type byte (type 17 offset 0x12) -> "DDR5"...; NULL other. */
+const char *hw_dmi_memory_type_name(unsigned t);
+/*
+ * Parse a raw SMBIOS table (the contents of /sys/firmware/dmi/tables/DMI).
+ * Truncated or lying structures end the walk; 0 with out filled, or
+ * GW_ENOENT (no populated device) / GW_EFORMAT (no speed) with err set.
+ */
+int hw_dmi_memory_parse(const uint8_t *buf, size_t len, hw_host_memory *out, gw_error *err);
+/* Read and parse GPUWISE_ROOT/sys/firmware/dmi/tables/DMI (root only on
+ * most systems: GW_EPERM then). */
+int hw_dmi_memory_read(hw_host_memory *out, gw_error *err);
+
 #endif

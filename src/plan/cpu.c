@@ -117,7 +117,8 @@ void plan_cpu_notes(const plan_request *rq, plan_result *r)
 		snprintf(cap, sizeof cap, ", capped at %.1f GB/s by the threads (%.0f GB/s each)", by_threads,
 			 CPU_THREAD_GBS);
 	plan_note(r, "host memory %.1f GB/s peak (%s); decode streams %.0f%% of it = %.1f GB/s%s", peak,
-		  rq->ram_bw_gbs > 0 ? _("given") : _("assumed dual-channel DDR4-3200; set --host-bw or --host-mem"),
+		  rq->host_mem_from ? rq->host_mem_from
+		  : rq->ram_bw_gbs > 0 ? _("given") : _("assumed dual-channel DDR4-3200; set --host-bw or --host-mem"),
 		  CPU_BW_FRACTION * 100, by_dram, cap);
 	plan_note(r, "decode reads the weights and the KV cache (half full) once per token; prefill at %.0f "
 		     "GFLOP/s per thread",

@@ -97,6 +97,9 @@ typedef struct plan_request {
 	uint64_t ram_bytes;     /* host RAM available; 0 unknown */
 	double ram_bw_gbs;      /* host memory bandwidth; 0: default assumption */
 	const char *ram_bw_from; /* where ram_bw_gbs comes from ("gpuwise bench ..."); NULL: --ram-bw */
+	/* what the notes say of the host memory's bandwidth ("DDR5-6000 x2 channels, SMBIOS",
+	 * "assumed DDR4-3200 x2: ..."); NULL: from ram_bw_from or --ram-bw */
+	const char *host_mem_from;
 	plan_backend backend;   /* llama.cpp backend; AUTO: by the GPU's vendor */
 	double gpu_mem_util;    /* vllm gpu_memory_utilization; 0: 0.9 */
 	bool cpu_only;          /* --gpu none: llama.cpp on the host CPU alone (n_gpus 0) */

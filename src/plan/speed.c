@@ -854,6 +854,16 @@ void plan_speed(const work *wk, plan_result *r)
 		     ops->dec_bw_ceil_gbs, PREFILL_EFF, rq->engine == PLAN_ENGINE_OLLAMA);
 }
 
+/* Where the host bandwidth comes from, for the notes. */
+static const char *host_mem_text(const plan_request *rq)
+{
+	if (rq->host_mem_from)
+		return rq->host_mem_from;
+	if (rq->ram_bw_from)
+		return rq->ram_bw_from;
+	return rq->ram_bw_gbs > 0 ? "--ram-bw" : _("assumed DDR4-3200 x2; set --host-mem");
+}
+
 void plan_speed_notes(const plan_request *rq, plan_result *r)
 {
 	const plan_engine_ops *ops = plan_engine_ops_of(rq->engine);
@@ -886,8 +896,7 @@ void plan_speed_notes(const plan_request *rq, plan_result *r)
 			  kernel_bw(&row, k) * 100, k);
 		if (r->backend == PLAN_BACKEND_CPU || r->gpu_layers == 0)
 			plan_note(r, "CPU backend: host memory at %.1f GB/s (%s), %u threads at %.0f GFLOPS each",
-				  rq->ram_bw_gbs > 0 ? rq->ram_bw_gbs : HOST_BW_DEFAULT_GBS,
-				  rq->ram_bw_from ? rq->ram_bw_from : rq->ram_bw_gbs > 0 ? "--ram-bw" : _("DDR4-3200 x2; set --ram-bw"),
+				  rq->ram_bw_gbs > 0 ? rq->ram_bw_gbs : HOST_BW_DEFAULT_GBS, host_mem_text(rq),
 				  rq->cpu_threads ? rq->cpu_threads : CPU_THREADS_DEFAULT, row.pp_q_x);
 		else
 			plan_note(r, "prefill: 2 x %.2fB params at %.0f%% of the %s peak x%.1f%s; attention %.2f GFLOPs/token "
@@ -926,8 +935,7 @@ void plan_speed_notes(const plan_request *rq, plan_result *r)
 		 !ops->tensor_parallel && ops->gguf)
 		plan_note(r, "prefill: the products of weights in host RAM run on the CPU (%s)",
 			  rq->no_op_offload ? _("--no-op-offload") : _("ubatch below 32 tokens: no op offload"));
-	if (r->gpu_layers < r->total_layers && r->gpu_layers > 0 && !ops->tensor_parallel)
-		plan_note(r, "host part read at %.1f GB/s (%s)", rq->ram_bw_gbs > 0 ? rq->ram_bw_gbs : HOST_BW_DEFAULT_GBS,
-			  rq->ram_bw_from ? rq->ram_bw_from
-			  : rq->ram_bw_gbs > 0 ? "--ram-bw" : _("dual-channel DDR4-3200; set --ram-bw"));
+	if (r->host_bytes_per_token > 0 && r->gpu_layers > 0 && !ops->tensor_parallel)
+		plan_note(r, "host memory: %.1f GB/s (%s); the host part is read at it",
+			  rq->ram_bw_gbs > 0 ? rq->ram_bw_gbs : HOST_BW_DEFAULT_GBS, host_mem_text(rq));
 }

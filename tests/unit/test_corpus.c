@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "hw/hw.h"
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,12 +180,58 @@ static void test_explain_corpus(void **state)
 	explain_release();
 }
 
+/* tests/fuzz/corpus/dmi: the SMBIOS parser over every seed and finding; the
+ * seeds (seed-*) parse with a bandwidth, the rest parse or say why. */
+static void test_dmi_corpus(void **state)
+{
+	(void)state;
+	const char *top = getenv("GW_TOP");
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s/tests/fuzz/corpus/dmi", top && *top ? top : ".");
+	DIR *d = opendir(dir);
+	if (!d)
+		fail_msg("cannot open the corpus '%s'", dir);
+	size_t n = 0, seeds = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[2048];
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		FILE *f = fopen(path, "rb");
+		assert_non_null(f);
+		uint8_t *buf = malloc(1 << 20);
+		size_t len = fread(buf, 1, 1 << 20, f);
+		fclose(f);
+		uint8_t *exact = malloc(len ? len : 1);
+		memcpy(exact, buf, len);
+		hw_host_memory m;
+		gw_error err = {0};
+		int rc = hw_dmi_memory_parse(exact, len, &m, &err);
+		if (rc)
+			assert_true(err.msg[0] != '\0');
+		else
+			assert_true(m.bandwidth_gbs > 0 && m.channels > 0);
+		if (!strncmp(e->d_name, "seed-", 5)) {
+			seeds++;
+			assert_int_equal(rc, 0);
+		}
+		free(exact);
+		free(buf);
+		n++;
+	}
+	closedir(d);
+	assert_true(seeds >= 4);
+	print_message("# replayed %zu SMBIOS inputs (%zu seeds)\n", n, seeds);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gguf_corpus),
 		cmocka_unit_test(test_safetensors_corpus),
 		cmocka_unit_test(test_explain_corpus),
+		cmocka_unit_test(test_dmi_corpus),
 	};
 	return cmocka_run_group_tests_name("fuzz-corpus", tests, NULL, NULL);
 }

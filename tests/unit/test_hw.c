@@ -277,6 +277,230 @@ static void test_sysfs_amd_and_bad(void **state)
 	gw_set_root(NULL);
 }
 
+/* ---- SMBIOS memory devices (dmi.c) ---------------------------------------- */
+typedef struct dmi_buf {
+	uint8_t b[8192];
+	size_t n;
+} dmi_buf;
+
+static void put16(uint8_t *p, unsigned v)
+{
+	p[0] = (uint8_t)(v & 0xff);
+	p[1] = (uint8_t)(v >> 8);
+}
+
+/* A type 16 array (use: 3 system memory, 4 video memory). */
+static void dmi_array(dmi_buf *d, unsigned handle, unsigned use)
+{
+	uint8_t *h = d->b + d->n;
+	memset(h, 0, 0x17);
+	h[0] = 16;
+	h[1] = 0x17;
+	put16(h + 2, handle);
+	h[5] = (uint8_t)use;
+	d->n += 0x17;
+	d->b[d->n++] = 0;
+	d->b[d->n++] = 0;
+}
+
+/* A type 17 device of SMBIOS 2.7 (formatted length 0x22): size in MiB (0:
+ * empty slot), memory type byte, speed and configured speed in MT/s. */
+static void dmi_device(dmi_buf *d, unsigned array, unsigned width, unsigned size_mib, unsigned type, unsigned speed,
+		       unsigned configured, const char *dev_loc, const char *bank_loc)
+{
+	uint8_t *h = d->b + d->n;
+	memset(h, 0, 0x22);
+	h[0] = 17;
+	h[1] = 0x22;
+	put16(h + 2, 0x1100 + (unsigned)d->n);
+	put16(h + 4, array);
+	put16(h + 8, width);
+	put16(h + 0x0A, width);
+	if (size_mib >= 0x7FFF) {
+		put16(h + 0x0C, 0x7FFF);
+		put16(h + 0x1C, size_mib & 0xFFFF);
+		put16(h + 0x1E, size_mib >> 16);
+	} else {
+		put16(h + 0x0C, size_mib);
+	}
+	h[0x10] = 1;
+	h[0x11] = 2;
+	h[0x12] = (uint8_t)type;
+	put16(h + 0x15, speed);
+	put16(h + 0x20, configured);
+	d->n += 0x22;
+	size_t a = strlen(dev_loc) + 1, b = strlen(bank_loc) + 1;
+	memcpy(d->b + d->n, dev_loc, a);
+	d->n += a;
+	memcpy(d->b + d->n, bank_loc, b);
+	d->n += b;
+	d->b[d->n++] = 0;
+}
+
+static void dmi_end(dmi_buf *d)
+{
+	uint8_t *h = d->b + d->n;
+	memset(h, 0, 4);
+	h[0] = 127;
+	h[1] = 4;
+	d->n += 4;
+	d->b[d->n++] = 0;
+	d->b[d->n++] = 0;
+}
+
+static void test_dmi_desktops(void **state)
+{
+	(void)state;
+	hw_host_memory m;
+	gw_error err = {0};
+	/* AMD desktop: DDR4-3200 in 2 of 4 slots, one per channel */
+	dmi_buf d = {.n = 0};
+	dmi_array(&d, 0x1000, 3);
+	dmi_device(&d, 0x1000, 64, 16384, 0x1A, 3200, 3200, "DIMM 0", "P0 CHANNEL A");
+	dmi_device(&d, 0x1000, 64, 0, 0x02, 0, 0, "DIMM 1", "P0 CHANNEL A");
+	dmi_device(&d, 0x1000, 64, 16384, 0x1A, 3200, 3200, "DIMM 0", "P0 CHANNEL B");
+	dmi_device(&d, 0x1000, 64, 0, 0x02, 0, 0, "DIMM 1", "P0 CHANNEL B");
+	dmi_end(&d);
+	assert_int_equal(hw_dmi_memory_parse(d.b, d.n, &m, &err), 0);
+	assert_string_equal(m.type, "DDR4");
+	assert_int_equal(m.mts, 3200);
+	assert_int_equal(m.n_devices, 2);
+	assert_int_equal(m.channels, 2);
+	assert_true(m.bandwidth_gbs > 51.19 && m.bandwidth_gbs < 51.21);
+	assert_int_equal(m.total_bytes, 32ULL << 30);
+
+	/* Intel desktop: DDR5 rated 6400, run at 6000, four DIMMs in two channels */
+	d.n = 0;
+	dmi_device(&d, 0x1000, 64, 16384, 0x22, 6400, 6000, "Controller0-ChannelA-DIMM0", "BANK 0");
+	dmi_device(&d, 0x1000, 64, 16384, 0x22, 6400, 6000, "Controller0-ChannelA-DIMM1", "BANK 1");
+	dmi_device(&d, 0x1000, 64, 16384, 0x22, 6400, 6000, "Controller1-ChannelA-DIMM0", "BANK 2");
+	dmi_device(&d, 0x1000, 64, 16384, 0x22, 6400, 5600, "Controller1-ChannelA-DIMM1", "BANK 3");
+	dmi_end(&d);
+	assert_int_equal(hw_dmi_memory_parse(d.b, d.n, &m, &err), 0);
+	assert_string_equal(m.type, "DDR5");
+	assert_int_equal(m.mts, 5600); /* the slowest device sets the bus */
+	assert_int_equal(m.n_devices, 4);
+	assert_int_equal(m.channels, 2);
+	assert_true(m.bandwidth_gbs > 89.59 && m.bandwidth_gbs < 89.61);
+}
+
+static void test_dmi_server_and_lpddr(void **state)
+{
+	(void)state;
+	hw_host_memory m;
+	gw_error err = {0};
+	/* 8-channel server: DDR4-3200 RDIMMs, one per channel, Dell-style
+	 * locators naming no channel (each its own); a video-memory array is
+	 * not host memory */
+	dmi_buf d = {.n = 0};
+	dmi_array(&d, 0x1000, 3);
+	dmi_array(&d, 0x2000, 4);
+	static const char *const loc[] = {"A1", "A2", "A3", "A4", "A5", "A6", "A7", "A8"};
+	for (size_t i = 0; i < 8; i++)
+		dmi_device(&d, 0x1000, 64, 65536, 0x1A, 3200, 3200, loc[i], "Not Specified");
+	dmi_device(&d, 0x2000, 64, 8192, 0x1A, 3200, 3200, "VRAM", "Not Specified");
+	dmi_end(&d);
+	assert_int_equal(hw_dmi_memory_parse(d.b, d.n, &m, &err), 0);
+	assert_int_equal(m.n_devices, 8);
+	assert_int_equal(m.channels, 8);
+	assert_true(m.bandwidth_gbs > 204.79 && m.bandwidth_gbs < 204.81);
+	assert_int_equal(m.total_bytes, 512ULL << 30);
+
+	/* Strix Halo-like: LPDDR5X-8000 as 16 channels of 16 bits = 256 bits */
+	d.n = 0;
+	char dl[32];
+	for (int i = 0; i < 16; i++) {
+		snprintf(dl, sizeof dl, "Controller%d-Channel%c", i / 4, 'A' + i % 4);
+		dmi_device(&d, 0x1000, 16, 8192, 0x23, 8000, 8000, dl, "BANK 0");
+	}
+	dmi_end(&d);
+	assert_int_equal(hw_dmi_memory_parse(d.b, d.n, &m, &err), 0);
+	assert_string_equal(m.type, "LPDDR5");
+	assert_int_equal(m.bus_bits, 256);
+	assert_int_equal(m.channels, 4);
+	assert_true(m.bandwidth_gbs > 255.9 && m.bandwidth_gbs < 256.1);
+	/* an extended size (128 GiB in one device) */
+	d.n = 0;
+	dmi_device(&d, 0x1000, 64, 131072, 0x22, 4800, 4800, "CPU1_DIMM_A1", "P1");
+	dmi_end(&d);
+	assert_int_equal(hw_dmi_memory_parse(d.b, d.n, &m, &err), 0);
+	assert_int_equal(m.total_bytes, 128ULL << 30);
+	assert_int_equal(m.channels, 1);
+}
+
+static void test_dmi_malformed(void **state)
+{
+	(void)state;
+	hw_host_memory m;
+	gw_error err = {0};
+	dmi_buf d = {.n = 0};
+	dmi_device(&d, 0x1000, 64, 16384, 0x22, 6000, 6000, "DIMM_A1", "BANK 0");
+	dmi_device(&d, 0x1000, 64, 16384, 0x22, 6000, 6000, "DIMM_B1", "BANK 1");
+	dmi_end(&d);
+	/* every truncation: a clean answer, never a read past the end */
+	for (size_t cut = 0; cut < d.n; cut++) {
+		uint8_t *copy = malloc(cut ? cut : 1);
+		memcpy(copy, d.b, cut);
+		int rc = hw_dmi_memory_parse(copy, cut, &m, &err);
+		assert_true(rc == 0 || rc == GW_ENOENT || rc == GW_EFORMAT);
+		if (rc == 0)
+			assert_true(m.bandwidth_gbs > 0 && m.bandwidth_gbs <= 96.01);
+		free(copy);
+	}
+	/* lying lengths: too short, beyond the table */
+	dmi_buf bad = d;
+	bad.b[1] = 2;
+	assert_int_not_equal(hw_dmi_memory_parse(bad.b, bad.n, &m, &err), 0);
+	bad = d;
+	bad.b[1] = 0xff;
+	assert_int_not_equal(hw_dmi_memory_parse(bad.b, bad.n, &m, &err), 0);
+	/* no speed anywhere */
+	dmi_buf z = {.n = 0};
+	dmi_device(&z, 0x1000, 64, 16384, 0x22, 0, 0, "DIMM_A1", "BANK 0");
+	dmi_end(&z);
+	assert_int_equal(hw_dmi_memory_parse(z.b, z.n, &m, &err), GW_EFORMAT);
+	/* strings without their terminator: the walk ends */
+	z.n = 0;
+	dmi_device(&z, 0x1000, 64, 16384, 0x22, 6000, 6000, "DIMM_A1", "BANK 0");
+	z.n -= 2; /* drop the last NUL pair */
+	assert_int_not_equal(hw_dmi_memory_parse(z.b, z.n, &m, &err), 0);
+}
+
+static void test_dmi_root(void **state)
+{
+	(void)state;
+	char root[256];
+	const char *t = getenv("TMPDIR");
+	snprintf(root, sizeof root, "%s/gw-dmi.XXXXXX", t && *t ? t : "/tmp");
+	assert_non_null(mkdtemp(root));
+	hw_host_memory m;
+	gw_error err = {0};
+	gw_set_root(root);
+	/* no tables: ENOENT, the caller's fallback */
+	assert_int_equal(hw_dmi_memory_read(&m, &err), GW_ENOENT);
+	char *dir = xasprintf("%s/sys/firmware/dmi/tables", root), *cmd = xasprintf("mkdir -p '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	char *path = xasprintf("%s/DMI", dir);
+	dmi_buf d = {.n = 0};
+	dmi_device(&d, 0x1000, 64, 32768, 0x22, 6000, 6000, "DIMM_A1", "BANK 0");
+	dmi_device(&d, 0x1000, 64, 32768, 0x22, 6000, 6000, "DIMM_B1", "BANK 1");
+	dmi_end(&d);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(d.b, 1, d.n, f), d.n);
+	fclose(f);
+	assert_int_equal(hw_dmi_memory_read(&m, &err), 0);
+	assert_true(m.bandwidth_gbs > 95.99 && m.bandwidth_gbs < 96.01);
+	assert_int_equal(m.channels, 2);
+	gw_set_root(NULL);
+	free(cmd);
+	cmd = xasprintf("rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	free(path);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +514,10 @@ int main(void)
 		cmocka_unit_test(test_container_id),
 		cmocka_unit_test(test_sysfs_laptop),
 		cmocka_unit_test(test_sysfs_amd_and_bad),
+		cmocka_unit_test(test_dmi_desktops),
+		cmocka_unit_test(test_dmi_server_and_lpddr),
+		cmocka_unit_test(test_dmi_malformed),
+		cmocka_unit_test(test_dmi_root),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
