@@ -1364,7 +1364,6 @@ static int cpu_setup(plan_cli *c)
 	return 0;
 }
 
-<<<<<<< HEAD
 /* Progress of a slow read of the Hub or the registry, on a terminal's stderr. */
 static void show_progress(void *ctx, const char *what, uint64_t done, uint64_t total, bool end)
 {
@@ -1417,7 +1416,8 @@ static int load_model(plan_cli *c, model_desc *m, gw_error *err)
 		return GW_EXIT_USAGE; /* incomplete --layers/--hidden/..., a name that picks no one file */
 	}
 	return err->code == GW_ENOTFOUND && c->model && !strchr(c->model, '/') ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
-=======
+}
+
 /*
  * The host memory's bandwidth and where it comes from.  Given (--host-mem,
  * --ram-bw), else on this machine: its SMBIOS tables (root only; what a
@@ -1472,7 +1472,6 @@ static void host_bandwidth(plan_cli *c, bool this_machine)
 		snprintf(c->host_mem_from, sizeof c->host_mem_from, _("assumed DDR4-3200 x2: %s"), gw_error_text(&err));
 	}
 	rq->host_mem_from = c->host_mem_from;
->>>>>>> main
 }
 
 static int plan_main(plan_cli *c, int argc, char **argv)

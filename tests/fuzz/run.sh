@@ -1,10 +1,6 @@
 #!/bin/sh
 # Build the libFuzzer targets with clang (ASan + UBSan) and run each one.
-<<<<<<< HEAD
-#   tests/fuzz/run.sh [SECONDS] [TARGET...]     default 60 s, targets gguf gguf_grow safetensors explain queue tables
-=======
-#   tests/fuzz/run.sh [SECONDS] [TARGET...]     default 60 s, targets gguf safetensors explain queue tables dmi
->>>>>>> main
+#   tests/fuzz/run.sh [SECONDS] [TARGET...]     default 60 s, targets gguf gguf_grow safetensors explain queue tables dmi
 # New inputs go to build/fuzz/corpus-TARGET (seeded from tests/fuzz/corpus/TARGET);
 # crashes are written to build/fuzz/ and make the script fail.  Copy a crash
 # into tests/fuzz/corpus/TARGET/ once fixed: `make check` replays that corpus.
@@ -13,11 +9,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-<<<<<<< HEAD
-targets=${*:-gguf gguf_grow safetensors explain queue tables}
-=======
-targets=${*:-gguf safetensors explain queue tables dmi}
->>>>>>> main
+targets=${*:-gguf gguf_grow safetensors explain queue tables dmi}
 out=build/fuzz
 CC=${FUZZ_CC:-clang}
 mkdir -p "$out"
@@ -27,21 +19,14 @@ if ! command -v "$CC" >/dev/null; then
 fi
 cc -std=c17 -O1 -o "$out/embed" tools/embed.c
 "$out/embed" data/*.tsv > "$out/embedded.c"
-<<<<<<< HEAD
-# the embedded message catalog src/util/i18n.c links against (as the Makefile's obj/catalog.c)
-msgfmt --check -o "$out/gpuwise.mo" po/zh_CN.po
-"$out/embed" -b gw_catalog_mo "$out/gpuwise.mo" > "$out/catalog.c"
-flags="-std=c17 -D_GNU_SOURCE -DGPUWISE_VERSION=\"fuzz\" -Isrc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(pkg-config --cflags jansson libcurl 2>/dev/null || true)"
-=======
 # no message catalog: the fuzz builds speak English (src/util/i18n.c's embedded .mo, empty)
 printf '#include <stddef.h>\nconst unsigned char gw_catalog_mo[1];\nconst size_t gw_catalog_mo_len = 0;\n' > "$out/catalog.c"
-flags="-std=c17 -D_GNU_SOURCE -DGPUWISE_VERSION=\"fuzz\" -Isrc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(pkg-config --cflags jansson 2>/dev/null || true)"
->>>>>>> main
+flags="-std=c17 -D_GNU_SOURCE -DGPUWISE_VERSION=\"fuzz\" -Isrc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(pkg-config --cflags jansson libcurl 2>/dev/null || true)"
 libs="$(pkg-config --libs jansson 2>/dev/null || echo -ljansson) -lm -ldl -lpthread"
 # what a target links beyond the readers and tables, and its time limit per
 # input: explain's matcher must stay linear in its input, so a slow input is
 # a finding (a timeout), not just a long run
-extra_srcs() { case $1 in explain) echo src/doctor/*.c src/hw/*.c src/stack/*.c ;; dmi) echo src/hw/dmi.c ;; queue) echo src/queue/proto.c src/sched/job.c ;; esac; }
+extra_srcs() { case $1 in explain) echo src/doctor/*.c src/hw/*.c src/stack/*.c src/bench/cudrv.c src/bench/embed.c src/cap/region.c ;; dmi) echo src/hw/dmi.c ;; queue) echo src/queue/proto.c src/sched/job.c src/watch/runargs.c ;; esac; }
 per_input_s() { case $1 in explain) echo 1 ;; *) echo 10 ;; esac; }
 for t in $targets; do
 	echo "fuzz: building $t" >&2
