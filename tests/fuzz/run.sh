@@ -26,7 +26,7 @@ libs="$(pkg-config --libs jansson 2>/dev/null || echo -ljansson) -lm -ldl -lpthr
 # what a target links beyond the readers and tables, and its time limit per
 # input: explain's matcher must stay linear in its input, so a slow input is
 # a finding (a timeout), not just a long run
-extra_srcs() { case $1 in explain) echo src/doctor/*.c src/hw/*.c src/stack/*.c ;; dmi) echo src/hw/dmi.c ;; queue) echo src/queue/proto.c src/sched/job.c ;; esac; }
+extra_srcs() { case $1 in explain) echo src/doctor/*.c src/hw/*.c src/stack/*.c src/bench/cudrv.c src/bench/embed.c src/cap/region.c ;; dmi) echo src/hw/dmi.c ;; queue) echo src/queue/proto.c src/sched/job.c src/watch/runargs.c ;; esac; }
 per_input_s() { case $1 in explain) echo 1 ;; *) echo 10 ;; esac; }
 for t in $targets; do
 	echo "fuzz: building $t" >&2
