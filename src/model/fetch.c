@@ -91,6 +91,7 @@ void net_close(net_ctx *n)
 void net_resp_release(net_resp *r)
 {
 	free(r->body);
+	free(r->final_url);
 	memset(r, 0, sizeof *r);
 }
 
@@ -241,6 +242,9 @@ int net_get(net_ctx *n, const char *url, uint64_t from, uint64_t to, size_t max,
 	n->requests++;
 	CURLcode c = FN(n, F_PERFORM, perform_fn)(h);
 	FN(n, F_GETINFO, getinfo_fn)(h, CURLINFO_RESPONSE_CODE, &r->status);
+	char *eff = NULL;
+	if (FN(n, F_GETINFO, getinfo_fn)(h, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff)
+		r->final_url = xstrdup(eff);
 	if (x.shown && n->progress)
 		n->progress(n->progress_ctx, what, r->len, x.expect, true);
 	so(h, CURLOPT_ERRORBUFFER, NULL);

@@ -39,6 +39,7 @@ typedef struct net_resp {
 	char commit[96];         /* X-Repo-Commit (the Hub) */
 	char error_code[64];     /* X-Error-Code (the Hub: GatedRepo, RepoNotFound ...) */
 	char error_msg[240];     /* X-Error-Message */
+	char *final_url;         /* the URL that answered, after redirects (malloc'd) */
 } net_resp;
 
 /*

@@ -290,6 +290,7 @@ static int get_small(hub_ctx *c, const char *key, long ttl_s, const char *url, c
 	cache_write(key, r.body, r.len);
 	*out = (char *)r.body;
 	*len = r.len;
+	free(r.final_url);
 	return 0;
 }
 
@@ -340,6 +341,7 @@ typedef struct remote_file {
 	hub_ctx *c;
 	const char *url;
 	const char *what;
+	char *cdn;      /* where url redirected the last range to (the Hub's CDN) */
 } remote_file;
 
 /* hub_fetch_fn over HTTP. */
@@ -350,8 +352,26 @@ static int remote_fetch(void *ctx, uint64_t from, uint64_t to, strbuf *out, uint
 	int rc;
 	if ((rc = need_net(f->c, err)))
 		return rc;
-	if ((rc = net_get(&f->c->net, f->url, from, to, 0, NULL, f->what, &r, err)))
+	/* the next ranges go straight to the CDN the first one was sent to
+	 * (one request each instead of two); a CDN that refuses (its signed
+	 * URL expired) sends us back through the original URL */
+	if (f->cdn) {
+		char *bearer = f->c->net.bearer; /* the token is the Hub's, never the CDN's */
+		f->c->net.bearer = NULL;
+		rc = net_get(&f->c->net, f->cdn, from, to, 0, NULL, f->what, &r, err);
+		f->c->net.bearer = bearer;
+		if (rc || (r.status != 206 && r.status != 200 && r.status != 416)) {
+			if (!rc)
+				net_resp_release(&r);
+			free(f->cdn);
+			f->cdn = NULL;
+		}
+	}
+	if (!f->cdn && (rc = net_get(&f->c->net, f->url, from, to, 0, NULL, f->what, &r, err)))
 		return rc;
+	if (!f->cdn && r.status == 206 && r.final_url && strcmp(r.final_url, f->url) &&
+	    !(str_starts(f->url, "https://") && !str_starts(r.final_url, "https://")))
+		f->cdn = xstrdup(r.final_url);
 	if (r.status == 206) {
 		if (!r.range_total) {
 			net_resp_release(&r);
@@ -406,7 +426,7 @@ static void prefix_to_cache(const char *key, const hub_prefix *p, size_t cached_
 static int read_gguf(hub_ctx *c, const char *url, const char *key, const char *what, model_desc *m,
 		     uint64_t *file_bytes, gw_error *err)
 {
-	remote_file f = {c, url, what};
+	remote_file f = {.c = c, .url = url, .what = what};
 	hub_prefix p = {.fetch = remote_fetch, .ctx = &f, .what = what, .max = HUB_MAX_HEADER, .first = HUB_GGUF_FIRST};
 	const uint8_t *b;
 	size_t blen;
@@ -419,6 +439,7 @@ static int read_gguf(hub_ctx *c, const char *url, const char *key, const char *w
 		prefix_to_cache(key, &p, cached);
 		*file_bytes = p.size;
 	}
+	free(f.cdn);
 	sb_release(&p.buf);
 	return rc;
 }
@@ -426,7 +447,7 @@ static int read_gguf(hub_ctx *c, const char *url, const char *key, const char *w
 /* A safetensors file's header: its first 8 + length bytes. */
 static int read_st_head(hub_ctx *c, const char *url, const char *key, const char *what, hub_prefix *p, gw_error *err)
 {
-	remote_file f = {c, url, what}; /* p->ctx points here only while reading */
+	remote_file f = {.c = c, .url = url, .what = what}; /* p->ctx points here only while reading */
 	const uint8_t *b;
 	size_t blen;
 	*p = (hub_prefix){.fetch = remote_fetch, .ctx = &f, .what = what, .max = 8 + HUB_ST_MAX_HEADER,
@@ -442,6 +463,7 @@ static int read_st_head(hub_ctx *c, const char *url, const char *key, const char
 	}
 	if (!rc)
 		prefix_to_cache(key, p, cached);
+	free(f.cdn);
 	p->ctx = NULL;
 	return rc;
 }

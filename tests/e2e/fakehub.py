@@ -10,8 +10,9 @@ ROOT/ollama/NS/NAME/TAG.json  a manifest; ROOT/ollama/blobs/sha256-HEX: the blob
 The Hub's protocol, as huggingface_hub speaks it:
   GET /api/models/ORG/NAME/revision/REV  -> {"id", "sha", "siblings": [{"rfilename"}]}
   GET /ORG/NAME/resolve/REV/FILE         -> small files (.json) directly, large
-      ones (.safetensors, .gguf) by a 302 to /cdn/ORG/NAME/FILE, as the real Hub
-      sends them to its CDN; X-Repo-Commit on the Hub's own replies
+      ones (.safetensors, .gguf) by a 302 to http://localhost:PORT/cdn/ORG/NAME/FILE,
+      another host, as the real Hub sends them to its CDN (which refuses, 400,
+      a request that carries the Hub's token); X-Repo-Commit on the Hub's replies
   errors: 401 + X-Error-Code RepoNotFound for a repository that is not there,
       GatedRepo for ORG "gated" without "Authorization: Bearer good-token",
       404 + EntryNotFound for a missing file.
@@ -152,6 +153,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.api(parts[2], parts[3], parts[5] if len(parts) > 5 else "main")
             if parts and parts[0] == "cdn" and len(parts) >= 4:
                 org, name, rest = parts[1], parts[2], "/".join(parts[3:])
+                if self.headers.get("Authorization") and self.headers.get("Host", "").startswith("localhost"):
+                    return self.error(400, "TokenLeak", "the CDN got the Hub's token")
                 return self.serve_file(os.path.join(ROOT, "hf", org, name, rest), org)
             if len(parts) >= 5 and parts[2] == "resolve":
                 return self.resolve(parts[0], parts[1], parts[3], "/".join(parts[4:]))
@@ -200,7 +203,10 @@ class Handler(BaseHTTPRequestHandler):
         if file.endswith(".json"):
             with open(path, "rb") as f:
                 return self.send(200, f.read(), {"X-Repo-Commit": sha})
-        self.send(302, b"", {"Location": "/cdn/%s/%s/%s" % (org, name, file), "X-Repo-Commit": sha})
+        # the CDN is another host name (localhost), as the real one is: the
+        # Hub's token must not follow the redirect
+        cdn = "http://localhost:%d/cdn/%s/%s/%s" % (self.server.server_address[1], org, name, file)
+        self.send(302, b"", {"Location": cdn, "X-Repo-Commit": sha})
 
     def registry(self, parts):
         # NS/NAME/manifests/TAG or NS/NAME/blobs/DIGEST

@@ -127,8 +127,13 @@ one_line() { # one_line RC WANT_RC ERE NAME
 }
 run_gw plan gated/Big-GGUF:F16 --vram 24G
 one_line "$rc" 6 "'gated/Big-GGUF' is gated: accept the licence on the model page \\(http://127.0.0.1:$port/gated/Big-GGUF\\) and set HF_TOKEN" "gated (401)"
+fresh
 HF_TOKEN=good-token run_gw plan gated/Big-GGUF:F16 --vram 24G
 is "$rc" 0 "gated, with HF_TOKEN: exit 0"
+unlike "$(cat "$TMP/log")" " 400 " "  ... the token went to the Hub, never to the CDN (another host)"
+n=$(grep -c '^GET /cdn/gated/' "$TMP/log")
+m=$(grep -c '/resolve/' "$TMP/log")
+is "$m/$((n > 1))" "1/1" "  ... the header's later ranges straight to the CDN: one resolve, $n CDN reads"
 mkdir -p "$HOME/.cache/huggingface" && echo good-token > "$HOME/.cache/huggingface/token"
 rm -rf "$GPUWISE_CACHE_DIR/hub/hf/gated--Big-GGUF"
 run_gw plan gated/Big-GGUF:F16 --vram 24G
