@@ -732,12 +732,14 @@ static const char *bytes_text(char *buf, size_t n, json_t *v)
 
 static void print_jobs(json_t *jobs)
 {
+	/* GPUS: how many it asked for; ON: the indices it runs on (one thing per column) */
 	static const char *const hdr_en[] = {N_("ID"), N_("NAME"), N_("USER"), N_("PROJECT"), N_("STATE"), N_("GPUS"),
-					     N_("VRAM"), N_("USED"), N_("WAIT"), N_("RUN"), N_("POS"), N_("START"), N_("REASON")};
-	const char *hdr[13];
-	for (size_t h = 0; h < 13; h++)
+					     N_("ON"), N_("VRAM"), N_("USED"), N_("WAIT"), N_("RUN"), N_("POS"), N_("START"),
+					     N_("REASON")};
+	const char *hdr[14];
+	for (size_t h = 0; h < 14; h++)
 		hdr[h] = _(hdr_en[h]);
-	table *t = table_new(13, hdr);
+	table *t = table_new(14, hdr);
 	uint64_t now = wall_ms();
 	table_set_align(t, 0, true);
 	size_t i;
@@ -752,7 +754,9 @@ static void print_jobs(json_t *jobs)
 			l += (size_t)snprintf(g + l, l < sizeof g ? sizeof g - l : 0, "%s%lld", k ? "," : "",
 					      (long long)json_integer_value(gi));
 		if (!l)
-			snprintf(g, sizeof g, "(%lld)", jint(j, "gpus_requested"));
+			snprintf(g, sizeof g, "-");
+		char nreq[16];
+		snprintf(nreq, sizeof nreq, "%lld", jint(j, "gpus_requested"));
 		const char *mode = jstr(j, "mode");
 		const char *vreq = strcmp(mode, "shared") == 0 ? bytes_text(vr, sizeof vr, json_object_get(j, "vram_request_bytes"))
 							       : mode;
@@ -775,13 +779,13 @@ static void print_jobs(json_t *jobs)
 			snprintf(vsz, sizeof vsz, _("%s (std %s)"), vreq, bytes_text(cb, sizeof cb, ch));
 			vreq = vsz;
 		}
-		const char *cells[13] = {id, esc(jstr(j, "name")), esc(jstr(j, "user")), esc(jstr(j, "project")), jstr(j, "state"), g, vreq,
+		const char *cells[14] = {id, esc(jstr(j, "name")), esc(jstr(j, "user")), esc(jstr(j, "project")), jstr(j, "state"), nreq, g, vreq,
 				       bytes_text(vu, sizeof vu, json_object_get(j, "vram_measured_bytes")),
 				       ms_text(w, sizeof w, json_object_get(j, "wait_ms")),
 				       ms_text(r, sizeof r, json_object_get(j, "run_ms")), pos, est, NULL};
 		/* the daemon's reason is English (its state, the JSON); shown in the reader's language */
 		char *reason = gw_translate_text(jstr(j, "reason"));
-		cells[12] = (char *)esc(reason);
+		cells[13] = esc(reason);
 		table_addv(t, cells);
 		free(reason);
 	}

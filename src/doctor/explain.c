@@ -1108,14 +1108,19 @@ static void catalog_attach(explain_match_t *x, const cat_row *r)
 }
 
 /* A match for catalog row r when no signature of its diagnosis matched. */
-static void catalog_synthesize(explain_match_t *x, const char *id, const cat_row *r, size_t off)
+static void catalog_synthesize(explain_match_t *x, const char *id, const cat_row *r, size_t off, size_t len)
 {
 	memset(x, 0, sizeof *x);
 	x->id = xstrdup(id);
 	x->via = "catalog";
 	x->confidence = -1;
 	x->offset = off;
+	/* the row's name ("Xid 79") may be longer than the text's form of it ("Xid79") */
 	x->length = strlen(r->name);
+	if (off > len)
+		x->offset = off = len;
+	if (x->length > len - off)
+		x->length = len - off;
 	char code[24];
 	snprintf(code, sizeof code, "%ld", r->code);
 	if (!strcmp(r->family, "xid")) {
@@ -1182,7 +1187,7 @@ static void apply_catalog(explain_match_t **mp, size_t *nmp, const char *text, c
 				break;
 		if (k == *nmp) {
 			*mp = xrealloc(*mp, (*nmp + 1) * sizeof **mp);
-			catalog_synthesize(&(*mp)[k], id, r, h[i].off);
+			catalog_synthesize(&(*mp)[k], id, r, h[i].off, len);
 			(*nmp)++;
 		}
 		explain_match_t *x = &(*mp)[k];

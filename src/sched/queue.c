@@ -326,7 +326,8 @@ typedef struct pass {
 	/* caches that keep a pass over 10,000 waiting jobs cheap */
 	uint64_t *pver;           /* per project: bumped when its use changes */
 	uint64_t *qtext_ver;      /* per project and dimension: pver of qtext */
-	char (*qtext)[160];       /* "project x is at its VRAM quota: ..." */
+	char (*qtext)[224];       /* "project x is at its VRAM quota: ..." */
+	uint64_t *qtext_req;      /* the request qtext names */
 	struct {
 		uint64_t vram;
 		int n_gpus;
@@ -459,17 +460,23 @@ static int admit_v(pass *p, const job *j, const sched_project *pr, uint64_t vram
 		}
 		size_t pi = (size_t)(pr - p->projects), k = pi * 3 + (size_t)d;
 		char *text = p->qtext[k];
-		if (p->qtext_ver[k] != p->pver[pi] + 1) {
-			char a[32], b[32];
+		/* the words name this request too: "55 GiB/60 GiB" alone reads as room for 5 */
+		if (p->qtext_ver[k] != p->pver[pi] + 1 || p->qtext_req[k] != req[d]) {
+			char a[32], b[32], c[32], e[32];
 			if (d == 0)
-				snprintf(text, sizeof p->qtext[k], N_("project %s is at its VRAM quota: %s/%s%s"), pr->name,
-					 fmt_bytes(a, sizeof a, used[0]), fmt_bytes(b, sizeof b, quota[0]),
+				snprintf(text, sizeof p->qtext[k],
+					 N_("project %s is at its VRAM quota: %s/%s (this job's %s would take it to %s)%s"),
+					 pr->name, fmt_bytes(a, sizeof a, used[0]), fmt_bytes(b, sizeof b, quota[0]),
+					 fmt_bytes(c, sizeof c, req[0]), fmt_bytes(e, sizeof e, used[0] + req[0]),
 					 p->cfg->borrowing ? N_(" and the others have none idle to lend") : "");
 			else
-				snprintf(text, sizeof p->qtext[k], N_("project %s is at its %s quota: %llu/%llu%s"), pr->name,
-					 dim_name[d], (unsigned long long)used[d], (unsigned long long)quota[d],
+				snprintf(text, sizeof p->qtext[k],
+					 N_("project %s is at its %s quota: %llu/%llu (this job's %llu would take it to %llu)%s"),
+					 pr->name, dim_name[d], (unsigned long long)used[d], (unsigned long long)quota[d],
+					 (unsigned long long)req[d], (unsigned long long)(used[d] + req[d]),
 					 p->cfg->borrowing ? N_(" and the others have none idle to lend") : "");
 			p->qtext_ver[k] = p->pver[pi] + 1;
+			p->qtext_req[k] = req[d];
 		}
 		*why = text;
 		return ADMIT_NO;
@@ -815,6 +822,7 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 	p.pver = xcalloc(n_projects + 1, sizeof *p.pver);
 	p.qtext_ver = xcalloc(n_projects * 3 + 1, sizeof *p.qtext_ver);
 	p.qtext = xcalloc(n_projects * 3 + 1, sizeof *p.qtext);
+	p.qtext_req = xcalloc(n_projects * 3 + 1, sizeof *p.qtext_req);
 
 	/* running jobs hold their placement and their quota */
 	p.running = xcalloc(n_jobs ? n_jobs : 1, sizeof *p.running);
@@ -1147,6 +1155,7 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 	free(p.pver);
 	free(p.qtext_ver);
 	free(p.qtext);
+	free(p.qtext_req);
 	free(p.mig_taken);
 	free(p.mig_base);
 	free(p.view);

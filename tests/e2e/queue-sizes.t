@@ -98,7 +98,7 @@ is "$(printf '%s' "$out" | jget "[p['vram_used_bytes'] // $GiB for p in d['proje
 c=$("$GW" submit --project lab --vram 1G --name c -- sleep 30)
 sleep 1.2
 run_gw show --json "$c"
-is "$(printf '%s' "$out" | jget "[d['state'], d['reason']]")" '["queued", "project lab is at its VRAM quota: 22.00 GiB/22.00 GiB"]' "a third job waits: the quota is full at the sizes charged"
+is "$(printf '%s' "$out" | jget "[d['state'], d['reason']]")" '["queued", "project lab is at its VRAM quota: 22.00 GiB/22.00 GiB (this job'"'"'s 6.00 GiB would take it to 28.00 GiB)"]' "a third job waits: the quota is full at the sizes charged, and the reason names what this job would add (its 1 GiB is charged the smallest standard size, 6 GiB)"
 "$GW" cancel "$a" "$b" "$c" >/dev/null 2>&1
 # refused at submit: no model's size of 9 GiB fits a 9 GiB quota (10 GiB on the A100, 12 on the 4090)
 "$GW" quota set small --vram 9G >/dev/null

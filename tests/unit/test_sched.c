@@ -116,7 +116,7 @@ static void test_quota(void **state)
 	sched_pass(&c, g, 2, pr, 1, jobs, 3, &r);
 	assert_int_equal(apply(&r, 1), 2);
 	assert_int_equal(jobs[2]->state, JOB_QUEUED);
-	assert_string_equal(jobs[2]->reason, "project nlp is at its VRAM quota: 40.00 GiB/40.00 GiB");
+	assert_string_equal(jobs[2]->reason, "project nlp is at its VRAM quota: 40.00 GiB/40.00 GiB (this job's 20.00 GiB would take it to 60.00 GiB)");
 	assert_int_equal(pr[0].used_vram_bytes, 40 * GiB);
 	/* the running-jobs quota */
 	pr[0].quota_vram_bytes = SCHED_UNLIMITED;
@@ -177,7 +177,7 @@ static void test_exclusive(void **state)
 	/* the exclusive job did not land on the GPU of the shared one */
 	assert_int_not_equal(jobs[0]->gpu_idx[0], jobs[1]->gpu_idx[0]);
 	/* GPU quota: one whole GPU */
-	assert_string_equal(jobs[2]->reason, "project default is at its GPU quota: 1/1");
+	assert_string_equal(jobs[2]->reason, "project default is at its GPU quota: 1/1 (this job's 1 would take it to 2)");
 	sched_result_release(&r);
 	free_jobs(jobs, 3);
 }
@@ -384,7 +384,7 @@ static void test_borrow_and_preempt(void **state)
 	sched_result r = {0};
 	sched_pass(&c, g, 2, pr, 2, jobs, n, &r);
 	assert_int_equal(r.n, 1);
-	assert_string_equal(jobs[1]->reason, "project a is at its VRAM quota: 20.00 GiB/24.00 GiB");
+	assert_string_equal(jobs[1]->reason, "project a is at its VRAM quota: 20.00 GiB/24.00 GiB (this job's 20.00 GiB would take it to 40.00 GiB)");
 	/* with borrowing, a uses b's idle quota */
 	c = cfg_of(true);
 	sched_pass(&c, g, 2, pr, 2, jobs, n, &r);
@@ -832,7 +832,7 @@ static void test_model_sizes(void **state)
 	/* a 3 GiB job: 6 GiB more on the 24 GiB card would be 12 > 9; 10 on the other too */
 	sched_pass(&c, g, 2, pr, 1, jobs, 2, &r);
 	assert_int_equal(apply(&r, 2), 0);
-	assert_string_equal(jobs[1]->reason, "project small is at its VRAM quota: 6.00 GiB/9.00 GiB");
+	assert_string_equal(jobs[1]->reason, "project small is at its VRAM quota: 6.00 GiB/9.00 GiB (this job's 6.00 GiB would take it to 12.00 GiB)");
 	sched_result_release(&r);
 	free_jobs(jobs, 2);
 
