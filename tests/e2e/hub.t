@@ -191,6 +191,10 @@ HF_ENDPOINT=http://127.0.0.1:1 run_gw plan meta-llama/Llama-3.1-8B --vram 24G
 is "$rc" 0 "no network (connection refused): exit 0"
 like "$out" "from the catalog: cannot reach 'http://127.0.0.1:1/api/models/meta-llama/Llama-3.1-8B/revision/main'" \
 	"  ... the catalog, saying why"
+fresh
+http_proxy=http://127.0.0.1:1 run_gw plan acme/Proxied --vram 24G
+one_line "$rc" 7 "cannot reach 'http://127.0.0.1:$port/api/models/acme/Proxied/revision/main': .*" "http_proxy honoured (a proxy that refuses)"
+is "$(hits)" 0 "  ... nothing reached the server around the proxy"
 GPUWISE_CURL_LIB=none run_gw plan qwen3:14b --vram 24G
 is "$rc" 0 "no libcurl: exit 0"
 like "$out" "^from the catalog: no network \\(GPUWISE_CURL_LIB=none\\)" "  ... the catalog, saying why"
