@@ -32,7 +32,7 @@ enum {
 	OPT_PARAMS = 1000, OPT_LAYERS, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM, OPT_FFN,
 	OPT_VOCAB, OPT_QUANT, OPT_FILE,
 	/* hardware */
-	OPT_GPU = 1100, OPT_VRAM, OPT_RAM, OPT_RAM_BW, OPT_CPU, OPT_THREADS, OPT_HOST_MEM,
+	OPT_GPU = 1100, OPT_VRAM, OPT_RAM, OPT_RAM_BW, OPT_CPU, OPT_THREADS, OPT_HOST_MEM, OPT_PLATFORM,
 	/* inference run */
 	OPT_CTX = 1200, OPT_BATCH, OPT_PARALLEL, OPT_KV_TYPE, OPT_FLASH_ATTN, OPT_ENGINE,
 	OPT_GPU_LAYERS, OPT_GPU_UTIL, OPT_N_CPU_MOE, OPT_PER_USER_TPS, OPT_BACKEND, OPT_KV_UNIFIED,
@@ -60,6 +60,7 @@ static const struct option long_opts[] = {
 	{"cpu", no_argument, NULL, OPT_CPU},
 	{"threads", required_argument, NULL, OPT_THREADS},
 	{"host-mem", required_argument, NULL, OPT_HOST_MEM},
+	{"platform", required_argument, NULL, OPT_PLATFORM},
 	{"ctx", required_argument, NULL, OPT_CTX},
 	{"batch", required_argument, NULL, OPT_BATCH},
 	{"ubatch", required_argument, NULL, OPT_BATCH},
@@ -111,6 +112,7 @@ typedef struct plan_cli {
 	bool unified_host;      /* rq.ram_bytes is the rest of unified memory */
 	/* added for WSL 2: host RAM is the VM's, VRAM includes the Windows desktop's */
 	hw_platform_kind platform;
+	const char *platform_opt; /* --platform: "linux", "windows", "wsl2"; NULL: detected */
 	bool wsl_mem_read;
 	hw_wsl_memory wsl_mem;
 	uint64_t gpu_used_bytes[PLAN_MAX_GPUS];   /* NVML's used memory per planned GPU, 0 unknown */
@@ -171,6 +173,9 @@ static void usage(FILE *f)
 		"                     8 B x channels; default on this machine: its SMBIOS\n"
 		"                     tables (as root; cached for later runs), else gpuwise bench\n"
 		"  --threads N        CPU threads (llama.cpp -t; default: this machine's cores)\n"
+		"  --platform P       linux, windows or wsl2 (default: this machine's); on Windows\n"
+		"                     and WSL 2 a forced -ngl beyond the VRAM spills into shared\n"
+		"                     system memory (Sysmem Fallback) instead of failing\n"
 		"Model:\n"
 		"  --quant Q          q4_k_m, q8_0, f16, q3_k_m ... (GGUF); bf16, fp8, awq-int4, nf4;\n"
 		"                     q4/int4/4bit, q8/int8/8bit, half are read as a named format\n"
@@ -335,6 +340,16 @@ static int opt_hw(plan_cli *c, int opt, const char *arg)
 		return 1;
 	case OPT_HOST_MEM:
 		return parse_host_mem(c, arg) ? 2 : 1;
+	case OPT_PLATFORM:
+		if (str_ieq(arg, "linux"))
+			c->platform_opt = "linux";
+		else if (str_ieq(arg, "windows") || str_ieq(arg, "win"))
+			c->platform_opt = "windows";
+		else if (str_ieq(arg, "wsl2") || str_ieq(arg, "wsl"))
+			c->platform_opt = "wsl2";
+		else
+			return usage_error("plan", "unknown --platform '%s' (linux, windows, wsl2)", arg);
+		return 1;
 	case OPT_THREADS: {
 		long long v;
 		if (parse_int(arg, 1, 4096, &v))
@@ -832,6 +847,11 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 		fprintf(f, _("verdict: %sfits%s: all %u layers on the GPU%s, %s of %s\n"), col, c_reset(f),
 			r->total_layers, r->n_devices > 1 ? "s" : "", gib(b1, sizeof b1, r->vram_bytes),
 			gib(b2, sizeof b2, r->n_devices ? r->devices[0].usable_bytes * r->n_devices : 0));
+	else if (r->verdict == PLAN_OFFLOAD && r->spill_bytes)
+		fprintf(f, _("verdict: %soffload%s: %u of %u layers on the GPU%s (-ngl %u), %s of them beyond the dedicated "
+			   "VRAM: Windows' driver spills it into shared system memory (Sysmem Fallback) instead of failing\n"),
+			col, c_reset(f), r->gpu_layers, r->total_layers, r->n_devices > 1 ? "s" : "", r->gpu_layers,
+			gib(b1, sizeof b1, r->spill_bytes));
 	else if (r->verdict == PLAN_OFFLOAD && r->n_cpu_moe && r->gpu_layers == r->total_layers)
 		fprintf(f, _("verdict: %soffload%s: all %u layers on the GPU%s, the experts of %u layers in host RAM "
 			   "(--n-cpu-moe %u; %s%s%s)\n"),
@@ -986,6 +1006,7 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_object_set_new(o, "decode_tok_s", r->decode_tok_s > 0 ? jreal_round(r->decode_tok_s, 2) : json_null());
 	json_object_set_new(o, "prefill_tok_s", r->prefill_tok_s > 0 ? jreal_round(r->prefill_tok_s, 1) : json_null());
 	json_object_set_new(o, "prefill_copy_bytes_per_ubatch", json_integer((json_int_t)r->prefill_copy_bytes));
+	json_object_set_new(o, "spill_bytes", json_integer((json_int_t)r->spill_bytes));
 	json_t *adv = json_array();
 	for (size_t i = 0; i < r->n_advice; i++) {
 		json_t *a = json_object();
@@ -1013,6 +1034,14 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 		json_array_append_new(notes, json_string(r->notes[i]));
 	json_object_set_new(o, "assumptions", notes);
 	return o;
+}
+
+/* The platform planned: --platform, else this machine's ("linux", "wsl2", "wsl1"). */
+static const char *platform_of(const plan_cli *c)
+{
+	if (c->platform_opt)
+		return c->platform_opt;
+	return hw_platform_name(c->on_machine ? c->platform : hw_platform());
 }
 
 /* ---- this machine: other processes, host RAM ------------------------------ */
@@ -1097,7 +1126,7 @@ static void machine_json(const plan_cli *c, const plan_result *wo, json_t *o)
 				    jint_or_null(wm && c->wsl_mem.limit_bytes, (long long)c->wsl_mem.limit_bytes));
 		json_object_set_new(host, "ram_limit_rule", wm ? json_string(c->wsl_mem.rule) : json_null());
 	}
-	json_object_set_new(o, "platform", json_string(hw_platform_name(c->on_machine ? c->platform : hw_platform())));
+	json_object_set_new(o, "platform", json_string(platform_of(c)));
 	if (c->platform == HW_PLATFORM_WSL2 && c->on_machine) {
 		json_t *w = json_array();
 		for (size_t i = 0; i < c->rq.n_gpus; i++) {
@@ -1584,6 +1613,8 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 		model_release(&m);
 		return rc;
 	}
+	/* Windows and WSL 2 (the Windows driver underneath): Sysmem Fallback */
+	c->rq.sysmem_fallback = !strcmp(platform_of(c), "windows") || !strcmp(platform_of(c), "wsl2");
 	plan_result *r = xmalloc(sizeof *r);
 	if (plan_run(&c->rq, r, &err)) {
 		gw_errorf(_("cannot plan '%s': %s"), c->model ? c->model : m.name ? m.name : "model", gw_error_text(&err));

@@ -257,10 +257,23 @@ void plan_llamacpp_place(const work *wk, plan_result *r)
 	r->gpu_layers = ngl;
 	plan_sum_devices(r);
 	host_part(wk, ngl, r);
+	/* Windows' Sysmem Fallback: a forced placement that overflows a GPU
+	 * runs, its overflow in shared system memory (speed.c prices it) */
+	r->spill_bytes = 0;
+	if (!found && rq->sysmem_fallback && rq->gpu_layers >= 0 && ngl > 0) {
+		for (size_t d = 0; d < r->n_devices; d++) {
+			const plan_device *pd = &r->devices[d];
+			if (pd->layers && pd->total_bytes + wk->margin > pd->usable_bytes)
+				r->spill_bytes += pd->total_bytes + wk->margin - pd->usable_bytes;
+		}
+		found = r->spill_bytes > 0;
+	}
 	r->ram_known = rq->ram_bytes > 0;
-	r->ram_ok = !r->ram_known || r->host_bytes <= rq->ram_bytes;
+	r->ram_ok = !r->ram_known || r->host_bytes + r->spill_bytes <= rq->ram_bytes;
 	r->n_cpu_moe = wk->ncm;
-	if (found && ngl == wk->total && wk->ncm == 0)
+	if (r->spill_bytes)
+		r->verdict = found && r->ram_ok ? PLAN_OFFLOAD : PLAN_NOFIT;
+	else if (found && ngl == wk->total && wk->ncm == 0)
 		r->verdict = PLAN_FITS;
 	else if (found && ngl > 0 && r->ram_ok)
 		r->verdict = PLAN_OFFLOAD;

@@ -273,7 +273,7 @@ static int plan_one(const plan_request *rq, plan_result *r, gw_error *err)
  */
 static uint64_t search_max_ctx(const plan_request *rq, const plan_result *base)
 {
-	if (base->verdict == PLAN_NOFIT)
+	if (base->verdict == PLAN_NOFIT || base->spill_bytes) /* a spill holds any context, slower */
 		return 0;
 	plan_request t = *rq;
 	t.skip_advice = true;
@@ -322,7 +322,11 @@ static void describe(const plan_result *r, char *buf, size_t n)
 		k = snprintf(buf, n, _("fits: %s in host RAM"), v);
 	} else if (r->verdict == PLAN_FITS)
 		k = snprintf(buf, n, _("fits: %s on the GPU"), v);
-	else if (r->verdict == PLAN_OFFLOAD)
+	else if (r->verdict == PLAN_OFFLOAD && r->spill_bytes) {
+		fmt_gib(v, sizeof v, r->spill_bytes);
+		k = snprintf(buf, n, _("offload: %u of %u layers on the GPU, %s spilled into shared memory"), r->gpu_layers,
+			     r->total_layers, v);
+	} else if (r->verdict == PLAN_OFFLOAD)
 		k = snprintf(buf, n, _("offload: %u of %u layers on the GPU"), r->gpu_layers, r->total_layers);
 	else
 		k = snprintf(buf, n, _("still does not fit"));
@@ -587,7 +591,15 @@ static void advise(const plan_request *rq, plan_result *res)
 						   "layers on the GPU)", hi, hi);
 		}
 	}
-	if (res->verdict == PLAN_OFFLOAD && gguf) {
+	if (res->spill_bytes) {
+		/* Sysmem Fallback: llama.cpp's automatic fit keeps to the dedicated VRAM */
+		t = *rq;
+		t.skip_advice = true;
+		t.gpu_layers = -1;
+		if (plan_one(&t, r, &e) == 0 && r->verdict != PLAN_NOFIT)
+			add_advice(res, &t, r, "let llama.cpp fit the dedicated VRAM instead of spilling: drop --gpu-layers "
+					   "(-ngl; its automatic fit, -fit, is on by default)");
+	} else if (res->verdict == PLAN_OFFLOAD && gguf) {
 		char need[32];
 		fmt_gib(need, sizeof need, res->host_bytes);
 		add_advice(res, NULL, res, "offload: %s %u keeps %u layers in host RAM (%s)",

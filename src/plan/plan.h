@@ -85,6 +85,11 @@ typedef struct plan_request {
 	 * on the CPU; else GPU 0 runs the large-batch ones); what RPC devices
 	 * do too (ggml-rpc has no offload_op) */
 	bool no_op_offload;
+	/* Windows' display driver (WDDM; WSL 2 runs on it too): what does not fit
+	 * the dedicated VRAM spills into shared system memory instead of failing
+	 * (NVIDIA's CUDA Sysmem Fallback Policy, on by default); only a forced
+	 * placement (gpu_layers given) overflows, the automatic fit does not */
+	bool sysmem_fallback;
 	plan_kv_type kv_type;
 	plan_fa flash_attn;
 	/* engine version profile ("b2824" for llama.cpp); NULL: the newest one
@@ -189,6 +194,9 @@ typedef struct plan_result {
 	/* prefill: bytes of host-resident weights copied to the GPU per ubatch
 	 * (op offload, speed.c host_prefill); 0 none or run on the CPU */
 	double prefill_copy_bytes;
+	/* bytes beyond the dedicated VRAM that Windows' driver spills into shared
+	 * system memory (sysmem_fallback); 0 none */
+	uint64_t spill_bytes;
 
 	plan_advice advice[PLAN_MAX_ADVICE];
 	size_t n_advice;

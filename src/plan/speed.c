@@ -810,6 +810,32 @@ static void speed_latest(const work *wk, plan_result *r, plan_backend be)
 	r->prefill_tok_s = 1.0 / tp;
 }
 
+/*
+ * Windows' Sysmem Fallback (r->spill_bytes, engine_llamacpp.c): the driver
+ * keeps the allocations that do not fit the dedicated VRAM in shared system
+ * memory and pages them across PCIe as kernels touch them, so every token
+ * moves the spilled bytes, whatever share of them it reads (a spilled
+ * allocation moves whole).  They move at half the link rate, out and back
+ * in [assumption: one measurement, an RTX 5070 12 GB (PCIe 5.0 x16) with
+ * Qwen3-30B-A3B Q3_K_M, 13.7 GiB, at -ngl 99 on Windows: 11 tok/s, where
+ * this gives 2.9 GB / 31.5 GB/s + the GPU's 6.8 ms = 10.1 tok/s; issue 30].
+ */
+static double spill_rate(const plan_request *rq)
+{
+	return pcie_rate(rq, 0) / 2;
+}
+
+static void spill_cost(const work *wk, plan_result *r)
+{
+	double rate = spill_rate(wk->rq), b = (double)r->spill_bytes;
+	if (b <= 0 || rate <= 0)
+		return;
+	if (r->decode_tok_s > 0)
+		r->decode_tok_s = 1.0 / (1.0 / r->decode_tok_s + b / rate);
+	if (r->prefill_tok_s > 0) /* once per ubatch */
+		r->prefill_tok_s = 1.0 / (1.0 / r->prefill_tok_s + b / rate / (double)wk->batch);
+}
+
 /* The backend planned: as asked, else the first GPU's default (CPU without GPUs). */
 static plan_backend resolve_backend(const plan_request *rq)
 {
@@ -846,12 +872,14 @@ void plan_speed(const work *wk, plan_result *r)
 			} else {
 				speed_latest(wk, r, be);
 			}
+			spill_cost(wk, r);
 			return;
 		}
 	}
 	/* Ollama runs ggml's scheduler too: its prefill pays the same copies */
 	speed_closed(wk, r, metal ? ops->dec_lat_metal_ms : ops->dec_lat_ms, ops->dec_bw_fraction,
 		     ops->dec_bw_ceil_gbs, PREFILL_EFF, rq->engine == PLAN_ENGINE_OLLAMA);
+	spill_cost(wk, r);
 }
 
 /* Where the host bandwidth comes from, for the notes. */
@@ -925,6 +953,12 @@ void plan_speed_notes(const plan_request *rq, plan_result *r)
 			  p2 / 2e9, att / 1e9, p2 + att > 0 ? 100 * att / (p2 + att) : 0, (unsigned long long)r->ctx,
 			  (have ? row.pp_q_eff : PREFILL_EFF) * 100);
 	}
+	if (r->spill_bytes)
+		plan_note(r, "Windows' driver spills %.1f GB beyond the dedicated VRAM into shared system memory (CUDA "
+			     "Sysmem Fallback) instead of failing; it crosses PCIe every token (~%.0f GB/s), so decode "
+			     "drops to ~%.1f tok/s; to fail instead: NVIDIA Control Panel > Manage 3D settings > CUDA - "
+			     "Sysmem Fallback Policy > Prefer No Sysmem Fallback",
+			  (double)r->spill_bytes / 1e9, spill_rate(rq) / 1e9, r->decode_tok_s);
 	if (r->prefill_copy_bytes > 0)
 		plan_note(r, "prefill: %.1f GB of weights in host RAM cross PCIe at %.1f GB/s once per ubatch of %u "
 			     "tokens (op offload: ggml-cuda takes products of 32 tokens or more); a larger -ub "
