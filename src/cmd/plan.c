@@ -977,6 +977,7 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_object_set_new(o, "gpu_layers", json_integer(r->gpu_layers));
 	json_object_set_new(o, "total_layers", json_integer(r->total_layers));
 	json_object_set_new(o, "n_cpu_moe", json_integer(r->n_cpu_moe));
+	json_object_set_new(o, "fit_moe", json_boolean(r->fit_moe));
 	json_object_set_new(o, "vram_bytes", jbytes(r->vram_bytes));
 	json_t *bd = json_object();
 	json_object_set_new(bd, "weights_bytes", jbytes(r->weights_bytes));
@@ -1023,6 +1024,7 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 		json_object_set_new(a, "set", set);
 		json_object_set_new(a, "vram_bytes", jbytes(r->advice[i].vram_bytes));
 		json_object_set_new(a, "gpu_layers", json_integer(r->advice[i].gpu_layers));
+		json_object_set_new(a, "placement", json_boolean(r->advice[i].placement));
 		json_object_set_new(a, "decode_tok_s", r->advice[i].decode_tok_s > 0 ? jreal_round(r->advice[i].decode_tok_s, 2)
 										     : json_null());
 		json_array_append_new(adv, a);

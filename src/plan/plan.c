@@ -453,6 +453,43 @@ static int by_price(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The advice item added since n advice items, if any, is a placement. */
+static void mark_placement(plan_result *res, size_t n)
+{
+	if (res->n_advice > n)
+		res->advice[res->n_advice - 1].placement = true;
+}
+
+/*
+ * The placements that run (same model, weights and context; another split
+ * between GPU and host RAM) first, fastest decode first; then the other
+ * changes in the order advise() tried them.
+ */
+static void rank_advice(plan_result *res)
+{
+	plan_advice tmp[PLAN_MAX_ADVICE];
+	size_t n = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < res->n_advice; i++) {
+			const plan_advice *a = &res->advice[i];
+			bool first = a->placement && a->verdict != PLAN_NOFIT;
+			if (first == (pass == 0))
+				tmp[n++] = *a;
+		}
+	for (size_t i = 1; i < n; i++) { /* insertion sort of the leading placements by decode */
+		plan_advice x = tmp[i];
+		if (!(x.placement && x.verdict != PLAN_NOFIT))
+			break;
+		size_t j = i;
+		while (j > 0 && tmp[j - 1].decode_tok_s < x.decode_tok_s) {
+			tmp[j] = tmp[j - 1];
+			j--;
+		}
+		tmp[j] = x;
+	}
+	memcpy(res->advice, tmp, n * sizeof tmp[0]);
+}
+
 static void advise(const plan_request *rq, plan_result *res)
 {
 	plan_request t = *rq;
@@ -585,26 +622,48 @@ static void advise(const plan_request *rq, plan_result *res)
 		}
 		if (hi <= rq->model->n_layers) {
 			t.n_cpu_moe = hi;
+			size_t k = res->n_advice;
 			if (plan_one(&t, r, &e) == 0 && r->verdict != PLAN_NOFIT &&
 			    r->decode_tok_s > res->decode_tok_s)
 				add_advice(res, &t, r, "keep the MoE experts of %u layers in RAM: --n-cpu-moe %u (all "
 						   "layers on the GPU)", hi, hi);
+			mark_placement(res, k);
 		}
+	}
+	if (res->fit_moe) {
+		/* the fit's alternative: whole layers in host RAM, no expert offload */
+		t = *rq;
+		t.skip_advice = true;
+		t.n_cpu_moe = 0;
+		t.gpu_layers = -1;
+		size_t k = res->n_advice;
+		if (plan_one(&t, r, &e) == 0 && r->verdict != PLAN_NOFIT)
+			add_advice(res, &t, r, "whole layers in host RAM instead of the experts: -ngl %u without --n-cpu-moe",
+				   r->gpu_layers);
+		mark_placement(res, k);
 	}
 	if (res->spill_bytes) {
 		/* Sysmem Fallback: llama.cpp's automatic fit keeps to the dedicated VRAM */
 		t = *rq;
 		t.skip_advice = true;
 		t.gpu_layers = -1;
+		size_t k = res->n_advice;
 		if (plan_one(&t, r, &e) == 0 && r->verdict != PLAN_NOFIT)
 			add_advice(res, &t, r, "let llama.cpp fit the dedicated VRAM instead of spilling: drop --gpu-layers "
 					   "(-ngl; its automatic fit, -fit, is on by default)");
+		mark_placement(res, k);
 	} else if (res->verdict == PLAN_OFFLOAD && gguf) {
 		char need[32];
 		fmt_gib(need, sizeof need, res->host_bytes);
-		add_advice(res, NULL, res, "offload: %s %u keeps %u layers in host RAM (%s)",
-			   plan_engine_ops_of(rq->engine)->knob_gpu_layers, res->gpu_layers,
-			   res->total_layers - res->gpu_layers, need);
+		size_t k = res->n_advice;
+		if (res->n_cpu_moe && res->gpu_layers == res->total_layers)
+			add_advice(res, NULL, res, "offload: --n-cpu-moe %u keeps the experts of %u layers in host RAM (%s)",
+				   res->n_cpu_moe, res->n_cpu_moe, need);
+		else
+			add_advice(res, NULL, res, "offload: %s %u keeps %u layers in host RAM (%s)",
+				   plan_engine_ops_of(rq->engine)->knob_gpu_layers, res->gpu_layers,
+				   res->total_layers - res->gpu_layers, need);
+		mark_placement(res, k);
 	} else if (res->verdict == PLAN_NOFIT && !gguf && rq->n_gpus > 0) {
 		t = *rq;
 		t.skip_advice = true;
@@ -704,18 +763,99 @@ static void advise(const plan_request *rq, plan_result *res)
 	free(r);
 }
 
+/*
+ * llama.cpp's automatic fit for a MoE model (common/fit.cpp,
+ * common_params_fit_impl; on by default, -fit): when the model does not fit
+ * the GPUs as it is, it first moves every expert tensor to system memory
+ * (the override "blk\.\d+\.ffn_(up|down|gate_up|gate)_(ch|)exps" to the
+ * CPU buffer type), fills the GPUs back to front with the dense part of the
+ * layers ("step 3"), and when all of that fits with the margin left free
+ * (fit_params_target, 1 GiB a device) brings the experts back layer by
+ * layer, front to back, until the GPUs are full ("step 4").  The result is
+ * every layer on the GPUs with the experts of some layers in host RAM:
+ * --n-cpu-moe N in effect (fit keeps the experts of the last layers of a
+ * device in RAM, --n-cpu-moe those of the first: the same bytes for blocks
+ * of one size).  When even the dense part does not fit, the dense-only
+ * layers fill the GPUs back to front and the rest stays in host RAM.  Not
+ * for an explicit -ngl or tensor override ("already set by user, abort"),
+ * nor for a build without the fit.  Returns the N the fit lands on, 0 when
+ * it does not apply or the model fits as it is; *split: that plan without
+ * expert offload (layers in host RAM), for the comparison.
+ */
+static uint32_t fit_moe(const plan_request *rq, plan_result *split)
+{
+	const model_desc *m = rq->model;
+	if (rq->engine != PLAN_ENGINE_LLAMACPP || !m || !m->n_experts || rq->gpu_layers >= 0 || rq->n_cpu_moe ||
+	    rq->n_gpus == 0 || rq->cpu_only || rq->backend == PLAN_BACKEND_CPU || rq->gpus[0].unified_memory)
+		return 0;
+	const plan_llamacpp_build *b = plan_llamacpp_build_find(rq->engine_build);
+	if (!b || !b->fit_margin)
+		return 0;
+	plan_request t = *rq;
+	t.skip_advice = true;
+	gw_error e;
+	if (plan_one(&t, split, &e) || split->verdict == PLAN_FITS)
+		return 0;
+	plan_result *r = xmalloc(sizeof *r);
+	uint32_t lo = 0, hi = m->n_layers + 1; /* smallest N that holds every layer */
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		t.n_cpu_moe = mid;
+		if (plan_one(&t, r, &e) == 0 && r->gpu_layers == r->total_layers && r->verdict != PLAN_NOFIT)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	uint32_t n = hi <= m->n_layers ? hi : m->n_layers; /* else: dense-only layers, the rest in host RAM */
+	t.n_cpu_moe = n;
+	bool ok = plan_one(&t, r, &e) == 0 && r->verdict != PLAN_NOFIT && r->gpu_layers >= split->gpu_layers;
+	free(r);
+	return ok ? n : 0;
+}
+
 int plan_run(const plan_request *rq, plan_result *res, gw_error *err)
 {
+	plan_request fitted;
+	plan_result *split = NULL;
+	uint32_t fit_n = 0;
+	if (!rq->skip_advice) {
+		split = xmalloc(sizeof *split);
+		fit_n = fit_moe(rq, split);
+		if (fit_n) {
+			fitted = *rq;
+			fitted.n_cpu_moe = fit_n;
+			rq = &fitted;
+		}
+	}
 	int rc = plan_one(rq, res, err);
-	if (rc)
+	if (rc) {
+		free(split);
 		return rc;
+	}
+	if (fit_n) {
+		res->fit_moe = true;
+		res->fit_layer_split_layers = split->verdict != PLAN_NOFIT ? split->gpu_layers : 0;
+		res->fit_layer_split_tok_s = split->verdict != PLAN_NOFIT ? split->decode_tok_s : 0;
+	}
+	free(split);
 	const char *eng = plan_engine_name(rq->engine);
 	plan_note(res, "engine %s; weights %s (%s)", eng, res->quant,
 	     res->weights_exact ? _("exact tensor bytes from the file")
 				: _("estimated tensor by tensor with llama.cpp's quantization rules"));
 	const plan_engine_ops *ops = plan_engine_ops_of(rq->engine);
 	ops->notes(rq, res);
-	if (res->n_cpu_moe)
+	if (res->fit_moe && res->fit_layer_split_tok_s > 0)
+		plan_note(res, "llama.cpp's automatic fit (common/fit.cpp) moves a MoE model's experts to host RAM first "
+			       "and brings them back layer by layer: all %u layers on the GPU with the experts of %u in host "
+			       "RAM (as --n-cpu-moe %u), ~%.1f tok/s decode, where whole layers in host RAM (-ngl %u) would "
+			       "give ~%.1f: decode then reads only the active experts from host RAM",
+			  res->gpu_layers, res->n_cpu_moe, res->n_cpu_moe, res->decode_tok_s, res->fit_layer_split_layers,
+			  res->fit_layer_split_tok_s);
+	else if (res->fit_moe)
+		plan_note(res, "llama.cpp's automatic fit (common/fit.cpp) moves a MoE model's experts to host RAM first: "
+			       "the experts of %u blocks in host RAM (as --n-cpu-moe %u)",
+			  res->n_cpu_moe, res->n_cpu_moe);
+	else if (res->n_cpu_moe)
 		plan_note(res, "experts of the first %u blocks in host RAM (--n-cpu-moe); decode reads only the "
 			       "active ones",
 			  res->n_cpu_moe);
@@ -731,5 +871,6 @@ int plan_run(const plan_request *rq, plan_result *res, gw_error *err)
 		return 0;
 	res->max_ctx = search_max_ctx(rq, res);
 	advise(rq, res);
+	rank_advice(res);
 	return 0;
 }

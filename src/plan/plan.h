@@ -148,6 +148,9 @@ typedef struct plan_advice {
 	uint64_t vram_bytes;     /* GPU side after the change */
 	uint32_t gpu_layers;
 	double decode_tok_s;     /* 0 unknown */
+	/* a placement: the same model, weights and context, another choice of
+	 * what stays in host RAM (layers, experts); listed first, fastest first */
+	bool placement;
 } plan_advice;
 
 typedef struct plan_result {
@@ -171,6 +174,12 @@ typedef struct plan_result {
 	char speed_build[16];    /* build column of that row ("latest", "b2824"); "" built-in constants */
 	uint32_t gpu_layers, total_layers;
 	uint32_t n_cpu_moe;      /* MoE layers whose experts stay in host RAM */
+	/* n_cpu_moe chosen as llama.cpp's automatic fit chooses it (experts to
+	 * host RAM first, plan.c fit_moe), not asked; fit_layer_split_tok_s: the
+	 * decode of whole layers in host RAM instead (0 unknown) */
+	bool fit_moe;
+	uint32_t fit_layer_split_layers;
+	double fit_layer_split_tok_s;
 
 	/* GPU side, summed over devices */
 	uint64_t weights_bytes, kv_cache_bytes, compute_bytes, overhead_bytes;
