@@ -26,6 +26,8 @@ typedef struct plan_llamacpp_build {
 			     * (else Ollama's closed form, as b2824 printed) */
 	bool arch_memory;   /* MLA K-only latent cache, recurrent state,
 			     * NextN/MTP blocks skipped */
+	bool auto_fit;      /* common/fit.cpp: the automatic fit places MoE
+			     * experts (plan.c fit_moe) */
 	const char *source;
 } plan_llamacpp_build;
 

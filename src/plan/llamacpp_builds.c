@@ -15,7 +15,7 @@ static const plan_llamacpp_build builds[] = {
 	 * since ggml-org/llama.cpp pull 15434 (August 2025, "use FA + max. GPU
 	 * layers by default"); the automatic fit keeps 1 GiB free per device
 	 * (common/common.h fit_params_target). */
-	{"0c1e570", "2026-10", true, true, true, true,
+	{"0c1e570", "2026-10", true, true, true, true, true,
 	 "ggml-org/llama.cpp@0c1e57098 via llama-cpp-python 0.3.36; tests/e2e/oracle.t"},
 	/* May 2024: the build of the validation data
 	 * (XiongjieDai/GPU-Benchmarks-on-LLM-Inference); flash attention off
@@ -23,7 +23,7 @@ static const plan_llamacpp_build builds[] = {
 	 * (tests/validation/llamacpp-buffers.tsv).  It had no automatic fit:
 	 * the planner's layer search keeps the same 1 GiB free that a user
 	 * finding -ngl by trial ends up with [assumption]. */
-	{"b2824", "2024-05", false, true, false, false,
+	{"b2824", "2024-05", false, true, false, false, false,
 	 "XiongjieDai/GPU-Benchmarks-on-LLM-Inference logs; tests/e2e/validation.t"},
 };
 

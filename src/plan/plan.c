@@ -789,7 +789,7 @@ static uint32_t fit_moe(const plan_request *rq, plan_result *split)
 	    rq->n_gpus == 0 || rq->cpu_only || rq->backend == PLAN_BACKEND_CPU || rq->gpus[0].unified_memory)
 		return 0;
 	const plan_llamacpp_build *b = plan_llamacpp_build_find(rq->engine_build);
-	if (!b || !b->fit_margin)
+	if (!b || !b->auto_fit)
 		return 0;
 	plan_request t = *rq;
 	t.skip_advice = true;
