@@ -344,12 +344,22 @@ static void test_moe_speed(void **state)
 	assert_true(r->gpu_bytes_per_token < (double)r->weights_bytes / 4);
 	double moe = r->decode_tok_s;
 	/* on a 12 GB card: experts of the first blocks in RAM keep every layer
-	 * on the GPU and decode faster than whole layers in RAM */
+	 * on the GPU and decode faster than whole layers in RAM.  By default
+	 * llama.cpp's automatic fit does just that (plan.c fit_moe); an
+	 * explicit -ngl gives whole layers, and the advice the --n-cpu-moe */
 	rq.n_gpus = 0;
 	gpu(&rq, "rtx-3060", 1);
 	rq.ram_bytes = 32 * GiB;
 	assert_int_equal(plan_run(&rq, r, &err), 0);
 	assert_int_equal(r->verdict, PLAN_OFFLOAD);
+	assert_true(r->fit_moe);
+	assert_int_equal(r->gpu_layers, r->total_layers);
+	assert_true(r->n_cpu_moe > 0 && r->fit_layer_split_layers < r->total_layers);
+	assert_true(r->decode_tok_s > r->fit_layer_split_tok_s);
+	assert_true(r->advice[0].placement);
+	rq.gpu_layers = (int)r->fit_layer_split_layers;
+	assert_int_equal(plan_run(&rq, r, &err), 0);
+	assert_false(r->fit_moe);
 	assert_true(r->gpu_layers < r->total_layers);
 	double layers_off = r->decode_tok_s;
 	bool advised = false;
