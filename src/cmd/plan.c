@@ -131,6 +131,20 @@ static uint64_t ram_headroom(uint64_t total)
 	return GiB + os;
 }
 
+/*
+ * What installed RAM (--ram SIZE) keeps for the system beyond that
+ * headroom: the kernel's page map (a 64-byte struct page per 4 KiB page,
+ * 1/64 of the RAM) [derived] and the kernel and a desktop session at idle,
+ * 2 GiB [assumption: MemTotal less MemAvailable of an idle desktop].  A
+ * host part that does not fit beside it starves the host: llama.cpp maps
+ * the GGUF (mmap, its default), so its weights in host RAM live in the page
+ * cache and, without room, are re-read from disk every token.
+ */
+static uint64_t installed_ram_reserve(uint64_t total)
+{
+	return total / 64 + 2 * GiB + ram_headroom(total);
+}
+
 static void usage(FILE *f)
 {
 	fputs(_("usage: gpuwise plan MODEL [--gpu ID[,ID...] | --gpu 2x3090 | --vram 8G | --gpu none] [--ram 32G]\n"
@@ -840,6 +854,10 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 			c_reset(f), r->total_layers, rq->cpu_threads ? rq->cpu_threads : 8,
 			gib(b1, sizeof b1, r->host_bytes), rq->ram_bytes > 1 ? _(" of ") : "",
 			rq->ram_bytes > 1 ? gib(b2, sizeof b2, rq->ram_bytes) : "");
+	else if (rq->cpu_only && rq->ram_reserve_bytes)
+		fprintf(f, _("verdict: %sdoes not fit%s: needs %s of host RAM, %s with the system's share (have %s)\n"),
+			col, c_reset(f), gib(b1, sizeof b1, r->host_bytes), gib(b3, sizeof b3, r->ram_need_bytes),
+			gib(b2, sizeof b2, rq->ram_bytes));
 	else if (rq->cpu_only)
 		fprintf(f, _("verdict: %sdoes not fit%s: needs %s of host RAM (have %s)\n"), col, c_reset(f),
 			gib(b1, sizeof b1, r->host_bytes), gib(b2, sizeof b2, rq->ram_bytes));
@@ -869,6 +887,12 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 			r->total_layers - r->gpu_layers, gib(b1, sizeof b1, r->host_bytes),
 			rq->ram_bytes ? _(" of ") : "", rq->ram_bytes ? gib(b3, sizeof b3, rq->ram_bytes) : "");
 	}
+	else if (r->ram_known && !r->ram_ok && r->gpu_layers > 0 && rq->ram_reserve_bytes &&
+		 r->host_bytes <= rq->ram_bytes)
+		fprintf(f, _("verdict: %shost starved%s: the GPU part fits, but the part in host RAM (%s) and the "
+			   "system's share (%s) exceed the %s of RAM: the weights would page from disk every token\n"),
+			col, c_reset(f), gib(b1, sizeof b1, r->host_bytes), gib(b3, sizeof b3, rq->ram_reserve_bytes),
+			gib(b2, sizeof b2, rq->ram_bytes));
 	else if (r->ram_known && !r->ram_ok && r->gpu_layers > 0)
 		fprintf(f, _("verdict: %sdoes not fit%s: %u of %u layers fit the GPU, but the rest needs %s of host RAM (have %s)\n"),
 			col, c_reset(f), r->gpu_layers, r->total_layers, gib(b1, sizeof b1, r->host_bytes),
@@ -882,6 +906,8 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 			: rq->cpu_only ? _(" (in host RAM)") : "");
 	if (r->decode_tok_s > 0)
 		fprintf(f, _("decode: ~%.1f tok/s"), r->decode_tok_s);
+	else if (r->verdict == PLAN_NOFIT && r->ram_known && !r->ram_ok && r->gpu_layers > 0)
+		fprintf(f, _("decode: - (host starved: paging from disk, no speed given)"));
 	else if (r->verdict == PLAN_NOFIT)
 		fprintf(f, _("decode: - (does not fit)"));
 	else
@@ -996,6 +1022,9 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_object_set_new(host, "compute_bytes", jbytes(r->host_compute_bytes));
 	json_object_set_new(host, "ram_bytes", jint_or_null(c->rq.ram_bytes > 0, (long long)c->rq.ram_bytes));
 	json_object_set_new(host, "ram_ok", r->ram_known ? json_boolean(r->ram_ok) : json_null());
+	json_object_set_new(host, "ram_reserve_bytes", jbytes(c->rq.ram_reserve_bytes));
+	json_object_set_new(host, "ram_need_bytes", jbytes(r->ram_need_bytes));
+	json_object_set_new(host, "starved", json_boolean(r->ram_known && !r->ram_ok && r->host_bytes > 0));
 	json_object_set_new(host, "memory_bandwidth_gbs", jreal_round(plan_host_peak_gbs(&c->rq), 1));
 	json_object_set_new(host, "memory_bandwidth_source", json_string(c->host_bw_source ? c->host_bw_source : "assumed"));
 	json_object_set_new(host, "memory_bandwidth_from", json_string(c->rq.host_mem_from ? c->rq.host_mem_from : "--ram-bw"));
@@ -1610,6 +1639,8 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 		c->rq.ram_bytes = h ? h : 1;
 		c->unified_host = true;
 	}
+	if (c->rq.ram_bytes > 1 && !c->ram_from_machine && !c->unified_host)
+		c->rq.ram_reserve_bytes = installed_ram_reserve(c->rq.ram_bytes); /* --ram: the installed RAM */
 	if (c->rq.n_gpus == 0 && !c->rq.cpu_only) {
 		rc = plan_need(c, &m);
 		model_release(&m);
@@ -1635,6 +1666,18 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 					   "one's KV cache; compute at 50% of the fp16 tensor peak"));
 		}
 	}
+	if (c->rq.ram_reserve_bytes && r->host_bytes > 0 && r->n_notes < PLAN_MAX_NOTES) {
+		char b1[32], b2[32];
+		snprintf(r->notes[r->n_notes++], sizeof r->notes[0],
+			 _("host RAM: --ram %s is taken as installed RAM: the system keeps %s of it (the kernel's page map, "
+			   "2 GiB for the kernel and a desktop, 5%% for the OS, 1 GiB for the engine)"),
+			 gib(b1, sizeof b1, c->rq.ram_bytes), gib(b2, sizeof b2, c->rq.ram_reserve_bytes));
+	}
+	if (r->ram_known && !r->ram_ok && r->gpu_layers > 0 && r->n_notes < PLAN_MAX_NOTES)
+		snprintf(r->notes[r->n_notes++], sizeof r->notes[0], "%s",
+			 _("host starved: llama.cpp maps the GGUF (mmap, its default), so the weights in host RAM live in "
+			   "the page cache; without room the kernel re-reads them from disk every token (a 61 GB gpt-oss-120b "
+			   "in 64 GB of RAM ran 0.9 tok/s where 27 were planned): no speed is given"));
 	if (fa_forced && r->n_notes < PLAN_MAX_NOTES)
 		snprintf(r->notes[r->n_notes++], sizeof r->notes[0], "%s",
 			 _("a quantized KV cache needs flash attention (-fa); planned with it on"));

@@ -269,7 +269,8 @@ void plan_llamacpp_place(const work *wk, plan_result *r)
 		found = r->spill_bytes > 0;
 	}
 	r->ram_known = rq->ram_bytes > 0;
-	r->ram_ok = !r->ram_known || r->host_bytes + r->spill_bytes <= rq->ram_bytes;
+	r->ram_need_bytes = r->host_bytes + r->spill_bytes + rq->ram_reserve_bytes;
+	r->ram_ok = !r->ram_known || r->ram_need_bytes <= rq->ram_bytes;
 	r->n_cpu_moe = wk->ncm;
 	if (r->spill_bytes)
 		r->verdict = found && r->ram_ok ? PLAN_OFFLOAD : PLAN_NOFIT;

@@ -97,7 +97,8 @@ static void transformers_place(const work *wk, plan_result *r)
 	r->host_compute_bytes = 0;
 	r->host_bytes = hw + hk;
 	r->ram_known = rq->ram_bytes > 0;
-	r->ram_ok = !r->ram_known || r->host_bytes <= rq->ram_bytes;
+	r->ram_need_bytes = r->host_bytes + rq->ram_reserve_bytes;
+	r->ram_ok = !r->ram_known || r->ram_need_bytes <= rq->ram_bytes;
 	if (all && fixed_ok)
 		r->verdict = PLAN_FITS;
 	else if (on_gpu > 0 && r->ram_ok)

@@ -60,6 +60,7 @@ static void vllm_place(const work *wk, plan_result *r)
 	r->host_bytes = 0;
 	r->ram_known = rq->ram_bytes > 0;
 	r->ram_ok = true;
+	r->ram_need_bytes = r->host_bytes + rq->ram_reserve_bytes;
 	r->verdict = ok ? PLAN_FITS : PLAN_NOFIT;
 }
 

@@ -397,7 +397,7 @@ static void advice_set(plan_advice *a, const plan_result *res, const plan_result
 	    (after->gpu_layers != res->gpu_layers || res->verdict != PLAN_OFFLOAD || after == res))
 		set_num(a, "gpu_layers", after->gpu_layers, false);
 	if (res->ram_known && !res->ram_ok && after->ram_ok)
-		set_num(a, "ram_bytes", after->host_bytes + GiB, false);
+		set_num(a, "ram_bytes", after->ram_need_bytes + GiB, false);
 }
 
 /*
@@ -692,7 +692,7 @@ static void advise(const plan_request *rq, plan_result *res)
 		fmt_gib(need, sizeof need, res->host_bytes);
 		t = *rq;
 		t.skip_advice = true;
-		t.ram_bytes = res->host_bytes + GiB;
+		t.ram_bytes = res->ram_need_bytes + GiB;
 		if (plan_one(&t, r, &e) == 0)
 			add_advice(res, &t, r, "more host RAM: the model and its cache need %s", need);
 	} else if (res->verdict == PLAN_NOFIT && res->ram_known && !res->ram_ok && res->gpu_layers > 0 &&
@@ -701,7 +701,7 @@ static void advise(const plan_request *rq, plan_result *res)
 		fmt_gib(need, sizeof need, res->host_bytes);
 		t = *rq;
 		t.skip_advice = true;
-		t.ram_bytes = res->host_bytes + GiB;
+		t.ram_bytes = res->ram_need_bytes + GiB;
 		if (plan_one(&t, r, &e) == 0)
 			add_advice(res, &t, r, "more host RAM: the offloaded part needs %s", need);
 	}

@@ -100,6 +100,11 @@ typedef struct plan_request {
 	int gpu_layers;         /* -1: as many as fit (the planner's search) */
 	uint32_t n_cpu_moe;     /* llama.cpp --n-cpu-moe: experts of the first N layers in RAM */
 	uint64_t ram_bytes;     /* host RAM available; 0 unknown */
+	/* of ram_bytes, what the system keeps for itself when ram_bytes is the
+	 * installed RAM (--ram): the host part must fit beside it, else the
+	 * host is starved; 0 when ram_bytes is already what is left
+	 * (MemAvailable less headroom) */
+	uint64_t ram_reserve_bytes;
 	double ram_bw_gbs;      /* host memory bandwidth; 0: default assumption */
 	const char *ram_bw_from; /* where ram_bw_gbs comes from ("gpuwise bench ..."); NULL: --ram-bw */
 	/* what the notes say of the host memory's bandwidth ("DDR5-6000 x2 channels, SMBIOS",
@@ -196,6 +201,7 @@ typedef struct plan_result {
 	uint64_t host_split_compute_bytes;
 	uint64_t host_bytes;     /* sum of the host parts */
 	bool ram_known, ram_ok;
+	uint64_t ram_need_bytes; /* host_bytes + the request's ram_reserve_bytes */
 
 	uint64_t max_ctx;        /* largest context that keeps this verdict's layers; 0 none */
 	double decode_tok_s, prefill_tok_s; /* 0 when unknown (no bandwidth data) */

@@ -108,4 +108,30 @@ is "$(src)" assumed "--gpu: another host, assumed"
 is "$(says 'host memory: 51.2 GB/s (assumed DDR4-3200 x2; --host-mem DDR5-6000x2 plans another host)')" True \
 	"the guide's case prints the host bandwidth it assumed"
 
+# The RAM verdict: gpt-oss-120b with every expert in host RAM (--n-cpu-moe
+# 36, what a 27 tok/s plan was) on an RTX 3090 and 64 GB: 57 GiB in the
+# page cache beside the system's share does not fit 64 GiB: the host is
+# starved (measured: 0.9 tok/s), not a fit, and no speed is given
+run_gw plan gpt-oss-120b --gpu rtx-3090 --ram 64G --n-cpu-moe 36 --host-mem DDR5-6000x2
+is "$rc" 4 "gpt-oss-120b, all experts in 64 GB: exit 4"
+like "$out" '^verdict: host starved: the GPU part fits, but the part in host RAM \(57\.[0-9]+ GiB\) and the system.s share \([0-9.]+ GiB\) exceed the 64\.00 GiB of RAM' "says the host is starved"
+like "$out" '^decode: - \(host starved: paging from disk, no speed given\)' "no decode speed"
+unlike "$out" 'decode: ~' "not 27 tok/s"
+run_gw plan gpt-oss-120b --gpu rtx-3090 --ram 64G --n-cpu-moe 36 --json
+is "$(printf '%s' "$out" | jget 'd["host"]["starved"]')" True "json: host.starved"
+is "$(printf '%s' "$out" | jget 'd["decode_tok_s"]')" None "json: no decode speed"
+is "$(printf '%s' "$out" | jget 'd["host"]["ram_need_bytes"] == d["host_bytes"] + d["host"]["ram_reserve_bytes"] > d["host"]["ram_bytes"]')" True \
+	"json: need = host part + reserve, beyond the RAM"
+is "$(printf '%s' "$out" | jget 'any("more host RAM" in a["action"] and a["set"]["ram_bytes"] > d["host"]["ram_need_bytes"] for a in d["advice"])')" True \
+	"advice: more RAM, counted with the system's share"
+# with 96 GB it fits; the default placement (-ngl, 38 GiB in RAM) fits 64 GB
+run_gw plan gpt-oss-120b --gpu rtx-3090 --ram 96G --n-cpu-moe 36 --json
+is "$(printf '%s' "$out" | jget 'd["verdict"]')" offload "96 GB: offload"
+is "$(printf '%s' "$out" | jget 'd["host"]["starved"]')" False "96 GB: not starved"
+run_gw plan gpt-oss-120b --gpu rtx-3090 --ram 64G --json
+is "$(printf '%s' "$out" | jget 'd["verdict"]')" offload "default placement in 64 GB: offload"
+# read from this machine, MemAvailable less headroom already leaves the system its share
+run_gw plan llama3.1:8b --gpu none --json
+is "$(printf '%s' "$out" | jget 'd["host"]["ram_reserve_bytes"]')" 0 "on this machine: no second reserve"
+
 done_testing
