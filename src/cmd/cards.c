@@ -176,7 +176,7 @@ static int eval_llm(cards_ctx *c, const gpu_spec *g, uint32_t n, unsigned level,
 		plan_gpu_from_spec(&rq.gpus[i], g);
 	rq.n_gpus = n;
 	if (g->unified_memory) /* the one unified-memory rule (plan.h) */
-		rq.ram_bytes = plan_unified_host_bytes(g->vram_bytes) ? plan_unified_host_bytes(g->vram_bytes) : 1;
+		rq.ram_bytes = plan_unified_host_bytes(g, g->vram_bytes) ? plan_unified_host_bytes(g, g->vram_bytes) : 1;
 	plan_result *res = xcalloc(1, sizeof *res);
 	int rc = plan_run(&rq, res, err);
 	if (!rc) {
@@ -213,7 +213,7 @@ static int eval_train(cards_ctx *c, const gpu_spec *g, uint32_t n, unsigned leve
 	int rc = train_memory(c->m, &o, &bd, &host, &t, err);
 	if (rc)
 		return rc;
-	out->fits = bd.total <= (g->unified_memory ? plan_unified_gpu_bytes(g->vram_bytes) : g->vram_bytes);
+	out->fits = bd.total <= (g->unified_memory ? plan_unified_gpu_bytes(g, g->vram_bytes) : g->vram_bytes);
 	out->need_bytes = bd.total;
 	double fpt = train_flops_per_token(c->m, &o);
 	out->has_speed = fpt > 0 && g->fp16_tflops > 0;
@@ -261,7 +261,7 @@ static int eval_image(cards_ctx *c, const gpu_spec *g, uint32_t n, unsigned leve
 	}
 	o.gpu = g;
 	image_plan p;
-	rc = image_plan_compute(&m, &o, g->unified_memory ? plan_unified_gpu_bytes(g->vram_bytes) : g->vram_bytes, &p,
+	rc = image_plan_compute(&m, &o, g->unified_memory ? plan_unified_gpu_bytes(g, g->vram_bytes) : g->vram_bytes, &p,
 				err);
 	if (rc)
 		return rc;

@@ -774,6 +774,13 @@ static json_t *serve_json(const plan_serve *s)
 	return o;
 }
 
+/* The host part fits the RAM but not beside the system's share (--ram). */
+static bool host_starved(const plan_cli *c, const plan_result *r)
+{
+	return r->ram_known && !r->ram_ok && r->host_bytes > 0 && r->host_bytes <= c->rq.ram_bytes &&
+	       c->rq.ram_reserve_bytes > 0;
+}
+
 static void print_text(const plan_cli *c, const model_desc *m, const plan_result *r, FILE *f)
 {
 	char b1[32], b2[32], b3[32];
@@ -887,8 +894,7 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 			r->total_layers - r->gpu_layers, gib(b1, sizeof b1, r->host_bytes),
 			rq->ram_bytes ? _(" of ") : "", rq->ram_bytes ? gib(b3, sizeof b3, rq->ram_bytes) : "");
 	}
-	else if (r->ram_known && !r->ram_ok && r->gpu_layers > 0 && rq->ram_reserve_bytes &&
-		 r->host_bytes <= rq->ram_bytes)
+	else if (r->gpu_layers > 0 && host_starved(c, r))
 		fprintf(f, _("verdict: %shost starved%s: the GPU part fits, but the part in host RAM (%s) and the "
 			   "system's share (%s) exceed the %s of RAM: the weights would page from disk every token\n"),
 			col, c_reset(f), gib(b1, sizeof b1, r->host_bytes), gib(b3, sizeof b3, rq->ram_reserve_bytes),
@@ -906,7 +912,7 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 			: rq->cpu_only ? _(" (in host RAM)") : "");
 	if (r->decode_tok_s > 0)
 		fprintf(f, _("decode: ~%.1f tok/s"), r->decode_tok_s);
-	else if (r->verdict == PLAN_NOFIT && r->ram_known && !r->ram_ok && r->gpu_layers > 0)
+	else if (r->verdict == PLAN_NOFIT && host_starved(c, r))
 		fprintf(f, _("decode: - (host starved: paging from disk, no speed given)"));
 	else if (r->verdict == PLAN_NOFIT)
 		fprintf(f, _("decode: - (does not fit)"));
@@ -1024,7 +1030,7 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_object_set_new(host, "ram_ok", r->ram_known ? json_boolean(r->ram_ok) : json_null());
 	json_object_set_new(host, "ram_reserve_bytes", jbytes(c->rq.ram_reserve_bytes));
 	json_object_set_new(host, "ram_need_bytes", jbytes(r->ram_need_bytes));
-	json_object_set_new(host, "starved", json_boolean(r->ram_known && !r->ram_ok && r->host_bytes > 0));
+	json_object_set_new(host, "starved", json_boolean(host_starved(c, r)));
 	json_object_set_new(host, "memory_bandwidth_gbs", jreal_round(plan_host_peak_gbs(&c->rq), 1));
 	json_object_set_new(host, "memory_bandwidth_source", json_string(c->host_bw_source ? c->host_bw_source : "assumed"));
 	json_object_set_new(host, "memory_bandwidth_from", json_string(c->rq.host_mem_from ? c->rq.host_mem_from : "--ram-bw"));
@@ -1116,8 +1122,9 @@ static void machine_text(const plan_cli *c, const plan_result *r, const plan_res
 			gib(b4, sizeof b4, c->ram_headroom),
 			r->host_bytes > 0 ? (r->ram_ok ? "" : _(": not enough for the part in host RAM")) : "");
 	if (c->unified_host)
-		fprintf(f, _("\nunified memory: the GPU may use 75%% of %s; offloaded layers stay in the same memory, so "
+		fprintf(f, _("\nunified memory: the GPU may use %s of %s; offloaded layers stay in the same memory, so "
 			   "the CPU side has only the rest less the OS's share (%s)\n"),
+			gib(b3, sizeof b3, plan_unified_gpu_bytes(c->rq.gpus[0].spec, c->rq.gpus[0].vram_bytes)),
 			gib(b1, sizeof b1, c->rq.gpus[0].vram_bytes), gib(b2, sizeof b2, c->rq.ram_bytes > 1 ? c->rq.ram_bytes : 0));
 	if (!c->n_procs)
 		return;
@@ -1323,7 +1330,7 @@ static int plan_train(plan_cli *c, const model_desc *m)
 		/* this machine's GPUs count with what is free on them now */
 		uint64_t v = c->rq.gpus[i].free_bytes ? c->rq.gpus[i].free_bytes : c->rq.gpus[i].vram_bytes;
 		if (c->rq.gpus[i].unified_memory && !c->rq.gpus[i].free_bytes)
-			v = plan_unified_gpu_bytes(v); /* the same rule as for LLMs */
+			v = plan_unified_gpu_bytes(c->rq.gpus[i].spec, v); /* the same rule as for LLMs */
 		if (!vram || v < vram)
 			vram = v;
 	}
@@ -1349,7 +1356,7 @@ static int plan_image(plan_cli *c)
 	const plan_gpu *g = c->rq.n_gpus ? &c->rq.gpus[0] : NULL;
 	uint64_t vram = g ? (g->free_bytes ? g->free_bytes : g->vram_bytes) : 0;
 	if (g && g->unified_memory && !g->free_bytes)
-		vram = plan_unified_gpu_bytes(vram); /* the same rule as for LLMs */
+		vram = plan_unified_gpu_bytes(g->spec, vram); /* the same rule as for LLMs */
 	return workload_plan_image(&c->wl, c->model, vram, g ? g->name : NULL, g ? g->spec : NULL, c->json);
 }
 
@@ -1497,6 +1504,14 @@ static void host_bandwidth(plan_cli *c, bool this_machine)
 		c->host_bw_source = "--host-bw";
 		return;
 	}
+	if (rq->n_gpus && rq->gpus[0].unified_memory && rq->gpus[0].bandwidth_gbs > 0) {
+		/* one memory: the CPU side reads the same pool */
+		rq->ram_bw_gbs = rq->gpus[0].bandwidth_gbs;
+		c->host_bw_source = "unified";
+		snprintf(c->host_mem_from, sizeof c->host_mem_from, _("the unified memory of the %s"), rq->gpus[0].name);
+		rq->host_mem_from = c->host_mem_from;
+		return;
+	}
 	c->host_bw_source = "assumed";
 	if (!this_machine) {
 		snprintf(c->host_mem_from, sizeof c->host_mem_from, "%s",
@@ -1635,7 +1650,7 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 	}
 	if (c->rq.n_gpus && c->rq.gpus[0].unified_memory && !c->ram_from_machine && !c->rq.ram_bytes) {
 		/* offloading on unified memory frees nothing: the CPU side is what the GPU cannot wire */
-		uint64_t h = plan_unified_host_bytes(c->rq.gpus[0].vram_bytes);
+		uint64_t h = plan_unified_host_bytes(c->rq.gpus[0].spec, c->rq.gpus[0].vram_bytes);
 		c->rq.ram_bytes = h ? h : 1;
 		c->unified_host = true;
 	}
@@ -1666,6 +1681,16 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 					   "one's KV cache; compute at 50% of the fp16 tensor peak"));
 		}
 	}
+	if (c->rq.n_gpus && c->rq.gpus[0].unified_memory && r->n_notes < PLAN_MAX_NOTES) {
+		char b1[32], b2[32];
+		const plan_gpu *g = &c->rq.gpus[0];
+		snprintf(r->notes[r->n_notes++], sizeof r->notes[0],
+			 _("unified memory: one pool of %s at %.0f GB/s; the GPU may use %s (%s); layers left to the CPU "
+			   "stay in the same pool and cross no PCIe link"),
+			 gib(b1, sizeof b1, g->vram_bytes), g->bandwidth_gbs,
+			 gib(b2, sizeof b2, g->free_bytes ? g->free_bytes : plan_unified_gpu_bytes(g->spec, g->vram_bytes)),
+			 plan_unified_knob(g->spec));
+	}
 	if (c->rq.ram_reserve_bytes && r->host_bytes > 0 && r->n_notes < PLAN_MAX_NOTES) {
 		char b1[32], b2[32];
 		snprintf(r->notes[r->n_notes++], sizeof r->notes[0],
@@ -1673,7 +1698,7 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 			   "2 GiB for the kernel and a desktop, 5%% for the OS, 1 GiB for the engine)"),
 			 gib(b1, sizeof b1, c->rq.ram_bytes), gib(b2, sizeof b2, c->rq.ram_reserve_bytes));
 	}
-	if (r->ram_known && !r->ram_ok && r->gpu_layers > 0 && r->n_notes < PLAN_MAX_NOTES)
+	if (host_starved(c, r) && r->n_notes < PLAN_MAX_NOTES)
 		snprintf(r->notes[r->n_notes++], sizeof r->notes[0], "%s",
 			 _("host starved: llama.cpp maps the GGUF (mmap, its default), so the weights in host RAM live in "
 			   "the page cache; without room the kernel re-reads them from disk every token (a 61 GB gpt-oss-120b "

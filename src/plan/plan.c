@@ -123,16 +123,51 @@ void plan_note(plan_result *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-uint64_t plan_unified_gpu_bytes(uint64_t total)
+/*
+ * The GPU's default share of unified memory, by kind:
+ * - Apple: Metal's recommendedMaxWorkingSetSize, 2/3 of the RAM up to 32 GB
+ *   (10922.67 MB of 16 GB: abetlen/llama-cpp-python issue 687's
+ *   ggml_metal_init log) and 3/4 above (49152 MB of an M3 Max's 64 GB);
+ *   macOS's sysctl iogpu.wired_limit_mb raises it.
+ * - NVIDIA GB10 (DGX Spark): one LPDDR5X pool the CUDA driver allocates
+ *   from whole; the OS keeps the larger of 4 GiB and 1/16 [assumption].
+ * - AMD (Strix Halo, Linux): the BIOS carve-out plus GTT, which TTM caps
+ *   at half the system memory by default (ttm.pages_limit; amdgpu.gttsize
+ *   and ttm.pages_limit on the kernel command line, or a larger UMA frame
+ *   buffer in the BIOS, raise it) [derived: the kernel's TTM default].
+ */
+static bool vendor_is(const gpu_spec *s, const char *v)
 {
-	return total / 4 * 3;
+	return s && s->vendor && str_ieq(s->vendor, v);
+}
+
+uint64_t plan_unified_gpu_bytes(const gpu_spec *s, uint64_t total)
+{
+	if (vendor_is(s, "NVIDIA")) {
+		uint64_t os = total / 16 > 4 * GiB ? total / 16 : 4 * GiB;
+		return total > os ? total - os : total / 2;
+	}
+	if (vendor_is(s, "AMD") || vendor_is(s, "Intel"))
+		return total / 2;
+	return total > 32 * GiB ? total / 4 * 3 : total / 3 * 2;
+}
+
+const char *plan_unified_knob(const gpu_spec *s)
+{
+	if (vendor_is(s, "NVIDIA"))
+		return _("all of the pool but the OS's share");
+	if (vendor_is(s, "AMD") || vendor_is(s, "Intel"))
+		return _("half the RAM, TTM's default GTT limit; raise it with amdgpu.gttsize and ttm.pages_limit "
+			 "(kernel command line) or the BIOS's UMA frame buffer");
+	return _("macOS's default working set, 2/3 of the RAM up to 32 GB and 3/4 above; raise it with sudo sysctl "
+		 "iogpu.wired_limit_mb=N");
 }
 
 /* The rest of unified memory less the OS's share: the larger of 4 GiB
  * and 10% [assumption]. */
-uint64_t plan_unified_host_bytes(uint64_t total)
+uint64_t plan_unified_host_bytes(const gpu_spec *s, uint64_t total)
 {
-	uint64_t rest = total - plan_unified_gpu_bytes(total);
+	uint64_t rest = total - plan_unified_gpu_bytes(s, total);
 	uint64_t os = total / 10 > 4 * GiB ? total / 10 : 4 * GiB;
 	return rest > os ? rest - os : 0;
 }
@@ -141,7 +176,7 @@ uint64_t plan_usable_bytes(const plan_gpu *g)
 {
 	uint64_t total = g->vram_bytes;
 	if (g->unified_memory)
-		total = plan_unified_gpu_bytes(total);
+		total = plan_unified_gpu_bytes(g->spec, total);
 	if (g->free_bytes && g->free_bytes < total)
 		total = g->free_bytes;
 	return total;

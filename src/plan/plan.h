@@ -314,13 +314,18 @@ const char *plan_verdict_name(plan_verdict v); /* "fits" "offload" "no-fit" */
 
 /*
  * Unified memory (Apple, SoC): the one rule for every workload (LLM,
- * training, images).  The GPU may wire about 75% of the memory (Metal's
- * recommendedMaxWorkingSetSize, which llama.cpp's ggml-metal logs)
- * [approximate]; what is "offloaded" stays in the same memory, so it frees
- * nothing: the CPU side gets the rest less the OS's share.
+ * training, images).  The GPU may use the share its OS allows (per kind,
+ * plan.c); what is "offloaded" stays in the same memory, so it frees
+ * nothing and crosses no PCIe link: the CPU side gets the rest less the
+ * OS's share, read at the pool's bandwidth.
  */
-uint64_t plan_unified_gpu_bytes(uint64_t total);
-uint64_t plan_unified_host_bytes(uint64_t total);
+/* Unified memory (Apple M-series, NVIDIA GB10, AMD Strix Halo): the
+ * share of a pool of total bytes the OS lets the GPU use by default, and
+ * what is left to the CPU side after the OS.  s NULL: Apple's rule. */
+uint64_t plan_unified_gpu_bytes(const gpu_spec *s, uint64_t total);
+uint64_t plan_unified_host_bytes(const gpu_spec *s, uint64_t total);
+/* The setting that moves the GPU's share, for notes ("sysctl iogpu.wired_limit_mb"). */
+const char *plan_unified_knob(const gpu_spec *s);
 
 /*
  * The host side of a CPU-only plan (cpu.c): the host's peak memory

@@ -17,7 +17,9 @@
 #include "gguf_writer.h"
 #include "kb/kb.h"
 #include "model/model.h"
+#include "plan/engine.h"
 #include "plan/plan.h"
+#include "plan/speed.h"
 
 #define MIB(x) ((double)(x) / 1048576.0)
 
@@ -522,10 +524,53 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* Unified memory as its own kind: the GPU's share of one pool by the OS's
+ * rule (Apple 2/3 up to 32 GB then 3/4; GB10 all but the OS; Strix Halo
+ * half, TTM's default), and the CPU side the rest less the OS. */
+static void test_unified_kinds(void **state)
+{
+	(void)state;
+	gw_error err = {0};
+	assert_int_equal(kb_load_all(&err), 0);
+	const gpu_spec *m1 = kb_gpu_find("m1"), *m4 = kb_gpu_find("m4-max"), *spark = kb_gpu_find("dgx-spark"),
+		       *halo = kb_gpu_find("strix-halo-395"), *halo390 = kb_gpu_find("ai-max-390");
+	assert_non_null(m1);
+	assert_non_null(m4);
+	assert_non_null(spark);
+	assert_non_null(halo);
+	assert_non_null(halo390);
+	assert_true(m1->unified_memory && spark->unified_memory && halo->unified_memory && halo390->unified_memory);
+	assert_int_equal(halo->bandwidth_gbs, 256);
+	assert_int_equal(spark->bandwidth_gbs, 273);
+	/* Apple 16 GB: 10922.67 MB (2/3); 128 GB: 3/4 */
+	assert_int_equal(plan_unified_gpu_bytes(m1, 16 * GiB), 16 * GiB / 3 * 2);
+	assert_int_equal(plan_unified_gpu_bytes(m4, 128 * GiB), 96 * GiB);
+	assert_int_equal(plan_unified_gpu_bytes(NULL, 64 * GiB), 48 * GiB);
+	/* GB10: 128 GiB less the OS's 8 GiB */
+	assert_int_equal(plan_unified_gpu_bytes(spark, 128 * GiB), 120 * GiB);
+	/* Strix Halo: half */
+	assert_int_equal(plan_unified_gpu_bytes(halo, 128 * GiB), 64 * GiB);
+	/* the CPU side: the rest less the OS's 10% (at least 4 GiB) */
+	assert_int_equal(plan_unified_host_bytes(halo, 128 * GiB), 64 * GiB - 128 * GiB / 10);
+	assert_int_equal(plan_unified_host_bytes(spark, 128 * GiB), 0);
+	/* a plan on each: the usable bytes are the share, the backend the vendor's */
+	for (int k = 0; k < 3; k++) {
+		const gpu_spec *s = k == 0 ? m4 : k == 1 ? spark : halo;
+		plan_gpu g;
+		plan_gpu_from_spec(&g, s);
+		assert_int_equal(plan_usable_bytes(&g), plan_unified_gpu_bytes(s, s->vram_bytes));
+		assert_non_null(plan_unified_knob(s));
+	}
+	assert_int_equal(plan_backend_default(halo, true), PLAN_BACKEND_ROCM);
+	assert_int_equal(plan_backend_default(spark, true), PLAN_BACKEND_CUDA);
+	assert_int_equal(plan_backend_default(m4, true), PLAN_BACKEND_METAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_weights_q4_k_m), cmocka_unit_test(test_weights_formats),
+		cmocka_unit_test(test_unified_kinds),
 		cmocka_unit_test(test_kv),             cmocka_unit_test(test_compute),
 		cmocka_unit_test(test_fits_8gb),       cmocka_unit_test(test_laptop_13b),
 		cmocka_unit_test(test_70b_24gb),       cmocka_unit_test(test_split_2x3090),
