@@ -182,11 +182,11 @@ run_gw plan llama-2-13b --gpu m1-7c-8g --json
 is "$(printf '%s' "$out" | jget 'd["host"]["ram_from"]')" unified-memory "an 8 GB Mac: the CPU side is the rest of the same memory"
 isnt "$(printf '%s' "$out" | jget 'd["verdict"]')" offload "offloading frees nothing on unified memory: not an offload plan"
 is "$(printf '%s' "$out" | jget 'any("more host RAM" in a["action"] for a in d["advice"])')" False "and no 'more host RAM' advice"
-is "$(printf '%s' "$out" | jget 'd["devices"][0]["usable_bytes"]')" 6442450944 "LLM: 75% of 8 GiB"
+is "$(printf '%s' "$out" | jget 'd["devices"][0]["usable_bytes"]')" 5726623060 "LLM: 2/3 of 8 GiB (macOS's default working set up to 32 GB)"
 run_gw plan sdxl --image 1024x1024 --gpu m1-7c-8g --json
-is "$(printf '%s' "$out" | jget 'd["vram_budget_bytes"]')" 6442450944 "images: the same 75%"
+is "$(printf '%s' "$out" | jget 'd["vram_budget_bytes"]')" 5726623060 "images: the same 2/3"
 run_gw plan llama-2-7b --train lora --gpu m1-7c-8g --json
-is "$(printf '%s' "$out" | jget 'd["vram_budget_bytes"]')" 6442450944 "training: the same 75%"
+is "$(printf '%s' "$out" | jget 'd["vram_budget_bytes"]')" 5726623060 "training: the same 2/3"
 run_gw cards sdxl --image 1024x1024 --vendor apple --json
 is "$(printf '%s' "$out" | jget 'any("offload" in (r["remedy"] or "") for r in d["rows"])')" False "cards: no offload remedy on unified memory"
 

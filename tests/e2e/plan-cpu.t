@@ -79,15 +79,16 @@ run_gw plan llama3.1:8b --cpu --host-mem ddr5-6000x0
 is "$rc" 2 "--host-mem with 0 channels: exit 2"
 
 # Not enough RAM: exit 4, and the advice names the RAM it needs and a lower quantization.
-run_gw plan llama3.1:8b --gpu none --ram 4G --threads 8 --json
-is "$rc" 4 "--ram 4G: exit 4 (does not fit)"
+# --ram is the installed RAM: 9 GB keeps 4.1 GiB for the system
+run_gw plan llama3.1:8b --gpu none --ram 9G --threads 8 --json
+is "$rc" 4 "--ram 9G: exit 4 (does not fit beside the system's share)"
 is "$(printf '%s' "$out" | jget 'd["verdict"]')" no-fit "verdict no-fit"
 is "$(printf '%s' "$out" | jget 'd["decode_tok_s"]')" None "no speed for a plan that does not fit"
 is "$(printf '%s' "$out" | jget 'any(a["action"].startswith("more host RAM") for a in d["advice"])')" True "advice: more host RAM"
-is "$(printf '%s' "$out" | jget 'any(a["set"].get("quant") == "q2_k" and a["verdict"] == "fits" for a in d["advice"])')" True \
-	"advice: Q2_K fits in 4 GiB"
-run_gw plan llama3.1:8b --gpu none --ram 4G --threads 8
-like "$out" '^verdict: does not fit: needs 5\.[0-9]+ GiB of host RAM \(have 4\.00 GiB\)' "text: the RAM it needs"
+is "$(printf '%s' "$out" | jget 'any(a["set"].get("quant") in ("q3_k_m", "q2_k") and a["verdict"] == "fits" for a in d["advice"])')" True \
+	"advice: a lower quantization fits in 9 GB"
+run_gw plan llama3.1:8b --gpu none --ram 9G --threads 8
+like "$out" '^verdict: does not fit: needs 5\.[0-9]+ GiB of host RAM, 9\.[0-9]+ GiB with the system.s share \(have 9\.00 GiB\)' "text: the RAM it needs"
 
 # Refusals, each with its message and exit 2.
 run_gw plan llama3.1:8b --vram 0G
