@@ -11,6 +11,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -1367,9 +1368,26 @@ static int serve(hw *h, const char *spec, int names, const char *socket)
 		return GW_EXIT_RUNTIME;
 	}
 	int rc = GW_EXIT_OK;
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
-	struct MHD_Daemon *d = c.api.start(flags, 0, NULL, NULL, serve_request, &c, MHD_OPTION_SOCK_ADDR,
-					   (struct sockaddr *)&sa, MHD_OPTION_END);
+	/* nobody of the same user reads this process's memory or environment */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	/*
+	 * epoll (no select() limit of 1024 descriptors), idle connections closed
+	 * after 10 s, at most 1000 at once (below the descriptor limit); under
+	 * the queue daemon, on the socket it bound (GPUWISE_LISTEN_FD)
+	 */
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+			     (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+	const char *lfd = getenv("GPUWISE_LISTEN_FD");
+	long long lfd_n = -1;
+	if (lfd && parse_int(lfd, 3, 1 << 20, &lfd_n))
+		lfd_n = -1;
+	struct MHD_Daemon *d =
+		lfd_n >= 0 ? c.api.start(flags, 0, NULL, NULL, serve_request, &c, MHD_OPTION_LISTEN_SOCKET, (int)lfd_n,
+					 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10, MHD_OPTION_CONNECTION_LIMIT,
+					 (unsigned int)1000, MHD_OPTION_END)
+			   : c.api.start(flags, 0, NULL, NULL, serve_request, &c, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+					 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10, MHD_OPTION_CONNECTION_LIMIT,
+					 (unsigned int)1000, MHD_OPTION_END);
 	if (!d) {
 		gw_errorf(_("cannot listen on '%s': %s"), spec, errno ? strerror(errno) : _("libmicrohttpd refused"));
 		rc = GW_EXIT_RUNTIME;

@@ -35,7 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <netdb.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "queue/daemon_int.h"
@@ -638,27 +640,99 @@ void qd_clients_reap(qd *d, uint64_t mono)
  * socket every user may use, nothing of the daemon's rights).  Its pid, or
  * 0 when it cannot be started.
  */
-pid_t qd_http_start(qd *d)
+/*
+ * Bind the page's port here, in the daemon (root), before any server runs:
+ * a port another user took first fails the daemon's start with the reason,
+ * and while the server is down (killed, restarting) nobody can take it.
+ */
+int qd_http_bind(qd *d, gw_error *err)
 {
+	d->http_fd = -1;
 	if (!d->cfg.http[0])
 		return 0;
-	struct passwd *pw = d->root ? getpwnam("nobody") : NULL;
+	char host[128];
+	const char *colon = strrchr(d->cfg.http, ':');
+	if (!colon || (size_t)(colon - d->cfg.http) >= sizeof host)
+		return gw_fail(err, GW_EINVAL, "http = '%s': expected ADDR:PORT", d->cfg.http);
+	memcpy(host, d->cfg.http, (size_t)(colon - d->cfg.http));
+	host[colon - d->cfg.http] = 0;
+	size_t hl = strlen(host);
+	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+		memmove(host, host + 1, hl - 2);
+		host[hl - 2] = 0;
+	}
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res = NULL;
+	int e = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &res);
+	if (e || !res)
+		return gw_fail(err, GW_EINVAL, "http = '%s': %s", d->cfg.http, e ? gai_strerror(e) : "no address");
+	int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 128)) {
+		int en = errno;
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(res);
+		return gw_fail(err, GW_EIO, "cannot serve the lab page on %s: %s%s", d->cfg.http, strerror(en),
+			       en == EADDRINUSE ? " (another process holds the port: find it with 'ss -ltnp')" : "");
+	}
+	freeaddrinfo(res);
+	d->http_fd = fd;
+	return 0;
+}
+
+/*
+ * The page server: `gpuwise status --serve` on the socket bound above, as
+ * the user gpuwise-page when it exists (its own daemon connection budget),
+ * else nobody; the daemon restarts it when it dies (qd_http_watch).
+ */
+pid_t qd_http_start(qd *d)
+{
+	if (!d->cfg.http[0] || d->http_fd < 0)
+		return 0;
+	struct passwd *pw = NULL;
+	if (d->root && !(pw = getpwnam("gpuwise-page")))
+		pw = getpwnam("nobody");
 	pid_t pid = fork();
 	if (pid == 0) {
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (int fd = 3; fd < 1024; fd++)
+		if (dup2(d->http_fd, 3) != 3)
+			_exit(125);
+		for (int fd = 4; fd < 1024; fd++)
 			close(fd);
 		if (d->root && (!pw || setgroups(0, NULL) || setgid(pw->pw_gid) || setuid(pw->pw_uid)))
 			_exit(125);
 		int nul = open("/dev/null", O_WRONLY);
 		if (nul >= 0)
 			dup2(nul, 1); /* its "serving ..." line; errors stay on the daemon's stderr */
+		setenv("GPUWISE_LISTEN_FD", "3", 1);
 		execl(d->exe, d->exe, "status", "--serve", d->cfg.http, "--socket", d->socket_path, (char *)NULL);
 		_exit(127);
 	}
 	if (pid > 0)
-		qd_log(d, "serving the lab page and /metrics on http://%s/ (pid %d)", d->cfg.http, (int)pid);
+		qd_log(d, "serving the lab page and /metrics on http://%s/ (pid %d, as %s)", d->cfg.http, (int)pid,
+		       pw ? pw->pw_name : "the daemon's user");
+	d->http_started_ms = now_ms();
 	return pid > 0 ? pid : 0;
+}
+
+void qd_http_watch(qd *d)
+{
+	if (d->http_pid <= 0 && d->http_fd >= 0 && d->http_restart_at_ms && now_ms() >= d->http_restart_at_ms) {
+		d->http_restart_at_ms = 0;
+		d->http_pid = qd_http_start(d);
+	}
+}
+
+void qd_http_ended(qd *d, int st)
+{
+	qd_log(d, "the page server (pid %d) ended (%s %d); it is started again", (int)d->http_pid,
+	       WIFSIGNALED(st) ? "signal" : "status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	d->http_pid = 0;
+	/* at once, unless it keeps dying right after its start (then every 5 s) */
+	uint64_t now = now_ms();
+	d->http_quick_deaths = now - d->http_started_ms < 1000 ? d->http_quick_deaths + 1 : 0;
+	d->http_restart_at_ms = d->http_quick_deaths >= 3 ? now + 5000 : now;
 }

@@ -145,6 +145,9 @@ typedef struct qd {
 	uint64_t trim_at_ms;     /* when memory freed by large replies goes back next */
 	bool trim_due;
 	pid_t http_pid;          /* the `status --serve` child of the http setting, 0 none */
+	int http_fd;             /* its listening socket, bound by the daemon; -1 none */
+	uint64_t http_started_ms, http_restart_at_ms;
+	unsigned http_quick_deaths;  /* ended within 1 s of its start, in a row */
 	djob **jobs;             /* not ended */
 	size_t n_jobs, cap_jobs;
 	store_project *projects;
@@ -248,7 +251,10 @@ void qd_stop_job(qd *d, djob *x, int why, const char *note);
 /* clients.c: the connections, their budgets and the per-user limits */
 void qd_limits_defaults(qd_limits *l);
 bool qd_limits_key(config *c, const char *k, const char *v, bool *ok);
+int qd_http_bind(qd *d, gw_error *err);
 pid_t qd_http_start(qd *d);
+void qd_http_watch(qd *d);            /* start it again when due */
+void qd_http_ended(qd *d, int status); /* it ended (reaped with status) */
 void qd_clients_init(qd *d);
 void qd_clients_release(qd *d);
 void qd_accept(qd *d);

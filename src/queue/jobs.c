@@ -486,6 +486,10 @@ void qd_watch_jobs(qd *d)
 	int ws;
 	pid_t pid;
 	while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
+		if (pid == d->http_pid) {
+			qd_http_ended(d, ws);
+			continue;
+		}
 		for (size_t i = 0; i < d->n_jobs; i++) {
 			djob *x = d->jobs[i];
 			if (x->j.state == JOB_RUNNING && x->j.pid == pid) {

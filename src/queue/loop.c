@@ -289,7 +289,7 @@ out:
 
 int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 {
-	qd d = {.o = o, .sfd = -1, .lfd = -1, .lockfd = -1, .ids_fd = -1};
+	qd d = {.o = o, .sfd = -1, .lfd = -1, .lockfd = -1, .ids_fd = -1, .http_fd = -1};
 	int rc = 0;
 	/* state.db, its -wal and -shm, the logs: for the daemon and each job's owner only */
 	d.job_umask = umask(077);
@@ -359,6 +359,8 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 	d.sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if ((rc = listen_on(&d, err)))
 		goto out;
+	if ((rc = qd_http_bind(&d, err)))
+		goto out;
 	qd_readopt(&d);
 	qd_clients_init(&d);
 	d.http_pid = qd_http_start(&d);
@@ -410,6 +412,7 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 		if (mono >= tick_at) {
 			tick_at = mono + TICK_MS;
 			qd_watch_jobs(&d);
+			qd_http_watch(&d);
 			if (mono - d.hw_at_ms >= HW_EVERY_MS) {
 				qd_gpus_refresh(&d);
 				d.hw_at_ms = mono;

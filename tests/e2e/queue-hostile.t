@@ -186,4 +186,61 @@ like "$err" "your jobs' logs take" "... told that their logs are why"
 as_u "$U" submit --vram 1G -- true
 is "$rc" 0 "... and another user's submit is still accepted"
 q_stop
+
+# ---- the page and its port ---------------------------------------------------------
+rm -rf "${ST:?}"/*
+hport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# nobody takes the port first: the daemon's start fails, saying so
+setpriv --reuid nobody --regid nogroup --clear-groups /usr/bin/python3 -c 'import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(__import__("sys").argv[1]))); s.listen(5); time.sleep(30)' "$hport" &
+squat=$!
+sleep 0.5
+printf 'context_reserve = 512M\nclient_timeout = 2s\nfree_space_reserve = 0\nhttp = 127.0.0.1:%s\n' "$hport" > "$TMP/daemon.conf"
+: > "$TMP/daemon.log"
+timeout 20 "$GW" daemon --state "$ST" --socket "$SOCK" --config "$TMP/daemon.conf" 2>"$TMP/squat.err"
+rc=$?
+kill "$squat" 2>/dev/null
+wait "$squat" 2>/dev/null
+isnt "$rc" 0 "a page port squatted by nobody fails the daemon's start (exit $rc)"
+like "$(cat "$TMP/squat.err")" "cannot serve the lab page on 127.0.0.1:$hport: Address already in use" "... with the reason"
+q_start_st
+page_pid() { pgrep -f "status --serve 127.0.0.1:$hport" | head -1; }
+for _i in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$hport/" && break; sleep 0.1; done
+p1=$(page_pid)
+is "$(ps -o user= -p "$p1" 2>/dev/null | tr -d ' ')" "$(id -un gpuwise-page 2>/dev/null || echo nobody)" "the page server runs as gpuwise-page, else nobody, not root"
+setpriv --reuid nobody --regid nogroup --clear-groups cat "/proc/$p1/environ" >/dev/null 2>&1
+isnt "$?" 0 "nobody cannot read the page server's environment"
+setpriv --reuid "$(ps -o uid= -p "$p1" | tr -d ' ')" --regid nogroup --clear-groups kill -KILL "$p1"
+t0=$(python3 -c 'import time; print(time.time())')
+back=no
+for _i in $(seq 1 40); do
+	curl -s -m 1 "http://127.0.0.1:$hport/" | grep -q "<html" && { back=yes; break; }
+	sleep 0.05
+done
+dt=$(python3 -c "import time; print(round(time.time() - $t0, 2))")
+is "$back" yes "killed by a process of its own user, the page server is back (in ${dt} s)"
+ok "$(python3 -c "print(0 if $dt <= 2 else 1)")" "... within 2 s"
+isnt "$(page_pid)" "$p1" "... as a new process"
+# 1,100 idle connections from nobody: another user's page request is still answered
+python3 - "$hport" <<'PYEOF' &
+import socket, sys, time, os
+os.setgid(65534); os.setuid(65534)
+held = []
+for i in range(1100):
+    try:
+        s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2)
+        held.append(s)
+    except OSError:
+        pass
+time.sleep(6)
+PYEOF
+idle=$!
+sleep 2
+t=$(setpriv --reuid "$U" --regid nogroup --clear-groups curl -s -o /dev/null -m 3 -w '%{http_code} %{time_total}' "http://127.0.0.1:$hport/")
+diag "another user's page request under 1,100 idle connections: $t"
+like "$t" "^200 0\.[0-9]+" "1,100 idle connections from nobody: another user's page request is answered within 1 s"
+kill "$idle" 2>/dev/null
+wait "$idle" 2>/dev/null
+q_stop
 done_testing

@@ -156,9 +156,9 @@ for _ in $(seq 1 50); do
 done
 like "$page" "<td class=num>$hid</td><td>served-job</td><td>root</td>" "http = 127.0.0.1:$hport: the daemon serves the page with its queue"
 unlike "$page" "hs-2718" "... without the job's environment"
-like "$(cat "$TMP/daemon.log")" "serving the lab page and /metrics on http://127.0.0.1:$hport/ \(pid [0-9]+\)" "the daemon's log says where"
-hpid=$(sed -n "s|.*serving the lab page and /metrics on http://127.0.0.1:$hport/ (pid \([0-9]*\)).*|\1|p" "$TMP/daemon.log" | tail -1)
-is "$(ps -o user= -p "$hpid" | tr -d ' ')" nobody "the page server runs as nobody, not root"
+like "$(cat "$TMP/daemon.log")" "serving the lab page and /metrics on http://127.0.0.1:$hport/ \(pid [0-9]+, as [a-z-]+\)" "the daemon's log says where and as whom"
+hpid=$(sed -n "s|.*serving the lab page and /metrics on http://127.0.0.1:$hport/ (pid \([0-9]*\),.*|\1|p" "$TMP/daemon.log" | tail -1)
+is "$(ps -o user= -p "$hpid" | tr -d ' ')" "$(id -un gpuwise-page 2>/dev/null || echo nobody)" "the page server runs as gpuwise-page (else nobody), not root"
 "$GW" cancel "$hid" >/dev/null
 q_wait_state "$hid" cancelled 20
 q_stop
