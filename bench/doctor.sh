@@ -36,6 +36,33 @@ t0=$(now_us)
 t1=$(now_us)
 echo "explain, 4 MiB log, error on the last line: $(( (t1 - t0) / 1000 )) ms ($(head -1 "$tmp/out" | cut -c1-40))"
 
+# issue 31: an adversarial 4 MiB paste for the corpus lookup (no newline, every
+# token new, CJK runs, literal \n escapes, near-miss GPU words) must stay under 1 s
+python3 - "$tmp/adv.log" <<'PY'
+import random, sys
+random.seed(31)
+words = ["cuda", "gpu", "nvidia", "error", "sm_%d" % 120, "gfx1150", "显存不足", "\\n", "CUDA_ERROR_%d" % 7]
+out, n = [], 0
+while n < (4 << 20) - 200:
+    w = random.choice(words) if random.random() < 0.3 else "tok%x" % random.getrandbits(40)
+    out.append(w)
+    n += len(w.encode()) + 1
+with open(sys.argv[1], "w") as f:
+    f.write(" ".join(out))
+    f.write(" RuntimeError: No available memory for the cache blocks\n")
+PY
+t0=$(now_us)
+"$GW" explain --no-probe "$tmp/adv.log" > "$tmp/out" 2>&1 || true
+t1=$(now_us)
+echo "explain, 4 MiB adversarial paste (corpus lookup): $(( (t1 - t0) / 1000 )) ms ($(head -1 "$tmp/out" | cut -c1-40))"
+t0=$(now_us)
+for i in 1 2 3 4 5 6 7 8 9 10; do "$GW" --version > /dev/null; done
+t1=$(now_us)
+t2=$(now_us)
+for i in 1 2 3 4 5 6 7 8 9 10; do "$GW" explain --no-probe "Capture cuda graph failed with mem fraction" > /dev/null || true; done
+t3=$(now_us)
+echo "start-up: gpuwise --version $(( (t1 - t0) / 10000 )) ms; explain with the corpus index built $(( (t3 - t2) / 10000 )) ms (the index is built only by explain)"
+
 root=$tmp/root
 cp -a "$top/tests/fixtures/roots/laptop-5070-awake" "$root"
 cp -a "$top/tests/fixtures/roots/doctor-toolkits/." "$root/"

@@ -172,8 +172,8 @@ static void print_text(const explain_match_t *m, size_t n)
 				fprintf(f, "%s %s=%s", k ? "," : "", m[i].caps[k].name, m[i].caps[k].value);
 			fputc('\n', f);
 		}
-		if (m[i].confidence >= 0 && m[i].example_source)
-			fprintf(f, _("  %sno signature matched; the nearest known case (similarity %.0f%%):%s %s\n"), c_dim(f),
+		if (m[i].via && !strcmp(m[i].via, "retrieval") && m[i].example_source)
+			fprintf(f, _("  %sanswered from the nearest known case (similarity %.0f%%):%s %s\n"), c_dim(f),
 				100 * m[i].confidence, c_reset(f), m[i].example_source);
 		else if (m[i].example_source)
 			fprintf(f, _("  %sa known case:%s %s\n"), c_dim(f), c_reset(f), m[i].example_source);

@@ -1214,6 +1214,7 @@ static void apply_catalog(explain_match_t **mp, size_t *nmp, const char *text, c
 
 /* ---- retrieval (retrieve.c) -------------------------------------------- */
 
+
 /* Arch codes a message names, for the templates ({sm}, {gfx}) as a signature would capture them. */
 static void retrieval_caps(explain_match_t *x, const char *text, size_t len)
 {
@@ -1315,8 +1316,9 @@ explain_platform explain_message_platform(const char *text, size_t len)
 	static const char *const mac[] = {"/users/", ".dylib", "darwin", "macos", "/opt/homebrew", "mps backend",
 					  "mps device"};
 	char *lower = xmalloc(len + 1);
-	for (size_t i = 0; i <= len; i++)
+	for (size_t i = 0; i < len; i++)
 		lower[i] = (char)tolower((unsigned char)text[i]);
+	lower[len] = '\0';
 	explain_platform p = EXPLAIN_PLATFORM_UNKNOWN;
 	if (has_word(lower, wsl, sizeof wsl / sizeof wsl[0]))
 		p = EXPLAIN_PLATFORM_WSL;

@@ -367,6 +367,55 @@ static void test_innermost(void **state)
 	explain_matches_free(m, n);
 }
 
+/* Issue 31: the tokens retrieval scores, the platform a message names, and the index. */
+static void test_retrieval(void **state)
+{
+	(void)state;
+	const char *msg = "RuntimeError: CUDA_ERROR_NO_DEVICE on gfx1150 and sm_120 at 0x7ffd1234abcd, 4096 MiB\\n找不到指定的模块";
+	char *t = explain_tokens(msg, strlen(msg));
+	/* the enum whole and in parts; arch codes and their family; numbers as #; no address; CJK bigrams */
+	assert_non_null(strstr(t, "cuda_error_no_device"));
+	assert_non_null(strstr(t, " device"));
+	assert_non_null(strstr(t, "gfx1150 gfx#"));
+	assert_non_null(strstr(t, "sm_120 sm_#"));
+	assert_non_null(strstr(t, " # mib"));
+	assert_null(strstr(t, "7ffd"));
+	assert_null(strstr(t, " the "));
+	assert_non_null(strstr(t, "找不 不到 到指"));
+	/* the literal \n of a JSON-escaped log separates words */
+	assert_null(strstr(t, "n找"));
+	free(t);
+	assert_int_equal(explain_message_platform("C:\\Users\\me\\torch\\lib", 20), EXPLAIN_PLATFORM_WINDOWS);
+	assert_int_equal(explain_message_platform("/usr/lib/wsl/lib/libcuda.so.1", 29), EXPLAIN_PLATFORM_WSL);
+	assert_int_equal(explain_message_platform("/Users/me/x.dylib", 17), EXPLAIN_PLATFORM_MACOS);
+	assert_int_equal(explain_message_platform("/home/me/x.so", 13), EXPLAIN_PLATFORM_UNKNOWN);
+	/* the embedded corpus: every row's diagnosis is a known id; a corpus message finds itself */
+	size_t nd = 0, n = explain_corpus_size(&nd);
+	if (n == 0)
+		return; /* a build without the corpus tables */
+	assert_true(nd >= 10);
+	explain_hit h[3];
+	const char *q = "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+			"initializing the engine.";
+	size_t k = explain_retrieve(q, strlen(q), NULL, h, 3);
+	assert_true(k >= 1);
+	assert_string_equal(h[0].diagnosis, "vllm-gpu-memory-utilization");
+	assert_true(h[0].accepted && h[0].confidence > 0.5 && h[0].confidence <= 1.0);
+	for (size_t i = 1; i < k; i++)
+		assert_true(h[i - 1].score * h[i - 1].confidence >= h[i].score * h[i].confidence);
+	/* a non-GPU error is not accepted */
+	q = "ModuleNotFoundError: No module named 'requests'";
+	k = explain_retrieve(q, strlen(q), NULL, h, 1);
+	assert_true(k == 0 || !h[0].accepted);
+	/* a 64 KiB paste reads only the tail */
+	char *big = malloc(65536 + 200);
+	memset(big, 'x', 65536);
+	strcpy(big + 65536, " No available memory for the cache blocks. Try increasing gpu_memory_utilization");
+	k = explain_retrieve(big, strlen(big), NULL, h, 1);
+	assert_true(k == 1 && !strcmp(h[0].diagnosis, "vllm-gpu-memory-utilization"));
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -382,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_catalog_coverage),
 		cmocka_unit_test(test_innermost),
+		cmocka_unit_test(test_retrieval),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, teardown);
 	return rc;
