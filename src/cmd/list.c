@@ -145,17 +145,33 @@ out:
 	return rc;
 }
 
+/* Newest release first; rows without a date last; then by id. */
+static int cmp_release(const void *a, const void *b)
+{
+	const model_spec *x = *(const model_spec *const *)a, *y = *(const model_spec *const *)b;
+	int c = strcmp(y->released, x->released);
+	return c ? c : strcmp(x->id, y->id);
+}
+
 static int list_models(const char *filter, bool json)
 {
 	json_t *arr = json ? json_array() : NULL;
-	const char *hdr[] = {"ID", _("NAME"), _("KIND"), _("PARAMS"), _("LAYERS"), _("CONTEXT"), _("SOURCE")};
-	table *t = json ? NULL : table_new(7, hdr);
-	size_t n = 0;
+	const char *hdr[] = {"ID", _("NAME"), _("KIND"), _("RELEASED"), _("PARAMS"), _("LAYERS"), _("CONTEXT"), _("SOURCE")};
+	table *t = json ? NULL : table_new(8, hdr);
+	size_t n = 0, n_llm = 0;
+	const char *newest = "";
+	const model_spec **order = xcalloc(kb_model_count() + 1, sizeof *order);
+	for (size_t i = 0; i < kb_model_count(); i++)
+		order[i] = kb_model_at(i);
+	qsort(order, kb_model_count(), sizeof *order, cmp_release);
 	for (size_t i = 0; i < kb_model_count(); i++) {
-		const model_spec *m = kb_model_at(i);
-		if (!matches(filter, m->id, m->name, m->aliases, m->arch))
+		const model_spec *m = order[i];
+		if (strcmp(m->released, newest) > 0)
+			newest = m->released;
+		if (!matches(filter, m->id, m->name, m->aliases, m->arch) && !matches(filter, m->kind, NULL, NULL, NULL))
 			continue;
 		n++;
+		n_llm++;
 		if (json) {
 			json_t *o = json_object();
 			json_object_set_new(o, "id", json_string(m->id));
@@ -166,16 +182,25 @@ static int list_models(const char *filter, bool json)
 			json_object_set_new(o, "params", json_real(m->params_total));
 			json_object_set_new(o, "layers", json_integer(m->layers));
 			json_object_set_new(o, "ctx_train", json_integer(m->ctx_train));
+			json_object_set_new(o, "released", jstr_or_null(*m->released ? m->released : NULL));
+			json_t *uses = json_array();
+			static const char *const kinds[] = {"chat", "code", "reasoning", "vision"};
+			for (size_t k = 0; k < 4; k++)
+				if (kb_model_is_kind(m, kinds[k]))
+					json_array_append_new(uses, json_string(kinds[k]));
+			json_object_set_new(o, "uses", uses);
 			json_object_set_new(o, "source", json_string(m->source));
 			json_array_append_new(arr, o);
 		} else {
-			char p[32], l[16], c[16];
+			char p[32], l[16], c[16], k[48];
 			snprintf(p, sizeof p, "%.1fB", m->params_total / 1e9);
 			snprintf(l, sizeof l, "%d", m->layers);
 			snprintf(c, sizeof c, "%d", m->ctx_train);
-			table_add(t, m->id, m->name, "llm", p, l, c, m->source);
+			snprintf(k, sizeof k, "%s", *m->kind ? m->kind : "llm");
+			table_add(t, m->id, m->name, k, *m->released ? m->released : "-", p, l, c, m->source);
 		}
 	}
+	free(order);
 	gw_error err = {0};
 	const kb_table *d = kb_get_table("diffusion", &err);
 	if (!d) {
@@ -203,26 +228,34 @@ static int list_models(const char *filter, bool json)
 			json_object_set_new(o, "params", json_real(params));
 			json_object_set_new(o, "layers", json_null());
 			json_object_set_new(o, "ctx_train", json_null());
+			json_object_set_new(o, "released", json_null());
+			json_object_set_new(o, "uses", json_array());
 			json_object_set_new(o, "source", json_string(kb_cell(d, r, cs)));
 			json_array_append_new(arr, o);
 		} else {
 			char p[32];
 			snprintf(p, sizeof p, "%.1fB", params / 1e9);
-			table_add(t, kb_cell(d, r, ci), kb_cell(d, r, cn), "image", p, "-", "-", kb_cell(d, r, cs));
+			table_add(t, kb_cell(d, r, ci), kb_cell(d, r, cn), "image", "-", p, "-", "-", kb_cell(d, r, cs));
 		}
 	}
 	if (json) {
 		json_t *o = json_object();
 		json_object_set_new(o, "table", json_string("models"));
 		json_object_set_new(o, "filter", jstr_or_null(filter));
+		json_object_set_new(o, "catalog_models", json_integer((json_int_t)kb_model_count()));
+		json_object_set_new(o, "catalog_newest_release", jstr_or_null(*newest ? newest : NULL));
 		json_object_set_new(o, "rows", arr);
 		json_print(o, stdout);
 		json_decref(o);
 	} else {
-		if (n)
+		if (n) {
 			table_print(t, stdout);
+			printf(_("\nThe catalog: %zu language models, newest released %s (language models newest first)\n"),
+			       kb_model_count(), *newest ? newest : "-");
+		}
 		table_free(t);
 	}
+	(void)n_llm;
 	return n ? GW_EXIT_OK : GW_EXIT_VERDICT4;
 }
 

@@ -125,6 +125,8 @@ typedef struct model_spec {
 	 * the SSM / gated delta-net widths as llama.cpp's GGUF keys give them,
 	 * and every full_every-th layer attention (0: the common rule) */
 	int ssm_conv, ssm_inner, ssm_state, ssm_groups, ssm_dt_rank, full_attn_every;
+	const char *released;  /* "2025-04" (optional column; "" unknown) */
+	const char *kind;      /* "chat,reasoning": of chat, code, reasoning, vision ("" unknown) */
 	const char *source;
 } model_spec;
 
@@ -133,6 +135,8 @@ const model_spec *kb_model_at(size_t i);
 /* By id, name or alias (case and punctuation ignored): "llama3.1:8b". */
 const model_spec *kb_model_find(const char *name);
 const model_spec *kb_model_suggest(const char *name);
+/* Is kind (chat, code, reasoning, vision) one of the model's kinds? */
+bool kb_model_is_kind(const model_spec *m, const char *kind);
 
 /* ---- quantization types (data/quants.tsv) ----------------------------- */
 typedef enum { QK_GGUF_TYPE, QK_GGUF_RECIPE, QK_FORMAT } quant_kind;

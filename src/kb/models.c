@@ -46,6 +46,41 @@ static int read_ssm(const kb_table *t, size_t r, model_spec *m, gw_error *err)
 	return 0;
 }
 
+/* The optional columns released (YYYY-MM) and kind (chat,code,reasoning,vision). */
+static int read_release_kind(const kb_table *t, size_t r, model_spec *m, gw_error *err)
+{
+	long cr = kb_col(t, "released"), ck = kb_col(t, "kind");
+	m->released = cr >= 0 ? kb_cell(t, r, cr) : "";
+	m->kind = ck >= 0 ? kb_cell(t, r, ck) : "";
+	const char *d = m->released;
+	if (*d && !(strlen(d) == 7 && d[4] == '-' && d[0] >= '1' && d[0] <= '2' && strspn(d, "0123456789-") == 7 &&
+		    ((d[5] == '0' && d[6] >= '1') || (d[5] == '1' && d[6] <= '2'))))
+		return gw_fail(err, GW_EFORMAT, "table '%s' line %zu, column 'released': '%s' is not YYYY-MM", t->name,
+			       t->lines[r], d);
+	for (const char *p = m->kind; *p;) {
+		size_t n = strcspn(p, ",");
+		if (!((n == 4 && !strncmp(p, "chat", 4)) || (n == 4 && !strncmp(p, "code", 4)) ||
+		      (n == 9 && !strncmp(p, "reasoning", 9)) || (n == 6 && !strncmp(p, "vision", 6))))
+			return gw_fail(err, GW_EFORMAT,
+				       "table '%s' line %zu, column 'kind': '%.*s' is not chat, code, reasoning or vision",
+				       t->name, t->lines[r], (int)n, p);
+		p += n + (p[n] == ',');
+	}
+	return 0;
+}
+
+bool kb_model_is_kind(const model_spec *m, const char *kind)
+{
+	size_t k = strlen(kind);
+	for (const char *p = m->kind; p && *p;) {
+		size_t n = strcspn(p, ",");
+		if (n == k && !strncmp(p, kind, n))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
 static int read_row(const kb_table *t, size_t r, const long *c, model_spec *m, gw_error *err)
 {
 	int rc;
@@ -79,7 +114,7 @@ static int read_row(const kb_table *t, size_t r, const long *c, model_spec *m, g
 	    (rc = kb_cell_int(t, r, c[C_DENSE_LEAD], 0, 10000, false, &m->dense_lead, err)))
 		return rc;
 	m->default_quant = kb_cell(t, r, c[C_DEFQ]);
-	if ((rc = read_ssm(t, r, m, err)))
+	if ((rc = read_ssm(t, r, m, err)) || (rc = read_release_kind(t, r, m, err)))
 		return rc;
 	/* cross-column sanity: a row that breaks these would mislead the planner */
 	if (m->heads % m->kv_heads)
