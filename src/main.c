@@ -19,6 +19,7 @@ struct command {
 
 static const struct command commands[] = {
 	{"plan", cmd_plan, N_("will this model fit this GPU, and how fast will it run")},
+	{"fit", cmd_fit, N_("what runs on this machine: every installed and catalog model, ranked")},
 	{"cards", cmd_cards, N_("which GPUs run this workload, how fast, at what price")},
 	{"cost", cmd_cost, N_("own a card or rent one: monthly cost and break-even hours")},
 	{"status", cmd_status, N_("GPUs now: memory, utilisation, temperature, power, processes")},

@@ -12,6 +12,7 @@
 #include "util/util.h"
 
 int cmd_plan(int argc, char **argv);
+int cmd_fit(int argc, char **argv);
 int cmd_cards(int argc, char **argv);
 int cmd_cost(int argc, char **argv);
 int cmd_status(int argc, char **argv);
@@ -88,6 +89,10 @@ int parse_ctx_opt(const char *cmd, const char *opt, const char *arg, uint64_t *o
 const char *quant_resolve(const char *cmd, const char *q, bool gguf_engine);
 /* The weight formats a user may name (recipes and formats), comma-separated. */
 void quant_names(char *buf, size_t n);
+
+/* The hardware plan would plan on (src/cmd/plan.c), for fit: 0 or a usage exit status. */
+struct plan_request;
+int plan_hardware(struct plan_request *rq, const char *gpu_arg, uint64_t vram, uint64_t ram, bool *on_machine);
 
 /* Which store answered for a model ("from Ollama's store: ..."), with the
  * store's settings (num_ctx, num_gpu, projector); nothing for a path or

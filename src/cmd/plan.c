@@ -1744,3 +1744,46 @@ int cmd_plan(int argc, char **argv)
 	free(c.proc_gpu);
 	return rc;
 }
+
+/*
+ * The hardware `plan` would plan on, for other commands (fit): --gpu
+ * (catalog ids, NxID), --vram, --ram, else this machine's GPUs with their
+ * free memory and its available RAM less headroom.  Fills rq->gpus,
+ * n_gpus and ram_bytes; *on_machine says whether the machine answered.
+ * Returns 0, or a usage exit status (printed).
+ */
+int plan_hardware(plan_request *rq, const char *gpu_arg, uint64_t vram, uint64_t ram, bool *on_machine)
+{
+	plan_cli *c = xcalloc(1, sizeof *c);
+	plan_request_init(&c->rq);
+	c->gpu_arg = gpu_arg;
+	c->vram = vram;
+	c->rq.ram_bytes = ram;
+	int rc = resolve_gpus(c);
+	if (!rc && c->rq.n_gpus == 0)
+		rc = usage_error("fit", "no GPU found on this machine; say which GPU: --gpu ID (e.g. rtx-4090, 2x3090) "
+					"or --vram SIZE");
+	if (!rc && c->on_machine && !c->rq.ram_bytes) {
+		gw_error merr = {0};
+		uint64_t total, avail;
+		if (hw_meminfo(&total, &avail, &merr) == 0) {
+			uint64_t h = ram_headroom(total);
+			c->rq.ram_bytes = avail > h ? avail - h : 1;
+		}
+	}
+	if (!rc && c->rq.gpus[0].unified_memory && !c->rq.ram_bytes) {
+		uint64_t h = plan_unified_host_bytes(c->rq.gpus[0].vram_bytes);
+		c->rq.ram_bytes = h ? h : 1;
+	}
+	if (!rc) {
+		memcpy(rq->gpus, c->rq.gpus, sizeof rq->gpus);
+		rq->n_gpus = c->rq.n_gpus;
+		rq->ram_bytes = c->rq.ram_bytes;
+		if (on_machine)
+			*on_machine = c->on_machine;
+	}
+	free(c->procs);
+	free(c->proc_gpu);
+	free(c);
+	return rc;
+}
