@@ -1772,7 +1772,7 @@ int plan_hardware(plan_request *rq, const char *gpu_arg, uint64_t vram, uint64_t
 		}
 	}
 	if (!rc && c->rq.gpus[0].unified_memory && !c->rq.ram_bytes) {
-		uint64_t h = plan_unified_host_bytes(c->rq.gpus[0].vram_bytes);
+		uint64_t h = plan_unified_host_bytes(c->rq.gpus[0].spec, c->rq.gpus[0].vram_bytes);
 		c->rq.ram_bytes = h ? h : 1;
 	}
 	if (!rc) {
