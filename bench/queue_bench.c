@@ -106,9 +106,16 @@ static int bench_pass(void)
 		j->spec.mode = i % 23 == 0 ? JOB_MODE_EXCLUSIVE : JOB_MODE_SHARED;
 		j->spec.vram_bytes = j->spec.mode == JOB_MODE_SHARED ? sizes[(i * 7) % 8] * GiB : 0;
 		j->spec.priority = i % 101 == 0 ? 5 : 0;
+		/* 50 users, a few spread over every project: per-user fair share inside each */
+		j->spec.uid = 1000 + (uint32_t)((i * 13) % 50);
 		ptr[i] = j;
 	}
-	sched_config cfg = {.policy = SCHED_POLICY_GPUWISE, .borrowing = true, .context_reserve_bytes = 512 * MiB};
+	sched_user_usage uu[200];
+	for (int u = 0; u < 200; u++)
+		uu[u] = (sched_user_usage){.project = names[u % N_PROJ], .uid = 1000 + (uint32_t)(u / N_PROJ),
+					   .vram_byte_s = 1e12 * (double)(u % 7), .gpu_s = 100.0 * (u % 5)};
+	sched_config cfg = {.policy = SCHED_POLICY_GPUWISE, .borrowing = true, .context_reserve_bytes = 512 * MiB,
+			    .user_usage = uu, .n_user_usage = 200};
 	sched_result res = {0};
 	/* the first pass fills the GPUs; the timed passes run with them full */
 	sched_pass(&cfg, g, N_GPUS, pr, N_PROJ, ptr, N_JOBS, &res);
@@ -160,7 +167,7 @@ static int bench_pass(void)
 				cpu[a] = cpu[b];
 				cpu[b] = x;
 			}
-	printf("one scheduling pass, %d queued jobs on %d GPUs (%zu running): median %.2f ms CPU time "
+	printf("one scheduling pass (per-user fair share on, 50 users), %d queued jobs on %d GPUs (%zu running): median %.2f ms CPU time "
 	       "(worst %.2f), %.2f ms wall clock (worst %.2f) over 21 passes\n",
 	       N_JOBS, N_GPUS, started, cpu[10], cpu[20], t[10], t[20]);
 	sched_result_release(&res);

@@ -759,6 +759,7 @@ typedef struct lane {
 	size_t slot;              /* its project */
 	double uv, ug;            /* the user's usage: VRAM-byte-s, GPU-s */
 	size_t running;           /* the user's jobs running in the project, and turns taken in this pass */
+	double part;              /* lane_part(), kept up to date (compared ~lanes x picks times) */
 } lane;
 
 /* A lane's part of its project's usage: the mean of its parts of VRAM and of GPU time. */
@@ -777,9 +778,10 @@ static bool lane_before(job **queued, const lane *a, const lane *b, const job *s
 		return x->spec.boost > y->spec.boost;
 	if (x == sticky || y == sticky)
 		return x == sticky;
-	double pa = lane_part(a, tv, tg), pb = lane_part(b, tv, tg);
-	if (pa != pb)
-		return pa < pb;
+	(void)tv;
+	(void)tg;
+	if (a->part != b->part)
+		return a->part < b->part;
 	if (a->running != b->running)
 		return a->running < b->running;
 	return x->id < y->id;
@@ -954,6 +956,8 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			}
 	}
 
+	for (size_t l = 0; l < n_lanes; l++)
+		lanes[l].part = lane_part(&lanes[l], tv, tg);
 	sched_fair_share(projects, n_projects, gpus, n_gpus);
 	/* the job the GPUs were held for last pass goes first in its user's lane */
 	job *sticky = NULL;
@@ -1080,6 +1084,8 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			res_add(res, &d);
 			project_run(&p, j, NULL, pr, &dv, &dg);
 			ln->uv += dv, ln->ug += dg, tv[best] += dv, tg[best] += dg;
+			for (size_t l = lane_lo[best]; (dv || dg) && l < lane_hi[best]; l++)
+				lanes[l].part = lane_part(&lanes[l], tv, tg);
 			continue;
 		}
 		sched_req r = req_of(&p, j);
@@ -1134,6 +1140,8 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 		res_add(res, &d);
 		project_run(&p, j, d.gpu_idx, pr, &dv, &dg);
 		ln->uv += dv, ln->ug += dg, tv[best] += dv, tg[best] += dg;
+			for (size_t l = lane_lo[best]; (dv || dg) && l < lane_hi[best]; l++)
+				lanes[l].part = lane_part(&lanes[l], tv, tg);
 	}
 	for (size_t i = 0; i < n_projects; i++) {
 		projects[i].usage_vram_byte_s = saved_usage[2 * i];
