@@ -163,6 +163,7 @@ static int strip_global_options(int *argc, char **argv)
 int main(int argc, char **argv)
 {
 	int rc;
+	gw_proc_title_init(argc, argv);
 	if (strip_global_options(&argc, argv) < 0)
 		return GW_EXIT_USAGE;
 	if (argc < 2) {

@@ -375,6 +375,10 @@ pid_t qd_launch(qd *d, djob *x)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		setsid();
+		/* `ps` and `pkill -f 'gpuwise daemon'` must not take this shim for the daemon */
+		char title[96];
+		snprintf(title, sizeof title, "gpuwise-shim job %llu", (unsigned long long)j->id);
+		gw_proc_title_set(title);
 		int logfd = open(out_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 		int stfd = open(st_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 		int jlfd = open(jl_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 const char *gw_strerror(int code)
 {
@@ -299,5 +300,34 @@ const char *str_esc_ctl(const char *s, char *buf, size_t n)
 	}
 	buf[o] = 0;
 	return buf;
+}
+
+static char *title_at;
+static size_t title_len;
+
+void gw_proc_title_init(int argc, char **argv)
+{
+	if (argc < 1 || !argv[0])
+		return;
+	char *end = argv[0] + strlen(argv[0]);
+	for (int i = 1; i < argc; i++)
+		if (argv[i] == end + 1)
+			end = argv[i] + strlen(argv[i]);
+	title_at = argv[0];
+	title_len = (size_t)(end - argv[0]);
+}
+
+void gw_proc_title_set(const char *title)
+{
+	char comm[16];
+	snprintf(comm, sizeof comm, "%s", title);
+	prctl(PR_SET_NAME, comm, 0, 0, 0);
+	if (!title_at || !title_len)
+		return;
+	size_t n = strlen(title);
+	if (n > title_len)
+		n = title_len;
+	memcpy(title_at, title, n);
+	memset(title_at + n, 0, title_len - n + 1);
 }
 

@@ -105,6 +105,14 @@ char *sb_detach(strbuf *sb); /* caller frees; sb is reset */
  * a forged row; written into buf (cut at n, on a character), returned.
  */
 const char *str_esc_ctl(const char *s, char *buf, size_t n);
+/*
+ * The process title `ps` shows: gw_proc_title_init(argc, argv) at the start
+ * of main keeps where the command line lies; gw_proc_title_set writes over
+ * it (cut to its length) and names the thread, so a forked helper says
+ * what it is instead of repeating its parent's command.
+ */
+void gw_proc_title_init(int argc, char **argv);
+void gw_proc_title_set(const char *title);
 /* Does s hold a control character (what str_esc_ctl would escape)? */
 bool str_has_ctl(const char *s);
 const char *sb_str(const strbuf *sb); /* never NULL */

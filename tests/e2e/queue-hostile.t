@@ -134,6 +134,10 @@ as_u nobody submit --vram 1G --name stubborn -- sh -c 'trap "" TERM; while :; do
 stub=$out
 q_wait_state "$stub" running 20
 sleep 0.5
+run_gw show --json "$stub"
+shim=$(printf '%s' "$out" | jget "d['pid']")
+like "$(ps -o args= -p "$shim")" "^gpuwise-shim job $stub" "a job's shim says what it is in ps (not 'gpuwise daemon --state ...')"
+ok "$(pgrep -f 'gpuwise daemon' | grep -qx "$shim" && echo 1 || echo 0)" "... so pkill -f 'gpuwise daemon' does not take it for the daemon"
 as_u nobody cancel "$stub"
 is "$rc" 0 "the cancel of a job that ignores SIGTERM is acknowledged"
 q_kill
