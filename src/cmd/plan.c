@@ -1771,14 +1771,20 @@ int plan_hardware(plan_request *rq, const char *gpu_arg, uint64_t vram, uint64_t
 			c->rq.ram_bytes = avail > h ? avail - h : 1;
 		}
 	}
+	bool unified_host = false;
 	if (!rc && c->rq.gpus[0].unified_memory && !c->rq.ram_bytes) {
 		uint64_t h = plan_unified_host_bytes(c->rq.gpus[0].spec, c->rq.gpus[0].vram_bytes);
 		c->rq.ram_bytes = h ? h : 1;
+		unified_host = true;
 	}
+	/* as plan_main: a given --ram is the installed RAM, of which the system keeps a part */
+	if (!rc && ram > 1 && !unified_host)
+		c->rq.ram_reserve_bytes = installed_ram_reserve(ram);
 	if (!rc) {
 		memcpy(rq->gpus, c->rq.gpus, sizeof rq->gpus);
 		rq->n_gpus = c->rq.n_gpus;
 		rq->ram_bytes = c->rq.ram_bytes;
+		rq->ram_reserve_bytes = c->rq.ram_reserve_bytes;
 		if (on_machine)
 			*on_machine = c->on_machine;
 	}
