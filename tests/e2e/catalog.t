@@ -12,10 +12,11 @@ is "$(printf '%s' "$out" | jget 'd["model"]')" llama-4-maverick "llama4:maverick
 is "$(printf '%s' "$out" | jget 'd["quant"]')" Q4_K_M "default quantization Q4_K_M"
 is "$(printf '%s' "$out" | jget 'abs(d["model_bytes"] / 243e9 - 1) < 0.03')" True "Q4_K_M weights within 3% of 243 GB"
 diag "Maverick Q4_K_M: $(printf '%s' "$out" | jget 'round(d["model_bytes"] / 1e9, 1)') GB estimated"
-is "$(printf '%s' "$out" | jget 'any(a.get("set", {}).get("n_cpu_moe", 0) > 0 for a in d["advice"])')" True \
-	"advises --n-cpu-moe"
-is "$(printf '%s' "$out" | jget '[a for a in d["advice"] if "n_cpu_moe" in a.get("set", {})][0]["gpu_layers"] == d["total_layers"]')" True \
-	"with --n-cpu-moe every layer is on the GPU"
+# llama.cpp's automatic fit (the default placement since issue 30): experts to RAM first
+is "$(printf '%s' "$out" | jget 'd["fit_moe"] and d["n_cpu_moe"] > 0')" True \
+	"the default plan keeps experts in RAM (--n-cpu-moe), as llama.cpp's fit does"
+is "$(printf '%s' "$out" | jget 'd["gpu_layers"] >= 48')" True \
+	"with --n-cpu-moe every one of the 48 blocks is on the GPU"
 run_gw plan llama4:maverick --gpu h100
 like "$out" '^llama-4-maverick: 48 layers, 400\.71B params' "text names 48 layers and 400.71B params"
 
