@@ -709,7 +709,8 @@ const char *qd_logs_refusal(qd *d, uint32_t uid, bool admin, char *why, size_t n
 		free(seen);
 		free(l);
 	}
-	bool heavy = users && mine && mine * users >= total;
+	/* the logs are why only when removing them would bring the disk back above the reserve */
+	bool heavy = users && mine && mine * users >= total && total >= reserve - avail;
 	if (!heavy && avail >= reserve / 2)
 		return NULL;
 	if (heavy)
