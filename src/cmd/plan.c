@@ -1479,8 +1479,13 @@ static int load_model(plan_cli *c, model_desc *m, gw_error *err)
 	case GW_ETIMEOUT:
 	case GW_ENET:
 		return GW_EXIT_NETWORK;
-	case GW_EINVAL:
+	case GW_EINVAL: {
+		/* a file that exists but cannot be read (a FIFO, a broken config.json) is a runtime error */
+		struct stat st;
+		if (c->model && stat(c->model, &st) == 0)
+			return GW_EXIT_RUNTIME;
 		return GW_EXIT_USAGE; /* incomplete --layers/--hidden/..., a name that picks no one file */
+	}
 	}
 	return err->code == GW_ENOTFOUND && c->model && !strchr(c->model, '/') ? GW_EXIT_USAGE : GW_EXIT_RUNTIME;
 }
