@@ -73,20 +73,14 @@ static const char *const stopwords[] = {
 	"were", "which", "while", "will", "with", "would", "you", "your",
 };
 
+static int cmp_word(const void *key, const void *elem)
+{
+	return strcmp(key, *(const char *const *)elem);
+}
+
 static bool stopword(const char *t)
 {
-	size_t lo = 0, hi = sizeof stopwords / sizeof stopwords[0];
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int c = strcmp(t, stopwords[mid]);
-		if (!c)
-			return true;
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return false;
+	return bsearch(t, stopwords, sizeof stopwords / sizeof stopwords[0], sizeof stopwords[0], cmp_word) != NULL;
 }
 
 /*
@@ -106,18 +100,7 @@ static bool weak(const char *t)
 {
 	if (t[0] == '#' && !t[1])
 		return true;
-	size_t lo = 0, hi = sizeof weak_words / sizeof weak_words[0];
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int c = strcmp(t, weak_words[mid]);
-		if (!c)
-			return true;
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return false;
+	return bsearch(t, weak_words, sizeof weak_words / sizeof weak_words[0], sizeof weak_words[0], cmp_word) != NULL;
 }
 
 /*
