@@ -13,6 +13,7 @@
 . "$(dirname "$0")/queue-lib.sh"
 
 ST=$TMP/state
+QSTATE=$ST
 mkdir -p "$ST"
 if ! mount -t tmpfs -o size=48m,mode=0711 tmpfs "$ST" 2>"$TMP/mount.err"; then
 	diag "cannot mount a tmpfs: $(cat "$TMP/mount.err")"
@@ -24,19 +25,6 @@ U=gwh$$
 useradd -M -N -g nogroup -s /bin/sh "$U" 2>"$TMP/useradd.err" || diag "useradd: $(cat "$TMP/useradd.err")"
 trap 'q_cleanup; cd /; umount -l "$ST" 2>/dev/null; userdel "$U" 2>/dev/null; rm -rf "$TMP"' EXIT
 as_u() { _u=$1; shift; out=$(setpriv --reuid "$_u" --regid nogroup --clear-groups "$GW" "$@" 2>"$TMP/stderr"); rc=$?; err=$(cat "$TMP/stderr"); }
-q_start_st() {
-	LEAKME=daemon "$GW" daemon --state "$ST" --socket "$SOCK" --config "$TMP/daemon.conf" 2>>"$TMP/daemon.log" &
-	q_pid=$!
-	_i=0
-	while [ $_i -lt 600 ]; do
-		"$GW" queue >/dev/null 2>&1 && return 0
-		sleep 0.05
-		_i=$((_i + 1))
-	done
-	diag "the daemon did not start:"
-	sed 's/^/#   /' "$TMP/daemon.log" | tail -20
-	return 1
-}
 # start order of jobs (by start time) as the first letter of their project
 order() { # IDS...
 	"$GW" queue --all --json | python3 -c '
@@ -49,7 +37,7 @@ print("".join(j["project"][0] for j in jobs))' "$@"
 
 # ---- the priority-1000 flood ------------------------------------------------------
 printf 'context_reserve = 512M\nclient_timeout = 2s\nfairshare_half_life = 1h\nmax_priority[fav] = 10\nfree_space_reserve = 0\n' > "$TMP/daemon.conf"
-q_start_st
+q_start
 "$GW" quota set fav --vram 1000G --members "$U" >/dev/null
 "$GW" quota set heavy --vram 1000G --members nobody >/dev/null
 # heavy has used the GPUs (4 s of both); fav has not.  The jobs below have a
@@ -80,7 +68,7 @@ q_stop
 
 # ---- the fair tree inside one project ----------------------------------------------
 printf 'context_reserve = 512M\nclient_timeout = 2s\nfairshare_half_life = 1h\nfree_space_reserve = 0\n' > "$TMP/daemon.conf"
-q_start_st
+q_start
 blk=$("$GW" submit --gpus 2 --vram 40G --name blocker -- sleep 1.5)
 q_wait_state "$blk" running 20
 ids=""
@@ -94,7 +82,7 @@ python3 "$QTOOLS" drain "$SOCK" 60 >/dev/null 2>&1
 q_stop
 
 # ---- names are data ----------------------------------------------------------------
-q_start_st
+q_start
 as_u nobody submit --vram 1G --name "$(printf 'x\033]52;c;SGk=\007y')" -- true
 is "$rc" 3 "a job name with ESC and BEL is refused at submit (exit 3)"
 like "$err" "control characters" "... saying why"
@@ -111,7 +99,7 @@ spec["name"] = "a\x1b]52;c;SGk=\x07b\n999 forged row"
 db.execute("UPDATE jobs SET spec=? WHERE id=?", (json.dumps(spec), int(sys.argv[2])))
 db.commit()
 EOF
-q_start_st
+q_start
 # another user's listing, and the administrator's (root) own view of the job
 for cmd in "queue --all" "root:show $old" "root:queue --all"; do
 	case $cmd in
@@ -129,7 +117,7 @@ q_stop
 
 # ---- a cancel survives a SIGKILL of the daemon -------------------------------------
 printf 'context_reserve = 512M\nclient_timeout = 2s\nkill_wait = 2s\nfree_space_reserve = 0\n' > "$TMP/daemon.conf"
-q_start_st
+q_start
 as_u nobody submit --vram 1G --name stubborn -- sh -c 'trap "" TERM; while :; do sleep 0.1; done'
 stub=$out
 q_wait_state "$stub" running 20
@@ -142,7 +130,7 @@ as_u nobody cancel "$stub"
 is "$rc" 0 "the cancel of a job that ignores SIGTERM is acknowledged"
 q_kill
 t0=$(date +%s)
-q_start_st
+q_start
 q_wait_state "$stub" cancelled 15
 is "$(q_state "$stub")" cancelled "after a SIGKILL of the daemon and a restart, the job ends cancelled (not done)"
 secs=$(($(date +%s) - t0))
@@ -150,7 +138,7 @@ ok "$([ "$secs" -le 8 ] && echo 0 || echo 1)" "... within its kill_wait of 2 s (
 q_stop
 
 # ---- a removed WAL stops the acknowledgements -------------------------------------
-q_start_st
+q_start
 as_u nobody submit --vram 1G -- true
 is "$rc" 0 "a submission is acknowledged"
 rm -f "$ST/state.db-wal"
@@ -164,7 +152,7 @@ rm -rf "${ST:?}"/*
 # each of nobody's jobs writes 3 MB (log_limit 4M); ten of them, one at a time
 writer='head -c 3000000 /dev/zero | tr "\0" x'
 printf 'context_reserve = 512M\nclient_timeout = 2s\nlog_limit = 4M\nuser_log_limit = 8M\nfree_space_reserve = 20M\n' > "$TMP/daemon.conf"
-q_start_st
+q_start
 ids=""
 for i in $(seq 1 10); do as_u nobody submit --gpus 2 --vram 40G --name w$i -- sh -c "$writer"; ids="$ids $out"; done
 python3 "$QTOOLS" drain "$SOCK" 60 >/dev/null 2>&1
@@ -179,7 +167,7 @@ is "$rc" 0 "another user's submit is accepted"
 q_stop
 # without a budget, nobody's logs take the disk below the reserve
 printf 'context_reserve = 512M\nclient_timeout = 2s\nlog_limit = 4M\nuser_log_limit = 0\nfree_space_reserve = 20M\n' > "$TMP/daemon.conf"
-q_start_st
+q_start
 for i in $(seq 1 10); do as_u nobody submit --gpus 2 --vram 40G --name w$i -- sh -c "$writer"; done
 python3 "$QTOOLS" drain "$SOCK" 60 >/dev/null 2>&1
 diag "state disk free: $(df -h "$ST" | tail -1)"
@@ -208,7 +196,7 @@ kill "$squat" 2>/dev/null
 wait "$squat" 2>/dev/null
 isnt "$rc" 0 "a page port squatted by nobody fails the daemon's start (exit $rc)"
 like "$(cat "$TMP/squat.err")" "cannot serve the lab page on 127.0.0.1:$hport: Address already in use" "... with the reason"
-q_start_st
+q_start
 page_pid() { pgrep -f "status --serve 127.0.0.1:$hport" | head -1; }
 for _i in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$hport/" && break; sleep 0.1; done
 p1=$(page_pid)

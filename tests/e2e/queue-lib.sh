@@ -27,10 +27,11 @@ QTOOLS=$GW_TOP/tests/e2e/queue_tools.py
 printf 'context_reserve = 512M\nclient_timeout = 2s\n' > "$TMP/daemon.conf"
 q_pid=""
 
-# Start the daemon (LEAKME in its environment must not reach the jobs).
+# Start the daemon (LEAKME in its environment must not reach the jobs) on
+# the state directory $QSTATE (default $TMP/state).
 q_start() {
 	# shellcheck disable=SC2086
-	LEAKME=daemon ${QDAEMON:-"$GW"} daemon --state "$TMP/state" --socket "$SOCK" --config "$TMP/daemon.conf" \
+	LEAKME=daemon ${QDAEMON:-"$GW"} daemon --state "${QSTATE:-$TMP/state}" --socket "$SOCK" --config "$TMP/daemon.conf" \
 		2>>"$TMP/daemon.log" &
 	q_pid=$!
 	_i=0
