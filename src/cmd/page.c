@@ -137,7 +137,22 @@ static void bar(strbuf *sb, double used, double total)
 		  total > 0 ? pct : 0);
 }
 
-static void html_gpus(const hw_snapshot *s, const char *hw_err, strbuf *sb)
+/* The quota reply's row for the GPU h (by UUID, else by NVML index); NULL none. */
+static json_t *queue_gpu(const page_queue *q, const hw_gpu *h)
+{
+	json_t *arr = q ? json_object_get(q->quota, "gpus") : NULL;
+	size_t i;
+	json_t *g;
+	json_array_foreach(arr, i, g)
+		if (h->uuid[0] && strcmp(jstr(g, "uuid"), h->uuid) == 0)
+			return g;
+	json_array_foreach(arr, i, g)
+		if (!jstr(g, "uuid")[0] && jint(g, "index", -1) == h->nvml_index)
+			return g;
+	return NULL;
+}
+
+static void html_gpus(const hw_snapshot *s, const char *hw_err, const page_queue *q, strbuf *sb)
 {
 	sb_printf(sb, "<h2>%s</h2>\n", _("GPUs"));
 	if (!s) {
@@ -150,8 +165,8 @@ static void html_gpus(const hw_snapshot *s, const char *hw_err, strbuf *sb)
 		sb_printf(sb, "<p>%s</p>\n", _("no GPU found"));
 		return;
 	}
-	sb_printf(sb, "<table id=gpus><tr><th>GPU</th><th>%s</th><th>%s</th><th></th><th>%s</th><th></th><th>%s</th></tr>\n",
-		  _("name"), _("memory used"), _("utilisation"), _("temperature"));
+	sb_printf(sb, "<table id=gpus><tr><th>GPU</th><th>%s</th><th>%s</th><th></th><th>%s</th><th></th><th>%s</th><th></th><th>%s</th></tr>\n",
+		  _("name"), _("memory used"), _("reserved by the queue"), _("utilisation"), _("temperature"));
 	for (size_t i = 0; i < s->n_gpus; i++) {
 		const hw_gpu *g = &s->gpus[i];
 		char a[32], b[32];
@@ -165,6 +180,16 @@ static void html_gpus(const hw_snapshot *s, const char *hw_err, strbuf *sb)
 			sb_puts(sb, "</td>");
 		} else
 			sb_printf(sb, "<td>%s</td><td></td>", _("unknown"));
+		/* what the queue gave its running jobs here: a job waiting for "free" memory reads both */
+		json_t *qg = queue_gpu(q, g);
+		if (qg) {
+			long long rv = jint(qg, "reserved_bytes", 0), tot = jint(qg, "memory_total_bytes", 0);
+			sb_printf(sb, "<td class=\"num reserved\">%s / %s</td><td>", fmt_bytes(a, sizeof a, (uint64_t)rv),
+				  fmt_bytes(b, sizeof b, (uint64_t)tot));
+			bar(sb, (double)rv, (double)tot);
+			sb_printf(sb, "</td>");
+		} else
+			sb_printf(sb, "<td>%s</td><td></td>", q && q->quota ? _("not the queue's") : _("unknown"));
 		if (HW_VALID(g->util_gpu_pct)) {
 			sb_printf(sb, "<td class=num>%lld%%</td><td>", (long long)g->util_gpu_pct.v);
 			bar(sb, (double)g->util_gpu_pct.v, 100);
@@ -338,7 +363,7 @@ void page_html(const hw_snapshot *s, const char *hw_err, const page_queue *q, un
 	sb_printf(sb, _("gpuwise %s &middot; read at %s &middot; refreshes every %u s &middot; "), GPUWISE_VERSION, when,
 		  refresh_s);
 	sb_puts(sb, "<a href=\"/metrics\">/metrics</a></p>\n");
-	html_gpus(s, hw_err, sb);
+	html_gpus(s, hw_err, q, sb);
 	html_queue(q, sb);
 	html_projects(q, sb);
 	sb_puts(sb, "</body></html>\n");

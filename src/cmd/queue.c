@@ -1423,6 +1423,8 @@ int cmd_quota(int argc, char **argv)
 		json_object_set(o, "projects", json_object_get(rep, "projects"));
 		json_object_set(o, "borrowing", json_object_get(rep, "borrowing"));
 		json_object_set(o, "fairshare_half_life_ms", json_object_get(rep, "fairshare_half_life_ms"));
+		if (json_object_get(rep, "gpus"))
+			json_object_set(o, "gpus", json_object_get(rep, "gpus"));
 		json_print(o, stdout);
 		json_decref(o);
 	} else {
@@ -1457,6 +1459,29 @@ int cmd_quota(int argc, char **argv)
 		}
 		table_print(t, stdout);
 		table_free(t);
+		/* each GPU: what the queue gave its running jobs beside what NVML counts used */
+		json_t *ga = json_object_get(rep, "gpus");
+		if (json_array_size(ga)) {
+			static const char *const ghdr_en[] = {N_("GPU"), N_("NAME"), N_("RESERVED BY QUEUE"), N_("USED (NVML)"),
+							      N_("JOBS")};
+			const char *ghdr[5];
+			for (size_t h = 0; h < 5; h++)
+				ghdr[h] = _(ghdr_en[h]);
+			table *gt = table_new(5, ghdr);
+			json_array_foreach(ga, i, p) {
+				char idx[24], a[32], b[32], c2[32], rv[80], us[80], nj[24];
+				snprintf(idx, sizeof idx, "%lld", jint(p, "index"));
+				fmt_bytes(c2, sizeof c2, (uint64_t)jint(p, "memory_total_bytes"));
+				snprintf(rv, sizeof rv, "%s / %s", fmt_bytes(a, sizeof a, (uint64_t)jint(p, "reserved_bytes")), c2);
+				snprintf(us, sizeof us, "%s / %s", fmt_bytes(b, sizeof b, (uint64_t)jint(p, "memory_used_bytes")), c2);
+				snprintf(nj, sizeof nj, "%lld", jint(p, "jobs_running"));
+				const char *cells[] = {idx, esc(jstr(p, "name")), rv, us, nj};
+				table_addv(gt, cells);
+			}
+			printf("\n");
+			table_print(gt, stdout);
+			table_free(gt);
+		}
 		printf(_("borrowing of idle quota: %s\n"), json_is_true(json_object_get(rep, "borrowing")) ? _("on") : _("off"));
 		char hl[32];
 		printf(_("fair share: projects with the highest factor start first; usage halves every %s\n"),

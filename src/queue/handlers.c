@@ -590,6 +590,30 @@ static void do_quota(qd *d, client *c)
 		json_array_append_new(arr, p);
 	}
 	free(fs);
+	/* each GPU: what the queue gave its running jobs beside what NVML sees used */
+	json_t *ga = json_array();
+	uint64_t *res = xcalloc(d->n_gpus ? d->n_gpus : 1, sizeof *res);
+	job **jobs = xcalloc(d->n_jobs ? d->n_jobs : 1, sizeof *jobs);
+	for (size_t i = 0; i < d->n_jobs; i++)
+		jobs[i] = &d->jobs[i]->j;
+	sched_gpu_reserved(jobs, d->n_jobs, d->gpus, d->n_gpus, d->cfg.context_reserve_bytes, res);
+	for (size_t i = 0; i < d->n_gpus; i++) {
+		const sched_node_gpu *g = &d->gpus[i];
+		size_t nj = 0;
+		for (size_t k = 0; k < d->n_jobs; k++) {
+			const job *j = jobs[k];
+			for (int x = 0; j->state == JOB_RUNNING && x < j->n_placed && x < 16; x++)
+				nj += j->gpu_idx[x] == (int)i;
+		}
+		json_array_append_new(ga, json_pack("{s:I,s:s,s:s,s:I,s:I,s:I,s:I,s:b}", "index", (json_int_t)i, "name", g->name, "uuid", g->uuid,
+						    "memory_total_bytes", (json_int_t)g->mem_total_bytes,
+						    "memory_used_bytes", (json_int_t)g->mem_used_bytes,
+						    "reserved_bytes", (json_int_t)res[i], "jobs_running", (json_int_t)nj,
+						    "lost", g->lost));
+	}
+	free(jobs);
+	free(res);
+	json_object_set_new(o, "gpus", ga);
 	json_object_set_new(o, "fairshare_half_life_ms", json_integer((json_int_t)d->cfg.fairshare_half_life_ms));
 	json_object_set_new(o, "projects", arr);
 	json_object_set_new(o, "borrowing", json_boolean(d->cfg.borrowing));

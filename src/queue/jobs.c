@@ -194,6 +194,7 @@ void qd_gpus_refresh(qd *d)
 		if (used > seen && !job_unknown)
 			outside += used - seen;
 		x->mem_outside_bytes = outside;
+		x->mem_used_bytes = used;
 		x->foreign |= outside > d->cfg.exclusive_foreign_bytes;
 		x->slot_bytes = qd_config_sizes(&d->cfg, x->name, &x->n_slots);
 		if (h->n_migs) {

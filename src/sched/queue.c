@@ -1316,3 +1316,44 @@ void sched_estimate(const sched_config *cfg, const sched_node_gpu *gpus, size_t 
 	free(ends);
 	free(wait);
 }
+
+void sched_gpu_reserved(job *const *jobs, size_t n_jobs, const sched_node_gpu *gpus, size_t n_gpus,
+			uint64_t context_reserve_bytes, uint64_t *out)
+{
+	bool slots = false;
+	for (size_t i = 0; i < n_gpus; i++) {
+		out[i] = 0;
+		slots |= gpus[i].n_slots > 0;
+	}
+	for (size_t i = 0; i < n_jobs; i++) {
+		const job *j = jobs[i];
+		if (j->state != JOB_RUNNING)
+			continue;
+		if (j->spec.mode == JOB_MODE_MIG) {
+			int g = j->gpu_idx[0];
+			if (j->n_placed == 1 && g >= 0 && (size_t)g < n_gpus && j->mig_idx >= 0 &&
+			    (size_t)j->mig_idx < gpus[g].n_migs)
+				out[g] += gpus[g].migs[j->mig_idx].mem_total_bytes;
+			continue;
+		}
+		sched_req r = {
+			.vram_bytes = j->spec.vram_bytes + (slots ? 0 : context_reserve_bytes),
+			.n_gpus = j->spec.n_gpus,
+			.exclusive = j->spec.mode == JOB_MODE_EXCLUSIVE,
+		};
+		for (int k = 0; k < j->n_placed && k < 16; k++) {
+			int x = j->gpu_idx[k];
+			if (x < 0 || (size_t)x >= n_gpus)
+				continue;
+			const sched_node_gpu *g = &gpus[x];
+			sched_gpu v = {
+				.mem_total_bytes = g->mem_total_bytes, .slot_bytes = g->slot_bytes, .n_slots = g->n_slots,
+				.context_bytes = slots && !g->n_slots ? context_reserve_bytes : 0,
+			};
+			out[x] += r.exclusive ? g->mem_total_bytes : sched_need_bytes(&v, &r);
+		}
+	}
+	for (size_t i = 0; i < n_gpus; i++)
+		if (out[i] > gpus[i].mem_total_bytes)
+			out[i] = gpus[i].mem_total_bytes;
+}

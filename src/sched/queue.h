@@ -77,6 +77,7 @@ typedef struct sched_node_gpu {
 	char name[96];               /* the model, as NVML names it */
 	uint64_t mem_total_bytes;
 	uint64_t mem_outside_bytes;  /* held now by processes outside the queue */
+	uint64_t mem_used_bytes;     /* NVML's used memory (shown beside what the queue reserved) */
 	sched_mig *migs;             /* MIG instances when partitioned */
 	size_t n_migs;
 	int numa, nvlink_group, pcie_switch;
@@ -191,6 +192,14 @@ uint64_t sched_job_vram_bytes(const job *j, const sched_node_gpu *gpus, size_t n
  */
 uint64_t sched_job_slot_bytes(const job *j, const sched_node_gpu *gpus, size_t n_gpus);
 uint64_t sched_job_gpus(const job *j);
+/*
+ * What the queue has given its running jobs on each GPU, as the
+ * scheduling pass counts it (a shared job's request or standard size with
+ * its context reserve, the whole GPU for an exclusive job, the instance
+ * for a MIG job) into out[0..n_gpus); never over a GPU's total.
+ */
+void sched_gpu_reserved(job *const *jobs, size_t n_jobs, const sched_node_gpu *gpus, size_t n_gpus,
+			uint64_t context_reserve_bytes, uint64_t *out);
 
 /*
  * Check a request against the node before it is queued: NULL when it can

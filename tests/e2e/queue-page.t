@@ -33,9 +33,9 @@ as_tuser() {
 }
 diag "the created user: ${TUSER:-uid $TUID} (uid $TUID)"
 
-# the lab server of the queue tests, busy: GPU 0 at 87 % with 12 GiB used, GPU 1 at 12 %
+# the lab server of the queue tests, busy: GPU 0 at 87 % with 18 GiB used, GPU 1 at 12 %
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
-for g, u, m, t in zip(d["gpus"], (87, 12), (12 << 30, 1 << 30), (71, 45)):
+for g, u, m, t in zip(d["gpus"], (87, 12), (18 << 30, 1 << 30), (71, 45)):
     g.update(util_gpu_pct=u, util_mem_pct=u // 2, mem_used=m, temp_c=t)
 json.dump(d, open(sys.argv[2], "w"))' "$GPUWISE_FAKE_SCENARIO" "$TMP/busy.json"
 chmod 644 "$TMP/busy.json"
@@ -69,7 +69,7 @@ like "$page" '<meta http-equiv=refresh content=5>' "the page refreshes itself ev
 like "$page" '<a href="/metrics">/metrics</a>' "the page links /metrics"
 # GPUs: the fake server's two 48 GiB cards, memory and utilisation columns
 is "$(printf '%s\n' "$page" | grep -c '^<tr><td>[01]</td><td>NVIDIA RTX 6000 Ada Generation</td>')" 2 "both GPUs have a row"
-like "$page" '^<tr><td>0</td><td>[^<]*</td><td class=num>12.00 GiB / 48.00 GiB</td><td><div class=bar><div class="fill" style="width:25.0%">' "GPU 0: 12 of 48 GiB used, a bar a quarter full"
+like "$page" '^<tr><td>0</td><td>[^<]*</td><td class=num>18.00 GiB / 48.00 GiB</td><td><div class=bar><div class="fill" style="width:37.5%">' "GPU 0: 18 of 48 GiB used, a bar 37.5 % full"
 like "$page" '^<tr><td>0</td>.*<td class=num>87%</td>.*<td class=num>71 &deg;C</td></tr>$' "GPU 0: 87 % utilisation, 71 degrees"
 like "$page" '^<tr><td>1</td>.*<td class=num>12%</td>' "GPU 1: 12 % utilisation"
 # the queue: every user's jobs, as 'queue' shows them
@@ -81,6 +81,25 @@ like "$page" "project hold is at its running-job quota" "... with its reason in 
 like "$page" '<tr><td>nlp</td><td class=num>6.00 GiB / 16.00 GiB</td>' "nlp: 6 GiB in use of its 16 GiB quota"
 like "$page" "<td class=num>0 / 1</td>" "nlp: 0 of its 1 whole GPU (a shared job holds none)"
 like "$page" '<tr><td>hold</td><td class=num>0 B / 8.00 GiB</td>' "hold: nothing in use of 8 GiB"
+# each GPU: what the queue reserved for its running jobs beside NVML's used memory
+# (the fake NVML's 18 GiB on GPU 0 are no job's); expected from where the jobs run
+g_of() { "$GW" show --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["gpus"][0])'; }
+rg=$(g_of "$rid"); ng=$(g_of "$nid")
+exp0=0; exp1=0
+for jg in "$rg:6" "$ng:5"; do
+	gi=${jg%%:*}; gb=${jg#*:}
+	eval "exp$gi=\$((exp$gi + gb * 1024 + 512))"
+done
+run_gw quota --json
+q0=$(printf '%s' "$out" | python3 -c 'import json,sys; g=json.load(sys.stdin)["gpus"]; print(" ".join("%d:%d:%d:%d" % (x["index"], x["reserved_bytes"] >> 20, x["memory_used_bytes"] >> 20, x["jobs_running"]) for x in g))')
+n0=$(( (rg == 0) + (ng == 0) )); n1=$(( (rg == 1) + (ng == 1) ))
+is "$q0" "0:$exp0:18432:$n0 1:$exp1:1024:$n1" "quota --json: each GPU's reserved MiB (requests + 512 MiB context) beside NVML's used MiB and its running jobs (root's on $rg, nobody's on $ng)"
+run_gw quota
+like "$out" "^GPU +NAME +RESERVED BY QUEUE +USED \(NVML\) +JOBS" "quota: a GPU table, reserved beside used"
+r0=$(python3 -c "print('%.2f GiB' % ($exp0 / 1024) if $exp0 else '0 B')")
+like "$out" "^0 +NVIDIA RTX 6000 Ada Generation +$r0 / 48.00 GiB +18.00 GiB / 48.00 GiB +$n0\$" "quota: GPU 0 shows $r0 reserved and NVML's 18.00 GiB used"
+like "$page" "^<tr><td>0</td><td>[^<]*</td><td class=num>18.00 GiB / 48.00 GiB</td><td>.*</td><td class=\"num reserved\">$r0 / 48.00 GiB</td>" "the page: GPU 0's NVML used (18.00 GiB) beside the queue's reserved ($r0)"
+like "$page" "<th>memory used</th><th></th><th>reserved by the queue</th>" "... under a 'reserved by the queue' heading"
 # never argv beyond the display name, never env, never cwd
 for secret in root-arg-77 nobody-arg-42 tuser-arg-13 rs-4711 nb-9931 tu-5150 ROOTSECRET NOBODYSECRET TSECRET "$WORK"; do
 	case $page in
