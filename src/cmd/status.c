@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -1372,8 +1373,10 @@ static int serve(hw *h, const char *spec, int names, const char *socket)
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	/*
 	 * epoll (no select() limit of 1024 descriptors), idle connections closed
-	 * after 10 s, at most 1000 at once (below the descriptor limit); under
-	 * the queue daemon, on the socket it bound (GPUWISE_LISTEN_FD)
+	 * after 10 s, at most 1000 at once and 64 below the descriptor limit,
+	 * at most 64 from one address (the daemon's http_per_address) so that
+	 * one user's idle connections leave room for everyone else's; under the
+	 * queue daemon, on the socket it bound (GPUWISE_LISTEN_FD)
 	 */
 	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 			     (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
@@ -1381,13 +1384,23 @@ static int serve(hw *h, const char *spec, int names, const char *socket)
 	long long lfd_n = -1;
 	if (lfd && parse_int(lfd, 3, 1 << 20, &lfd_n))
 		lfd_n = -1;
+	const char *pa = getenv("GPUWISE_HTTP_PER_ADDRESS");
+	long long per_addr = 64;
+	if (pa && parse_int(pa, 1, 100000, &per_addr))
+		per_addr = 64;
+	unsigned int conn_cap = 1000;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 1000 + 64)
+		conn_cap = rl.rlim_cur > 64 + 16 ? (unsigned int)(rl.rlim_cur - 64) : 16;
 	struct MHD_Daemon *d =
 		lfd_n >= 0 ? c.api.start(flags, 0, NULL, NULL, serve_request, &c, MHD_OPTION_LISTEN_SOCKET, (int)lfd_n,
 					 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10, MHD_OPTION_CONNECTION_LIMIT,
-					 (unsigned int)1000, MHD_OPTION_END)
+					 conn_cap, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)per_addr,
+					 MHD_OPTION_END)
 			   : c.api.start(flags, 0, NULL, NULL, serve_request, &c, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 					 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10, MHD_OPTION_CONNECTION_LIMIT,
-					 (unsigned int)1000, MHD_OPTION_END);
+					 conn_cap, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)per_addr,
+					 MHD_OPTION_END);
 	if (!d) {
 		gw_errorf(_("cannot listen on '%s': %s"), spec, errno ? strerror(errno) : _("libmicrohttpd refused"));
 		rc = GW_EXIT_RUNTIME;

@@ -83,6 +83,9 @@ bool qd_limits_key(config *cfg, const char *k, const char *v, bool *ok)
 		*ok = strlen(v) < sizeof cfg->http && strchr(v, ':') != NULL;
 		if (*ok)
 			strcpy(cfg->http, v);
+	} else if (!strcmp(k, "http_per_address")) {
+		*ok = parse_int(v, 1, 100000, &ll) == 0;
+		cfg->http_per_address = (unsigned)ll;
 	} else if (!strcmp(k, "max_connections")) {
 		*ok = parse_int(v, 1, 1000000, &ll) == 0;
 		l->max_connections = (size_t)ll;
@@ -708,6 +711,9 @@ pid_t qd_http_start(qd *d)
 		if (nul >= 0)
 			dup2(nul, 1); /* its "serving ..." line; errors stay on the daemon's stderr */
 		setenv("GPUWISE_LISTEN_FD", "3", 1);
+		char pa[24];
+		snprintf(pa, sizeof pa, "%u", d->cfg.http_per_address);
+		setenv("GPUWISE_HTTP_PER_ADDRESS", pa, 1);
 		execl(d->exe, d->exe, "status", "--serve", d->cfg.http, "--socket", d->socket_path, (char *)NULL);
 		_exit(127);
 	}

@@ -20,6 +20,7 @@ void qd_config_defaults(config *c)
 	c->client_timeout_ms = 60000;
 	c->policy = SCHED_POLICY_GPUWISE;
 	qd_limits_defaults(&c->lim);
+	c->http_per_address = 64;
 	/* Slurm's PriorityDecayHalfLife defaults to 7 days (slurm.conf(5)) */
 	c->fairshare_half_life_ms = 7ULL * 86400 * 1000;
 	/* a desktop's display server holds a few hundred MiB; more is somebody's job */

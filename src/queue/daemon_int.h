@@ -95,6 +95,7 @@ typedef struct config {
 	bool vram_cap;           /* shared jobs run under `gpuwise run --vram-cap REQUEST` */
 	qd_limits lim;
 	char http[128];          /* "ADDR:PORT": serve the lab page and /metrics (status --serve), "" not */
+	unsigned http_per_address; /* the page server's connections from one address (64) */
 	uint64_t fairshare_half_life_ms; /* decay of the projects' past usage; 0 none */
 	uint64_t exclusive_foreign_bytes; /* memory outside the queue that keeps exclusive jobs off a GPU */
 	uint64_t vram_sizes[16]; /* standard sizes, ascending; none when n_vram_sizes is 0 */

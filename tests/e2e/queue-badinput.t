@@ -87,7 +87,7 @@ is "$rc" 1 "a missing --config: exit 1"
 # the shipped sample config, every setting uncommented, is accepted
 # (the lab page on a port the kernel picks, not the sample's 9400)
 sed 's/^#\([a-z_]* =\)/\1/; s/^http = .*/http = 127.0.0.1:0/' "$GW_TOP/dist/daemon.conf" > "$TMP/sample.conf"
-is "$(grep -c '^[a-z_]* =' "$TMP/sample.conf")" 26 "the sample config has its 26 settings"
+is "$(grep -c '^[a-z_]* =' "$TMP/sample.conf")" 27 "the sample config has its 27 settings"
 "$GW" daemon --state "$TMP/state4" --socket "$TMP/s4" --config "$TMP/sample.conf" 2>"$TMP/s4.log" &
 s4=$!
 for _i in $(seq 100); do "$GW" queue --socket "$TMP/s4" >/dev/null 2>&1 && break; sleep 0.05; done
