@@ -695,69 +695,231 @@ static void add_advice(train_plan *p, size_t *cap, uint64_t before, uint64_t aft
 }
 
 /*
- * The ranked changes, applied one after the other in the order users learn
- * them: mixed precision; micro-batch 1 with gradient accumulation plus
- * checkpointing; a 4-bit base (QLoRA); an 8-bit paged optimizer or
- * offload; more GPUs with FSDP.  Stops at the first step that fits.
+ * The change search.  Each change the plan can still make costs something
+ * in quality or speed (the weights below: 1 free or faster, 2-3 a little
+ * slower, 4-6 some quality, 7-8 much slower or shorter samples)
+ * [assumption: the order an experienced fine-tuner tries them].  Every
+ * combination is planned (a few thousand train_memory calls, microseconds
+ * each) and the cheapest that fits on the plan's GPUs is reported, its
+ * changes cheapest first, each with the total after it.  A minimal-cost
+ * set holds no change it could do without (each costs > 0).  Sharding
+ * over more GPUs is a change only when the plan has several; on one GPU
+ * it comes last, and only when no single-GPU set fits.
  */
+typedef enum {
+	CH_MIXED, CH_FLASH, CH_FUSED_CE, CH_MICRO1, CH_CKPT, CH_OPT8, CH_TARGETS, CH_RANK,
+	CH_QLORA, CH_LORA, CH_SEQ2, CH_SEQ4, CH_OFFLOAD, CH_SHARD, CH_N
+} change_id;
+
+typedef struct change {
+	change_id id;
+	int cost;
+	unsigned excl;           /* group: at most one change of a group */
+} change;
+
+static void change_apply(train_opts *o, change_id id, uint32_t seq0)
+{
+	switch (id) {
+	case CH_MIXED: o->precision = TRAIN_MIXED_BF16; break;
+	case CH_FLASH: o->flash_attn = true; break;
+	case CH_FUSED_CE: o->fused_ce = true; break;
+	case CH_MICRO1: o->grad_accum *= o->micro_batch; o->micro_batch = 1; break;
+	case CH_CKPT: o->ckpt = TRAIN_CKPT_FULL; break;
+	case CH_OPT8: o->optimizer = TRAIN_PAGED_ADAMW_8BIT; o->optimizer_in_bwd = false; break;
+	case CH_TARGETS: o->targets = TRAIN_LORA_QV; o->lora_mask = 0; break;
+	case CH_RANK: o->lora_rank = 16; break;
+	case CH_QLORA: o->method = TRAIN_QLORA; break;
+	case CH_LORA: o->method = TRAIN_LORA; break;
+	case CH_SEQ2: o->seq = seq0 / 2; break;
+	case CH_SEQ4: o->seq = seq0 / 4; break;
+	case CH_OFFLOAD: o->offload_optimizer = true; break;
+	case CH_SHARD: o->shard = TRAIN_SHARD_FSDP; break;
+	default: break;
+	}
+}
+
+/* The change's words: its catalog format (N_()) and the English made
+ * from it (NULL when the format has no argument). */
+static const char *change_text(const train_opts *after, change_id id, char **text)
+{
+	*text = NULL;
+	switch (id) {
+	case CH_MIXED: return N_("train in mixed precision (--precision mixed-bf16; mixed-fp16 on GPUs without bf16)");
+	case CH_FLASH: return N_("SDPA / FlashAttention (--flash-attn on): no s x s attention scores kept");
+	case CH_FUSED_CE:
+		return N_("fused cross-entropy (--fused-ce: torch.compile'd loss, Liger or Unsloth kernels): only the "
+			  "16-bit logits kept, no fp32 copy");
+	case CH_MICRO1:
+		*text = xasprintf("micro-batch 1 with --grad-accum %u (same effective batch: --micro-batch 1 "
+				  "--grad-accum %u)", after->grad_accum, after->grad_accum);
+		return N_("micro-batch 1 with --grad-accum %u (same effective batch: --micro-batch 1 --grad-accum %u)");
+	case CH_CKPT:
+		return N_("gradient checkpointing (--checkpointing full): about a third more compute per step");
+	case CH_OPT8:
+		return N_("8-bit paged AdamW (--optimizer paged-adamw-8bit): states in 8 bits, paged to host RAM under "
+			  "pressure");
+	case CH_TARGETS: return N_("LoRA on q_proj and v_proj only (--lora-targets qv): fewer adapted maps, less to learn");
+	case CH_RANK: return N_("LoRA rank 16 (--lora-rank 16)");
+	case CH_QLORA: return N_("load the base in 4-bit NF4 and train LoRA adapters (QLoRA: --train qlora)");
+	case CH_LORA: return N_("train LoRA adapters instead of every weight (--train lora)");
+	case CH_SEQ2:
+	case CH_SEQ4:
+		*text = xasprintf("shorter samples (--seq %u): longer ones are cut; fine when your data is shorter",
+				  after->seq);
+		return N_("shorter samples (--seq %u): longer ones are cut; fine when your data is shorter");
+	case CH_OFFLOAD:
+		return N_("optimizer states and step on the CPU (--offload-optimizer): slower steps, host RAM instead");
+	case CH_SHARD:
+		*text = xasprintf("shard weights, gradients and states over the %u GPUs (--shard fsdp)", after->gpus);
+		return N_("shard weights, gradients and states over the %u GPUs (--shard fsdp)");
+	default: return "";
+	}
+}
+
+/* The changes that still apply to o, cheapest first. */
+static size_t changes_for(const train_opts *o, change *c)
+{
+	size_t n = 0;
+	bool full = o->method == TRAIN_FULL;
+#define ADD(cond, i, k, g)                                  \
+	if (cond)                                           \
+		c[n++] = (change){.id = (i), .cost = (k), .excl = (g)}
+	ADD(o->precision == TRAIN_FP32, CH_MIXED, 1, 0);
+	ADD(!o->flash_attn, CH_FLASH, 1, 0);
+	ADD(!o->fused_ce, CH_FUSED_CE, 1, 0);
+	ADD(o->micro_batch > 1, CH_MICRO1, 2, 0);
+	ADD(o->ckpt != TRAIN_CKPT_FULL, CH_CKPT, 3, 0);
+	ADD(o->optimizer != TRAIN_PAGED_ADAMW_8BIT && o->optimizer != TRAIN_ADAMW_8BIT &&
+		    o->optimizer != TRAIN_ADAFACTOR && !o->offload_optimizer,
+	    CH_OPT8, 3, 0);
+	ADD(o->gpus > 1 && o->shard != TRAIN_SHARD_FSDP && o->shard != TRAIN_SHARD_ZERO3, CH_SHARD, 4, 0);
+	ADD(!full && o->targets != TRAIN_LORA_QV, CH_TARGETS, 4, 0);
+	ADD(!full && o->lora_rank > 16, CH_RANK, 4, 0);
+	ADD(o->method != TRAIN_QLORA, CH_QLORA, full ? 7 : 5, 1);
+	ADD(full, CH_LORA, 6, 1);
+	ADD(o->seq >= 512, CH_SEQ2, 6, 2);
+	ADD(o->seq >= 1024, CH_SEQ4, 8, 2);
+	ADD(!o->offload_optimizer, CH_OFFLOAD, 7, 0);
+#undef ADD
+	return n;
+}
+
+/* The cheapest set of c that fits p's budget with o as the start:
+ * returns its mask (0 and *found false when none fits). */
+static int search(const model_desc *m, const train_opts *o, const change *c, size_t n, uint64_t budget,
+		  unsigned *best, bool *found, gw_error *err)
+{
+	int best_cost = 0, best_n = 0;
+	uint64_t best_total = 0;
+	*found = false;
+	*best = 0;
+	for (unsigned mask = 0; mask < (1u << n); mask++) {
+		unsigned groups = 0;
+		int cost = 0, k = 0;
+		bool ok = true;
+		train_opts q = *o;
+		for (size_t i = 0; i < n && ok; i++) {
+			if (!(mask & (1u << i)))
+				continue;
+			if (c[i].excl && (groups & (1u << c[i].excl)))
+				ok = false;
+			groups |= c[i].excl ? 1u << c[i].excl : 0;
+			cost += c[i].cost;
+			k++;
+		}
+		if (!ok || (*found && (cost > best_cost || (cost == best_cost && k > best_n))))
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (mask & (1u << i))
+				change_apply(&q, c[i].id, o->seq);
+		train_breakdown bd;
+		uint64_t host;
+		double t;
+		int rc = train_memory(m, &q, &bd, &host, &t, err);
+		if (rc)
+			return rc;
+		if (bd.total > budget)
+			continue;
+		if (!*found || cost < best_cost || k < best_n || bd.total < best_total) {
+			*found = true;
+			*best = mask;
+			best_cost = cost;
+			best_n = k;
+			best_total = bd.total;
+		}
+	}
+	return 0;
+}
+
+/* Report the set: each change in turn (cheapest first) with the total
+ * after it and the ones before it. */
+static int report(const model_desc *m, train_plan *p, size_t *cap, train_opts *o, const change *c, size_t n,
+		  unsigned mask, uint64_t *cur, gw_error *err)
+{
+	uint32_t seq0 = o->seq;
+	for (size_t i = 0; i < n; i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		change_apply(o, c[i].id, seq0);
+		train_breakdown bd;
+		uint64_t host;
+		double t;
+		int rc = train_memory(m, o, &bd, &host, &t, err);
+		if (rc)
+			return rc;
+		char *text;
+		const char *fmt = change_text(o, c[i].id, &text);
+		add_advice(p, cap, *cur, bd.total, bd.total <= p->vram_bytes, bd.peak_phase, fmt, text);
+		*cur = bd.total;
+	}
+	return 0;
+}
+
 static int advise(const model_desc *m, train_plan *p, gw_error *err)
 {
 	train_opts o = p->opts;
-	uint64_t cur = p->bd.total, host;
+	uint64_t cur = p->bd.total;
 	size_t cap = 0;
-	train_breakdown bd;
-	double t;
-	int rc;
-
-#define TRY(cond, mutate, fmt, text)                                                    \
-	if (!p->fits && (cond)) {                                                       \
-		mutate;                                                                 \
-		if ((rc = train_memory(m, &o, &bd, &host, &t, err)))                    \
-			return rc;                                                      \
-		if (bd.total < cur) {                                                   \
-			add_advice(p, &cap, cur, bd.total, bd.total <= p->vram_bytes, bd.peak_phase, fmt, text); \
-			cur = bd.total;                                                 \
-			if (bd.total <= p->vram_bytes)                                  \
-				return 0;                                               \
-		}                                                                       \
+	change c[CH_N];
+	size_t n = changes_for(&o, c);
+	unsigned mask;
+	bool found;
+	int rc = search(m, &o, c, n, p->vram_bytes, &mask, &found, err);
+	if (rc)
+		return rc;
+	if (found)
+		return report(m, p, &cap, &o, c, n, mask, &cur, err);
+	/* Nothing fits these GPUs: the cheapest set on the fewest more GPUs,
+	 * sharded (FSDP / ZeRO-3), up to 64. */
+	for (uint32_t g = o.gpus < 2 ? 2 : o.gpus * 2; g <= 64; g *= 2) {
+		train_opts q = o;
+		q.gpus = g;
+		q.shard = TRAIN_SHARD_FSDP;
+		change cq[CH_N];
+		size_t nq = changes_for(&q, cq);
+		if ((rc = search(m, &q, cq, nq, p->vram_bytes, &mask, &found, err)))
+			return rc;
+		if (!found)
+			continue;
+		/* the single-GPU changes first, then the GPUs */
+		train_opts r = o;
+		if ((rc = report(m, p, &cap, &r, cq, nq, mask, &cur, err)))
+			return rc;
+		r.gpus = g;
+		r.shard = TRAIN_SHARD_FSDP;
+		train_breakdown bd;
+		uint64_t host;
+		double t;
+		if ((rc = train_memory(m, &r, &bd, &host, &t, err)))
+			return rc;
+		add_advice(p, &cap, cur, bd.total, bd.total <= p->vram_bytes, bd.peak_phase,
+			   g == 2 ? N_("with a second GPU: shard across 2 GPUs with FSDP / ZeRO-3 (--gpus 2 --shard fsdp)")
+				  : N_("with more GPUs: shard across %u GPUs with FSDP / ZeRO-3 (--gpus %u --shard fsdp)"),
+			   g == 2 ? NULL
+				  : xasprintf("with more GPUs: shard across %u GPUs with FSDP / ZeRO-3 (--gpus %u --shard fsdp)",
+					      g, g));
+		return 0;
 	}
-
-	/* fmt: the text's catalog format (src/cmd translates it); text: the
-	 * English made from it, or NULL when it is the format itself */
-	TRY(o.precision == TRAIN_FP32, o.precision = TRAIN_MIXED_BF16,
-	    N_("train in mixed precision (--precision mixed-bf16; mixed-fp16 on GPUs without bf16)"), NULL);
-	uint32_t old_mb = o.micro_batch;
-	TRY(o.micro_batch > 1 || o.ckpt != TRAIN_CKPT_FULL,
-	    (o.grad_accum *= o.micro_batch, o.micro_batch = 1, o.ckpt = TRAIN_CKPT_FULL),
-	    old_mb > 1 ? N_("micro-batch 1 with --grad-accum %u (same effective batch) and gradient "
-			    "checkpointing (--micro-batch 1 --checkpointing full)")
-		       : N_("gradient checkpointing (--checkpointing full)"),
-	    old_mb > 1 ? xasprintf("micro-batch 1 with --grad-accum %u (same effective batch) and gradient "
-				   "checkpointing (--micro-batch 1 --checkpointing full)",
-				   o.grad_accum)
-		       : NULL);
-	TRY(o.method != TRAIN_QLORA, o.method = TRAIN_QLORA,
-	    N_("load the base in 4-bit NF4 and train LoRA adapters (QLoRA: --train qlora)"), NULL);
-	TRY(o.optimizer != TRAIN_PAGED_ADAMW_8BIT && o.optimizer != TRAIN_ADAFACTOR && !o.offload_optimizer,
-	    o.optimizer = TRAIN_PAGED_ADAMW_8BIT,
-	    N_("8-bit paged AdamW (--optimizer paged-adamw-8bit), or --offload-optimizer"), NULL);
-	if (!p->fits) {
-		/* The smallest number of GPUs with FSDP that fits, up to 64. */
-		for (uint32_t n = o.gpus < 2 ? 2 : o.gpus * 2; n <= 64; n *= 2) {
-			train_opts q = o;
-			q.gpus = n;
-			q.shard = TRAIN_SHARD_FSDP;
-			if ((rc = train_memory(m, &q, &bd, &host, &t, err)))
-				return rc;
-			if (bd.total <= p->vram_bytes) {
-				add_advice(p, &cap, cur, bd.total, true, bd.peak_phase,
-					   N_("shard across %u GPUs with FSDP / ZeRO-3 (--gpus %u --shard fsdp)"),
-					   xasprintf("shard across %u GPUs with FSDP / ZeRO-3 (--gpus %u --shard fsdp)", n, n));
-				return 0;
-			}
-		}
-	}
-#undef TRY
 	return 0;
 }
 
