@@ -65,8 +65,7 @@ like "$zh" '^每块 GPU +字节' "train: the table header in Chinese"
 like "$zh" '^激活 +[0-9.]+ GiB  峰值时保存的张量$' "train: the activations row and its note"
 like "$zh" '^放不下：每块 GPU 需要 [0-9.]+ GiB，只有 12.00 GiB（GeForce RTX 3060 12GB）$' "train: the verdict"
 like "$zh" '^按以下顺序逐项调整：$' "train: the advice heading"
-like "$zh" '梯度累积.*梯度检查点（--micro-batch 1 --checkpointing full）$' "train: the advice in Chinese keeps the options"
-like "$zh" '--grad-accum 4 ' "train: the --grad-accum to type"
+like "$zh" '^  1\. 开启梯度检查点（--checkpointing full）：每步计算量约多三分之一$' "train: the advice in Chinese keeps the options"
 like "$zh" '^     -> 每块 GPU [0-9.]+ GiB（-[0-9.]+ GiB；峰值在损失反向阶段），放得下$' "train: the advice's effect"
 like "$zh" '^假设：$' "train: the assumptions heading"
 like "$zh" '^  - HF Trainer 方式的混合精度' "train: an assumption in Chinese (混合精度)"
@@ -77,13 +76,14 @@ like "$en" '^Fine-tuning llama-2-7b: QLoRA \(NF4 base\), rank 8 on qv$' "train: 
 like "$en" 'saved tensors at the peak' "train: LANG=C keeps the English notes"
 
 both "plan --train full fp32" plan llama-2-7b --train full --precision fp32 --framework none --gpu rtx-4090
-like "$zh" '以 4-bit NF4 量化加载基座模型并训练 LoRA 适配器（QLoRA：--train qlora）' "train full: the QLoRA advice keeps --train qlora"
+like "$zh" '只训练 LoRA 适配器，而非全部权重（--train lora）' "train full: the LoRA advice keeps --train lora"
 like "$zh" '不用框架（--framework none）' "train full: the framework assumption in Chinese"
 like "$zh" 'eager 注意力会保存 s x s 的分数矩阵' "train full: the eager-attention assumption"
 
 both "plan --train qlora 70b" plan llama-2-70b --train qlora --gpu rtx-3060
-like "$zh" '^  3\. 用 FSDP / ZeRO-3 分片到 8 块 GPU（--gpus 8 --shard fsdp）$' "train 70B on 3060s: the FSDP advice keeps its options"
-like "$zh" '^  2\. 8-bit 分页 AdamW（--optimizer paged-adamw-8bit），或优化器卸载（--offload-optimizer）$' "train 70B: the optimizer advice (优化器卸载)"
+like "$zh" '^  1\. 微批次 1，梯度累积 4 步（有效批次不变：--micro-batch 1 --grad-accum 4）$' "train 70B: the --grad-accum to type"
+like "$zh" '^  3\. 缩短样本（--seq 1024）：更长的样本会被截断；数据本身较短时无妨$' "train 70B: the shorter --seq"
+like "$zh" '^  4\. 若有更多 GPU：用 FSDP / ZeRO-3 分片到 4 块 GPU（--gpus 4 --shard fsdp）$' "train 70B on 3060s: more GPUs come last, with their options"
 
 # ---- plan --image ---------------------------------------------------------------------
 both "plan --image sdxl 8G" plan sdxl --image 1024x1024 --vram 8G
