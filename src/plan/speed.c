@@ -175,7 +175,8 @@ const char *plan_speed_family(const gpu_spec *s, bool unified_memory)
 }
 
 /* The family with "-pro" for NVIDIA workstation and data-center cards of a
- * GeForce architecture (their clocks and power limits differ), and with the
+ * GeForce architecture (their clocks and power limits differ), with "-soc"
+ * for an NVIDIA GPU that shares a SoC's memory and power (GB10), and with the
  * chip tier for Apple's Max (one die, 512-bit memory bus) and Ultra (two Max
  * dies joined by UltraFusion) chips: a single mul_mv kernel reaches a smaller
  * share of those wider memory systems, and an Ultra pays a cross-die cost per
@@ -191,7 +192,9 @@ static const char *family_of(const gpu_spec *s, bool unified_memory, char *buf, 
 		}
 	}
 	bool split = !strcmp(f, "turing") || !strcmp(f, "ampere") || !strcmp(f, "ada") || !strcmp(f, "blackwell");
-	if (split && s && !(s->name && strstr(s->name, "GeForce")) && !s->laptop)
+	if (split && s && unified_memory) /* GB10 (DGX Spark): a GPU in a ~140 W SoC on LPDDR5X */
+		snprintf(buf, n, "%s-soc", f);
+	else if (split && s && !(s->name && strstr(s->name, "GeForce")) && !s->laptop)
 		snprintf(buf, n, "%s-pro", f);
 	else
 		snprintf(buf, n, "%s", f);
@@ -300,14 +303,15 @@ int plan_speed_row_find(const char *build, plan_backend b, const char *family, p
 }
 
 /* The row index of (build, backend, family) in t: the family, then its stem
- * ("ada-pro" -> "ada", "apple-max" -> "apple"), then "*"; -1 when none. */
+ * ("ada-pro" -> "ada", "apple-max" -> "apple", "blackwell-soc" ->
+ * "blackwell"), then "*"; -1 when none. */
 static long row_find_uncached(const kb_table *t, const char *build, plan_backend b, const char *family)
 {
 	long cb = kb_col(t, "build"), ck = kb_col(t, "backend"), cf = kb_col(t, "family");
 	const char *bn = plan_backend_name(b);
 	char stem[16];
 	snprintf(stem, sizeof stem, "%s", family);
-	static const char *const tiers[] = {"-pro", "-max", "-ultra"};
+	static const char *const tiers[] = {"-pro", "-max", "-ultra", "-soc"};
 	for (size_t i = 0; i < sizeof tiers / sizeof tiers[0]; i++) {
 		size_t ls = strlen(stem), lt = strlen(tiers[i]);
 		if (ls > lt && !strcmp(stem + ls - lt, tiers[i]))

@@ -97,6 +97,11 @@ static void test_rows(void **state)
 	/* a -pro family without its own row takes its stem's */
 	assert_int_equal(plan_speed_row_find("latest", PLAN_BACKEND_VULKAN, "ada-pro", &r), 0);
 	assert_string_equal(r.family, "ada");
+	/* GB10's own row on CUDA; on Vulkan, without one, its stem's */
+	assert_int_equal(plan_speed_row_find("latest", PLAN_BACKEND_CUDA, "blackwell-soc", &r), 0);
+	assert_string_equal(r.family, "blackwell-soc");
+	assert_int_equal(plan_speed_row_find("latest", PLAN_BACKEND_VULKAN, "blackwell-soc", &r), 0);
+	assert_string_equal(r.family, "blackwell");
 	/* an unknown family falls back to the backend's "*" row */
 	assert_int_equal(plan_speed_row_find("latest", PLAN_BACKEND_ROCM, "no-such", &r), 0);
 	assert_string_equal(r.family, "*");
