@@ -444,6 +444,8 @@ static void load_sigs(void)
 	}
 }
 
+static void explain_fix_rules_release(void);
+
 void explain_release(void)
 {
 	pthread_mutex_lock(&sigs_lock);
@@ -453,6 +455,7 @@ void explain_release(void)
 	sigs = NULL;
 	nsigs = 0;
 	release_catalog();
+	explain_fix_rules_release();
 	sigs_rc = 0;
 	sigs_loaded = false;
 	pthread_mutex_unlock(&sigs_lock);
@@ -1222,6 +1225,8 @@ static void retrieval_caps(explain_match_t *x, const char *text, size_t len)
 		const char *lit, *name;
 	} arch[] = {{"sm_", "sm"}, {"gfx", "gfx"}};
 	for (size_t k = 0; k < sizeof arch / sizeof arch[0]; k++) {
+		if (explain_cap(x, arch[k].name))
+			continue; /* a signature's capture stands */
 		for (const char *p = text; (p = memmem(p, len - (size_t)(p - text), arch[k].lit, 3)); p += 3) {
 			if (p > text && ident_char(p[-1]))
 				continue;
@@ -1229,8 +1234,9 @@ static void retrieval_caps(explain_match_t *x, const char *text, size_t len)
 			size_t digits = strspn(p + 3, "0123456789");
 			if (digits < 2 || d > 5)
 				continue;
-			char v[8];
-			snprintf(v, sizeof v, "%.*s", (int)d, p + 3);
+			char v[12];
+			/* {gfx} keeps its prefix, as the signature capture (?<gfx>gfx[0-9a-f]+) does; {sm} is the digits */
+			snprintf(v, sizeof v, "%s%.*s", k ? "gfx" : "", (int)d, p + 3);
 			cap_set(x, arch[k].name, v);
 			break;
 		}
@@ -1280,6 +1286,191 @@ static void apply_retrieval(explain_match_t **mp, size_t *nmp, const char *text,
 		if (explain_retrieve(text, len, x->id, h, 1) && h[0].confidence >= EXPLAIN_RETRIEVE_MIN_CONFIDENCE / 2) {
 			set_example(x, &h[0]);
 			x->confidence = -1; /* the signature found it: the example only illustrates */
+		}
+	}
+}
+
+/* ---- fixes chosen by the message's facts (data/explain-fixes.tsv) -------- */
+
+/*
+ * One diagnosis id can cover several root causes (no-cuda-device on an AMD
+ * box is /dev/kfd permissions, on WSL2 the /usr/lib/wsl/lib driver); the
+ * message says which.  Each row of explain-fixes: when the match has that
+ * id and the text contains one of `when`'s items (case-insensitive literals
+ * or @names below, '|'-separated) and none of `unless`'s, the table's fix
+ * lines containing one of `drop`'s literals are removed and `fix` (a
+ * template: {gfx}, {sm}, {gfx_override}... and a line whose capture is
+ * missing is left out) goes before the table's fixes, rows in file order.
+ */
+typedef struct fix_rule {
+	char *id, *when, *unless, *drop, *fix;
+} fix_rule;
+
+static fix_rule *fix_rules;
+static size_t nfix_rules;
+static int fix_rules_state; /* 0 not loaded, 1 loaded, -1 absent or bad */
+static pthread_mutex_t fix_rules_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void load_fix_rules(void)
+{
+	gw_error err = {0};
+	const kb_table *t = kb_get_table("explain-fixes", &err);
+	long ci = t ? kb_col(t, "id") : -1, cw = t ? kb_col(t, "when") : -1, cu = t ? kb_col(t, "unless") : -1,
+	     cd = t ? kb_col(t, "drop") : -1, cf = t ? kb_col(t, "fix") : -1;
+	if (!t || ci < 0 || cw < 0 || cf < 0) {
+		fix_rules_state = -1;
+		return;
+	}
+	fix_rules = xcalloc(t->nrows ? t->nrows : 1, sizeof *fix_rules);
+	for (size_t r = 0; r < t->nrows; r++) {
+		fix_rule *f = &fix_rules[nfix_rules++];
+		f->id = xstrdup(kb_cell(t, r, ci));
+		f->when = xstrdup(kb_cell(t, r, cw));
+		f->unless = xstrdup(kb_cell(t, r, cu));
+		f->drop = xstrdup(kb_cell(t, r, cd));
+		f->fix = xstrdup(kb_cell(t, r, cf));
+	}
+	fix_rules_state = 1;
+}
+
+static void explain_fix_rules_release(void)
+{
+	pthread_mutex_lock(&fix_rules_lock);
+	for (size_t i = 0; i < nfix_rules; i++) {
+		free(fix_rules[i].id);
+		free(fix_rules[i].when);
+		free(fix_rules[i].unless);
+		free(fix_rules[i].drop);
+		free(fix_rules[i].fix);
+	}
+	free(fix_rules);
+	fix_rules = NULL;
+	nfix_rules = 0;
+	fix_rules_state = 0;
+	pthread_mutex_unlock(&fix_rules_lock);
+}
+
+/* The @names of a rule: what a message says about the vendor, engine or platform. */
+static const struct {
+	const char *name;
+	const char *words; /* '|'-separated lowercase literals */
+} fact_sets[] = {
+	{"amd", "rocm|hip error|hiperror|hipblas|hsa_|hsa status|/dev/kfd|gfx|amdgpu|rocblas|miopen|radeon|zluda|"
+		"libamdhip|rccl|tensile|amd gpu|amd_linux|amd_windows"},
+	{"intel", "xpu|sycl|oneapi|level zero|level_zero|ur_result|intel arc|intel(r) arc|ipex|"
+		  "intel_extension_for_pytorch|ze_result|/dev/dri/render"},
+	{"apple", "mps|metal|apple m|/opt/homebrew|darwin|macos"},
+	{"ollama", "ollama"},
+	{"llamacpp", "llama.cpp|llama_|ggml|gguf|llama-cpp|llama_cpp"},
+	{"vllm", "vllm"},
+	{"sglang", "sglang|sgl_kernel|sgl-kernel|mem-fraction-static"},
+	{"comfyui", "comfyui|comfy|ksampler|vaedecode|checkpointloader|cliptextencode|run_nvidia_gpu"},
+	{"docker", "docker|container|nvidia-container|oci runtime|podman|cdi"},
+	{"k8s", "kubernetes|kubectl|k8s|nvidia.com/gpu|device-plugin|device plugin|pod "},
+	{"jax", "jax|xla"},
+	{"tensorflow", "tensorflow|tf."},
+	{"deepspeed", "deepspeed|zero stage|zero-3|zero3"},
+	{"blackwell", "sm_120|sm120|sm_121|rtx 50|rtx50|5090|5080|5070|5060|blackwell|b200|gb200|dgx spark"},
+};
+
+static bool word_in(const char *lower, size_t len, const char *w, size_t wl)
+{
+	return wl && memmem(lower, len, w, wl) != NULL;
+}
+
+/* Does the lowercased text hold one of the '|'-separated items of list? */
+static bool rule_hits(const char *list, const char *lower, size_t len, explain_platform plat)
+{
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, "|");
+		if (*p == '@') {
+			if ((n == 8 && !strncmp(p, "@windows", 8) && plat == EXPLAIN_PLATFORM_WINDOWS) ||
+			    (n == 4 && !strncmp(p, "@wsl", 4) && plat == EXPLAIN_PLATFORM_WSL) ||
+			    (n == 6 && !strncmp(p, "@macos", 6) && plat == EXPLAIN_PLATFORM_MACOS))
+				return true;
+			for (size_t k = 0; k < sizeof fact_sets / sizeof fact_sets[0]; k++)
+				if (strlen(fact_sets[k].name) == n - 1 && !strncmp(p + 1, fact_sets[k].name, n - 1) &&
+				    rule_hits(fact_sets[k].words, lower, len, plat))
+					return true;
+		} else {
+			char w[96];
+			size_t wl = n < sizeof w - 1 ? n : sizeof w - 1;
+			for (size_t i = 0; i < wl; i++)
+				w[i] = (char)tolower((unsigned char)p[i]);
+			if (word_in(lower, len, w, wl))
+				return true;
+		}
+		p += n;
+		if (*p == '|')
+			p++;
+	}
+	return false;
+}
+
+/* HSA_OVERRIDE_GFX_VERSION for a gfx target: the generation's supported target, none for APUs without one. */
+static const char *gfx_override(const char *gfx)
+{
+	static const struct {
+		const char *prefix, *value;
+	} o[] = {{"gfx103", "10.3.0"}, {"gfx110", "11.0.0"}, {"gfx101", "10.1.0"}, {"gfx90", "9.0.0"}, {"gfx120", "12.0.1"}};
+	if (!gfx)
+		return NULL;
+	for (size_t i = 0; i < sizeof o / sizeof o[0]; i++)
+		if (!strncmp(gfx, o[i].prefix, strlen(o[i].prefix)))
+			return o[i].value;
+	return NULL;
+}
+
+static void drop_fix(explain_match_t *x, size_t i);
+
+static void apply_fix_rules(explain_match_t *m, size_t n, const char *text, const char *lower, size_t len)
+{
+	pthread_mutex_lock(&fix_rules_lock);
+	if (!fix_rules_state)
+		load_fix_rules();
+	pthread_mutex_unlock(&fix_rules_lock);
+	if (fix_rules_state < 0 || !n)
+		return;
+	explain_platform plat = explain_message_platform(text, len);
+	for (size_t k = 0; k < n; k++) {
+		explain_match_t *x = &m[k];
+		bool caps_done = false;
+		size_t front = 0;
+		for (size_t r = 0; r < nfix_rules; r++) {
+			const fix_rule *f = &fix_rules[r];
+			if (strcmp(f->id, x->id) || !rule_hits(f->when, lower, len, plat) ||
+			    (*f->unless && rule_hits(f->unless, lower, len, plat)))
+				continue;
+			if (*f->drop)
+				for (size_t i = front; i < x->n_fixes; i++) {
+					char *l = xstrdup(x->fixes[i]);
+					for (char *c = l; *c; c++)
+						*c = (char)tolower((unsigned char)*c);
+					bool hit = rule_hits(f->drop, l, strlen(l), EXPLAIN_PLATFORM_UNKNOWN);
+					free(l);
+					if (hit)
+						drop_fix(x, i--);
+				}
+			if (!*f->fix)
+				continue;
+			if (!caps_done && strchr(f->fix, '{')) {
+				/* the arch codes the message names, for rows that use them */
+				caps_done = true;
+				retrieval_caps(x, text, len);
+				const char *ov = gfx_override(explain_cap(x, "gfx"));
+				if (ov)
+					cap_set(x, "gfx_override", ov);
+			}
+			bool ok;
+			char *line = render(_(f->fix), x, &ok);
+			if (!ok) {
+				free(line);
+				continue;
+			}
+			x->fixes = xrealloc(x->fixes, (x->n_fixes + 1) * sizeof *x->fixes);
+			memmove(x->fixes + front + 1, x->fixes + front, (x->n_fixes - front) * sizeof *x->fixes);
+			x->fixes[front++] = line;
+			x->n_fixes++;
 		}
 	}
 }
@@ -1551,10 +1742,11 @@ int explain_match(const char *text, explain_match_t **out, size_t *n, gw_error *
 	}
 	sb_release(&win);
 	apply_catalog(&m, &nm, text, lower, len);
-	free(lower);
 	apply_retrieval(&m, &nm, text, len);
 	for (size_t k = 0; k < nm; k++)
 		enrich(&m[k], text);
+	apply_fix_rules(m, nm, text, lower, len);
+	free(lower);
 	fit_to_message(m, nm, text, len);
 	if (nm > 1)
 		qsort(m, nm, sizeof *m, cmp_match);
