@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""explain-eval: run `gpuwise explain --json --no-probe` over the labelled
-explain corpus (issue 31) and print what it gets right.
+"""explain-eval: run `gpuwise explain --batch - --no-probe` (one process for
+each set) over the labelled explain corpus (issue 31) and print what it gets
+right.
 
   explain-eval.py GPUWISE TOP [--lang-env zh_CN.UTF-8] [--fails N]
 
@@ -24,9 +25,7 @@ Last lines, for tests/e2e/explain-corpus.t to read:
 """
 import glob, json, os, re, subprocess, sys
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 
-POOL = ThreadPoolExecutor(4)
 # --fit-every N: only every Nth fit row (the test's time budget); held-out and negatives are always whole
 FIT_EVERY = int(sys.argv[sys.argv.index("--fit-every") + 1]) if "--fit-every" in sys.argv else 1
 
@@ -48,15 +47,24 @@ def unescape(s):
     return s.replace("\\n", "\n").replace("\\t", "\t")
 
 
-def explain(gw, msg, env, exclude=None):
-    if exclude:
-        env = dict(env, GPUWISE_EXPLAIN_EXCLUDE_SOURCE=exclude)
-    p = subprocess.run([gw, "explain", "--json", "--no-probe", "-"], input=msg.encode(),
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, timeout=20)
-    try:
-        return json.loads(p.stdout.decode())["matches"]
-    except (ValueError, KeyError):
-        return None
+def explain_all(gw, msgs, env, excludes=None):
+    """The matches of each message (None where the batch gave none), in order."""
+    recs = []
+    for i, msg in enumerate(msgs):
+        r = {"message": msg}
+        if excludes:
+            r["exclude_source"] = excludes[i]
+        recs.append(json.dumps(r))
+    p = subprocess.run([gw, "explain", "--batch", "-", "--json", "--no-probe"], input="\n".join(recs).encode(),
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, timeout=300)
+    out = [None] * len(msgs)
+    for line in p.stdout.decode().splitlines():
+        try:
+            o = json.loads(line)
+            out[o["line"] - 1] = o.get("matches")
+        except (ValueError, KeyError, IndexError):
+            pass
+    return out
 
 
 lint = {"dangling": 0, "repeated": 0, "lists": 0}
@@ -82,7 +90,7 @@ def evaluate(gw, files, label, env, fails, loo=False):
     todo = [r for path in files for r in rows(path)]
     if label.startswith("fit") and FIT_EVERY > 1:
         todo = todo[::FIT_EVERY]
-    answers = POOL.map(lambda r: explain(gw, unescape(r["message"]), env, r["source"] if loo else None), todo)
+    answers = explain_all(gw, [unescape(r["message"]) for r in todo], env, [r["source"] for r in todo] if loo else None)
     for r, m in zip(todo, answers):
         if True:
             got = m[0]["id"] if m else "-"
@@ -134,7 +142,7 @@ def main():
     n = hits = 0
     fps = []
     todo = [r for path in neg for r in rows(path)]
-    for r, m in zip(todo, POOL.map(lambda r: explain(gw, unescape(r["message"]), env), todo)):
+    for r, m in zip(todo, explain_all(gw, [unescape(r["message"]) for r in todo], env)):
         if True:
             n += 1
             if m:

@@ -21,7 +21,8 @@
 
 static void usage(FILE *f)
 {
-	fputs(_("usage: gpuwise explain [TEXT | FILE | -] [--json] [--no-probe]\n\n"
+	fputs(_("usage: gpuwise explain [TEXT | FILE | -] [--json] [--no-probe]\n"
+		   "       gpuwise explain --batch FILE [--json] [--no-probe]\n\n"
 		   "Say what an error message means, its likely causes (most likely first)\n"
 		   "and the commands that fix it, made specific with what this machine says.\n"
 		   "  TEXT        the message itself (several words are joined)\n"
@@ -30,9 +31,13 @@ static void usage(FILE *f)
 		   "  --json      print {\"matches\":[{\"id\",\"title\",\"causes\",\"fixes\",\"captures\",\"catalog\",\n"
 		   "              \"via\",\"confidence\",\"example\"}]}\n"
 		   "  --no-probe  do not look at this machine's GPUs and Python environments\n"
+		   "  --batch FILE  many messages ('-': standard input), one per line, each a JSON\n"
+		   "              string (\"\\n\" for a line break) or {\"message\": ...}; prints one line\n"
+		   "              of JSON per message: {\"line\",\"matches\"} or {\"line\",\"error\"}\n"
 		   "  -h, --help  show this help\n\n"
 		   "Exit status: 0 a diagnosis was found, 1 runtime error (unreadable input),\n"
-		   "2 usage error, 3 the message matches no known signature.\n"), f);
+		   "2 usage error, 3 the message matches no known signature; with --batch:\n"
+		   "0 every message answered, 1 unreadable input or a record that is not one.\n"), f);
 }
 
 static int read_stream(FILE *f, const char *name, char **out, size_t *len)
@@ -104,9 +109,8 @@ static json_t *oom_json(const char *text)
 	return j;
 }
 
-static void print_json(const explain_match_t *m, size_t n, const char *text)
+static json_t *matches_json(const explain_match_t *m, size_t n, const char *text)
 {
-	json_t *root = json_object();
 	json_t *arr = json_array();
 	for (size_t i = 0; i < n; i++) {
 		json_t *o = json_object();
@@ -154,7 +158,13 @@ static void print_json(const explain_match_t *m, size_t n, const char *text)
 		}
 		json_array_append_new(arr, o);
 	}
-	json_object_set_new(root, "matches", arr);
+	return arr;
+}
+
+static void print_json(const explain_match_t *m, size_t n, const char *text)
+{
+	json_t *root = json_object();
+	json_object_set_new(root, "matches", matches_json(m, n, text));
 	json_print(root, stdout);
 	json_decref(root);
 }
@@ -193,15 +203,103 @@ static void print_text(const explain_match_t *m, size_t n)
 	}
 }
 
+/*
+ * --batch FILE: one message per line of FILE (or standard input for "-"),
+ * each a JSON string or an object {"message": "...", "exclude_source":
+ * URL}; a JSON string carries a multi-line message as "\n".  Each
+ * non-blank line prints one line of JSON: {"line": N, "matches": [...]},
+ * or {"line": N, "error": "..."} for a record that is not one.  The
+ * signatures, the corpus index and the probe are loaded once.  Returns the
+ * exit status: 0 every record answered, 1 unreadable input or a bad record.
+ */
+static int explain_batch(const char *path, bool probe)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	if (!f) {
+		gw_errorf(_("cannot read '%s': %s"), path, strerror(errno));
+		return GW_EXIT_RUNTIME;
+	}
+	int status = GW_EXIT_OK;
+	bool probed = false;
+	probe_info pi;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t got;
+	for (long no = 1; (got = getline(&line, &cap, f)) >= 0; no++) {
+		size_t len = (size_t)got;
+		if (strspn(line, " \t\r\n") == len)
+			continue;
+		json_t *out = json_object();
+		json_object_set_new(out, "line", json_integer(no));
+		const char *bad = NULL;
+		json_t *rec = len > EXPLAIN_MAX_INPUT ? NULL : json_loadb(line, len, JSON_DECODE_ANY, NULL);
+		json_t *msg = json_is_object(rec) ? json_object_get(rec, "message") : rec;
+		json_t *ex = json_is_object(rec) ? json_object_get(rec, "exclude_source") : NULL;
+		size_t mlen = json_is_string(msg) ? json_string_length(msg) : 0;
+		const char *text = json_is_string(msg) ? json_string_value(msg) : NULL;
+		if (!rec)
+			bad = len > EXPLAIN_MAX_INPUT ? "larger than the input limit" : "not JSON";
+		else if (!text)
+			bad = "not a JSON string or an object with a string \"message\"";
+		else if (ex && !json_is_string(ex))
+			bad = "\"exclude_source\" is not a string";
+		else if (strspn(text, " \t\r\n") == mlen)
+			bad = "the message is empty";
+		if (bad) {
+			json_object_set_new(out, "error", json_string(bad));
+			status = GW_EXIT_RUNTIME;
+		} else {
+			if (mlen > EXPLAIN_MATCH_TAIL)
+				text += mlen - EXPLAIN_MATCH_TAIL;
+			explain_retrieve_exclude(ex ? json_string_value(ex) : NULL);
+			explain_match_t *m;
+			size_t n;
+			gw_error err = {0};
+			if (explain_match(text, &m, &n, &err)) {
+				gw_errorf(_("cannot load the error signatures: %s"), gw_error_text(&err));
+				json_decref(rec);
+				json_decref(out);
+				status = GW_EXIT_RUNTIME;
+				break;
+			}
+			if (probe && n) {
+				if (!probed)
+					probe_take(&pi);
+				probed = true;
+				explain_contextualize(m, n, text, &pi.ctx);
+			}
+			json_object_set_new(out, "matches", matches_json(m, n, text));
+			explain_matches_free(m, n);
+		}
+		json_decref(rec);
+		json_dumpf(out, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+		fputc('\n', stdout);
+		json_decref(out);
+	}
+	explain_retrieve_exclude(NULL);
+	if (ferror(f)) {
+		gw_errorf(_("cannot read '%s': input/output error"), path);
+		status = GW_EXIT_RUNTIME;
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	if (probed)
+		probe_release(&pi);
+	return status;
+}
+
 int cmd_explain(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},
 		{"no-probe", no_argument, NULL, 'P'},
+		{"batch", required_argument, NULL, 'b'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	bool json = false, probe = true;
+	const char *batch = NULL;
 	int c;
 	opterr = 0;
 	optind = 1;
@@ -213,14 +311,24 @@ int cmd_explain(int argc, char **argv)
 		case 'P':
 			probe = false;
 			break;
+		case 'b':
+			batch = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return GW_EXIT_OK;
 		default:
+			if (optopt == 'b')
+				return usage_error("explain", "--batch needs a file ('-' for standard input)");
 			if (optopt)
 				return usage_error("explain", "unknown option '-%c'", optopt);
 			return usage_error("explain", "unknown option '%s'", argv[optind - 1]);
 		}
+	}
+	if (batch) {
+		if (optind < argc)
+			return usage_error("explain", "--batch reads its messages from the file: give no message too");
+		return explain_batch(batch, probe);
 	}
 	int status = GW_EXIT_RUNTIME;
 	char *text = NULL;

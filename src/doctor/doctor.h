@@ -92,6 +92,13 @@ typedef struct explain_hit {
  */
 #define EXPLAIN_RETRIEVE_TAIL 8192
 size_t explain_retrieve(const char *text, size_t len, const char *want_id, explain_hit *out, size_t max);
+/*
+ * Leave the corpus rows of one thread URL out of every later lookup (NULL:
+ * none; the environment's GPUWISE_EXPLAIN_EXCLUDE_SOURCE otherwise), as if
+ * the corpus did not hold them: leave-one-source-out evaluation.  The
+ * string is copied.
+ */
+void explain_retrieve_exclude(const char *source);
 /* Rows in the corpus index (building it), and the number of distinct diagnoses. */
 size_t explain_corpus_size(size_t *n_diagnoses);
 /* Tokens of text as the matcher sees them, space-separated (tests, debugging). */

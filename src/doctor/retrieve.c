@@ -63,6 +63,9 @@ static struct {
 	bool built;
 } ix;
 static pthread_mutex_t ix_lock = PTHREAD_MUTEX_INITIALIZER;
+/* explain_retrieve_exclude(): a thread URL whose rows no lookup sees */
+static char *excluded;
+static bool excluded_set;
 
 /* ---- tokens ------------------------------------------------------------- */
 
@@ -470,6 +473,18 @@ void explain_retrieve_release(void)
 	free(ix.slots);
 	free(ix.docs);
 	memset(&ix, 0, sizeof ix);
+	free(excluded);
+	excluded = NULL;
+	excluded_set = false;
+	pthread_mutex_unlock(&ix_lock);
+}
+
+void explain_retrieve_exclude(const char *source)
+{
+	pthread_mutex_lock(&ix_lock);
+	free(excluded);
+	excluded = source ? xstrdup(source) : NULL;
+	excluded_set = source != NULL;
 	pthread_mutex_unlock(&ix_lock);
 }
 
@@ -530,7 +545,7 @@ size_t explain_retrieve(const char *text, size_t len, const char *want_id, expla
 	double *score = xcalloc(ix.n_docs, sizeof *score);
 	uint8_t *anchor = xcalloc(ix.n_docs, 1);
 	/* tools/explain-eval.py: leave one thread out of the fit set to measure it honestly */
-	const char *exclude = getenv("GPUWISE_EXPLAIN_EXCLUDE_SOURCE");
+	const char *exclude = excluded_set ? excluded : getenv("GPUWISE_EXPLAIN_EXCLUDE_SOURCE");
 	for (size_t i = 0; i < q.n; i++) {
 		const term *t = &ix.terms[q.terms[i]];
 		for (size_t p = 0; p < t->n_post; p++) {

@@ -43,6 +43,15 @@ jcheck explain json-explain.md
 out=$(printf 'RuntimeError: CUDA error: no kernel image is available for execution on the device\n' | "$GW" explain --no-probe --json - 2>/dev/null); rc=$?
 is "$rc" 0 "explain (no kernel image): exit 0"
 jcheck explain-arch json-explain.md
+# --batch: the envelope of each line (its matches are explain --json's, checked above and in explain-batch.t)
+out=$(printf '%s\n' '"CUDA error: out of memory"' '{"message": "nothing"}' 'not json' |
+	"$GW" explain --no-probe --batch - 2>/dev/null | python3 -c 'import json,sys
+for l in sys.stdin:
+    o = json.loads(l)
+    if "matches" in o:
+        o["matches"] = []
+    print(json.dumps(o))')
+jcheck explain-batch json-explain-batch.md
 
 fake() { # fake ROOT: env for a fixture root and its scenario
 	export GPUWISE_ROOT="$FIX/roots/$1" GPUWISE_FAKE_SCENARIO="$FIX/scenarios/$1.json" GPUWISE_NVML_LIB="$GW_FAKE/libnvidia-ml.so"
