@@ -71,18 +71,18 @@ run_gw plan llama3.1:70b --gpu dgx-spark --json
 is "$(printf '%s' "$out" | jget 'd["verdict"]')" fits "Llama 3.1 70B Q4_K_M fits the GB10's 128 GB unified memory"
 run_gw plan llama3.1:8b --gpu "AMD Radeon RX 9070 XT" --json
 is "$(printf '%s' "$out" | jget 'd["devices"][0]["name"]')" "AMD Radeon RX 9070 XT" "the RX 9070 XT keeps its own row"
-# The language-model catalog (issue 32): at least 109 rows, each citing the
+# The language-model catalog (issue 32): at least 110 rows, each citing the
 # config.json (or its copy) its shape comes from.
 run_gw list models --json
 is "$rc" 0 "list models --json: exit 0"
-is "$(printf '%s' "$out" | jget 'sum(1 for r in d["rows"] if r["kind"] == "llm") >= 109')" True \
-	"at least 109 language models in the catalog"
+is "$(printf '%s' "$out" | jget 'sum(1 for r in d["rows"] if r["kind"] == "llm") >= 110')" True \
+	"at least 110 language models in the catalog"
 is "$(printf '%s' "$out" | jget '[r["id"] for r in d["rows"] if r["kind"] == "llm" and not (r.get("source") or "").strip()]')" "[]" \
 	"every language model cites a source"
 for id in glm-4.5 glm-4.5-air glm-4.6 minimax-m2 smollm3-3b phi-4-mini ernie-4.5-21b-a3b \
 	qwen3-4b-2507 qwen3-30b-a3b-2507 qwen3-coder-30b-a3b qwq-32b qwen3-vl-8b qwen3-vl-30b-a3b qwen2.5-coder-7b \
 	glm-4-32b-0414 glm-4-9b gemma-3-270m deepseek-v2-lite deepseek-coder-v2-lite codestral-22b mixtral-8x22b magistral-small devstral-small \
-	deepseek-v2.5 deepseek-coder-v2-236b deepseek-v3.1 deepseek-r1-0528 qwen2.5-vl-7b \
+	deepseek-v2.5 deepseek-coder-v2-236b deepseek-v3.1 deepseek-r1-0528 qwen2.5-vl-7b qwen3.5-35b-a3b \
 	hunyuan-a13b deepseek-r1-distill-qwen-1.5b seed-oss-36b; do
 	case " $(printf '%s' "$out" | jget '" ".join(r["id"] for r in d["rows"])') " in
 	*" $id "*) ok 0 "list models has $id" ;; *) ok 1 "list models has $id" ;; esac

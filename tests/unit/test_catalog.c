@@ -172,6 +172,60 @@ static void test_deepseek_shape(void **state)
 	}
 }
 
+/* Catalog A rows checked against parameter counts llama.cpp printed when it
+ * loaded the real GGUF ('model params'): GLM Z1 32B 0414 32.57 B
+ * (ikawrakow/ik_llama.cpp#344), DeepSeek V2.5 1210 235.741 B (a
+ * DeepSeek-V2.5-1210 load log in code search); and the names people type
+ * for rows that share a shape with an older one resolve to the new row. */
+static void test_catalog_a(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name, *id;
+		double llama_cpp;
+	} rows[] = {
+		{"THUDM/GLM-Z1-32B-0414", "glm-z1-32b-0414", 32.57e9},
+		{"zai-org/GLM-4-32B-0414", "glm-4-32b-0414", 32.57e9},
+		{"deepseek-ai/DeepSeek-V2.5-1210", "deepseek-v2.5", 235.741e9},
+		{"deepseek-coder-v2:236b", "deepseek-coder-v2-236b", 235.741e9},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		model_desc m;
+		load(rows[i].name, rows[i].id, &m);
+		double act, tot = model_shape_params(&m, &act);
+		double e = rel(tot, rows[i].llama_cpp);
+		print_message("# %s: %.3f B from the shape, llama.cpp %.3f B (%+.3f%%)\n", m.name, tot / 1e9,
+			      rows[i].llama_cpp / 1e9, 100 * e);
+		assert_true(fabs(e) < 0.002);
+		model_release(&m);
+	}
+	static const char *const names[][2] = {
+		{"qwen3-coder:30b", "qwen3-coder-30b-a3b"},
+		{"Qwen/Qwen3-Coder-30B-A3B-Instruct", "qwen3-coder-30b-a3b"},
+		{"qwen3:30b", "qwen3-30b-a3b"},
+		{"Qwen/Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b-2507"},
+		{"unsloth/Qwen3-30B-A3B-Instruct-2507-GGUF", "qwen3-30b-a3b-2507"},
+		{"qwq:32b", "qwq-32b"},
+		{"qwen2.5:32b", "qwen2.5-32b"},
+		{"qwen2.5-coder:32b", "qwen2.5-coder-32b"},
+		{"deepseek-ai/DeepSeek-V3.1", "deepseek-v3.1"},
+		{"deepseek-ai/DeepSeek-V3", "deepseek-v3"},
+		{"deepseek-ai/DeepSeek-R1-0528", "deepseek-r1-0528"},
+		{"bartowski/deepseek-ai_DeepSeek-R1-0528-Qwen3-8B-GGUF", "deepseek-r1-0528-qwen3-8b"},
+		{"gemma3:270m", "gemma-3-270m"},
+		{"glm4:9b", "glm-4-9b"},
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		const model_spec *s = kb_model_find(names[i][0]);
+		if (!s || strcmp(s->id, names[i][1]))
+			fail_msg("'%s' gave '%s', expected '%s'", names[i][0], s ? s->id : "(none)", names[i][1]);
+	}
+	/* 262144-token context on the 2507 and Qwen3-VL rows, 40960 on the April 2025 ones */
+	assert_int_equal(kb_model_find("qwen3-30b-a3b-2507")->ctx_train, 262144);
+	assert_int_equal(kb_model_find("qwen3-vl:8b")->ctx_train, 262144);
+	assert_int_equal(kb_model_find("qwen3-30b-a3b")->ctx_train, 40960);
+}
+
 /* Scout's shared experts are part of its files: bartowski's (older)
  * Scout GGUFs (meta-llama_Llama-4-Scout-17B-16E-Instruct-old-GGUF, sizes
  * as listed by graysoft.dev): IQ1_M 24.51, IQ2_XXS 28.09, IQ3_XXS 41.87 GB.
@@ -607,6 +661,7 @@ int main(void)
 		cmocka_unit_test(test_names),           cmocka_unit_test(test_maverick_shape),
 		cmocka_unit_test(test_scout_shape),     cmocka_unit_test(test_scout_weights),
 		cmocka_unit_test(test_maverick_weights), cmocka_unit_test(test_deepseek_shape),
+		cmocka_unit_test(test_catalog_a),
 		cmocka_unit_test(test_olmo3_kv),        cmocka_unit_test(test_phi4),
 		cmocka_unit_test(test_hfconfig_llama4), cmocka_unit_test(test_hfconfig_olmo3),
 		cmocka_unit_test(test_gguf_llama4),
