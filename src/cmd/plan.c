@@ -36,7 +36,7 @@ enum {
 	/* inference run */
 	OPT_CTX = 1200, OPT_BATCH, OPT_PARALLEL, OPT_KV_TYPE, OPT_FLASH_ATTN, OPT_ENGINE,
 	OPT_GPU_LAYERS, OPT_GPU_UTIL, OPT_N_CPU_MOE, OPT_PER_USER_TPS, OPT_BACKEND, OPT_KV_UNIFIED,
-	OPT_NO_KV_UNIFIED, OPT_NO_OP_OFFLOAD,
+	OPT_NO_KV_UNIFIED, OPT_NO_OP_OFFLOAD, OPT_NO_MMAP,
 	/* output */
 	OPT_JSON = 1300, OPT_HELP,
 };
@@ -69,6 +69,7 @@ static const struct option long_opts[] = {
 	{"kv-unified", no_argument, NULL, OPT_KV_UNIFIED},
 	{"no-kv-unified", no_argument, NULL, OPT_NO_KV_UNIFIED},
 	{"no-op-offload", no_argument, NULL, OPT_NO_OP_OFFLOAD},
+	{"no-mmap", no_argument, NULL, OPT_NO_MMAP},
 	{"kv-type", required_argument, NULL, OPT_KV_TYPE},
 	{"flash-attn", optional_argument, NULL, OPT_FLASH_ATTN},
 	{"engine", required_argument, NULL, OPT_ENGINE},
@@ -231,6 +232,8 @@ static void usage(FILE *f)
 		"  --no-op-offload    llama.cpp -nopo: ops of weights in host RAM stay on the CPU\n"
 		"                     (else GPU 0 runs the large-batch ones, copying the weight;\n"
 		"                     llama.cpp RPC devices never take them)\n"
+		"  --no-mmap          llama.cpp --no-mmap: read the host part into memory instead\n"
+		"                     of mapping the whole file (which the host must then hold)\n"
 		"Output:\n"
 		"  --json             one JSON object (schema: docs/json-plan.md)\n"
 		"  --help             this text\n\n"
@@ -426,6 +429,9 @@ static int opt_run(plan_cli *c, int opt, const char *arg)
 		return 1;
 	case OPT_NO_OP_OFFLOAD:
 		c->rq.no_op_offload = true;
+		return 1;
+	case OPT_NO_MMAP:
+		c->rq.no_mmap = true;
 		return 1;
 	case OPT_PER_USER_TPS:
 		if (parse_double(arg, &d) || !(d > 0 && d < 1e6))
@@ -774,16 +780,17 @@ static json_t *serve_json(const plan_serve *s)
 	return o;
 }
 
-/* The host part fits the RAM but not beside the system's share (--ram). */
+/* The host part fits the RAM but not beside the system's share (--ram) or
+ * beside the rest of the mapped model file (engine_llamacpp.c mapped_bytes). */
 static bool host_starved(const plan_cli *c, const plan_result *r)
 {
 	return r->ram_known && !r->ram_ok && r->host_bytes > 0 && r->host_bytes <= c->rq.ram_bytes &&
-	       c->rq.ram_reserve_bytes > 0;
+	       (c->rq.ram_reserve_bytes > 0 || r->mapped_bytes > 0);
 }
 
 static void print_text(const plan_cli *c, const model_desc *m, const plan_result *r, FILE *f)
 {
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], b4[32];
 	const plan_request *rq = &c->rq;
 
 	fprintf(f, _("%s%s%s: %u layers, %.2fB params, %s %s (%s)\n"), c_bold(f), m->name ? m->name : "model",
@@ -894,6 +901,12 @@ static void print_text(const plan_cli *c, const model_desc *m, const plan_result
 			r->total_layers - r->gpu_layers, gib(b1, sizeof b1, r->host_bytes),
 			rq->ram_bytes ? _(" of ") : "", rq->ram_bytes ? gib(b3, sizeof b3, rq->ram_bytes) : "");
 	}
+	else if (r->gpu_layers > 0 && host_starved(c, r) && r->mapped_bytes > 0)
+		fprintf(f, _("verdict: %shost starved%s: the GPU part fits, but llama.cpp maps the whole model file (%s) and "
+			   "the system keeps %s: more than the %s of RAM, so the part in host RAM (%s) would page from disk "
+			   "every token\n"),
+			col, c_reset(f), gib(b1, sizeof b1, r->mapped_bytes), gib(b3, sizeof b3, rq->ram_reserve_bytes),
+			gib(b2, sizeof b2, rq->ram_bytes), gib(b4, sizeof b4, r->host_bytes));
 	else if (r->gpu_layers > 0 && host_starved(c, r))
 		fprintf(f, _("verdict: %shost starved%s: the GPU part fits, but the part in host RAM (%s) and the "
 			   "system's share (%s) exceed the %s of RAM: the weights would page from disk every token\n"),
@@ -1031,6 +1044,7 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_object_set_new(host, "ram_reserve_bytes", jbytes(c->rq.ram_reserve_bytes));
 	json_object_set_new(host, "ram_need_bytes", jbytes(r->ram_need_bytes));
 	json_object_set_new(host, "starved", json_boolean(host_starved(c, r)));
+	json_object_set_new(host, "mapped_bytes", jbytes(r->mapped_bytes));
 	json_object_set_new(host, "memory_bandwidth_gbs", jreal_round(plan_host_peak_gbs(&c->rq), 1));
 	json_object_set_new(host, "memory_bandwidth_source", json_string(c->host_bw_source ? c->host_bw_source : "assumed"));
 	json_object_set_new(host, "memory_bandwidth_from", json_string(c->rq.host_mem_from ? c->rq.host_mem_from : "--ram-bw"));
@@ -1705,9 +1719,10 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 	}
 	if (host_starved(c, r) && r->n_notes < PLAN_MAX_NOTES)
 		snprintf(r->notes[r->n_notes++], sizeof r->notes[0], "%s",
-			 _("host starved: llama.cpp maps the GGUF (mmap, its default), so the weights in host RAM live in "
-			   "the page cache; without room the kernel re-reads them from disk every token (a 61 GB gpt-oss-120b "
-			   "in 64 GB of RAM ran 0.9 tok/s where 27 were planned): no speed is given"));
+			 _("host starved: llama.cpp maps the GGUF (mmap, its default) and reads all of it through the page "
+			   "cache at load, so the weights in host RAM live there; without room for the file the kernel re-reads "
+			   "them from disk every token (gpt-oss-120b, 59 GiB, in 64 GB of RAM ran 0.9-1.8 tok/s where 20-27 "
+			   "were planned): no speed is given; --no-mmap reads the host part into memory of its own"));
 	if (fa_forced && r->n_notes < PLAN_MAX_NOTES)
 		snprintf(r->notes[r->n_notes++], sizeof r->notes[0], "%s",
 			 _("a quantized KV cache needs flash attention (-fa); planned with it on"));

@@ -269,7 +269,40 @@ void plan_llamacpp_place(const work *wk, plan_result *r)
 		found = r->spill_bytes > 0;
 	}
 	r->ram_known = rq->ram_bytes > 0;
-	r->ram_need_bytes = r->host_bytes + r->spill_bytes + rq->ram_reserve_bytes;
+	r->gpus_ok = found && ngl > 0;
+	/*
+	 * What the host holds of the model file.  llama.cpp maps the whole GGUF
+	 * (llama-mmap.cpp: mmap with MAP_POPULATE, prefetch on by default), so
+	 * loading reads every page of the file into the page cache, the GPU
+	 * tensors included: they are copied out of the mapping.  After the load
+	 * it unmaps only what lies before the first and after the last byte a
+	 * host buffer uses (llama-model-loader.cpp load_all_data,
+	 * unmap_fragment), and with mmap the host weights are those mapped pages
+	 * themselves (llama-model.cpp load_tensors: no pinned host buffer when
+	 * mmap is on, "CPU_Mapped").  The host tensors of a partial offload are
+	 * the first layers (-ngl keeps the last ones on the GPUs, --n-cpu-moe
+	 * the experts of the first ones in RAM) and the token embedding: the
+	 * file's first pages, the ones the populate pass evicts first when the
+	 * file and the system do not fit the RAM together.  The host part then
+	 * returns from disk page by page as tokens touch it (a MoE's experts at
+	 * random) while the populated GPU pages of the span compete with it.
+	 * So the planner counts the whole file, not only the host part, beside
+	 * the system's share when weights stay in host RAM [derived from the
+	 * source; measured: gpt-oss-120b, 59 GiB, on an RTX 3090 with 64 GB of
+	 * DDR4: -ngl 13 and --n-cpu-moe 27 ran 0.9-1.8 tok/s where the host part
+	 * alone, 38-44 GiB, fits (hardware-corner.net, speed-field.tsv)].
+	 * With --no-mmap the host part is read into memory of its own and the
+	 * page cache may drop the file: only the host part counts.  Everything
+	 * on the GPUs (the embedding alone in RAM) or the CPU alone: the file's
+	 * pages are not needed again, or are the host part.
+	 */
+	r->mapped_bytes = 0;
+	if (!rq->no_mmap && rq->n_gpus > 0 && ngl > 0 && (ngl < wk->total || wk->ncm > 0))
+		r->mapped_bytes = r->model_bytes;
+	uint64_t held = r->host_bytes;
+	if (r->mapped_bytes > r->host_weights_bytes)
+		held += r->mapped_bytes - r->host_weights_bytes;
+	r->ram_need_bytes = held + r->spill_bytes + rq->ram_reserve_bytes;
 	r->ram_ok = !r->ram_known || r->ram_need_bytes <= rq->ram_bytes;
 	r->n_cpu_moe = wk->ncm;
 	if (r->spill_bytes)

@@ -431,7 +431,9 @@ static void advice_set(plan_advice *a, const plan_result *res, const plan_result
 	if (after->verdict == PLAN_OFFLOAD && after->n_cpu_moe == 0 &&
 	    (after->gpu_layers != res->gpu_layers || res->verdict != PLAN_OFFLOAD || after == res))
 		set_num(a, "gpu_layers", after->gpu_layers, false);
-	if (res->ram_known && !res->ram_ok && after->ram_ok)
+	if (res->mapped_bytes && !after->mapped_bytes && after->verdict != PLAN_NOFIT)
+		set_num(a, "no_mmap", 1, true);
+	else if (res->ram_known && !res->ram_ok && after->ram_ok)
 		set_num(a, "ram_bytes", after->ram_need_bytes + GiB, false);
 }
 
@@ -732,10 +734,20 @@ static void advise(const plan_request *rq, plan_result *res)
 			add_advice(res, &t, r, "more host RAM: the model and its cache need %s", need);
 	} else if (res->verdict == PLAN_NOFIT && res->ram_known && !res->ram_ok && res->gpu_layers > 0 &&
 		   !(rq->n_gpus && rq->gpus[0].unified_memory)) { /* unified memory: no RAM to add */
-		char need[32];
+		char need[32], file[32];
 		fmt_gib(need, sizeof need, res->host_bytes);
+		fmt_gib(file, sizeof file, res->mapped_bytes);
 		t = *rq;
 		t.skip_advice = true;
+		if (res->mapped_bytes && (rq->engine == PLAN_ENGINE_LLAMACPP || rq->engine == PLAN_ENGINE_OLLAMA)) {
+			/* the mapped file starves the host: read the host part instead */
+			t.no_mmap = true;
+			if (plan_one(&t, r, &e) == 0 && r->verdict != PLAN_NOFIT)
+				add_advice(res, &t, r, "read the host part into memory instead of mapping the whole file "
+						   "(%s): %s", file,
+					   rq->engine == PLAN_ENGINE_OLLAMA ? "use_mmap false" : "--no-mmap");
+			t.no_mmap = false;
+		}
 		t.ram_bytes = res->ram_need_bytes + GiB;
 		if (plan_one(&t, r, &e) == 0)
 			add_advice(res, &t, r, "more host RAM: the offloaded part needs %s", need);
@@ -836,14 +848,15 @@ static uint32_t fit_moe(const plan_request *rq, plan_result *split)
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		t.n_cpu_moe = mid;
-		if (plan_one(&t, r, &e) == 0 && r->gpu_layers == r->total_layers && r->verdict != PLAN_NOFIT)
+		/* the fit looks at the GPUs only: host RAM is the verdict's business */
+		if (plan_one(&t, r, &e) == 0 && r->gpu_layers == r->total_layers && r->gpus_ok)
 			hi = mid;
 		else
 			lo = mid;
 	}
 	uint32_t n = hi <= m->n_layers ? hi : m->n_layers; /* else: dense-only layers, the rest in host RAM */
 	t.n_cpu_moe = n;
-	bool ok = plan_one(&t, r, &e) == 0 && r->verdict != PLAN_NOFIT && r->gpu_layers >= split->gpu_layers;
+	bool ok = plan_one(&t, r, &e) == 0 && r->gpus_ok && r->gpu_layers >= split->gpu_layers;
 	free(r);
 	return ok ? n : 0;
 }

@@ -85,6 +85,10 @@ typedef struct plan_request {
 	 * on the CPU; else GPU 0 runs the large-batch ones); what RPC devices
 	 * do too (ggml-rpc has no offload_op) */
 	bool no_op_offload;
+	/* llama.cpp --no-mmap (Ollama use_mmap false): the host part is read
+	 * into memory of its own instead of living in the mapped file's page
+	 * cache; false: llama.cpp's default mmap (engine_llamacpp.c mapped_bytes) */
+	bool no_mmap;
 	/* Windows' display driver (WDDM; WSL 2 runs on it too): what does not fit
 	 * the dedicated VRAM spills into shared system memory instead of failing
 	 * (NVIDIA's CUDA Sysmem Fallback Policy, on by default); only a forced
@@ -201,7 +205,13 @@ typedef struct plan_result {
 	uint64_t host_split_compute_bytes;
 	uint64_t host_bytes;     /* sum of the host parts */
 	bool ram_known, ram_ok;
-	uint64_t ram_need_bytes; /* host_bytes + the request's ram_reserve_bytes */
+	uint64_t ram_need_bytes; /* host_bytes (+ the rest of the mapped file) + the request's ram_reserve_bytes */
+	/* the GGUF's tensor data llama.cpp maps and populates at load (mmap, its
+	 * default) when weights stay in host RAM: what the host holds beside its
+	 * own buffers (engine_llamacpp.c); 0 with --no-mmap or no host part */
+	uint64_t mapped_bytes;
+	/* the placement fits the GPUs (whatever the host RAM says) */
+	bool gpus_ok;
 
 	uint64_t max_ctx;        /* largest context that keeps this verdict's layers; 0 none */
 	double decode_tok_s, prefill_tok_s; /* 0 when unknown (no bandwidth data) */
