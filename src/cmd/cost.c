@@ -110,6 +110,10 @@ typedef struct cost_ctx {
 	conversion conv[6];
 	size_t n_conv;
 	cost_result r;
+	bool has_market, has_modified;
+	market_note market, modified; /* data/markets.tsv: not sold new here / a modified board */
+	bool instead_known;
+	price_quote instead_q;        /* the card sold in its place, new, in cur */
 } cost_ctx;
 
 static void add_conversion(cost_ctx *c, const char *what, double from_amount, const fx_rate *fx)
@@ -151,6 +155,29 @@ static void print_text(const cost_ctx *c)
 				 "record)\n"),
 			       c->price_window_from, c->price_date, PRICE_USED_WINDOW_MONTHS);
 	}
+	if (c->has_market) {
+		char *note = gw_translate_text(c->market.note);
+		printf(_("  %snot sold new in %s:%s %s (%s)\n"), c_yellow(f), price_market_name(c->cur), z,
+		       note ? note : c->market.note, c->market.source);
+		free(note);
+		if (!c->used && c->price_rows_known)
+			printf(_("  (the purchase price above is a grey-market price in %s)\n"), price_market_name(c->cur));
+		if (c->market.instead && c->instead_known)
+			printf(_("  compare         %10.0f %s  (%s new in %s: median of %zu dated %s rows, newest %s%s: %s)\n"),
+			       c->instead_q.amount, cur, c->market.instead->name, price_market_name(c->cur), c->instead_q.n_rows,
+			       c->instead_q.row_currency, c->instead_q.date,
+			       c->instead_q.converted ? _(", converted from USD: no row of this market") : "",
+			       c->instead_q.source);
+		else if (c->market.instead)
+			printf(_("  compare         %s, sold new in %s in its place: no price on record, give --gpu %s --price X\n"),
+			       c->market.instead->name, price_market_name(c->cur), c->market.instead->id);
+	}
+	if (c->has_modified) {
+		char *note = gw_translate_text(c->modified.note);
+		printf(_("  %smodified board:%s %s (%s)\n"), c_yellow(f), z, note ? note : c->modified.note,
+		       c->modified.source);
+		free(note);
+	}
 	if (c->price_age > PRICE_STALE_MONTHS)
 		printf(_("  %swarning:%s this price is from %s, more than %d months ago: check a current listing or give --price\n"),
 		       c_yellow(f), z, c->price_date, PRICE_STALE_MONTHS);
@@ -189,6 +216,13 @@ static void print_text(const cost_ctx *c)
 			       in->cloud_h.amount, cur, q->substitute ? _("different card: ") : "", q->rented->name, q->tier,
 			       q->n_rows, q->min_h, q->max_h, q->date);
 			printf(_("  source          %s: %s\n"), q->provider, q->source);
+			if (q->n_offers > 1) {
+				printf(_("  offers         "));
+				for (size_t i = 0; i < q->n_offers; i++)
+					printf(_("%s %s %.4g %s/h (%s)"), i ? ";" : "", q->offers[i].provider, q->offers[i].per_h,
+					       q->row_cur, q->offers[i].date);
+				printf("\n");
+			}
 			if (q->n_spot)
 				printf(P_("  spot            %.4g-%.4g %s/h (%zu offer; interruptible, not used for the comparison)\n",
 					  "  spot            %.4g-%.4g %s/h (%zu offers; interruptible, not used for the comparison)\n",
@@ -550,6 +584,11 @@ int cmd_cost(int argc, char **argv)
 			c.price_rows_on_record = pq.n_on_record;
 			snprintf(c.price_window_from, sizeof c.price_window_from, "%s", pq.date_from);
 		}
+		c.has_market = price_market_note(g, cur, "not-sold-new", &c.market);
+		c.has_modified = price_market_note(g, cur, "modified", &c.modified);
+		if (c.has_market && c.market.instead)
+			c.instead_known = !price_quote_in(c.market.instead, false, false, year, cur, &c.instead_q, NULL) &&
+					  c.instead_q.known;
 		if (c.in.power_w < 0)
 			c.in.power_w = g->tdp_w;
 		if (!resale_given) {

@@ -202,6 +202,8 @@ static bool quote_in(const kb_table *t, const cloud_cols *c, const gpu_spec *g, 
 			snprintf(q->cur, sizeof q->cur, "%s", cur);
 			snprintf(q->row_cur, sizeof q->row_cur, "%s", cur);
 			q->date = rows[0].date;
+			for (size_t i = 0; i < n && i < COST_MAX_OFFERS; i++)
+				q->offers[q->n_offers++] = (struct cost_offer){rows[i].provider, rows[i].date, rows[i].per_h};
 			for (size_t i = 1; i < n; i++)
 				if (strcmp(rows[i].date, q->date) > 0)
 					q->date = rows[i].date;

@@ -98,7 +98,13 @@ typedef struct cost_quote {
 	bool storage_known;      /* some row compared states a storage price */
 	double storage_gb_month; /* in cur: the median over the providers that state one */
 	size_t n_storage;        /* providers that median is taken over */
+	size_t n_offers;         /* the rows the median is taken over, cheapest first (at most COST_MAX_OFFERS) */
+	struct cost_offer {
+		const char *provider, *date; /* kb-owned */
+		double per_h;                /* as quoted, in row_cur */
+	} offers[8];
 } cost_quote;
+#define COST_MAX_OFFERS 8
 
 /*
  * The hourly rate for renting g in currency cur (the buyer's market): the

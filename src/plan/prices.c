@@ -232,3 +232,40 @@ int price_quote_get(const gpu_spec *g, bool used, bool estimate, int year, price
 {
 	return price_quote_in(g, used, estimate, year, "USD", q, err);
 }
+
+bool price_market_note(const gpu_spec *g, const char *cur, const char *status, market_note *m)
+{
+	const kb_table *t = kb_get_table("markets", NULL);
+	if (!t || !g)
+		return false;
+	long cg = kb_col(t, "gpu"), cm = kb_col(t, "market"), cs = kb_col(t, "status"), ci = kb_col(t, "instead");
+	long cn = kb_col(t, "note"), cr = kb_col(t, "source");
+	if (cg < 0 || cm < 0 || cs < 0)
+		return false;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < t->nrows; i++) {
+			const char *mk = kb_cell(t, i, cm);
+			if (pass == 0 ? !(cur && !strcmp(mk, cur)) : strcmp(mk, "*"))
+				continue;
+			if (status && strcmp(kb_cell(t, i, cs), status))
+				continue;
+			if (kb_gpu_find(kb_cell(t, i, cg)) != g)
+				continue;
+			m->market = mk;
+			m->status = kb_cell(t, i, cs);
+			m->instead = ci >= 0 && *kb_cell(t, i, ci) ? kb_gpu_find(kb_cell(t, i, ci)) : NULL;
+			m->note = cn >= 0 ? kb_cell(t, i, cn) : "";
+			m->source = cr >= 0 ? kb_cell(t, i, cr) : "";
+			return true;
+		}
+	return false;
+}
+
+const char *price_market_name(const char *cur)
+{
+	if (cur && !strcmp(cur, "CNY"))
+		return _("China");
+	if (cur && !strcmp(cur, "USD"))
+		return _("the United States");
+	return cur ? cur : "";
+}

@@ -74,4 +74,22 @@ int price_age_months(const char *date, int year, int month);
  * January); -1 when unreadable. */
 long price_month_index(const char *date);
 
+/*
+ * What data/markets.tsv says of g in the market of currency cur (rows of
+ * that market, then of every market "*"): status "not-sold-new" (not sold
+ * new there through the maker's channels; instead: the card sold in its
+ * place) or "modified" (a third-party board; note: what a buyer must
+ * know).  Returns true and fills m when g has a row; false when none (or
+ * the table is missing: an older --data-dir copy).
+ */
+typedef struct market_note {
+	const char *market;     /* "CNY", "*" ... */
+	const char *status;     /* "not-sold-new", "modified" */
+	const gpu_spec *instead; /* NULL when the row names none */
+	const char *note, *source; /* kb-owned; note untranslated */
+} market_note;
+bool price_market_note(const gpu_spec *g, const char *cur, const char *status, market_note *m);
+/* The market of currency cur in words ("China" for CNY), translated; cur itself when unknown. */
+const char *price_market_name(const char *cur);
+
 #endif
