@@ -844,6 +844,10 @@ int cmd_cards(int argc, char **argv)
 			goto out;
 		}
 	}
+	char budget_cur[4];
+	if (!cur_opt && !region_opt && budget_arg && !(getenv("GPUWISE_CURRENCY") && *getenv("GPUWISE_CURRENCY")) &&
+	    money_opt_currency(budget_arg, budget_cur))
+		cur_opt = budget_cur; /* --budget 8000CNY: the answer in the budget's currency, its market's prices */
 	if ((status = money_context("cards", cur_opt, region_opt, &o.currency, &c.region)))
 		goto out;
 	if (budget_arg) {

@@ -71,6 +71,8 @@ int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(pri
  */
 /* An amount in currency cur ("15000", "15,000 CNY", "$1000"); another currency named is a usage error. */
 int parse_money_opt(const char *cmd, const char *opt, const char *arg, double max, const char *cur, double *out);
+/* The currency a money option names ("8000CNY", "CNY 8000", "$500", "¥8000": CNY); false when none. */
+bool money_opt_currency(const char *arg, char out[4]);
 /*
  * The buyer's currency and region from --currency/--region, else
  * GPUWISE_CURRENCY/GPUWISE_REGION, else each other's (cn <-> CNY, us <->

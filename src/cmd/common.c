@@ -109,6 +109,29 @@ bad:
 	return usage_error(cmd, "invalid %s '%s' (an amount in %s, e.g. 1000, 1,000 or 1000 %s)", opt, arg, cur, cur);
 }
 
+bool money_opt_currency(const char *arg, char out[4])
+{
+	const char *s = arg;
+	size_t len = strlen(s);
+	out[0] = 0;
+	if (*s == '$')
+		snprintf(out, 4, "USD");
+	else if (!strncmp(s, "\xc2\xa5", 2) || !strncmp(s, "\xef\xbf\xa5", 3))
+		snprintf(out, 4, "CNY");
+	else if (!strncmp(s, "\xe2\x82\xac", 3))
+		snprintf(out, 4, "EUR");
+	else if (len >= 3 && isalpha((unsigned char)s[0]) && isalpha((unsigned char)s[1]) && isalpha((unsigned char)s[2]))
+		for (int k = 0; k < 3; k++)
+			out[k] = (char)toupper((unsigned char)s[k]);
+	else if (len >= 3 && isalpha((unsigned char)s[len - 1]) && isalpha((unsigned char)s[len - 2]) &&
+		 isalpha((unsigned char)s[len - 3]))
+		for (int k = 0; k < 3; k++)
+			out[k] = (char)toupper((unsigned char)s[len - 3 + k]);
+	if (out[0])
+		out[3] = 0;
+	return out[0] != 0;
+}
+
 int parse_size_opt(const char *cmd, const char *opt, const char *arg, uint64_t *out)
 {
 	uint64_t b;

@@ -320,6 +320,17 @@ static void print_json(const cost_ctx *c)
 	jmoney(own, "total_month", "total_usd_month", r->own_month, 2, cur);
 	jmoney(own, "total", "total_usd", r->own_total, 2, cur);
 	json_object_set_new(j, "own", own);
+	/* data/markets.tsv: the card is not sold new in this market (and what is), a modified board */
+	json_t *mk = json_object();
+	json_object_set_new(mk, "not_sold_new", json_boolean(c->has_market));
+	json_object_set_new(mk, "instead", jstr_or_null(c->has_market && c->market.instead ? c->market.instead->id : NULL));
+	json_object_set_new(mk, "instead_price", jreal_or_null(c->instead_known, c->instead_known ? c->instead_q.amount : 0));
+	json_object_set_new(mk, "instead_price_date", jstr_or_null(c->instead_known ? c->instead_q.date : NULL));
+	json_object_set_new(mk, "note", jstr_or_null(c->has_market ? c->market.note : NULL));
+	json_object_set_new(mk, "source", jstr_or_null(c->has_market ? c->market.source : NULL));
+	json_object_set_new(mk, "modified", json_boolean(c->has_modified));
+	json_object_set_new(mk, "modified_note", jstr_or_null(c->has_modified ? c->modified.note : NULL));
+	json_object_set_new(j, "market", mk);
 	if (r->has_rent) {
 		json_t *rent = json_object();
 		jmoney(rent, "per_hour", "usd_per_hour", in->cloud_h.amount, 4, cur);
@@ -327,6 +338,16 @@ static void print_json(const cost_ctx *c)
 		json_object_set_new(rent, "different_card", json_boolean(quoted && q->substitute));
 		json_object_set_new(rent, "same_class_substitute", json_boolean(quoted && q->substitute));
 		json_object_set_new(rent, "offers", quoted ? json_integer((json_int_t)q->n_rows) : json_null());
+		json_t *ol = json_array();
+		for (size_t i = 0; quoted && i < q->n_offers; i++) {
+			json_t *o = json_object();
+			json_object_set_new(o, "provider", json_string(q->offers[i].provider));
+			json_object_set_new(o, "per_hour", jreal_round(q->offers[i].per_h, 4));
+			json_object_set_new(o, "currency", json_string(q->row_cur));
+			json_object_set_new(o, "date", json_string(q->offers[i].date));
+			json_array_append_new(ol, o);
+		}
+		json_object_set_new(rent, "offer_list", ol);
 		json_object_set_new(rent, "min_per_hour", jreal_or_null(quoted, quoted ? q->min_h : 0));
 		json_object_set_new(rent, "max_per_hour", jreal_or_null(quoted, quoted ? q->max_h : 0));
 		json_object_set_new(rent, "min_usd_per_hour", jreal_or_null(quoted && !strcmp(cur, "USD"), q->min_h));

@@ -81,6 +81,9 @@ static void caveats_for(cards_row *r)
 		caveat(r, "Intel: oneAPI/SYCL or Vulkan instead of CUDA; fewer engines support it");
 	if (g->laptop)
 		caveat(r, "laptop part: speed depends on the laptop's power limit (TGP)");
+	market_note mn;
+	if (price_market_note(g, NULL, "modified", &mn))
+		caveat(r, "%s", _(mn.note));
 	if (r->eval.speed_caveat)
 		caveat(r, "speed: %s", r->eval.speed_caveat);
 	if (in) {

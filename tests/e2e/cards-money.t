@@ -9,9 +9,9 @@ unset GPUWISE_CURRENCY GPUWISE_REGION
 run_gw cost --currency CNY --gpu rtx-4090-d --hours 4 --region cn --json
 is "$rc" 0 "cost --currency CNY --gpu rtx-4090-d --hours 4 --region cn exits 0"
 is "$(printf '%s' "$out" | jget 'd["currency"]')" "CNY" "the answer is in CNY"
-is "$(printf '%s' "$out" | jget 'd["price"]')" "12999.0" "purchase: the 12,999 yuan CNY row"
+is "$(printf '%s' "$out" | jget 'd["price"]')" "15479.0" "purchase: the median of the CNY rows (12,999 yuan MSRP, 17,959 on a Chinese store)"
 is "$(printf '%s' "$out" | jget 'd["price_usd"]')" "None" "no dollar figure under a yuan answer"
-is "$(printf '%s' "$out" | jget 'd["price_date"]')" "2023-12-28" "the price row's date"
+is "$(printf '%s' "$out" | jget 'd["price_date"]')" "2025-02" "the newest price row's date"
 is "$(printf '%s' "$out" | jget 'd["kwh_price"]')" "0.4883" "electricity: the region's CNY tariff"
 is "$(printf '%s' "$out" | jget 'd["rent"]["per_hour"]')" "1.14" "rent: the Chinese platform's CNY row for the same card"
 is "$(printf '%s' "$out" | jget 'd["rent"]["gpu"]')" "rtx-4090-d" "rented: the same GPU"
@@ -21,7 +21,7 @@ like "$(printf '%s' "$out" | jget 'd["rent"]["source"]')" "^https://huggingface.
 is "$(printf '%s' "$out" | jget 'd["hours_per_day"]')" "4.0" "--hours is hours a day"
 run_gw cost --currency CNY --gpu rtx-4090-d --hours 4 --region cn
 unlike "$out" "USD" "the text answer never says USD"
-like "$out" "12999 CNY" "the text gives the yuan price"
+like "$out" "15479 CNY" "the text gives the yuan price"
 like "$out" "1.14 CNY/h" "the text gives the yuan rent"
 
 # --price under --currency CNY is yuan; another currency is refused, never mixed
@@ -89,7 +89,7 @@ is "$(printf '%s' "$out" | jget 'd["currency"]')" "CNY" "cards answers in CNY"
 gpus=$(printf '%s' "$out" | jget '[r["gpu"] for r in d["rows"]]')
 like "$gpus" "rtx-4090-d" "the RTX 4090 D is listed"
 like "$gpus" "rtx-5090-d-v2" "the RTX 5090 D v2 is listed"
-is "$(printf '%s' "$out" | jget '[r["price"] for r in d["rows"] if r["gpu"] == "rtx-4090-d"][0]')" "12999.0" "at its CNY price"
+is "$(printf '%s' "$out" | jget '[r["price"] for r in d["rows"] if r["gpu"] == "rtx-4090-d"][0]')" "15479.0" "at its CNY price"
 is "$(printf '%s' "$out" | jget 'all(r["converted"] == (r["quoted_currency"] != "CNY") for r in d["rent"])')" "True" "rent rows say when they were converted"
 prov=$(printf '%s' "$out" | jget '" ".join(r["provider"] for r in d["rent"] if r["quoted_currency"] == "CNY")')
 like "$prov" "恒源云" "恒源云 is among the rental options"

@@ -21,7 +21,7 @@ eh=$(printf '%s' "$out" | jget 'd["own"]["energy_usd_hour"]')
 st=$(printf '%s' "$out" | jget 'd["rent"]["storage_month"]')
 # break-even = (depreciation - the rent's storage) / (rate - energy per hour), redone here
 ok "$(python3 -c "import sys; print(0 if abs(($dep-$st)/($rate-$eh) - $be) < 0.05 else 1)")" "break-even = (depreciation - storage) / (rent - power)"
-is "$(printf '%s' "$out" | jget 'd["price_usd"]')" "$(awk -F'\t' '$1 == "rtx-4090" {print $2 ".0"}' "$GW_TOP/data/new-prices.tsv")" "the new-price table is used without --price"
+is "$(printf '%s' "$out" | jget 'd["price_usd"]')" "$(awk -F'\t' '$1 == "rtx-4090" && $3 == "USD" {print $2 ".0"}' "$GW_TOP/data/new-prices.tsv")" "the new-price table is used without --price"
 
 # explicit numbers, no catalog card
 run_gw cost --price 1000 --power 300 --cloud-rate 0.5 --resale 0 --years 1 --kwh-price 0.2 --json

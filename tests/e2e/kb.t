@@ -46,7 +46,7 @@ like "$err" "table 'gpus' line 2: 3 columns, expected 22" "wrong column count: c
 
 run_gw --data-dir "$TMP/none" cost --gpu rtx-4090 --cloud-rate 1 --json
 is "$rc" 0 "a table the directory lacks falls back to the built-in copy"
-is "$(printf '%s' "$out" | jget 'd["price_usd"]')" "$(awk -F'\t' '$1 == "rtx-4090" {print $2 ".0"}' "$GW_TOP/data/new-prices.tsv")" "the built-in price is used"
+is "$(printf '%s' "$out" | jget 'd["price_usd"]')" "$(awk -F'\t' '$1 == "rtx-4090" && $3 == "USD" {print $2 ".0"}' "$GW_TOP/data/new-prices.tsv")" "the built-in price is used"
 run_gw --data-dir "$TMP/none" cost --gpu my-card --cloud-rate 1
 is "$rc" 2 "the replacement card is unknown there"
 
