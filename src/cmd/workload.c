@@ -27,6 +27,8 @@ enum {
 	OPT_FRAMEWORK,
 	OPT_CHUNKED_CE,
 	OPT_FUSED_CE,
+	OPT_COMPILE,
+	OPT_WEIGHTS_DTYPE,
 	OPT_IMAGE,
 	OPT_STEPS,
 	OPT_OFFLOAD,
@@ -50,6 +52,8 @@ const struct option workload_options[] = {
 	{"optimizer-in-bwd", no_argument, NULL, OPT_OPTIMIZER_IN_BWD},
 	{"chunked-ce", no_argument, NULL, OPT_CHUNKED_CE},
 	{"fused-ce", no_argument, NULL, OPT_FUSED_CE},
+	{"compile", required_argument, NULL, OPT_COMPILE},
+	{"weights-dtype", required_argument, NULL, OPT_WEIGHTS_DTYPE},
 	{"framework", required_argument, NULL, OPT_FRAMEWORK},
 	{"image", required_argument, NULL, OPT_IMAGE},
 	{"steps", required_argument, NULL, OPT_STEPS},
@@ -84,6 +88,12 @@ const char workload_help[] =
 	"  --chunked-ce              chunked cross-entropy (torchtune's, eager)\n"
 	"  --fused-ce                fused cross-entropy (torch.compile'd chunks, Unsloth,\n"
 	"                            Liger): only the 16-bit logits are kept\n"
+	"  --compile on|off          torch.compile of the loss (on: as --fused-ce; the\n"
+	"                            torchtune preset is on, as its published table)\n"
+	"  --weights-dtype D         the frozen base's dtype for LoRA: auto (default: the\n"
+	"                            checkpoint's, as transformers >= 5 loads it; 16-bit\n"
+	"                            unless the checkpoint is fp32), bf16, fp16, fp32\n"
+	"                            (transformers 4's float32 default)\n"
 	"  --framework F             the defaults of transformers (HF Trainer + PEFT,\n"
 	"                            the default: SDPA, fp32 logits), torchtune, unsloth,\n"
 	"                            axolotl, deepspeed (ZeRO-2) or none (eager\n"
@@ -153,7 +163,7 @@ int workload_option(workload *w, int id, const char *arg, const char *cmd)
 			name = workload_options[i].name;
 	if (!name)
 		return -1;
-	if (id >= OPT_SEQ && id <= OPT_FUSED_CE && !w->train_only_flag)
+	if (id >= OPT_SEQ && id <= OPT_WEIGHTS_DTYPE && !w->train_only_flag)
 		w->train_only_flag = name;
 	if (id >= OPT_STEPS && !w->image_only_flag)
 		w->image_only_flag = name;
@@ -195,6 +205,19 @@ int workload_option(workload *w, int id, const char *arg, const char *cmd)
 	case OPT_OPTIMIZER_IN_BWD: t->optimizer_in_bwd = true; return 0;
 	case OPT_CHUNKED_CE: t->chunked_ce = true; return 0;
 	case OPT_FUSED_CE: t->fused_ce = true; return 0;
+	case OPT_COMPILE:
+		/* torch.compile of the loss: its fp32 upcast fused (torchtune's
+		 * compile: True) */
+		if (str_ieq(arg, "on"))
+			t->fused_ce = true;
+		else if (str_ieq(arg, "off"))
+			t->fused_ce = false;
+		else
+			return word_error(cmd, "--compile", arg, "on, off");
+		return 0;
+	case OPT_WEIGHTS_DTYPE:
+		return train_parse_weights_dtype(arg, t) ? word_error(cmd, "--weights-dtype", arg, "auto, bf16, fp16, fp32")
+							 : 0;
 	case OPT_FRAMEWORK: {
 		train_framework f;
 		if (train_parse_framework(arg, &f))
@@ -297,6 +320,9 @@ int workload_plan_train(workload *w, const model_desc *m, uint64_t vram_bytes, u
 		json_object_set_new(j, "lora_targets",
 				    o.method == TRAIN_FULL ? json_null() : json_string(train_targets_name(o.targets)));
 		json_object_set_new(j, "flash_attn", json_boolean(o.flash_attn));
+		json_object_set_new(j, "fused_ce", json_boolean(o.fused_ce));
+		json_object_set_new(j, "weights_dtype", o.method == TRAIN_FULL ? json_null()
+				    : json_string(train_weights_bytes(m, &o) == 4 ? "fp32" : "16-bit"));
 		json_object_set_new(j, "gpus", json_integer(o.gpus));
 		json_object_set_new(j, "shard", json_string(train_shard_name(o.shard)));
 		json_object_set_new(j, "per_gpu_bytes", json_integer((json_int_t)bd->total));

@@ -94,6 +94,38 @@ static unsigned lora_mask_of(const train_opts *o)
 }
 const char *train_shard_name(train_shard s) { return shard_names[s]; }
 
+int train_parse_weights_dtype(const char *s, train_opts *o)
+{
+	if (str_ieq(s, "auto"))
+		o->weights_bytes = 0;
+	else if (str_ieq(s, "bf16") || str_ieq(s, "fp16") || str_ieq(s, "bfloat16") || str_ieq(s, "float16"))
+		o->weights_bytes = 2;
+	else if (str_ieq(s, "fp32") || str_ieq(s, "float32"))
+		o->weights_bytes = 4;
+	else
+		return GW_EINVAL;
+	return 0;
+}
+
+/* transformers >= 5 loads a checkpoint in its own dtype (from_pretrained
+ * dtype="auto" by default; transformers 4 loaded float32 unless told):
+ * the safetensors header's dtypes when read (fp32 when most bytes are
+ * F32), else 16-bit, what the catalog's checkpoints ship. */
+unsigned train_weights_bytes(const model_desc *m, const train_opts *o)
+{
+	if (o->weights_bytes)
+		return o->weights_bytes;
+	if (o->precision == TRAIN_FP32)
+		return 4;
+	uint64_t f32 = 0, all = 0;
+	for (size_t i = 0; i < m->n_dtypes; i++) {
+		all += m->dtype_bytes[i];
+		if (m->dtype_names[i] && !strcmp(m->dtype_names[i], "F32"))
+			f32 += m->dtype_bytes[i];
+	}
+	return all && f32 * 2 > all ? 4 : 2;
+}
+
 void train_opts_init(train_opts *o)
 {
 	memset(o, 0, sizeof *o);
@@ -145,10 +177,11 @@ const char *train_framework_modelled(train_framework f)
 		return N_("Hugging Face transformers >= 5 Trainer + PEFT 0.21: SDPA attention, fp32 log-softmax in the "
 		       "loss, bf16=True as autocast over fp32 weights, fused AdamW, LoRA r=8 on q,v");
 	case TRAIN_FW_TORCHTUNE:
-		return N_("torchtune 0.3 llama3_1 single-device recipes: SDPA, chunked cross-entropy, bf16, activation "
-		       "checkpointing");
+		return N_("torchtune 0.3 llama3_1 single-device recipes: SDPA, chunked cross-entropy compiled (compile: True, "
+		       "as torchtune's published memory table; --compile off for the configs' eager default), bf16, "
+		       "activation checkpointing");
 	case TRAIN_FW_UNSLOTH:
-		return N_("Unsloth notebooks: 4-bit QLoRA, chunked cross-entropy, offloaded checkpointing, 8-bit AdamW");
+		return N_("Unsloth notebooks: 4-bit QLoRA, Unsloth's fused cross-entropy kernel, offloaded checkpointing, 8-bit AdamW");
 	case TRAIN_FW_AXOLOTL:
 		return N_("axolotl examples/llama-3: flash attention, gradient checkpointing, 8-bit AdamW");
 	case TRAIN_FW_DEEPSPEED:
@@ -189,6 +222,7 @@ void train_apply_framework(train_opts *o, train_framework f)
 		 * planned before the presets */
 		o->flash_attn = false;
 		o->chunked_ce = false;
+		o->fused_ce = false;
 		o->ckpt = TRAIN_CKPT_NONE;
 		o->optimizer = TRAIN_ADAMW;
 		o->optimizer_in_bwd = false;
@@ -199,6 +233,7 @@ void train_apply_framework(train_opts *o, train_framework f)
 	case TRAIN_FW_TRANSFORMERS:
 		o->flash_attn = true;
 		o->chunked_ce = false;
+		o->fused_ce = false;
 		o->ckpt = TRAIN_CKPT_NONE;
 		o->optimizer = TRAIN_ADAMW_FUSED;
 		o->precision = TRAIN_MIXED_BF16;
@@ -209,6 +244,11 @@ void train_apply_framework(train_opts *o, train_framework f)
 	case TRAIN_FW_TORCHTUNE:
 		o->flash_attn = true;
 		o->chunked_ce = true;
+		/* compile: True, as torchtune's published memory table was
+		 * measured (README "Memory and training speed": batch 2,
+		 * packed 2048, torch compile enabled); the configs' own
+		 * default is compile: False (--compile off) */
+		o->fused_ce = true;
 		o->ckpt = TRAIN_CKPT_FULL;
 		o->precision = TRAIN_BF16;
 		o->targets = TRAIN_LORA_ATTN_MLP;
@@ -224,6 +264,9 @@ void train_apply_framework(train_opts *o, train_framework f)
 			o->method = TRAIN_QLORA;
 		o->flash_attn = true;
 		o->chunked_ce = true;
+		/* its own cross-entropy kernel (unsloth/kernels/cross_entropy_loss.py):
+		 * no fp32 logits, the gradient written in place */
+		o->fused_ce = true;
 		o->ckpt = TRAIN_CKPT_FULL;
 		o->optimizer = TRAIN_ADAMW_8BIT;
 		o->precision = TRAIN_MIXED_BF16;
@@ -233,6 +276,7 @@ void train_apply_framework(train_opts *o, train_framework f)
 	case TRAIN_FW_AXOLOTL:
 		o->flash_attn = true;
 		o->chunked_ce = false;
+		o->fused_ce = false;
 		o->ckpt = TRAIN_CKPT_FULL;
 		o->optimizer = TRAIN_ADAMW_8BIT;
 		o->precision = TRAIN_MIXED_BF16;
@@ -241,6 +285,7 @@ void train_apply_framework(train_opts *o, train_framework f)
 	case TRAIN_FW_DEEPSPEED:
 		o->flash_attn = true;
 		o->chunked_ce = false;
+		o->fused_ce = false;
 		o->ckpt = TRAIN_CKPT_NONE;
 		o->optimizer = TRAIN_ADAMW;
 		o->precision = TRAIN_MIXED_BF16;
@@ -427,7 +472,7 @@ int train_memory(const model_desc *m, const train_opts *o, train_breakdown *bd,
 	 * autocast_adapter_dtype=True; torchtune keeps them bf16), gradients in
 	 * the same dtype, and the optimizer's states. */
 	double tb = fp32 ? 4 : full ? (amp && !master ? 4 : 2) : (o->framework == TRAIN_FW_TORCHTUNE && !amp ? 2 : 4);
-	double base_b = fp32 ? 4 : 2;
+	double base_b = train_weights_bytes(m, o);
 	double sb = master ? 4 : tb; /* state element */
 	double states_b = 0, tmp_b = 0;
 	switch (o->optimizer) {
@@ -462,8 +507,10 @@ int train_memory(const model_desc *m, const train_opts *o, train_breakdown *bd,
 	/* Weights of the base model. */
 	double weights, consts = 0;
 	if (qlora) {
-		/* Linear maps in NF4; embeddings, lm_head and norms stay 16-bit. */
-		weights = s.linear * NF4_BYTES_PER_PARAM + (s.embed + s.output + s.norms) * 2;
+		/* Linear maps in NF4; embeddings, lm_head and norms stay 16-bit
+		 * (transformers 4 too forces float16 for bitsandbytes when no
+		 * dtype is given), unless --weights-dtype says otherwise. */
+		weights = s.linear * NF4_BYTES_PER_PARAM + (s.embed + s.output + s.norms) * (o->weights_bytes ? o->weights_bytes : 2);
 		consts = s.linear * NF4_DQ_CONST_BYTES_PER_PARAM;
 	} else {
 		weights = s.params * (full ? tb : base_b);
@@ -573,11 +620,15 @@ int train_memory(const model_desc *m, const train_opts *o, train_breakdown *bd,
 	double bsv = N * s.V;
 	double lg_fwd, lg_saved, lg_bwd;
 	if (o->fused_ce) {
-		/* the loss kernel keeps the logits in the lm_head's dtype and a
-		 * per-row logsumexp; gradients in place or one chunk at a time */
-		lg_fwd = e + 8.0 / 8;
+		/* the loss kernel reads the 16-bit logits and keeps a per-row
+		 * logsumexp; the fp32 upcast never leaves it.  torchtune's
+		 * compile_loss compiles each chunk's cross-entropy
+		 * (training/_compile.py: compute_cross_entropy), so backward
+		 * makes one chunk's gradient at a time (fp32 inside, e out);
+		 * Unsloth's kernel writes it in place (no more than this) */
+		lg_fwd = e;
 		lg_saved = e;
-		lg_bwd = e + (4 + 4 + e) / 8;
+		lg_bwd = e + (4 + e) / 8;
 	} else if (o->chunked_ce) {
 		/* torchtune CEWithChunkedOutputLoss (8 chunks): the output chunks
 		 * in the model dtype and each chunk's fp32 log-softmax kept for
@@ -951,6 +1002,12 @@ int train_plan_compute(const model_desc *m, const train_opts *o, uint64_t vram_b
 		p->notes[p->n_notes++] = N_("paged optimizer states are counted in host RAM; they use spare GPU memory when there is some");
 	if (o->method != TRAIN_FULL && (o->targets == TRAIN_LORA_ALL_LINEAR || o->targets == TRAIN_LORA_ATTN_MLP))
 		p->notes[p->n_notes++] = N_("LoRA on every linear map of each layer (the lm_head and a MoE's fused experts excluded)");
+	if (o->method == TRAIN_LORA)
+		p->notes[p->n_notes++] = train_weights_bytes(m, o) == 4
+			? N_("the frozen base in fp32 (--weights-dtype fp32, or an fp32 checkpoint): transformers 4 loads "
+			     "float32 unless given a dtype")
+			: N_("the frozen base in 16-bit, the checkpoint's dtype as transformers >= 5 loads it (dtype=\"auto\"); "
+			     "--weights-dtype fp32 for transformers 4's float32 default");
 	if (o->method != TRAIN_FULL && o->targets == TRAIN_LORA_QV)
 		p->notes[p->n_notes++] = N_("LoRA on q_proj and v_proj: PEFT's default for Llama, Mistral, Qwen2, Gemma");
 	if (p->has_budget && !p->fits)

@@ -90,6 +90,12 @@ typedef struct train_opts {
 				  * Unsloth's or Liger's fused cross-entropy:
 				  * only the 16-bit logits are kept */
 	train_framework framework; /* whose defaults these are */
+	uint8_t weights_bytes;   /* the frozen base's element (LoRA; QLoRA's
+				  * 16-bit parts): 0 auto, the checkpoint's
+				  * dtype as transformers >= 5 loads it
+				  * (dtype="auto": 16-bit unless the checkpoint
+				  * is fp32); 2 bf16/fp16; 4 fp32 (transformers
+				  * 4's float32 default) */
 } train_opts;
 
 /* Defaults: Hugging Face transformers + PEFT as people run it today (the
@@ -115,6 +121,10 @@ int train_parse_targets(const char *s, train_lora_targets *out);
  * q,k,v,o,gate,up,down (with or without _proj); 0 or GW_EINVAL. */
 int train_parse_lora_targets(const char *s, train_opts *o);
 int train_parse_shard(const char *s, train_shard *out);
+/* --weights-dtype auto|bf16|fp16|fp32 into o->weights_bytes; 0 or GW_EINVAL */
+int train_parse_weights_dtype(const char *s, train_opts *o);
+/* The frozen base's bytes per weight o plans for m (auto resolved). */
+unsigned train_weights_bytes(const model_desc *m, const train_opts *o);
 const char *train_method_name(train_method m);
 const char *train_precision_name(train_precision p);
 const char *train_optimizer_name(train_optimizer o);

@@ -542,7 +542,7 @@ static void test_framework_presets(void **state)
 		train_framework fw;
 		const char *facts;       /* what the source states about the run */
 	} fws[] = {
-		{"pytorch/torchtune", TRAIN_FW_TORCHTUNE, "seq=2048 mb=2 fused"},
+		{"pytorch/torchtune", TRAIN_FW_TORCHTUNE, "seq=2048 mb=2"}, /* compile: the preset's */
 		{"huggingface/peft", TRAIN_FW_TRANSFORMERS, "fp32 seq=64 mb=8 r=8 qv"},
 		{"unsloth", TRAIN_FW_UNSLOTH, "seq=2048 mb=2"},
 	};
@@ -589,6 +589,14 @@ static void test_framework_presets(void **state)
 		double e = pred / v - 1;
 		printf("# %-12s %-24.24s %-30.30s %8.2f %8.2f %+6.1f%%%s\n", train_framework_name(fws[k].fw),
 		       kb_cell(&t, i, cm), quant, v, pred, e * 100, vendor ? "  (vendor minimum: lower bound)" : "");
+		/* torchtune's 8B LoRA and QLoRA rows on the 4090 (its recipes'
+		 * own settings: the 4090 rows of 8B_lora_single_device and
+		 * 8B_qlora_single_device, compile: True as the table states):
+		 * within 10% each */
+		if (k == 0 && strstr(kb_cell(&t, i, cg), "4090") && strcmp(task, "full")) {
+			printf("# torchtune preset, %s 8B on the 4090: %+.1f%% (published %.1f GiB)\n", task, e * 100, v);
+			assert_true(fabs(e) <= 0.10);
+		}
 		if (vendor) {
 			assert_true(pred >= 0.85 * v);
 			bounds++;
@@ -608,9 +616,9 @@ static void test_framework_presets(void **state)
 		 * compile for every row and nothing else; the same stated
 		 * settings give 16.2 GiB for LoRA on a 4090 and 30.3 GiB on an
 		 * A6000, so the A6000 rows ran settings the table does not
-		 * state (the preset, its default configs, is -49% and -40%
-		 * there).  Over the seven rows the median is 16.9%. */
-		static const double bound[] = {0.17, 0.10, 0};
+		 * state (the preset, its default configs, is -51% and -42%
+		 * there).  Over the seven rows the median is 8.5%. */
+		static const double bound[] = {0.10, 0.10, 0};
 		assert_true(med <= bound[k]);
 	}
 	printf("# preset unsloth: %zu vendor minimums met as lower bounds\n", bounds);
