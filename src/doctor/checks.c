@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "hw/hw.h"
 #include "kb/kb.h"
@@ -215,6 +216,26 @@ static bool nvidia_module_loaded(void)
 	return loaded || gw_exists("/sys/module/nvidia");
 }
 
+
+/*
+ * NVML answers for g with a driver version while sysfs has no PCI device
+ * for it at all (a container's /sys, a test root): the nvidia module is
+ * loaded and drives the GPU.  A PCI device that sysfs does list without a
+ * driver link stays "no driver bound" (sysfs sees the device and says so).
+ */
+static bool nvml_without_sysfs(const hw_snapshot *snap, const hw_gpu *g)
+{
+	if (g->nvml_index < 0 || !*snap->driver_version || !*g->pci_bus_id)
+		return false;
+	char *abs = xasprintf("/sys/bus/pci/devices/%s", g->pci_bus_id);
+	char *p = gw_path(abs);
+	struct stat st;
+	bool present = stat(p, &st) == 0;
+	free(p);
+	free(abs);
+	return !present;
+}
+
 static void check_hardware(const doctor_input *in, doctor_report *rep)
 {
 	const hw_snapshot *snap = in->hw;
@@ -270,6 +291,17 @@ static void check_hardware(const doctor_input *in, doctor_report *rep)
 			    xstrdup(_("printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee "
 				    "/etc/modprobe.d/blacklist-nouveau.conf && sudo update-initramfs -u && sudo reboot")));
 			continue;
+		} else if (!*g->kernel_driver && nvml_without_sysfs(snap, g)) {
+			/* NVML answers for this GPU with a driver version: nvidia.ko is loaded and drives it, whatever
+			 * sysfs lacks (a container's or a test root's /sys without the PCI device).  One verdict from
+			 * both sources: the driver is bound; the missing sysfs entry is a fact, not a second verdict. */
+			doctor_finding *f = doctor_add(rep, "gpu-sysfs", DOC_INFO, DG_HARDWARE, g->index);
+			say(f, xasprintf(_("%s: no PCI sysfs entry, but NVML reports driver %s driving it"), lb,
+					 snap->driver_version),
+			    xasprintf(_("no driver link under /sys/bus/pci/devices/%s (a container or a restricted /sys); "
+					"NVML answers for the GPU, so the nvidia module is loaded and bound"),
+				      g->pci_bus_id),
+			    NULL);
 		} else if (!*g->kernel_driver) {
 			if (sb == -2)
 				sb = secure_boot_on();
@@ -302,7 +334,10 @@ static void check_hardware(const doctor_input *in, doctor_report *rep)
 			fmt_bytes(mem, sizeof mem, (uint64_t)g->mem_total_bytes.v);
 		say(f, xasprintf("%s", lb),
 		    xasprintf(_("compute capability %s, %s, driver %s%s"), cc, mem,
-			      *g->kernel_driver ? g->kernel_driver : on_wsl(in) ? _("the Windows driver's (GPU-PV)") : _("none"),
+			      *g->kernel_driver ? g->kernel_driver
+			      : on_wsl(in)      ? _("the Windows driver's (GPU-PV)")
+			      : nvml_without_sysfs(snap, g) ? _("nvidia (per NVML)")
+						: _("none"),
 			      g->asleep ? _(", runtime-suspended (not woken)") : ""),
 		    NULL);
 		const kb_lifecycle *lc = has_cc(g) ? kb_lifecycle_for_cc(cc) : NULL;
