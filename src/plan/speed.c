@@ -431,15 +431,16 @@ double plan_attn_flops(const model_desc *m, uint64_t ctx)
  * t / (t + MOE_TILE_HALF_TOKENS) of the tensor-core tile throughput (tile
  * columns left empty, per-expert weight loads not amortised).  gpt-oss-20b
  * (32 experts, top 4) sees 64 tokens per expert at -ub 512, gpt-oss-120b
- * (128 experts) 16: the larger model's experts run at 0.32 of the rate, the
- * smaller's at 0.65.  MOE_TILE_HALF_TOKENS (34) and the cuda rows' moe_pp_us
+ * (128 experts) 16: the larger model's experts run at 0.25 of the rate, the
+ * smaller's at 0.57.  MOE_TILE_HALF_TOKENS (48) and the cuda rows' moe_pp_us
  * (1.8 us per MoE block per token: routing, gather and scatter) were fitted
  * together on the four fitted gpt-oss rows of llamabench-current.tsv (RTX PRO
  * 6000 and its Max-Q, 20b and 120b, pp2048 at the default ubatch): errors
- * -11/-1/+2/+13% where one fixed cost alone left -16/+21/-2/+42%.  The dense
- * blocks keep the dense rate.
+ * -8/-10/+6/+2% (refitted when prefill stopped counting the embeddings and
+ * the output head, prefill_params; 34 tokens gave -11/-1/+2/+13% before).
+ * The dense blocks keep the dense rate.
  */
-#define MOE_TILE_HALF_TOKENS 34.0
+#define MOE_TILE_HALF_TOKENS 48.0
 
 /*
  * The dense blocks' GEMMs at a small ubatch.  A quantized GEMM (CUDA/ROCm
@@ -473,6 +474,22 @@ static double expert_flops(const model_desc *m)
 			n++;
 	/* gate, up and down of each chosen expert: 3 x hidden x expert_ffn MACs */
 	return 2.0 * n * m->n_experts_used * 3.0 * m->hidden * m->expert_ffn;
+}
+
+/*
+ * The parameters a prompt token multiplies on the GPU: the token embedding
+ * is a row lookup (get_rows, no product) and the output head runs only for
+ * the tokens that return logits, the last one of a llama-bench pp test or of
+ * a llama-server prompt (llama_batch_get_one outputs the last token), so
+ * prefill's products leave both out [derived: llama-bench test_prompt,
+ * llama-graph build_inp_embd and the n_outputs rows of the lm_head].  A
+ * Llama 2 7B leaves 3.9% of its parameters out, a Llama 3.1 8B (128K
+ * vocabulary) 13%, gpt-oss 1.16B of its 3.6B / 5.1B active.
+ */
+static double prefill_params(const model_desc *m, double params)
+{
+	double e = (double)m->vocab * m->hidden * (m->tied_embeddings ? 1.0 : 2.0);
+	return e > 0 && e < 0.9 * params ? params - e : params;
 }
 
 static double expert_tile_fill(const model_desc *m, uint32_t ubatch)
@@ -756,7 +773,7 @@ static void speed_latest(const work *wk, plan_result *r, plan_backend be)
 			n_moe++;
 	for (size_t d = 0; d < r->n_devices; d++)
 		on_gpu += r->devices[d].layers;
-	double mm_flops = 2.0 * params, ex_flops = fmin(expert_flops(wk->m), mm_flops);
+	double mm_flops = 2.0 * prefill_params(wk->m, params), ex_flops = fmin(expert_flops(wk->m), mm_flops);
 	double ex_fill = expert_tile_fill(wk->m, wk->batch), dense_fill = dense_tile_fill(wk->batch);
 	for (size_t d = 0; d < r->n_devices; d++) {
 		const plan_device *pd = &r->devices[d];
@@ -933,7 +950,7 @@ void plan_speed_notes(const plan_request *rq, plan_result *r)
 		else
 			plan_note(r, "prefill: 2 x %.2fB params at %.0f%% of the %s peak x%.1f%s; attention %.2f GFLOPs/token "
 				     "at %.0f%% of fp16 (flash attention %s)",
-				  p2 / 2e9, (!strcmp(k, "f16") ? row.pp_f_eff : row.pp_q_eff) * 100,
+				  prefill_params(m, p2 / 2) / 1e9, (!strcmp(k, "f16") ? row.pp_f_eff : row.pp_q_eff) * 100,
 				  !strcmp(k, "f16") ? "fp16" : row.pp_q_rate, !strcmp(k, "f16") ? 1.0 : row.pp_q_x,
 				  !strcmp(k, "f16") ? "" : (!strcmp(row.pp_q_rate, "int8") ? _(" (int8 MMQ)") : ""),
 				  att / 1e9, (r->flash_attn ? row.attn_eff_fa : row.attn_eff_nofa) * 100,
