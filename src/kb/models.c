@@ -237,7 +237,8 @@ static const model_spec *find_gguf_repo(const char *repo)
 /*
  * Besides the exact id, name or alias, accept the forms people paste:
  * "org/Model-Instruct" (any org, tuning suffix dropped) and Ollama tags
- * with a quantization ("llama3.1:8b-instruct-q4_K_M" -> "llama3.1:8b").
+ * with a quantization ("llama3.1:8b-instruct-q4_K_M" -> "llama3.1:8b",
+ * "qwen3:4b-instruct-2507-q4_K_M" -> "qwen3:4b-instruct-2507").
  */
 const model_spec *kb_model_find(const char *name)
 {
@@ -250,8 +251,12 @@ const model_spec *kb_model_find(const char *name)
 	const char *colon = strchr(name, ':');
 	const char *slash = strrchr(name, '/');
 	if (colon && strchr(colon, '-')) {
-		tmp = xstrndup(name, (size_t)(strchr(colon, '-') - name));
-		m = find_name(tmp);
+		/* drop "-word" suffixes from the right, longest tag first:
+		 * "qwen3:30b-a3b-instruct-2507-q4_K_M" -> "qwen3:30b-a3b-instruct-2507" */
+		tmp = xstrdup(name);
+		char *dash, *tag = tmp + (colon - name);
+		while (!m && (dash = strrchr(tag, '-')))
+			*dash = '\0', m = find_name(tmp);
 		goto out;
 	}
 	if (slash) {

@@ -214,6 +214,13 @@ static void test_catalog_a(void **state)
 		{"bartowski/deepseek-ai_DeepSeek-R1-0528-Qwen3-8B-GGUF", "deepseek-r1-0528-qwen3-8b"},
 		{"gemma3:270m", "gemma-3-270m"},
 		{"glm4:9b", "glm-4-9b"},
+		/* Ollama tags with a quantization: the longest known tag wins */
+		{"qwen3:30b-a3b-instruct-2507-q4_K_M", "qwen3-30b-a3b-2507"},
+		{"qwen3:4b-thinking-2507-q8_0", "qwen3-4b-2507"},
+		{"qwen3:4b-q4_K_M", "qwen3-4b"},
+		{"qwen3:30b-a3b-q4_K_M", "qwen3-30b-a3b"},
+		{"deepseek-r1:8b-0528-qwen3-q4_K_M", "deepseek-r1-0528-qwen3-8b"},
+		{"llama3.1:8b-instruct-q4_K_M", "llama-3.1-8b"},
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		const model_spec *s = kb_model_find(names[i][0]);
