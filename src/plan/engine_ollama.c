@@ -1,8 +1,8 @@
 /*
  * engine_ollama.c: Ollama runs llama.cpp's buffers and placement; what
  * differs is its knobs (num_ctx, num_gpu, num_parallel,
- * OLLAMA_FLASH_ATTENTION, OLLAMA_KV_CACHE_TYPE), no automatic 1 GiB fit
- * margin, and --n-cpu-moe is not exposed.
+ * OLLAMA_FLASH_ATTENTION, OLLAMA_KV_CACHE_TYPE) and --n-cpu-moe is not
+ * exposed; the layers are placed by llama-server's automatic fit.
  */
 #include "plan/engine.h"
 
@@ -35,6 +35,21 @@ static void ollama_setup(work *wk)
 	wk->kvs = (plan_kv_shape){.cells = wk->cells, .n_stream = 1, .n_seq = wk->nseq, .ubatch = wk->batch,
 				  .swa_extra_per_seq = wk->nseq > 1 ? 1 : 0};
 	plan_llamacpp_resolve_fa(wk, ollama_fa_default(wk->m->arch));
+	/*
+	 * Placement: Ollama runs llama.cpp's own server since v0.24 (ollama/ollama
+	 * #16031, 2026-05-29, "use llama-server exclusively for GGML models") and
+	 * passes no -ngl unless num_gpu is set (llm/llama_server.go: "let
+	 * llama-server auto-detect"), so llama.cpp's automatic fit places the
+	 * layers: LLAMA_ARG_FIT_TARGET unset, its 1 GiB free per GPU
+	 * (llm/llama_server.go extraEnvsForStart pads it only for a vision
+	 * projector), and for a MoE model the experts to host RAM first
+	 * (plan.c fit_moe).  Its own estimate (llm/memory.go) is gone.
+	 */
+	if (wk->rq->gpu_layers < 0)
+		wk->margin = GiB;
+	/* the fit's expert offload (Ollama itself has no --n-cpu-moe knob) */
+	if (wk->m->n_experts)
+		wk->ncm = wk->rq->n_cpu_moe > wk->m->n_layers ? wk->m->n_layers : wk->rq->n_cpu_moe;
 }
 
 static void ollama_notes(const plan_request *rq, plan_result *r)

@@ -832,7 +832,8 @@ static void advise(const plan_request *rq, plan_result *res)
 static uint32_t fit_moe(const plan_request *rq, plan_result *split)
 {
 	const model_desc *m = rq->model;
-	if (rq->engine != PLAN_ENGINE_LLAMACPP || !m || !m->n_experts || rq->gpu_layers >= 0 || rq->n_cpu_moe ||
+	if ((rq->engine != PLAN_ENGINE_LLAMACPP && rq->engine != PLAN_ENGINE_OLLAMA) || !m || !m->n_experts ||
+	    rq->gpu_layers >= 0 || rq->n_cpu_moe ||
 	    rq->n_gpus == 0 || rq->cpu_only || rq->backend == PLAN_BACKEND_CPU || rq->gpus[0].unified_memory)
 		return 0;
 	const plan_llamacpp_build *b = plan_llamacpp_build_find(rq->engine_build);
