@@ -159,7 +159,7 @@ static int eval_llm(cards_ctx *c, const gpu_spec *g, uint32_t n, unsigned level,
 		if (!q)
 			return 0;
 		rq.quant = q;
-		snprintf(out->remedy, sizeof out->remedy, "lower-quality weights: --quant %s (asked %s)", q, asked);
+		snprintf(out->remedy, sizeof out->remedy, _("lower-quality weights: --quant %s (asked %s)"), q, asked);
 		snprintf(out->remedy_set, sizeof out->remedy_set, "quant=%s", q);
 		break;
 	}
@@ -188,8 +188,9 @@ static int eval_llm(cards_ctx *c, const gpu_spec *g, uint32_t n, unsigned level,
 		if (offload_ok && out->fits) {
 			char hb[32];
 			snprintf(out->remedy, sizeof out->remedy,
-				 "partial CPU offload: %u of %u layers on the GPU%s (-ngl %u), %s in host RAM, ~%.1f tok/s",
-				 res->gpu_layers, res->total_layers, n > 1 ? "s" : "", res->gpu_layers,
+				 n > 1 ? _("partial CPU offload: %u of %u layers on the GPUs (-ngl %u), %s in host RAM, ~%.1f tok/s")
+				       : _("partial CPU offload: %u of %u layers on the GPU (-ngl %u), %s in host RAM, ~%.1f tok/s"),
+				 res->gpu_layers, res->total_layers, res->gpu_layers,
 				 fmt_bytes(hb, sizeof hb, res->host_bytes), res->decode_tok_s);
 			snprintf(out->remedy_set, sizeof out->remedy_set, "gpu_layers=%u", res->gpu_layers);
 		}

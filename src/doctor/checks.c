@@ -905,10 +905,10 @@ static void check_health(const doctor_input *in, doctor_report *rep)
 			doctor_finding *f = doctor_add(rep, "pcie-link", (narrow || !idle) ? DOC_WARN : DOC_OK, DG_HEALTH, g->index);
 			say(f, xasprintf(_("%s PCIe link runs at gen %lld x%lld, below its maximum gen %lld x%lld%s"), lb,
 					 (long long)g->pcie_gen.v, (long long)g->pcie_width.v, (long long)g->pcie_gen_max.v,
-					 (long long)g->pcie_width_max.v, (!narrow && idle) ? " (idle power saving)" : ""),
-			    xstrdup(idle ? "the GPU is idle: the generation drops to save power" : "the GPU is busy"),
-			    xstrdup(narrow ? "reseat the card, use an x16 slot wired for x16, check the riser"
-					   : idle ? "" : "check the slot's generation in the BIOS and the riser"));
+					 (long long)g->pcie_width_max.v, (!narrow && idle) ? _(" (idle power saving)") : ""),
+			    xstrdup(idle ? _("the GPU is idle: the generation drops to save power") : _("the GPU is busy")),
+			    xstrdup(narrow ? _("reseat the card, use an x16 slot wired for x16, check the riser")
+					   : idle ? "" : _("check the slot's generation in the BIOS and the riser")));
 		}
 		if (HW_VALID(g->ecc_uncorrected) && g->ecc_uncorrected.v > 0) {
 			doctor_finding *f = doctor_add(rep, "ecc-error", DOC_FAIL, DG_HEALTH, g->index);

@@ -59,4 +59,15 @@ like "$(printf '%s' "$out" | jget '" ".join(g["id"] for g in d["rows"])')" \
 	"rtx-4090-48g" "the 48 GB RTX 4090 is a catalog row"
 run_gw cost --gpu rtx-4090-48g --currency CNY --region cn
 like "$out" "modified board: .*no NVIDIA or maker warranty" "cost prints the 48 GB card's caveat"
+
+# issue 34's English change lines under zh_CN: the remedies are translated (the JSON keeps English)
+if locale -a 2>/dev/null | grep -qi '^zh_CN.utf-\?8$'; then
+	out=$(LANG=zh_CN.UTF-8 "$GW" cards qwen2.5-32b --budget 8000CNY --used 2>/dev/null)
+	like "$out" "部分卸载到 CPU：[0-9]+/[0-9]+ 层放在 GPU 上（-ngl [0-9]+）" "zh_CN: the offload change line is Chinese"
+	unlike "$out" "partial CPU offload|lower-quality weights" "zh_CN: no English change line left"
+else
+	skip "zh_CN.UTF-8 locale not generated (locale-gen)"; skip "zh_CN.UTF-8 locale not generated (locale-gen)"
+fi
+run_gw cards qwen2.5-32b --budget 8000CNY --used --json
+like "$out" '"remedy": "partial CPU offload: ' "the JSON keeps the English remedy"
 done_testing
