@@ -834,7 +834,7 @@ int cmd_queue(int argc, char **argv)
 	} else if (!(conn = open_conn(socket_opt)))
 		return GW_EXIT_RUNTIME;
 	if (conn) {
-		/* the daemon answers in pages of at most 200 jobs; 'next' continues (docs/queue-protocol.md) */
+		/* the daemon answers in pages of at most 1,000 jobs; 'next' continues (docs/queue-protocol.md) */
 		json_t *cursor = NULL;
 		/* job id -> its index in rep's jobs: a job that ends between two
 		 * pages is listed again among the ended ones; it is shown once,
@@ -846,6 +846,8 @@ int cmd_queue(int argc, char **argv)
 				json_object_set_new(req, "all", json_true());
 			if (limit)
 				json_object_set_new(req, "limit", json_integer(limit));
+			/* the largest pages: a listing of 100,000 jobs is 100 round trips, not 500 */
+			json_object_set_new(req, "page", json_integer(PROTO_QUEUE_PAGE_MAX));
 			if (cursor)
 				json_object_set_new(req, "cursor", cursor);
 			cursor = NULL;
@@ -869,6 +871,11 @@ int cmd_queue(int argc, char **argv)
 			size_t k;
 			json_t *jb;
 			json_array_foreach(src, k, jb) {
+				/* without --all ids only grow from page to page: nothing to merge */
+				if (!all) {
+					json_array_append(all_jobs, jb);
+					continue;
+				}
 				char key[32];
 				snprintf(key, sizeof key, "%lld", (long long)json_integer_value(json_object_get(jb, "id")));
 				json_t *idx = json_object_get(at, key);
@@ -909,7 +916,14 @@ int cmd_queue(int argc, char **argv)
 	if (json_out) {
 		json_t *o = json_object();
 		json_object_set(o, "jobs", jobs);
-		json_print(o, stdout);
+		/* as json_print, into memory first: one write, not one per token */
+		char *t = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+		if (t) {
+			fputs(t, stdout);
+			fputc('\n', stdout);
+			free(t);
+		} else
+			json_print(o, stdout);
 		json_decref(o);
 	} else if (json_array_size(jobs) == 0)
 		puts(all ? _("no jobs") : _("no jobs waiting or running"));

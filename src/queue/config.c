@@ -1,6 +1,7 @@
 /*
  * queue/config: daemon.conf, "key = value" lines with their defaults.
  */
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,6 +219,45 @@ int qd_config_load(const char *path, bool must_exist, config *c, gw_error *err)
 				c->prio_caps[i].max = (int)ll;
 				if (i == c->n_prio_caps)
 					c->n_prio_caps++;
+			}
+		} else if (!strncmp(k, "user_log_limit[", strlen("user_log_limit[")) ||
+			   !strncmp(k, "log_retention[", strlen("log_retention["))) {
+			bool lim = k[0] == 'u';
+			const char *un = strchr(k, '[') + 1;
+			size_t ul = strcspn(un, "]");
+			char name[64];
+			if (un[ul] != ']' || un[ul + 1] || !ul || ul >= sizeof name) {
+				rc = gw_fail(err, GW_EFORMAT, "config '%s' line %d: expected %s[USER] = %s", path, lineno,
+					     lim ? "user_log_limit" : "log_retention", lim ? "SIZE" : "DURATION");
+				break;
+			}
+			memcpy(name, un, ul);
+			name[ul] = 0;
+			long long id;
+			struct passwd *pw = getpwnam(name);
+			if (!pw && parse_int(name, 0, 4294967294LL, &id)) {
+				rc = gw_fail(err, GW_EFORMAT, "config '%s' line %d: no user '%s'", path, lineno, name);
+				break;
+			}
+			uint32_t uid = pw ? (uint32_t)pw->pw_uid : (uint32_t)id;
+			size_t i = 0;
+			while (i < c->n_user_logs && c->user_logs[i].uid != uid)
+				i++;
+			ok = i < sizeof c->user_logs / sizeof *c->user_logs &&
+			     (lim ? (u = 0, !strcmp(v, "0") || parse_size(v, &u) == 0) : parse_duration_ms(v, &u) == 0);
+			if (ok) {
+				if (i == c->n_user_logs) {
+					memset(&c->user_logs[i], 0, sizeof c->user_logs[i]);
+					c->user_logs[i].uid = uid;
+					c->n_user_logs++;
+				}
+				if (lim) {
+					c->user_logs[i].has_limit = true;
+					c->user_logs[i].limit_bytes = u;
+				} else {
+					c->user_logs[i].has_retention = true;
+					c->user_logs[i].retention_ms = u;
+				}
 			}
 		} else if (!strcmp(k, "admin_group")) {
 			ok = strlen(v) < sizeof c->admin_group;

@@ -118,6 +118,13 @@ typedef struct config {
 		int max;
 	} prio_caps[32];         /* max_priority[PROJECT] lines */
 	size_t n_prio_caps;
+	/* user_log_limit[USER] and log_retention[USER] lines: one user's own log budget */
+	struct qd_user_logcfg {
+		uint32_t uid;
+		bool has_limit, has_retention;
+		uint64_t limit_bytes, retention_ms;
+	} user_logs[32];
+	size_t n_user_logs;
 } config;
 
 typedef struct qd {
@@ -205,6 +212,12 @@ void qd_expire_logs(qd *d);
  * ended jobs' logs are removed first until they fit.
  */
 uint64_t qd_user_logs(qd *d, uint32_t uid, bool prune);
+/* uid's log budget: user_log_limit[USER], else user_log_limit (0: none). */
+uint64_t qd_user_log_limit(const qd *d, uint32_t uid);
+/* An ended job's log bytes into the database (the user's count follows). */
+void qd_log_ended(qd *d, uint64_t id);
+/* At start-up: every kept log's bytes looked at once, the users' counts made from them. */
+void qd_logs_recount(qd *d);
 /*
  * Why a user's submission is refused for space, else NULL: over their
  * log budget with only running jobs' logs left, or the state disk below

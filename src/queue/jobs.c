@@ -568,29 +568,6 @@ void qd_readopt(qd *d)
 	qd_tx_commit(d);
 }
 
-void qd_expire_logs(qd *d)
-{
-	uint64_t now = wall_ms();
-	if (now < d->cfg.log_retention_ms)
-		return;
-	uint64_t *ids;
-	size_t n;
-	qd_tx(d);
-	if (store_expire_logs(d->st, now - d->cfg.log_retention_ms, &ids, &n, &d->err))
-		return;
-	for (size_t i = 0; i < n; i++) {
-		static const char *const ext[] = {"log", "jsonl", "status"};
-		for (int k = 0; k < 3; k++) {
-			char *p = qd_job_path(d, k ? d->run_dir : d->logs_dir, ids[i], ext[k]);
-			unlink(p);
-			free(p);
-		}
-	}
-	if (n)
-		qd_log(d, "removed the logs of %zu job%s ended more than the retention ago", n, n == 1 ? "" : "s");
-	free(ids);
-}
-
 /* The bytes one job's logs take on the state disk (its output and its monitor log). */
 static uint64_t job_log_bytes(qd *d, uint64_t id)
 {
@@ -617,42 +594,145 @@ static void remove_job_logs(qd *d, uint64_t id)
 	}
 }
 
+/* The bytes the logs of uid's running jobs take now (uid < 0: everyone's); *users gets their uids. */
+static uint64_t running_log_bytes(qd *d, int64_t uid, uint32_t *users, size_t *n_users)
+{
+	uint64_t b = 0;
+	for (size_t i = 0; i < d->n_jobs; i++) {
+		const job *j = &d->jobs[i]->j;
+		if (j->state != JOB_RUNNING || (uid >= 0 && j->spec.uid != (uint32_t)uid))
+			continue;
+		uint64_t x = job_log_bytes(d, j->id);
+		b += x;
+		if (users && x) {
+			size_t k = 0;
+			while (k < *n_users && users[k] != j->spec.uid)
+				k++;
+			if (k == *n_users && k < 64)
+				users[(*n_users)++] = j->spec.uid;
+		}
+	}
+	return b;
+}
+
+static uint64_t user_retention(const qd *d, uint32_t uid);
+
+/*
+ * Ended jobs' logs older than their user's retention (log_retention[USER],
+ * else log_retention) are removed, their rows marked and the user's count
+ * lowered in the same transaction.
+ */
+void qd_expire_logs(qd *d)
+{
+	uint64_t now = wall_ms();
+	store_log *l;
+	size_t n, removed = 0;
+	gw_error e;
+	if (store_kept_logs(d->st, -1, &l, &n, &e))
+		return;
+	qd_tx(d);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t keep = user_retention(d, l[i].uid);
+		if (!l[i].ended || now < keep || l[i].end_ms >= now - keep)
+			continue;
+		if (store_drop_log(d->st, l[i].id, &d->err)) {
+			qd_tx_fail(d);
+			break;
+		}
+		remove_job_logs(d, l[i].id);
+		removed++;
+	}
+	if (removed)
+		qd_log(d, "removed the logs of %zu job%s ended more than their user's retention ago", removed,
+		       removed == 1 ? "" : "s");
+	free(l);
+}
+
+uint64_t qd_user_log_limit(const qd *d, uint32_t uid)
+{
+	for (size_t i = 0; i < d->cfg.n_user_logs; i++)
+		if (d->cfg.user_logs[i].uid == uid && d->cfg.user_logs[i].has_limit)
+			return d->cfg.user_logs[i].limit_bytes;
+	return d->cfg.user_log_limit_bytes;
+}
+
+static uint64_t user_retention(const qd *d, uint32_t uid)
+{
+	for (size_t i = 0; i < d->cfg.n_user_logs; i++)
+		if (d->cfg.user_logs[i].uid == uid && d->cfg.user_logs[i].has_retention)
+			return d->cfg.user_logs[i].retention_ms;
+	return d->cfg.log_retention_ms;
+}
+
 uint64_t qd_user_logs(qd *d, uint32_t uid, bool prune)
 {
+	/* ended jobs' logs from the counter in the database, running jobs' from the disk */
+	uint64_t total = store_user_log_bytes(d->st, uid, NULL) + running_log_bytes(d, uid, NULL, NULL);
+	uint64_t limit = qd_user_log_limit(d, uid);
+	if (!prune || !limit || total <= limit)
+		return total;
 	store_log *l;
 	size_t n;
 	gw_error e;
 	if (store_kept_logs(d->st, uid, &l, &n, &e))
-		return 0;
-	uint64_t *b = xcalloc(n + 1, sizeof *b), total = 0;
-	for (size_t i = 0; i < n; i++)
-		total += b[i] = job_log_bytes(d, l[i].id);
-	uint64_t limit = d->cfg.user_log_limit_bytes;
+		return total;
 	size_t removed = 0;
-	if (prune && limit && total > limit) {
-		qd_tx(d);
-		for (size_t i = 0; i < n && total > limit && l[i].ended; i++) {
-			if (store_drop_log(d->st, l[i].id, &d->err)) {
-				qd_tx_fail(d);
-				break;
-			}
-			remove_job_logs(d, l[i].id);
-			total -= b[i];
-			removed++;
+	qd_tx(d);
+	for (size_t i = 0; i < n && total > limit && l[i].ended; i++) {
+		if (store_drop_log(d->st, l[i].id, &d->err)) {
+			qd_tx_fail(d);
+			break;
 		}
-		if (removed)
-			qd_log(d, "user %u is over user_log_limit: removed the logs of their %zu oldest ended job%s",
-			       (unsigned)uid, removed, removed == 1 ? "" : "s");
+		remove_job_logs(d, l[i].id);
+		total -= l[i].bytes <= total ? l[i].bytes : total;
+		removed++;
 	}
-	free(b);
+	if (removed)
+		qd_log(d, "user %u is over user_log_limit: removed the logs of their %zu oldest ended job%s",
+		       (unsigned)uid, removed, removed == 1 ? "" : "s");
 	free(l);
 	return total;
+}
+
+void qd_log_ended(qd *d, uint64_t id)
+{
+	qd_tx(d);
+	if (store_set_log_bytes(d->st, id, job_log_bytes(d, id), &d->err))
+		qd_tx_fail(d);
+}
+
+void qd_logs_recount(qd *d)
+{
+	store_log *l;
+	size_t n, fixed = 0;
+	gw_error e;
+	if (store_kept_logs(d->st, -1, &l, &n, &e))
+		return;
+	qd_tx(d);
+	for (size_t i = 0; i < n; i++) {
+		if (!l[i].ended)
+			continue;
+		uint64_t b = job_log_bytes(d, l[i].id);
+		if (b == l[i].bytes)
+			continue;
+		if (store_set_log_bytes(d->st, l[i].id, b, &d->err)) {
+			qd_tx_fail(d);
+			break;
+		}
+		fixed++;
+	}
+	if (store_logs_recount(d->st, &d->err))
+		qd_tx_fail(d);
+	if (fixed)
+		qd_log(d, "the logs of %zu ended job%s changed on disk while the daemon was away: counted again", fixed,
+		       fixed == 1 ? "" : "s");
+	free(l);
 }
 
 const char *qd_logs_refusal(qd *d, uint32_t uid, bool admin, char *why, size_t n)
 {
 	char a[32], b2[32], c3[32];
-	uint64_t limit = d->cfg.user_log_limit_bytes;
+	uint64_t limit = qd_user_log_limit(d, uid);
 	uint64_t mine = 0, now = now_ms();
 	size_t ci = 0;
 	while (ci < d->n_log_cache && d->log_cache[ci].uid != uid)
@@ -690,26 +770,12 @@ const char *qd_logs_refusal(qd *d, uint32_t uid, bool admin, char *why, size_t n
 	 * of all kept logs are refused; the others go on while half the reserve
 	 * is left (the database must always be able to commit).
 	 */
-	store_log *l;
-	size_t nl;
-	gw_error e;
-	uint64_t total = 0;
-	size_t users = 0;
-	if (store_kept_logs(d->st, -1, &l, &nl, &e) == 0) {
-		for (size_t i = 0; i < nl; i++)
-			total += job_log_bytes(d, l[i].id);
-		/* distinct users (the rows are not sorted by uid: count them apart) */
-		uint32_t *seen = xcalloc(nl + 1, sizeof *seen);
-		for (size_t i = 0; i < nl; i++) {
-			size_t k = 0;
-			while (k < users && seen[k] != l[i].uid)
-				k++;
-			if (k == users)
-				seen[users++] = l[i].uid;
-		}
-		free(seen);
-		free(l);
-	}
+	/* every user's kept logs: the counter in the database, and the running jobs' from the disk */
+	size_t users = 0, n_run = 0;
+	uint32_t run_users[64];
+	uint64_t total = store_user_log_bytes(d->st, -1, &users) + running_log_bytes(d, -1, run_users, &n_run);
+	for (size_t k = 0; k < n_run; k++)
+		users += store_user_log_bytes(d->st, run_users[k], NULL) == 0; /* not among the counted */
 	/* the logs are why only when removing them would bring the disk back above the reserve */
 	bool heavy = users && mine && mine * users >= total && total >= reserve - avail;
 	if (!heavy && avail >= reserve / 2)

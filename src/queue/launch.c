@@ -104,6 +104,7 @@ void qd_job_ended(qd *d, djob *x, int status, bool known)
 	d->dirty = true;
 	if (job_state_ended(j->state)) {
 		uint32_t uid = j->spec.uid;
+		qd_log_ended(d, j->id);
 		qd_drop_job(d, x);
 		/* the user's log budget: their oldest ended jobs' logs go first */
 		if (d->cfg.user_log_limit_bytes)

@@ -347,6 +347,9 @@ int queue_daemon_run(const queue_daemon_opts *o, gw_error *err)
 	qd_gpus_refresh(&d);
 	d.hw_at_ms = now_ms();
 	qd_usage_load(&d);
+	/* the users' log counts, corrected by one look at every kept log */
+	qd_logs_recount(&d);
+	qd_tx_commit(&d);
 
 	sigset_t mask;
 	sigemptyset(&mask);

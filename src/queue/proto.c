@@ -412,6 +412,9 @@ int proto_parse(const char *line, size_t len, proto_req *r, char *err, size_t n)
 		} else if (r->op == PROTO_QUEUE && strcmp(key, "limit") == 0) {
 			if (get_u64(v, key, 1000000, &r->limit, err, n))
 				goto out;
+		} else if (r->op == PROTO_QUEUE && strcmp(key, "page") == 0) {
+			if (get_u64(v, key, PROTO_QUEUE_PAGE_MAX, &r->page, err, n))
+				goto out;
 		} else if (r->op == PROTO_QUEUE && strcmp(key, "cursor") == 0) {
 			/* "a:ID" (active jobs after ID) or "e:ID:LEFT" (ended jobs before ID, LEFT more) */
 			const char *cs = json_string_value(v);

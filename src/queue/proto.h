@@ -20,6 +20,7 @@
 #define PROTO_MAX_IDS 1024
 #define PROTO_MAX_ARGS 4096             /* argv, env and run_args entries */
 #define PROTO_QUEUE_PAGE 200            /* jobs in one 'queue' reply; 'next' asks for more */
+#define PROTO_QUEUE_PAGE_MAX 1000       /* ... or up to this many when the request's 'page' asks */
 
 typedef enum {
 	PROTO_PING, PROTO_SUBMIT, PROTO_QUEUE, PROTO_SHOW, PROTO_LOGS, PROTO_CANCEL,
@@ -33,6 +34,7 @@ typedef struct proto_req {
 	size_t n_ids;
 	bool all;                 /* queue: ended jobs too */
 	uint64_t limit;           /* queue: at most this many ended jobs (0 = 1000) */
+	uint64_t page;            /* queue: jobs in a reply, at most PROTO_QUEUE_PAGE_MAX (0 = PROTO_QUEUE_PAGE) */
 	bool has_cursor, cursor_ended;  /* queue: where the previous page ended (its 'next') */
 	uint64_t cursor_id, cursor_left;
 	uint64_t offset;          /* logs: byte offset to read from */

@@ -66,7 +66,8 @@ static const char schema[] =
 	" pid_start INTEGER NOT NULL DEFAULT 0, exit_status INTEGER NOT NULL DEFAULT 0,"
 	" placement TEXT NOT NULL DEFAULT '', borrowed INTEGER NOT NULL DEFAULT 0,"
 	" reason TEXT, vram_peak INTEGER NOT NULL DEFAULT 0, logs_kept INTEGER NOT NULL DEFAULT 1,"
-	" stop_kind INTEGER NOT NULL DEFAULT 0, stop_deadline INTEGER NOT NULL DEFAULT 0);"
+	" stop_kind INTEGER NOT NULL DEFAULT 0, stop_deadline INTEGER NOT NULL DEFAULT 0,"
+	" log_bytes INTEGER NOT NULL DEFAULT 0);"
 	"CREATE INDEX IF NOT EXISTS jobs_active ON jobs(state) WHERE state < 3;"
 	"CREATE INDEX IF NOT EXISTS jobs_logs ON jobs(uid) WHERE logs_kept = 1;"
 	"CREATE TABLE IF NOT EXISTS projects ("
@@ -74,6 +75,21 @@ static const char schema[] =
 	" members TEXT NOT NULL DEFAULT '');"
 	"CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
 	"INSERT OR IGNORE INTO meta VALUES ('schema', '1');";
+
+/*
+ * Each user's kept log bytes (ended jobs' logs_kept rows' log_bytes), kept
+ * by a trigger in the transaction that changes a job's bytes or drops its
+ * logs, so the count is as durable as the rows and never re-read from the
+ * disk; the daemon corrects it at start-up with one scan (store_logs_recount).
+ */
+static const char schema_logs[] =
+	"CREATE TABLE IF NOT EXISTS user_logs (uid INTEGER PRIMARY KEY, bytes INTEGER NOT NULL DEFAULT 0);"
+	"CREATE TRIGGER IF NOT EXISTS jobs_log_bytes AFTER UPDATE OF log_bytes, logs_kept ON jobs"
+	" WHEN OLD.log_bytes * OLD.logs_kept != NEW.log_bytes * NEW.logs_kept BEGIN"
+	" INSERT OR IGNORE INTO user_logs (uid, bytes) VALUES (NEW.uid, 0);"
+	" UPDATE user_logs SET bytes = bytes - OLD.log_bytes * OLD.logs_kept + NEW.log_bytes * NEW.logs_kept"
+	" WHERE uid = NEW.uid;"
+	" END;";
 
 /* True for the codes SQLite gives a file that is not (or no longer) a database. */
 static bool damaged_code(int code)
@@ -149,6 +165,13 @@ int store_open(const char *path, store **out, gw_error *err)
 				 "ALTER TABLE jobs ADD COLUMN stop_deadline INTEGER NOT NULL DEFAULT 0;",
 				 NULL, NULL, NULL);
 	sqlite3_finalize(probe);
+	/* ... and of the per-user log bytes */
+	probe = NULL;
+	if (e == SQLITE_OK && sqlite3_prepare_v2(s->db, "SELECT log_bytes FROM jobs LIMIT 0", -1, &probe, NULL) != SQLITE_OK)
+		e = sqlite3_exec(s->db, "ALTER TABLE jobs ADD COLUMN log_bytes INTEGER NOT NULL DEFAULT 0;", NULL, NULL, NULL);
+	sqlite3_finalize(probe);
+	if (e == SQLITE_OK)
+		e = sqlite3_exec(s->db, schema_logs, NULL, NULL, NULL);
 	if (e != SQLITE_OK) {
 		if (damaged_code(sqlite3_extended_errcode(s->db)))
 			rc = gw_fail(err, GW_EFORMAT, "is damaged (%s)", sqlite3_errmsg(s->db));
@@ -458,8 +481,8 @@ int store_kept_logs(store *s, int64_t uid, store_log **out, size_t *n, gw_error 
 	*out = NULL;
 	*n = 0;
 	if (sqlite3_prepare_v2(s->db,
-			       uid < 0 ? "SELECT id, uid, state >= 3 FROM jobs WHERE logs_kept = 1 ORDER BY state >= 3 DESC, end_ms, id"
-				       : "SELECT id, uid, state >= 3 FROM jobs WHERE logs_kept = 1 AND uid = ? "
+			       uid < 0 ? "SELECT id, uid, state >= 3, log_bytes, end_ms FROM jobs WHERE logs_kept = 1 ORDER BY state >= 3 DESC, end_ms, id"
+				       : "SELECT id, uid, state >= 3, log_bytes, end_ms FROM jobs WHERE logs_kept = 1 AND uid = ? "
 					 "ORDER BY state >= 3 DESC, end_ms, id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return db_fail(s, err, "list kept logs");
@@ -470,7 +493,9 @@ int store_kept_logs(store *s, int64_t uid, store_log **out, size_t *n, gw_error 
 		*out = xgrow(*out, &cap, *n + 1, sizeof **out);
 		(*out)[(*n)++] = (store_log){.id = (uint64_t)sqlite3_column_int64(st, 0),
 					     .uid = (uint32_t)sqlite3_column_int64(st, 1),
-					     .ended = sqlite3_column_int(st, 2) != 0};
+					     .ended = sqlite3_column_int(st, 2) != 0,
+					     .bytes = (uint64_t)sqlite3_column_int64(st, 3),
+					     .end_ms = (uint64_t)sqlite3_column_int64(st, 4)};
 	}
 	sqlite3_finalize(st);
 	return 0;
@@ -485,6 +510,52 @@ int store_drop_log(store *s, uint64_t id, gw_error *err)
 	int rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : db_fail(s, err, "drop a log");
+}
+
+int store_set_log_bytes(store *s, uint64_t id, uint64_t bytes, gw_error *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "UPDATE jobs SET log_bytes = ? WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+		return db_fail(s, err, "count a job's log");
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)bytes);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)id);
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : db_fail(s, err, "count a job's log");
+}
+
+uint64_t store_user_log_bytes(store *s, int64_t uid, size_t *users)
+{
+	sqlite3_stmt *st;
+	uint64_t b = 0;
+	if (users)
+		*users = 0;
+	if (sqlite3_prepare_v2(s->db,
+			       uid < 0 ? "SELECT coalesce(sum(bytes), 0), count(*) FROM user_logs WHERE bytes > 0"
+				       : "SELECT coalesce(sum(bytes), 0), count(*) FROM user_logs WHERE bytes > 0 AND uid = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	if (uid >= 0)
+		sqlite3_bind_int64(st, 1, uid);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		sqlite3_int64 v = sqlite3_column_int64(st, 0);
+		b = v > 0 ? (uint64_t)v : 0;
+		if (users)
+			*users = (size_t)sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	return b;
+}
+
+int store_logs_recount(store *s, gw_error *err)
+{
+	if (sqlite3_exec(s->db,
+			 "DELETE FROM user_logs;"
+			 "INSERT INTO user_logs (uid, bytes) SELECT uid, sum(log_bytes) FROM jobs"
+			 " WHERE logs_kept = 1 AND state >= 3 GROUP BY uid;",
+			 NULL, NULL, NULL) != SQLITE_OK)
+		return db_fail(s, err, "count the users' logs");
+	return 0;
 }
 
 uint64_t store_count_jobs(store *s)

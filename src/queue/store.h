@@ -65,10 +65,18 @@ typedef struct store_log {
 	uint64_t id;
 	uint32_t uid;
 	bool ended;
+	uint64_t bytes;      /* its log_bytes: what its logs took when it ended (0 while it runs) */
+	uint64_t end_ms;
 } store_log;
 int store_kept_logs(store *s, int64_t uid, store_log **out, size_t *n, gw_error *err);
 /* Mark one job's logs removed. */
 int store_drop_log(store *s, uint64_t id, gw_error *err);
+/* An ended job's log bytes (user_logs follows, by trigger). */
+int store_set_log_bytes(store *s, uint64_t id, uint64_t bytes, gw_error *err);
+/* A user's kept log bytes from user_logs (uid < 0: everyone's); *users: users with any. */
+uint64_t store_user_log_bytes(store *s, int64_t uid, size_t *users);
+/* user_logs again from the jobs' log_bytes (after those were corrected). */
+int store_logs_recount(store *s, gw_error *err);
 
 int store_load_projects(store *s, store_project **out, size_t *n, gw_error *err);
 int store_set_project(store *s, const store_project *p, gw_error *err);

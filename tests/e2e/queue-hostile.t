@@ -164,6 +164,51 @@ set -- $ids
 ok "$([ ! -f "$ST/logs/$1.log" ] && [ -f "$ST/logs/${10}.log" ] && echo 0 || echo 1)" "... the oldest went first, the newest is kept"
 as_u "$U" submit --vram 1G -- true
 is "$rc" 0 "another user's submit is accepted"
+# the per-user byte counter in the database (user_logs) against the kept logs on disk
+logbytes() { # UID: "COUNTER DISK" for that user
+	python3 - "$ST" "$1" <<'PYEOF'
+import os, sqlite3, sys
+st, uid = sys.argv[1], int(sys.argv[2])
+db = sqlite3.connect("file:%s/state.db?mode=ro" % st, uri=True)
+row = db.execute("SELECT bytes FROM user_logs WHERE uid = ?", (uid,)).fetchone()
+disk = 0
+for (i,) in db.execute("SELECT id FROM jobs WHERE uid = ? AND logs_kept = 1 AND state >= 3", (uid,)):
+    for p in ("%s/logs/%d.log" % (st, i), "%s/run/%d.jsonl" % (st, i)):
+        if os.path.exists(p):
+            s = os.stat(p)
+            disk += max(s.st_blocks * 512, s.st_size)
+print(row[0] if row else 0, disk)
+PYEOF
+}
+nb=$(id -u nobody)
+set -- $(logbytes "$nb")
+diag "nobody's log bytes: counter $1, on disk $2"
+ok "$([ "$1" = "$2" ] && [ "$1" -ge 6000000 ] && echo 0 || echo 1)" "the database's count of nobody's log bytes ($1) is what the kept logs take on disk ($2)"
+q_stop
+# a log removed while the daemon is down: the start-up scan corrects the count;
+# user_log_limit[nobody] = 4M gives nobody a smaller budget than everyone's 8M
+set -- $ids
+rm -f "$ST/logs/${10}.log"
+printf 'context_reserve = 512M\nclient_timeout = 2s\nlog_limit = 4M\nuser_log_limit = 8M\nuser_log_limit[nobody] = 4M\nfree_space_reserve = 20M\n' > "$TMP/daemon.conf"
+q_start
+set -- $(logbytes "$nb")
+diag "after a log was removed with the daemon down: counter $1, on disk $2"
+is "$1" "$2" "the start-up scan corrects the count to the disk ($2 bytes)"
+like "$(cat "$TMP/daemon.log")" "the logs of 1 ended job changed on disk while the daemon was away" "... and the daemon's log says so"
+as_u nobody submit --vram 1G -- true
+python3 "$QTOOLS" drain "$SOCK" 30 >/dev/null 2>&1
+set -- $(logbytes "$nb")
+diag "nobody under user_log_limit[nobody] = 4M: counter $1, on disk $2"
+ok "$([ "$1" = "$2" ] && [ "$1" -le 4194304 ] && echo 0 || echo 1)" "user_log_limit[nobody] = 4M: nobody's oldest logs are pruned to their own budget ($1 bytes, counted as on disk)"
+q_stop
+# log_retention[nobody] = 1s: nobody's ended logs go at the next start; the other user's stay
+printf 'context_reserve = 512M\nclient_timeout = 2s\nlog_limit = 4M\nlog_retention[nobody] = 1s\nfree_space_reserve = 20M\n' > "$TMP/daemon.conf"
+sleep 1.1
+q_start
+for _i in $(seq 1 40); do [ "$(logbytes "$nb")" = "0 0" ] && break; sleep 0.1; done
+is "$(logbytes "$nb")" "0 0" "log_retention[nobody] = 1s: nobody's ended jobs' logs are removed, and their count is 0"
+ukept=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect("file:%s/state.db?mode=ro" % sys.argv[1], uri=True).execute("SELECT count(*) FROM jobs WHERE uid = ? AND logs_kept = 1", (int(sys.argv[2]),)).fetchone()[0])' "$ST" "$(id -u "$U")")
+is "$ukept" 1 "... the other user's log is kept (log_retention 30 days)"
 q_stop
 # without a budget, nobody's logs take the disk below the reserve
 printf 'context_reserve = 512M\nclient_timeout = 2s\nlog_limit = 4M\nuser_log_limit = 0\nfree_space_reserve = 20M\n' > "$TMP/daemon.conf"
