@@ -79,11 +79,12 @@ typedef struct explain_hit {
 	const char *diagnosis, *family, *lang, *message, *source, *resolution;
 	double score;       /* BM25 */
 	double confidence;  /* score over the example's own score: 0..1 */
+	double rank;        /* the diagnosis's vote: its best examples' score x confidence, summed */
 	bool accepted;      /* confident enough to name a diagnosis */
 } explain_hit;
 
 /* Minimum confidence for retrieval to name a diagnosis on its own. */
-#define EXPLAIN_RETRIEVE_MIN_CONFIDENCE 0.45
+#define EXPLAIN_RETRIEVE_MIN_CONFIDENCE 0.35
 /*
  * The best hit of each diagnosis, best first (at most max).  Only the last
  * EXPLAIN_RETRIEVE_TAIL bytes of text are read.  Returns how many; 0 when

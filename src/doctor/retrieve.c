@@ -32,6 +32,12 @@
 #define MIN_SCORE 5.0
 /* Without a shared GPU-world token (anchored()) a hit must be this close. */
 #define UNANCHORED_MIN_CONFIDENCE 0.8
+/* ... or the text's share it explains (query_coverage()) is at least this. */
+#define MIN_COVERAGE 0.4
+/* A token no corpus message has counts this share of the largest idf in the text's total. */
+#define UNKNOWN_TOKEN_SHARE 0.5
+/* Nearest-neighbour voting: a diagnosis's rank sums its best documents' ranks, this many. */
+#define VOTES 3
 
 typedef struct posting {
 	uint32_t doc;
@@ -511,17 +517,55 @@ typedef struct query {
 	uint32_t *terms; /* distinct known terms */
 	size_t n, cap;
 	uint8_t *seen;   /* per term */
+	uint64_t *unknown; /* hashes of the tokens no corpus message has (not weak ones) */
+	size_t n_unknown, cap_unknown;
 } query;
 
 static void query_tok(const char *tok, void *ctx)
 {
 	query *q = ctx;
 	long t = term_find(tok);
-	if (t < 0 || q->seen[t])
+	if (t < 0) {
+		if (!weak(tok)) {
+			q->unknown = xgrow(q->unknown, &q->cap_unknown, q->n_unknown + 1, sizeof *q->unknown);
+			q->unknown[q->n_unknown++] = hash(tok);
+		}
+		return;
+	}
+	if (q->seen[t])
 		return;
 	q->seen[t] = 1;
 	q->terms = xgrow(q->terms, &q->cap, q->n + 1, sizeof *q->terms);
 	q->terms[q->n++] = (uint32_t)t;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * What share of the text the best document explains: its score over the
+ * idf of the text's distinct known tokens plus, for each distinct token no
+ * corpus message has, half the largest idf (a token never seen is as rare
+ * as a token can be, and a message made of them is another world's).
+ */
+static double query_coverage(const query *q, double score)
+{
+	double known = 0;
+	for (size_t i = 0; i < q->n; i++)
+		known += ix.terms[q->terms[i]].idf;
+	size_t distinct = 0;
+	if (q->n_unknown) {
+		qsort(q->unknown, q->n_unknown, sizeof *q->unknown, cmp_u64);
+		distinct = 1;
+		for (size_t i = 1; i < q->n_unknown; i++)
+			distinct += q->unknown[i] != q->unknown[i - 1];
+	}
+	double idf_max = log(1 + ((double)ix.n_docs + 0.5) / 0.5);
+	double all = known + UNKNOWN_TOKEN_SHARE * idf_max * (double)distinct;
+	return all > 0 ? score / all : 0;
 }
 
 size_t explain_retrieve(const char *text, size_t len, const char *want_id, explain_hit *out, size_t max)
@@ -554,11 +598,20 @@ size_t explain_retrieve(const char *text, size_t len, const char *want_id, expla
 		}
 	}
 	/*
-	 * Rank by score times confidence: the raw score favours long examples
-	 * that share many tokens, the confidence short ones that the text
-	 * covers whole; their product wants both.  One hit per diagnosis.
+	 * Each document's rank is its score times its confidence: the raw
+	 * score favours long examples that share many tokens, the confidence
+	 * short ones that the text covers whole; their product wants both.  A
+	 * diagnosis is ranked by the sum of its VOTES best documents' ranks
+	 * (nearest-neighbour voting: three threads that agree outweigh one
+	 * long example that happens to share more words), and answered with
+	 * its best document.
 	 */
-	size_t n = 0;
+	typedef struct {
+		size_t doc;
+		double rank, conf;
+	} cand;
+	cand *c = xmalloc(ix.n_docs * sizeof *c);
+	size_t nc = 0;
 	for (size_t d = 0; d < ix.n_docs; d++) {
 		if (score[d] <= 0 || (want_id && strcmp(ix.docs[d].diagnosis, want_id)) ||
 		    (exclude && !strcmp(exclude, ix.docs[d].source)))
@@ -566,36 +619,89 @@ size_t explain_retrieve(const char *text, size_t len, const char *want_id, expla
 		double conf = ix.docs[d].self > 0 ? score[d] / ix.docs[d].self : 0;
 		if (conf > 1)
 			conf = 1;
-		double rank = score[d] * conf;
+		c[nc++] = (cand){d, score[d] * conf, conf};
+	}
+	/* per diagnosis: the best document and the sum of the VOTES best ranks */
+	typedef struct {
+		const char *diagnosis;
+		size_t best, n;
+		double top[VOTES];
+		double vote;
+	} group;
+	group *g = xcalloc(nc ? nc : 1, sizeof *g);
+	size_t ng = 0;
+	for (size_t i = 0; i < nc; i++) {
+		const char *dg = ix.docs[c[i].doc].diagnosis;
 		size_t k;
-		for (k = 0; k < n; k++)
-			if (!strcmp(out[k].diagnosis, ix.docs[d].diagnosis))
+		for (k = 0; k < ng; k++)
+			if (g[k].diagnosis == dg || !strcmp(g[k].diagnosis, dg))
 				break;
-		if (k < n && out[k].score * out[k].confidence >= rank)
-			continue;
-		if (k == n) {
-			if (n < max)
-				n++;
-			else if (out[n - 1].score * out[n - 1].confidence >= rank)
+		if (k == ng)
+			g[ng++] = (group){.diagnosis = dg, .best = i};
+		group *x = &g[k];
+		if (c[i].rank > c[x->best].rank)
+			x->best = i;
+		/* keep the VOTES largest ranks */
+		size_t slot = x->n < VOTES ? x->n++ : VOTES;
+		if (slot == VOTES) {
+			size_t lo = 0;
+			for (size_t v = 1; v < VOTES; v++)
+				if (x->top[v] < x->top[lo])
+					lo = v;
+			if (x->top[lo] >= c[i].rank)
 				continue;
-			k = n - 1;
+			slot = lo;
 		}
-		const doc *x = &ix.docs[d];
-		out[k] = (explain_hit){x->diagnosis, x->family, x->lang, x->message, x->source, x->resolution,
-				       score[d], conf,
-				       conf >= EXPLAIN_RETRIEVE_MIN_CONFIDENCE && score[d] >= MIN_SCORE &&
-					       (anchor[d] || conf >= UNANCHORED_MIN_CONFIDENCE)};
-		/* keep out[] sorted, best first */
-		while (k > 0 && out[k - 1].score * out[k - 1].confidence < rank) {
-			explain_hit tmp = out[k - 1];
-			out[k - 1] = out[k];
-			out[k] = tmp;
-			k--;
+		x->top[slot] = c[i].rank;
+	}
+	for (size_t k = 0; k < ng; k++) {
+		g[k].vote = 0;
+		for (size_t v = 0; v < g[k].n; v++)
+			g[k].vote += g[k].top[v];
+	}
+	/* the best max groups, best first; oanch[k]: out[k]'s example shares a GPU-world token */
+	size_t n = 0;
+	uint8_t *oanch = xcalloc(max, 1);
+	for (size_t k = 0; k < ng; k++) {
+		size_t at = n < max ? n++ : max;
+		if (at == max) {
+			if (out[max - 1].rank >= g[k].vote)
+				continue;
+			at = max - 1;
+		}
+		const cand *b = &c[g[k].best];
+		const doc *x = &ix.docs[b->doc];
+		out[at] = (explain_hit){x->diagnosis, x->family, x->lang, x->message, x->source, x->resolution,
+					score[b->doc], b->conf, g[k].vote, false};
+		oanch[at] = anchor[b->doc];
+		while (at > 0 && out[at - 1].rank < out[at].rank) {
+			explain_hit tmp = out[at - 1];
+			out[at - 1] = out[at];
+			out[at] = tmp;
+			uint8_t a = oanch[at - 1];
+			oanch[at - 1] = oanch[at];
+			oanch[at] = a;
+			at--;
 		}
 	}
+	/*
+	 * A hit names a diagnosis when its example is similar enough (the
+	 * example's share the text covers, or the text's share the example
+	 * explains), scores two rare tokens' worth, and shares a GPU-world
+	 * token (or is very close).
+	 */
+	for (size_t k = 0; k < n; k++)
+		out[k].accepted = out[k].score >= MIN_SCORE &&
+				  (oanch[k] || out[k].confidence >= UNANCHORED_MIN_CONFIDENCE) &&
+				  (out[k].confidence >= EXPLAIN_RETRIEVE_MIN_CONFIDENCE ||
+				   query_coverage(&q, out[k].score) >= MIN_COVERAGE);
+	free(oanch);
+	free(c);
+	free(g);
 	free(score);
 	free(anchor);
 	free(q.terms);
 	free(q.seen);
+	free(q.unknown);
 	return n;
 }

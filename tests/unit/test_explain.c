@@ -401,8 +401,13 @@ static void test_retrieval(void **state)
 	assert_true(k >= 1);
 	assert_string_equal(h[0].diagnosis, "vllm-gpu-memory-utilization");
 	assert_true(h[0].accepted && h[0].confidence > 0.5 && h[0].confidence <= 1.0);
-	for (size_t i = 1; i < k; i++)
-		assert_true(h[i - 1].score * h[i - 1].confidence >= h[i].score * h[i].confidence);
+	for (size_t i = 1; i < k; i++) {
+		/* best first by vote; a vote sums up to three examples' score x confidence, the best one's among them */
+		assert_true(h[i - 1].rank >= h[i].rank);
+		assert_true(h[i].rank >= h[i].score * h[i].confidence - 1e-9);
+		assert_true(h[i].rank <= 3 * h[0].rank + 1e-9);
+		assert_true(strcmp(h[i].diagnosis, h[i - 1].diagnosis) != 0);
+	}
 	/* a non-GPU error is not accepted */
 	q = "ModuleNotFoundError: No module named 'requests'";
 	k = explain_retrieve(q, strlen(q), NULL, h, 1);
