@@ -184,7 +184,7 @@ if [ -n "$zport" ] && [ -n "$eport" ] && command -v curl >/dev/null 2>&1; then
 	like "$h" '<h1>.* 的 GPU</h1>' "page: the heading in Chinese"
 	like "$h" '<p class=sub>gpuwise [^ ]+ &middot; 读取于 .* &middot; 每 5 秒刷新 &middot; <a href="/metrics">/metrics</a></p>' "page: the subtitle in Chinese, /metrics linked"
 	like "$h" '<h2>GPU</h2>' "page: the GPUs heading"
-	like "$h" '<th>GPU</th><th>名称</th><th>已用显存</th><th></th><th>利用率</th><th></th><th>温度</th>' "page: the GPU table's headers in Chinese"
+	like "$h" '<th>GPU</th><th>名称</th><th>已用显存</th><th></th><th>队列已预留</th><th></th><th>利用率</th><th></th><th>温度</th>' "page: the GPU table's headers in Chinese"
 	like "$h" '<h2>队列</h2>' "page: the queue heading in Chinese"
 	like "$h" '<th>ID</th><th>名称</th><th>用户</th><th>项目</th><th>状态</th><th>GPU</th><th>所在 GPU</th><th>每块 GPU 的显存</th><th>已等待</th><th>原因</th>' \
 		"page: the queue's headers in Chinese"
