@@ -450,6 +450,32 @@ static void print_text(const cards_ctx *c, const cards_opts *o, const cards_resu
 		printf(_("\n%swarning:%s %d of these prices are more than %d months old; check a current listing before "
 		       "buying (or update data/%s with --data-dir)\n"),
 		       c_yellow(f), c_reset(f), stale, PRICE_STALE_MONTHS, o->used ? "used-prices.tsv" : "new-prices.tsv");
+	if (o->used) {
+		/* like with like: the used prices listed are medians of each card's newest three months; say when a
+		 * card's window ends before another's begins (a used 3090 of July-September beside a 3090 Ti of May) */
+		long newest = -1;
+		for (size_t i = 0; i < res->n_rows; i++) {
+			const cards_row *r = &res->rows[i];
+			long m = r->price_estimated ? -1 : price_month_index(r->quote.date);
+			if (m > newest)
+				newest = m;
+		}
+		size_t nold = 0;
+		for (size_t i = 0; i < res->n_rows; i++) {
+			const cards_row *r = &res->rows[i];
+			long m = r->price_estimated ? -1 : price_month_index(r->quote.date);
+			if (m < 0 || newest - m < PRICE_USED_WINDOW_MONTHS)
+				continue;
+			if (!nold++)
+				printf(_("\nDifferent months: these cards' used prices end before the newest cards' window "
+					 "begins (the market may have moved since; compare with care):\n"));
+			if (nold <= 12)
+				printf(_("  %s: rows of %s to %s\n"), r->gpu->id, *r->quote.date_from ? r->quote.date_from : r->quote.date,
+				       r->quote.date);
+		}
+		if (nold > 12)
+			printf(_("  ... and %zu more\n"), nold - 12);
+	}
 	printf(_("\n%zu GPUs considered: %zu listed, %zu do not fit with %u cards, %zu over budget, %zu %s"),
 	       res->n_considered, res->n_rows, res->n_no_fit, o->max_gpus, res->n_over_budget, res->n_no_price,
 	       o->used ? _("without a used price") : _("not on sale new (try --used)"));

@@ -60,6 +60,15 @@ like "$(printf '%s' "$out" | jget '" ".join(g["id"] for g in d["rows"])')" \
 run_gw cost --gpu rtx-4090-48g --currency CNY --region cn
 like "$out" "modified board: .*no NVIDIA or maker warranty" "cost prints the 48 GB card's caveat"
 
+# used price windows compared like with like: a card whose rows end before the newest window begins is named
+run_gw cards llama-2-13b --used --json
+old=$(printf '%s' "$out" | jget '" ".join(r["gpu"] for r in d["rows"] if not r["price_estimated"] and r["price_date"] and max(int(x["price_date"][:4]) * 12 + int((x["price_date"] + "-01")[5:7]) for x in d["rows"] if not x["price_estimated"] and x["price_date"]) - (int(r["price_date"][:4]) * 12 + int((r["price_date"] + "-01")[5:7])) >= 3) or "none"')
+run_gw cards llama-2-13b --used
+for g in $(printf '%s' "$old" | tr ' ' '\n' | head -12); do
+	like "$out" "  $g: rows of " "different months: $g is named with its rows' months"
+done
+if [ "$old" = none ]; then unlike "$out" "Different months" "no window note when every window overlaps"; else like "$out" "Different months" "the window note is printed"; fi
+
 # issue 34's English change lines under zh_CN: the remedies are translated (the JSON keeps English)
 if locale -a 2>/dev/null | grep -qi '^zh_CN.utf-\?8$'; then
 	out=$(LANG=zh_CN.UTF-8 "$GW" cards qwen2.5-32b --budget 8000CNY --used 2>/dev/null)
