@@ -1288,6 +1288,41 @@ static void apply_retrieval(explain_match_t **mp, size_t *nmp, const char *text,
 			x->confidence = -1; /* the signature found it: the example only illustrates */
 		}
 	}
+	/*
+	 * Only a status code's catalog row answered (a generic "CUDA error:
+	 * operation not supported"): a confident corpus hit of another id that
+	 * outvotes the catalog's id is the more specific diagnosis, first.
+	 */
+	int top_priority = (*mp)[0].priority;
+	for (size_t k = 0; k < *nmp; k++) {
+		if (strcmp((*mp)[k].via, "catalog"))
+			return;
+		if ((*mp)[k].priority > top_priority)
+			top_priority = (*mp)[k].priority;
+	}
+	size_t nh = explain_retrieve(text, len, NULL, h, 4);
+	if (!nh || !h[0].accepted)
+		return;
+	for (size_t k = 0; k < *nmp; k++)
+		if (!strcmp((*mp)[k].id, h[0].diagnosis))
+			return;
+	for (size_t i = 1; i < nh; i++)
+		if (!strcmp(h[i].diagnosis, (*mp)[0].id) && h[i].rank > h[0].rank)
+			return;
+	const sig *s = sig_by_id(h[0].diagnosis);
+	if (!s)
+		return;
+	*mp = xrealloc(*mp, (*nmp + 1) * sizeof **mp);
+	memmove(*mp + 1, *mp, *nmp * sizeof **mp);
+	explain_match_t *x = &(*mp)[0];
+	memset(x, 0, sizeof *x);
+	x->id = xstrdup(s->id);
+	x->via = "retrieval";
+	x->priority = top_priority + 1;
+	retrieval_caps(x, text, len);
+	render_sig(x, s);
+	set_example(x, &h[0]);
+	(*nmp)++;
 }
 
 /* ---- fixes chosen by the message's facts (data/explain-fixes.tsv) -------- */
