@@ -21,7 +21,9 @@ How a row becomes a plan (the planner has no -d, so depth goes into --ctx):
   --gpu-layers / --n-cpu-moe / --flash-attn / --kv-type / --backend /
   --engine / --ram-bw as the row states them; --ram the host RAM the row
   states (256G when unstated)
-A plan with no speed counts as -100% (the planner gave no answer).  Rows
+A plan with no speed counts as -100% (the planner gave no answer), except a
+host-starved verdict on a row that measured a paging rate (decode <= 3 tok/s):
+that verdict is right, is counted apart and left out of the medians.  Rows
 whose GPU or model the catalog lacks are printed as skipped.
 
 Usage: validate_field.py GPUWISE [DIR] [--fit] [--json]
@@ -43,6 +45,9 @@ args = [a for a in sys.argv[1:] if not a.startswith("--")]
 GW = args[0] if args else "./gpuwise"
 DIR = args[1] if len(args) > 1 else os.path.dirname(os.path.abspath(__file__))
 FIT = "--fit" in sys.argv
+# a decode rate this low with the model in host RAM is the page cache reading the file from disk,
+# which the planner answers with its host-starved verdict instead of a speed
+PAGING_TOK_S = 3.0
 TARGET = {"decode": 0.10, "prefill": 0.20, "offload decode": 0.15, "category": 0.25}
 CATS = ("full-gpu", "offload", "moe-offload", "depth", "unified", "backend", "two-gpu", "laptop", "ollama")
 
@@ -129,7 +134,7 @@ def main():
                 jobs.append((i, kind, float(meas), plan_args(r, kind)))
     with cf.ThreadPoolExecutor(max_workers=4) as ex:
         outs = list(ex.map(lambda j: run_plan(j[3]), jobs))
-    res, lines, skipped = [], [], []
+    res, lines, skipped, starved_ok, starved_bad = [], [], [], [], []
     for (i, kind, meas, a), (d, why) in zip(jobs, outs):
         r = rs[i]
         what = f"{r['gpu']} {r['model']} {r['quant']} ngl={r['ngl'] or '-'} ncmoe={r['n_cpu_moe'] or '-'} " \
@@ -138,6 +143,14 @@ def main():
             skipped.append(f"skip     {r['split']:<8} {r['category']:<11} {what} ({why})")
             continue
         pred = (d.get("decode_tok_s") if kind == "decode" else d.get("prefill_tok_s")) or 0.0
+        if not pred and (d.get("host") or {}).get("starved"):
+            tg = float(r["tg_tok_s"] or 0)
+            if 0 < tg <= PAGING_TOK_S:
+                # the plan says the host pages the model and the row measured a paging rate:
+                # the verdict is right and there is no speed to compare
+                starved_ok.append(f"starved  {r['split']:<8} {r['category']:<11} {what} (measured decode {tg:.1f} tok/s)")
+                continue
+            starved_bad.append(f"STARVED? {r['split']:<8} {r['category']:<11} {what} (measured decode {tg:.1f} tok/s)")
         e = pred / meas - 1
         off = offload(r, d)
         res.append({"split": r["split"], "cat": r["category"], "kind": kind, "err": e, "off": off,
@@ -145,7 +158,10 @@ def main():
         lines.append(f"{kind:<8} {r['split']:<8} {r['category']:<11} {what:<72} {pred:>9.1f} {meas:>9.1f} "
                      f"{e * 100:+7.1f}%{'  offload' if off else ''}")
     print(f"{'kind':<8} {'split':<8} {'category':<11} {'row':<72} {'predicted':>9} {'measured':>9} {'error':>8}")
-    print("\n".join(lines + sorted(set(skipped))))
+    print("\n".join(lines + sorted(set(skipped)) + sorted(set(starved_ok)) + sorted(set(starved_bad))))
+    print(f"# host-starved verdicts: {len(set(starved_ok))} agree with a measured paging rate (decode <= "
+          f"{PAGING_TOK_S:g} tok/s; left out of the medians), {len(set(starved_bad))} contradict a healthy "
+          f"measured rate (counted as -100%)")
     nsrc = len({r["source"] for r in rs})
     nheld = len({r["source"] for r in rs if r["split"] == "held-out"})
     print(f"# speed-field.tsv: {len(rs)} rows from {nsrc} sources ({nheld} sources held out, "
