@@ -6,6 +6,7 @@
  * output), each by its own function over struct plan_cli, so further
  * groups (training, images) slot in beside them.
  */
+#include <ctype.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -1581,6 +1582,22 @@ static int plan_main(plan_cli *c, int argc, char **argv)
 	}
 	if ((rc = workload_check(&c->wl, "plan")))
 		return rc;
+	/* the reader's currency for the advice's prices, as `cards` takes it:
+	 * GPUWISE_CURRENCY, GPUWISE_REGION's, CNY under zh_CN (text only, as
+	 * `cards`: --json keeps USD), else USD */
+	{
+		static char cur[4];
+		const char *e = getenv("GPUWISE_CURRENCY"), *reg = getenv("GPUWISE_REGION");
+		if (e && strlen(e) == 3) {
+			for (int k = 0; k < 3; k++)
+				cur[k] = (char)toupper((unsigned char)e[k]);
+			c->rq.currency = cur;
+		} else if (reg && *reg && money_region_currency(reg)) {
+			c->rq.currency = money_region_currency(reg);
+		} else if (!c->json && gw_i18n_zh()) {
+			c->rq.currency = "CNY";
+		}
+	}
 	bool numbers = c->nums.layers || c->nums.hidden || c->nums.params;
 	if (!c->model && !numbers)
 		return usage_error("plan", "name a model (a catalog name, a GGUF/safetensors file, a config.json) "

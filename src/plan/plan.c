@@ -4,6 +4,7 @@
  */
 #include "plan/engine.h"
 #include "plan/prices.h"
+#include "kb/lifecycle.h"
 
 #include <math.h>
 #include <ctype.h>
@@ -756,13 +757,20 @@ static void advise(const plan_request *rq, plan_result *res)
 	/*
 	 * 5. a larger card: the cheapest catalog GPU, with more memory than
 	 * the largest one asked about, on which it fits; priced from the dated
-	 * tables (new when on sale, else used), never at a launch price.
+	 * tables (new when on sale, else used) in the reader's currency
+	 * (rq->currency; USD rows converted at the dated rate when it has
+	 * none), never at a launch price.  For a laptop GPU (which cannot be
+	 * swapped) a card for a desktop or an eGPU enclosure, or renting it:
+	 * never a server card (passively cooled, no display outputs, or a
+	 * module: data/install.tsv); for a desktop a server card carries the
+	 * caveats `cards` prints for it.
 	 */
 	if (res->verdict != PLAN_FITS) {
 		size_t n = kb_gpu_count(), k = 0;
 		priced_card *cards = xcalloc(n ? n : 1, sizeof *cards);
 		uint64_t need = res->model_bytes > res->embd_bytes ? res->model_bytes - res->embd_bytes : 0;
 		uint64_t have = 0;
+		bool laptop = false;
 		for (size_t i = 0; i < rq->n_gpus; i++) {
 			/* the driver reports a little less than the nominal size: take the larger */
 			uint64_t v = rq->gpus[i].vram_bytes;
@@ -770,7 +778,11 @@ static void advise(const plan_request *rq, plan_result *res)
 				v = rq->gpus[i].spec->vram_bytes;
 			if (v > have)
 				have = v;
+			if ((rq->gpus[i].spec && rq->gpus[i].spec->laptop) ||
+			    strstr(rq->gpus[i].name, "Laptop"))
+				laptop = true;
 		}
+		const char *cur = rq->currency && money_currency_ok(rq->currency) ? rq->currency : "USD";
 		time_t now = time(NULL);
 		struct tm tmv;
 		gmtime_r(&now, &tmv);
@@ -781,11 +793,14 @@ static void advise(const plan_request *rq, plan_result *res)
 			if (!s || s->vram_bytes <= need || s->vram_bytes <= have || s->laptop ||
 			    s->unified_memory != mac || strstr(s->name, "SXM"))
 				continue; /* a Mac for a Mac; no laptop or server module as a card to plug in */
+			const kb_install *in = kb_install_for(s);
+			if (laptop && in && (in->passive || !in->display || in->form != KB_FORM_PCIE))
+				continue; /* a server card is no upgrade for a laptop's owner */
 			priced_card *c = &cards[k];
 			c->g = s;
-			if (price_quote_get(s, false, false, tmv.tm_year + 1900, &c->q, NULL) || !c->q.known) {
+			if (price_quote_in(s, false, false, tmv.tm_year + 1900, cur, &c->q, NULL) || !c->q.known) {
 				c->used = true;
-				if (price_quote_get(s, true, false, tmv.tm_year + 1900, &c->q, NULL) || !c->q.known)
+				if (price_quote_in(s, true, false, tmv.tm_year + 1900, cur, &c->q, NULL) || !c->q.known)
 					continue;
 			}
 			k++;
@@ -798,10 +813,33 @@ static void advise(const plan_request *rq, plan_result *res)
 			t.n_gpus = 1;
 			plan_gpu_from_spec(&t.gpus[0], cards[i].g);
 			if (plan_one(&t, r, &e) == 0 && r->verdict == PLAN_FITS) {
-				char v[32];
-				fmt_gib(v, sizeof v, cards[i].g->vram_bytes);
-				add_advice(res, &t, r, "a larger card: %s (%s, %s; about $%.0f %s, %s)", cards[i].g->id,
-					   cards[i].g->name, v, cards[i].q.amount, cards[i].used ? _("used") : _("new"), cards[i].q.date);
+				const gpu_spec *g = cards[i].g;
+				const kb_install *in = kb_install_for(g);
+				char v[32], price[48];
+				fmt_gib(v, sizeof v, g->vram_bytes);
+				if (!strcmp(cards[i].q.currency, "USD"))
+					snprintf(price, sizeof price, "$%.0f", cards[i].q.amount);
+				else
+					snprintf(price, sizeof price, "%.0f %s%s", cards[i].q.amount, cards[i].q.currency,
+						 cards[i].q.converted ? "*" : "");
+				const char *used = cards[i].used ? _("used") : _("new");
+				if (laptop)
+					add_advice(res, &t, r,
+						   "a larger card in a desktop or an eGPU enclosure (a laptop's own GPU "
+						   "cannot be changed; Thunderbolt 3/4 or USB4, a power supply for its "
+						   "%d W), or rent one: %s (%s, %s; about %s %s, %s)",
+						   g->tdp_w, g->id, g->name, v, price, used, cards[i].q.date);
+				else if (in && (in->passive || !in->display))
+					add_advice(res, &t, r,
+						   "a larger card: %s (%s, %s; about %s %s, %s), a server card: %s%s "
+						   "(gpuwise cards lists what it needs)",
+						   g->id, g->name, v, price, used, cards[i].q.date,
+						   in->passive ? _("passively cooled, needs a blower fan and shroud in a desktop")
+							       : _("actively cooled"),
+						   in->display ? "" : _("; no display outputs"));
+				else
+					add_advice(res, &t, r, "a larger card: %s (%s, %s; about %s %s, %s)", g->id, g->name,
+						   v, price, used, cards[i].q.date);
 				break;
 			}
 		}

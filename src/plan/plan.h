@@ -99,6 +99,7 @@ typedef struct plan_request {
 	/* engine version profile ("b2824" for llama.cpp); NULL: the newest one
 	 * the oracle test checks (plan_engine_spec_parse reads "llama.cpp@b2824") */
 	const char *engine_build;
+	const char *currency;   /* the reader's currency for prices in the advice (ISO 4217); NULL: USD */
 	plan_gpu gpus[PLAN_MAX_GPUS];
 	size_t n_gpus;
 	int gpu_layers;         /* -1: as many as fit (the planner's search) */
