@@ -552,7 +552,18 @@ static void advise(const plan_request *rq, plan_result *res)
 	}
 	if (at == nl && gguf)
 		at = 0; /* unknown or unusual recipe: try the whole ladder below f16 */
-	for (size_t i = at + 1; i < nl; i++) {
+	/* a plan that fits needs no lower quality: the best weights that
+	 * still fit the GPU instead, when there are better ones */
+	for (size_t i = 0; res->verdict == PLAN_FITS && at < nl && i < at; i++) {
+		t = *rq;
+		t.skip_advice = true;
+		t.quant = ladder[i];
+		if (plan_one(&t, r, &e) == 0 && r->verdict == PLAN_FITS) {
+			add_advice(res, &t, r, "room for better weights: --quant %s fits too (higher quality; more bytes read per token)", ladder[i]);
+			break;
+		}
+	}
+	for (size_t i = at + 1; res->verdict != PLAN_FITS && i < nl; i++) {
 		t = *rq;
 		t.skip_advice = true;
 		t.quant = ladder[i];
@@ -691,17 +702,8 @@ static void advise(const plan_request *rq, plan_result *res)
 					   "(-ngl; its automatic fit, -fit, is on by default)");
 		mark_placement(res, k);
 	} else if (res->verdict == PLAN_OFFLOAD && gguf) {
-		char need[32];
-		fmt_gib(need, sizeof need, res->host_bytes);
-		size_t k = res->n_advice;
-		if (res->n_cpu_moe && res->gpu_layers == res->total_layers)
-			add_advice(res, NULL, res, "offload: --n-cpu-moe %u keeps the experts of %u layers in host RAM (%s)",
-				   res->n_cpu_moe, res->n_cpu_moe, need);
-		else
-			add_advice(res, NULL, res, "offload: %s %u keeps %u layers in host RAM (%s)",
-				   plan_engine_ops_of(rq->engine)->knob_gpu_layers, res->gpu_layers,
-				   res->total_layers - res->gpu_layers, need);
-		mark_placement(res, k);
+		/* the plan's own split (-ngl N, --n-cpu-moe N) is the verdict,
+		 * not a change: never offered as one (issue 34) */
 	} else if (res->verdict == PLAN_NOFIT && !gguf && rq->n_gpus > 0) {
 		t = *rq;
 		t.skip_advice = true;

@@ -47,4 +47,19 @@ else
 	skip "no zh_CN.UTF-8 locale"
 fi
 
+# a plan that fits comfortably: no lower quantization; better weights if they fit
+for g in rtx-4090 4060-laptop; do
+	run_gw plan qwen2.5-7b --gpu $g --json
+	is "$(printf '%s' "$out" | jget 'd["verdict"]')" "fits" "qwen2.5-7b on $g: fits"
+	is "$(printf '%s' "$out" | jget 'any("lower quantization" in a["action"] for a in d["advice"])')" "False" "qwen2.5-7b on $g: no lower quantization offered"
+	is "$(printf '%s' "$out" | jget 'all(a["verdict"] == "fits" and a["set"].get("quant", "q4_k_m") != "q4_k_m" for a in d["advice"] if "quant" in a["set"])')" \
+		"True" "qwen2.5-7b on $g: any other weights offered fit and differ from the plan's"
+done
+# a change equal to the plan is never offered: not the plan's own -ngl
+run_gw plan qwen2.5-14b --gpu 4060-laptop --ram 16G --json
+ngl=$(printf '%s' "$out" | jget 'd["gpu_layers"]')
+is "$(printf '%s' "$out" | jget 'd["verdict"]')" "offload" "qwen2.5-14b on a 4060 Laptop + 16G: offload (-ngl $ngl)"
+is "$(printf '%s' "$out" | jget "any(a['set'].get('gpu_layers') == $ngl and len(a['set']) == 1 for a in d['advice'])")" "False" "no advice is the plan's own -ngl $ngl"
+unlike "$(printf '%s' "$out" | jget '" | ".join(a["action"] for a in d["advice"])')" "-ngl $ngl keeps" "no advice restates -ngl $ngl"
+
 done_testing
