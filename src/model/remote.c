@@ -36,7 +36,12 @@ int model_remote_resolve(const char *name, model_desc *m, char **note, gw_error 
 	if (!hub_parse(name, &hn))
 		return 1;
 	int rc = hub_load(name, &o, m, &res, err);
-	if (rc == GW_EUNREACH && !opts.file && (res.offline || kb_model_find(name))) {
+	/* offline or out of reach, or the Hub or registry has no such name (a
+	 * 404, or a proxy that answers one) while the catalog knows it: the
+	 * catalog answers, with why the network did not */
+	bool unreach = rc == GW_EUNREACH && (res.offline || kb_model_find(name));
+	bool gone = rc == GW_EGONE && kb_model_find(name);
+	if ((unreach || gone) && !opts.file) {
 		*note = xstrdup(gw_error_text(err));
 		return 1;
 	}

@@ -147,6 +147,14 @@ run_gw plan acme/Big-GGUF --file Nope.gguf --vram 24G
 one_line "$rc" 5 "no file 'Nope.gguf' in 'acme/Big-GGUF'" "no such file"
 run_gw plan nope:1b --vram 24G
 one_line "$rc" 5 "Ollama's registry has no 'library/nope'" "no such Ollama model (404)"
+# a name the registry or the Hub does not have (or a proxy answers 404 for) that the catalog knows:
+# the catalog answers and says why the network did not
+run_gw plan mixtral:8x22b --vram 200G
+is "$rc" 0 "a catalog name the registry answers 404 for: the catalog answers (exit 0)"
+like "$out" "from the catalog: Ollama's registry has no 'library/mixtral'" "  ... and says the registry had none"
+run_gw plan mistralai/Mixtral-8x22B-v0.1 --vram 200G
+is "$rc" 0 "a catalog name the Hub has no repository for: the catalog answers (exit 0)"
+like "$out" "from the catalog: no repository 'mistralai/Mixtral-8x22B-v0.1'" "  ... and says the Hub had none"
 run_gw plan slow/Big-GGUF:F16 --vram 24G
 one_line "$rc" 7 "cannot read 'slow/Big-GGUF/Big-F16.gguf': timed out after 2 s" "timeout"
 run_gw plan trunc/Big-GGUF:F16 --vram 24G
