@@ -37,7 +37,7 @@ enum {
 	/* inference run */
 	OPT_CTX = 1200, OPT_BATCH, OPT_PARALLEL, OPT_KV_TYPE, OPT_FLASH_ATTN, OPT_ENGINE,
 	OPT_GPU_LAYERS, OPT_GPU_UTIL, OPT_N_CPU_MOE, OPT_PER_USER_TPS, OPT_BACKEND, OPT_KV_UNIFIED,
-	OPT_NO_KV_UNIFIED, OPT_NO_OP_OFFLOAD, OPT_NO_MMAP,
+	OPT_NO_KV_UNIFIED, OPT_NO_OP_OFFLOAD, OPT_NO_MMAP, OPT_SPLIT_MODE,
 	/* output */
 	OPT_JSON = 1300, OPT_HELP,
 };
@@ -78,6 +78,7 @@ static const struct option long_opts[] = {
 	{"gpu-layers", required_argument, NULL, OPT_GPU_LAYERS},
 	{"gpu-util", required_argument, NULL, OPT_GPU_UTIL},
 	{"n-cpu-moe", required_argument, NULL, OPT_N_CPU_MOE},
+	{"split-mode", required_argument, NULL, OPT_SPLIT_MODE},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
@@ -230,6 +231,10 @@ static void usage(FILE *f)
 		"  --gpu-layers N     fix the layers on the GPUs (llama.cpp -ngl) instead of searching\n"
 		"  --gpu-util F       vllm gpu_memory_utilization (default 0.9)\n"
 		"  --n-cpu-moe N      MoE: keep the experts of the first N layers in host RAM\n"
+		"  --split-mode M, -sm M  llama.cpp with several GPUs: layer (default: whole\n"
+		"                     layers per GPU, one GPU at a time) or row (every weight\n"
+		"                     matrix split by rows over the GPUs, KV cache on GPU 0,\n"
+		"                     a sync over PCIe at every matrix product)\n"
 		"  --no-op-offload    llama.cpp -nopo: ops of weights in host RAM stay on the CPU\n"
 		"                     (else GPU 0 runs the large-batch ones, copying the weight;\n"
 		"                     llama.cpp RPC devices never take them)\n"
@@ -468,6 +473,14 @@ static int opt_run(plan_cli *c, int opt, const char *arg)
 			return 2;
 		c->rq.gpu_layers = (int)v;
 		return 1;
+	case OPT_SPLIT_MODE:
+		if (!strcmp(arg, "row"))
+			c->rq.split_row = true;
+		else if (!strcmp(arg, "layer"))
+			c->rq.split_row = false;
+		else
+			return usage_error("plan", "unknown --split-mode '%s' (layer, row)", arg);
+		return 1;
 	case OPT_N_CPU_MOE:
 		return parse_u32("--n-cpu-moe", arg, 0, 100000, &c->rq.n_cpu_moe) ? 2 : 1;
 	case OPT_GPU_UTIL:
@@ -522,12 +535,14 @@ static int parse_opts(plan_cli *c, int argc, char **argv, const struct option *o
 	optind = 1;
 	/* llama.cpp's spelling -ub N is --ubatch: getopt would read
 	 * it as -u -b */
-	static char ubatch[] = "--ubatch";
+	static char ubatch[] = "--ubatch", split_mode[] = "--split-mode";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
 			break;
 		if (!strcmp(argv[i], "-ub"))
 			argv[i] = ubatch;
+		else if (!strcmp(argv[i], "-sm"))
+			argv[i] = split_mode;
 	}
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (opt == 'h') {

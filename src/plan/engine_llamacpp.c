@@ -80,6 +80,61 @@ static bool split_compute(const work *wk, const int *dev, uint32_t start, uint64
 }
 
 /*
+ * -sm row (llama.cpp LLAMA_SPLIT_MODE_ROW): every offloaded layer is
+ * assigned to the main GPU (device 0), but its weight matrices live in
+ * ggml-cuda's split buffer type, which cuts each matrix by rows over the
+ * GPUs in proportion to the tensor split (by default each GPU's free
+ * memory, as for the layer split) [ggml/src/ggml-cuda/ggml-cuda.cu:
+ * ggml_backend_cuda_split_buffer_type, get_row_split].  The KV cache, the
+ * output layer and the compute graph stay on the main GPU; the others keep
+ * their row slices plus a scratch for the activations each product sends
+ * them (src1 in, their dst rows out: 4 bytes x ubatch x (hidden + ffn)).
+ */
+static bool place_row(const work *wk, uint32_t ngl, const uint64_t *avail, const uint64_t *ovh, double sum,
+		      plan_result *r)
+{
+	size_t nd = wk->rq->n_gpus;
+	uint32_t start = wk->total - ngl;
+	double share[PLAN_MAX_GPUS];
+	uint64_t split = 0, main_only = 0, kv = 0;
+	for (uint32_t il = start; il < wk->total; il++) {
+		if (il == wk->n)
+			main_only += item_bytes(wk, il);
+		else
+			split += item_bytes(wk, il);
+		kv += item_kv(wk, il);
+	}
+	uint64_t given = 0;
+	for (size_t d = 0; d < nd; d++) {
+		share[d] = sum > 0 ? (double)avail[d] / sum : 1.0 / (double)nd;
+		plan_device *pd = &r->devices[d];
+		pd->layers = ngl;
+		pd->first_layer = start;
+		pd->weights_bytes = d + 1 < nd ? (uint64_t)((double)split * share[d]) : split - given;
+		given += pd->weights_bytes;
+	}
+	bool ok = true;
+	for (size_t d = 0; d < nd; d++) {
+		plan_device *pd = &r->devices[d];
+		if (d == 0) {
+			pd->weights_bytes += main_only;
+			pd->kv_cache_bytes = kv;
+			pd->has_output = main_only > 0;
+			pd->compute_bytes = compute_bytes(wk, false) +
+					    (ngl < wk->total || wk->ncm ? wk->largest_tensor : 0);
+		} else {
+			pd->compute_bytes = 4ULL * wk->batch * ((uint64_t)wk->m->hidden + wk->m->ffn);
+		}
+		pd->overhead_bytes = ovh[d];
+		pd->total_bytes = pd->weights_bytes + pd->kv_cache_bytes + pd->compute_bytes + pd->overhead_bytes;
+		if (pd->total_bytes + wk->margin > pd->usable_bytes)
+			ok = false;
+	}
+	r->split_row = true;
+	return ok;
+}
+
+/*
  * Assign the last ngl layers to the GPUs.  split: llama.cpp's default
  * tensor split, proportional to each GPU's free memory
  * (src/llama-model.cpp: layer il goes to the first device whose
@@ -97,6 +152,7 @@ static bool place(const work *wk, uint32_t ngl, bool split, plan_result *r)
 	double share[PLAN_MAX_GPUS], sum = 0;
 
 	memset(r->devices, 0, sizeof r->devices);
+	r->split_row = false;
 	r->n_devices = nd;
 	r->host_split_compute_bytes = 0;
 	for (size_t d = 0; d < nd; d++) {
@@ -110,6 +166,8 @@ static bool place(const work *wk, uint32_t ngl, bool split, plan_result *r)
 	}
 	if (ngl == 0)
 		return true;
+	if (rq->split_row && nd > 1)
+		return place_row(wk, ngl, avail, ovh, sum, r);
 	/* which device holds each layer */
 	int *dev = xcalloc(wk->total, sizeof *dev);
 	if (split) {

@@ -104,6 +104,9 @@ typedef struct plan_request {
 	size_t n_gpus;
 	int gpu_layers;         /* -1: as many as fit (the planner's search) */
 	uint32_t n_cpu_moe;     /* llama.cpp --n-cpu-moe: experts of the first N layers in RAM */
+	/* llama.cpp -sm row: each layer's weight matrices split by rows over the
+	 * GPUs (shares as the layer split's), KV cache and the rest on GPU 0 */
+	bool split_row;
 	uint64_t ram_bytes;     /* host RAM available; 0 unknown */
 	/* of ram_bytes, what the system keeps for itself when ram_bytes is the
 	 * installed RAM (--ram): the host part must fit beside it, else the
@@ -184,6 +187,7 @@ typedef struct plan_result {
 	char speed_build[16];    /* build column of that row ("latest", "b2824"); "" built-in constants */
 	uint32_t gpu_layers, total_layers;
 	uint32_t n_cpu_moe;      /* MoE layers whose experts stay in host RAM */
+	bool split_row;          /* -sm row planned (several GPUs): every device holds a row slice of every layer */
 	/* n_cpu_moe chosen as llama.cpp's automatic fit chooses it (experts to
 	 * host RAM first, plan.c fit_moe), not asked; fit_layer_split_tok_s: the
 	 * decode of whole layers in host RAM instead (0 unknown) */

@@ -636,6 +636,8 @@ static void speed_closed(const work *wk, plan_result *r, double lat_ms, double f
 	size_t used = 0;
 	double gpu_bytes = 0;
 
+	if (r->split_row)
+		return; /* -sm row is modelled for today's llama.cpp only (speed_row) */
 	if (ops->tensor_parallel) {
 		/* tensor parallel: every GPU reads its share at once */
 		if (rq->n_gpus == 0 || r->verdict == PLAN_NOFIT)
@@ -740,6 +742,100 @@ static bool gpu_row(const work *wk, plan_backend be, size_t d, plan_speed_row *r
 	return plan_speed_row_find("latest", be, family_of(g->spec, g->unified_memory, fam, sizeof fam), row) == 0;
 }
 
+/*
+ * -sm row (r->split_row, engine_llamacpp.c place_row): each weight matrix
+ * is cut by rows over the GPUs, so every product runs on all of them at
+ * once and decode reads each GPU's slice in parallel (the slowest device
+ * sets the pace); the KV cache, attention and the rest run on the main
+ * GPU.  The price, paid on every matrix product of every token: ggml-cuda
+ * copies the product's input to each other GPU, waits on an event for each
+ * and gathers their rows of the result back to the main GPU
+ * [ggml/src/ggml-cuda/ggml-cuda.cu ggml_cuda_op_mul_mat; 4 bytes an
+ * element over the GPUs' PCIe link].  ROW_SYNC_US is that wait per product
+ * and per extra GPU [assumption: a launch, an event and a peer copy each
+ * way, ~15 us; order checked on one public A/B, 8x A100 GLM-5.2 UD-Q4_K_M:
+ * -sm layer 23.4 tok/s, -sm row 7.1 tok/s decode, github.com/
+ * anthony-chaudhary/fak issue 3075, 2026-07: ~100 ms a token of extra
+ * waits].  Prefill pays the copies per token (the whole ubatch's rows), so
+ * it loses to the layer split on PCIe cards as the batch grows.
+ */
+#define ROW_SYNC_US 15.0
+#define ROW_MM_PER_LAYER 7.0 /* q k v o, gate up down */
+
+static void speed_row(const work *wk, plan_result *r, plan_backend be)
+{
+	const plan_request *rq = wk->rq;
+	const char *k = plan_speed_kernel(wk->w.quant);
+	const model_desc *m = wk->m;
+	double params = m->params_active > 0 ? m->params_active : wk->w.params;
+	double host_bw = rq->ram_bw_gbs > 0 ? rq->ram_bw_gbs : HOST_BW_DEFAULT_GBS;
+	size_t nd = r->n_devices;
+	uint32_t start = wk->total - r->gpu_layers, n_moe = 0, nl = 0;
+	plan_speed_row row0, row, cpu;
+	bool have_cpu = plan_speed_row_find("latest", PLAN_BACKEND_CPU, "*", &cpu) == 0;
+	if (nd < 2 || !gpu_row(wk, be, 0, &row0))
+		return;
+	for (uint32_t il = 0; il < wk->n; il++)
+		if (wk->w.layer_expert_bytes[il])
+			n_moe++;
+	for (uint32_t il = start; il < wk->n; il++)
+		nl++;
+	double sumw = 0;
+	for (size_t d = 0; d < nd; d++)
+		sumw += (double)r->devices[d].weights_bytes;
+	if (sumw <= 0)
+		return;
+	double w = weight_bytes(wk, start, wk->total) -
+		   (double)plan_cpu_expert_bytes(wk, start, wk->total) * moe_read_fraction(m);
+	double kv = kv_bytes(wk, start, wk->total) + (wk->fa ? 0 : score_bytes(wk, start, wk->total));
+	double mm_flops = 2.0 * prefill_params(m, params), ex_flops = fmin(expert_flops(m), mm_flops);
+	double ex_fill = expert_tile_fill(m, wk->batch), dense_fill = dense_tile_fill(wk->batch);
+	double t_mm = 0, tp_mm = 0, share0 = (double)r->devices[0].weights_bytes / sumw;
+	for (size_t d = 0; d < nd; d++) {
+		const plan_gpu *g = &rq->gpus[d];
+		if (!gpu_row(wk, be, d, &row))
+			return;
+		double share = (double)r->devices[d].weights_bytes / sumw;
+		double peak = g->bandwidth_gbs * 1e9;
+		if (row.bw_ceil_gbs > 0)
+			peak = fmin(peak, row.bw_ceil_gbs * 1e9 / kernel_bw(&row, k));
+		double rw = !strcmp(k, "f16") ? fp16_tflops(g) * row.pp_f_eff
+					      : kernel_tflops(g, row.pp_q_rate, row.pp_q_x) * row.pp_q_eff;
+		if (peak <= 0 || rw <= 0)
+			return;
+		t_mm = fmax(t_mm, share * w / (peak * kernel_bw(&row, k)));
+		tp_mm = fmax(tp_mm, share * ((mm_flops - ex_flops) / dense_fill + ex_flops / ex_fill) / (rw * 1e12));
+	}
+	const plan_gpu *g0 = &rq->gpus[0];
+	double peak0 = g0->bandwidth_gbs * 1e9;
+	/* per token and layer: each product's input to every other GPU, their rows of its output back */
+	double kvd = (double)m->n_kv_heads * (m->head_dim_k ? m->head_dim_k : (m->n_heads ? m->hidden / m->n_heads : 0));
+	double in = 6.0 * m->hidden + m->ffn, out = 3.0 * m->hidden + 2.0 * kvd + 2.0 * m->ffn;
+	double xfer = nl * 4.0 * ((double)(nd - 1) * in + (1.0 - share0) * out);
+	double link = pcie_rate(rq, host_bw * 1e9);
+	double sync = nl * ROW_MM_PER_LAYER * (double)(nd - 1) * ROW_SYNC_US * 1e-6;
+
+	double t = (row0.tok_us + wk->n * row0.layer_us + n_moe * row0.moe_us) * 1e-6 + t_mm +
+		   kv / (peak0 * (row0.bw_kv > 0 ? row0.bw_kv : row0.bw_f16)) + sync + xfer / link;
+	double host_bytes = read_bytes(wk, 0, start) +
+			    (double)plan_cpu_expert_bytes(wk, start, wk->n) * moe_read_fraction(m);
+	if (host_bytes > 0)
+		t += host_bytes / (host_bw * 1e9 * (have_cpu ? kernel_bw(&cpu, k) : HOST_BW_FRACTION));
+	r->gpu_bytes_per_token = w + kv;
+	r->host_bytes_per_token = host_bytes;
+	if (r->verdict == PLAN_NOFIT)
+		return;
+	r->decode_tok_s = 1.0 / t;
+	double ra = fp16_tflops(g0) * (wk->fa ? row0.attn_eff_fa : row0.attn_eff_nofa);
+	if (params <= 0 || ra <= 0)
+		return;
+	double tp = tp_mm + plan_attn_flops(m, wk->ctx) / (ra * 1e12) +
+		    (wk->n * row0.pp_layer_us + n_moe * row0.moe_pp_us) * 1e-6 + xfer / link +
+		    sync / (double)wk->batch;
+	tp = host_prefill(wk, r, tp, host_bw);
+	r->prefill_tok_s = 1.0 / tp;
+}
+
 static void speed_latest(const work *wk, plan_result *r, plan_backend be)
 {
 	const plan_request *rq = wk->rq;
@@ -764,6 +860,10 @@ static void speed_latest(const work *wk, plan_result *r, plan_backend be)
 		return;
 	}
 
+	if (r->split_row) {
+		speed_row(wk, r, be);
+		return;
+	}
 	double t = 0, gpu_bytes = 0, tp = 0;
 	size_t used = 0;
 	bool known = true;
