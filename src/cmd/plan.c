@@ -1038,6 +1038,7 @@ static json_t *plan_json(const plan_cli *c, const model_desc *m, const plan_resu
 	json_object_set_new(o, "gpu_layers", json_integer(r->gpu_layers));
 	json_object_set_new(o, "total_layers", json_integer(r->total_layers));
 	json_object_set_new(o, "n_cpu_moe", json_integer(r->n_cpu_moe));
+	json_object_set_new(o, "split_mode", json_string(r->split_row ? "row" : "layer"));
 	json_object_set_new(o, "fit_moe", json_boolean(r->fit_moe));
 	json_object_set_new(o, "vram_bytes", jbytes(r->vram_bytes));
 	json_t *bd = json_object();

@@ -826,6 +826,12 @@ static void speed_row(const work *wk, plan_result *r, plan_backend be)
 	if (r->verdict == PLAN_NOFIT)
 		return;
 	r->decode_tok_s = 1.0 / t;
+	if (!rq->skip_advice)
+		plan_note(r, "split mode row: the %zu GPUs read their row slices of the weights at once (%.1f ms a token, "
+			  "the slowest slice); the KV cache and attention on GPU 0; every token waits %.1f ms on "
+			  "%.0f matrix products' syncs (%.0f us each per extra GPU) and copies %.1f MB of activations "
+			  "over PCIe at %.1f GB/s",
+			  nd, t_mm * 1e3, sync * 1e3, nl * ROW_MM_PER_LAYER, ROW_SYNC_US, xfer / 1e6, link / 1e9);
 	double ra = fp16_tflops(g0) * (wk->fa ? row0.attn_eff_fa : row0.attn_eff_nofa);
 	if (params <= 0 || ra <= 0)
 		return;
