@@ -573,7 +573,7 @@ static void check_cuda(const doctor_input *in, doctor_report *rep)
 			 t->version_from);
 		if (!*t->version || !drv) {
 			doctor_finding *f = doctor_add(rep, "cuda-toolkit", DOC_OK, DG_CUDA, -1);
-			say(f, xasprintf(_("CUDA toolkit %s"), *t->version ? t->version : "of unknown version"), xstrdup(ev), NULL);
+			say(f, xasprintf(_("CUDA toolkit %s"), *t->version ? t->version : _("of unknown version")), xstrdup(ev), NULL);
 			continue;
 		}
 		char full[32], floor[32];

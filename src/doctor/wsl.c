@@ -216,7 +216,7 @@ static size_t loader_dirs(ldir **out)
 	static const char *const sys[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
 					  "/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"};
 	for (size_t i = 0; i < sizeof sys / sizeof sys[0]; i++)
-		add_dir(out, &n, &cap, sys[i], "system library directory");
+		add_dir(out, &n, &cap, sys[i], _("system library directory"));
 	return n;
 }
 

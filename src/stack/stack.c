@@ -4,6 +4,7 @@
  * interpreters (bounded by a timeout) only to ask for the arch list.
  */
 #include "stack/stack.h"
+#include "util/i18n.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -315,7 +316,7 @@ static void find_toolkits(stack_info *s, const stack_opts *o)
 				free(vj);
 				free(vt);
 				char how[64];
-				snprintf(how, sizeof how, "PATH (nvcc #%d%s)", rank + 1, toolkit ? "" : ", outside a toolkit tree");
+				snprintf(how, sizeof how, "PATH (nvcc #%d%s)", rank + 1, toolkit ? "" : _(", outside a toolkit tree"));
 				stack_toolkit *t = add_toolkit(s, root, how);
 				if (t && t->path_rank < 0)
 					t->path_rank = rank;
@@ -530,7 +531,7 @@ static void find_libs(stack_info *s)
 					  "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
 					  "/lib64", "/usr/lib64", "/lib", "/usr/lib"};
 	for (size_t i = 0; i < sizeof sys / sizeof sys[0]; i++)
-		scan_dir_libs(s, sys[i], "system library directory");
+		scan_dir_libs(s, sys[i], _("system library directory"));
 }
 
 const stack_lib *stack_find_lib(const stack_info *s, const char *name)

@@ -76,6 +76,23 @@ typedef struct ref {
  * out (the events table lists every event) and the count is shown.
  */
 #define MARK_ROWS 6
+/* The exit class in the reader's language (the id stays in --json, the log and
+ * the summary line on stderr). */
+static const char *class_label(watch_class c)
+{
+	static const char *const label[WATCH_CLASS_COUNT] = {
+		[WATCH_SUCCESS] = N_("success"),
+		[WATCH_CUDA_OOM] = N_("cuda-oom"),
+		[WATCH_HOST_OOM] = N_("host-oom"),
+		[WATCH_HARDWARE] = N_("hardware"),
+		[WATCH_STOPPED] = N_("stopped-by-gpuwise"),
+		[WATCH_INTERRUPTED] = N_("interrupted"),
+		[WATCH_NOT_STARTED] = N_("not-started"),
+		[WATCH_FAILURE] = N_("failure"),
+	};
+	return (unsigned)c < WATCH_CLASS_COUNT && label[c] ? _(label[c]) : watch_class_name(c);
+}
+
 static void markers(strbuf *sb, const watch_result *r, double tmax)
 {
 	double row_end[MARK_ROWS][64], row_start[MARK_ROWS][64];
@@ -86,7 +103,7 @@ static void markers(strbuf *sb, const watch_result *r, double tmax)
 		const char *col = NULL, *tag = NULL;
 		if (e->kind == WATCH_EV_RESTART) {
 			col = "#1f3fbf";
-			tag = "restart";
+			tag = _("restart");
 		} else if (e->kind == WATCH_EV_XID) {
 			col = "#7b1fa2";
 			tag = "Xid";
@@ -295,7 +312,8 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 	snprintf(buf, sizeof buf, P_("%zu (%zu restart)", "%zu (%zu restarts)", restarts), r->n_attempts, restarts);
 	row(sb, _("attempts"), buf);
 	const watch_attempt *last = r->n_attempts ? &r->attempts[r->n_attempts - 1] : NULL;
-	snprintf(buf, sizeof buf, "%d (%s)", r->exit_status, last ? watch_class_name(last->cls) : _("not started"));
+	/* TRANSLATORS: the exit status and its class */
+	snprintf(buf, sizeof buf, _("%d (%s)"), r->exit_status, last ? class_label(last->cls) : _("not started"));
 	sb_printf(sb, "<tr><th>%s</th><td class=\"%s\">", _("exit"), r->exit_status == 0 ? "ok" : "alert");
 	esc(sb, buf);
 	sb_puts(sb, "</td></tr>\n");
@@ -317,7 +335,7 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 		const watch_gpu_info *g = &r->gpus[i];
 		char t[48], p[48], u[48];
 		if (HW_VALID(g->peak_temp_c))
-			snprintf(t, sizeof t, "%lld C", (long long)g->peak_temp_c.v);
+			snprintf(t, sizeof t, "%lld °C", (long long)g->peak_temp_c.v);
 		else
 			snprintf(t, sizeof t, "%s", _("n/a"));
 		if (HW_VALID(g->peak_power_mw))
@@ -397,8 +415,8 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 		for (size_t g = 0; g < ng; g++)
 			ls[g].y = se->gpu_temp;
 		ref tl = {.y = o->temp_limit_c, .color = JOB_COLOR};
-		snprintf(tl.label, sizeof tl.label, _("limit %d C"), o->temp_limit_c);
-		chart(sb, r, _("Temperature"), "C", ls, ng, 0, &tl, 1);
+		snprintf(tl.label, sizeof tl.label, _("limit %d °C"), o->temp_limit_c);
+		chart(sb, r, _("Temperature"), "°C", ls, ng, 0, &tl, 1);
 		for (size_t g = 0; g < ng; g++) {
 			ls[g].y = se->gpu_power;
 			ls[g].scale = 1000;
@@ -438,7 +456,7 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 		sb_printf(sb, "<tr><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td>%d</td><td class=\"%s\">%s</td><td>",
 			  at->n, (int)at->pid, fmt_duration(s1, sizeof s1, at->start_ms),
 			  fmt_duration(s2, sizeof s2, at->end_ms - at->start_ms), at->status,
-			  at->cls == WATCH_SUCCESS ? "ok" : "alert", watch_class_name(at->cls));
+			  at->cls == WATCH_SUCCESS ? "ok" : "alert", class_label(at->cls));
 		esc(sb, at->reason);
 		sb_printf(sb, "</td><td>%s</td><td>%s</td>",
 			  HW_VALID(at->peak_job_mem_bytes) ? fmt_bytes(s3, sizeof s3, (uint64_t)at->peak_job_mem_bytes.v)
@@ -458,7 +476,7 @@ void watch_report_html(const watch_result *r, char *const *argv, const watch_opt
 		if (at->cls == WATCH_SUCCESS || (!*at->stderr_tail && !*at->reason))
 			continue;
 		sb_puts(sb, "<h3>");
-		sb_printf(sb, _("Attempt %d: %s, status %d"), at->n, watch_class_name(at->cls), at->status);
+		sb_printf(sb, _("Attempt %d: %s, status %d"), at->n, class_label(at->cls), at->status);
 		if (*at->reason) {
 			sb_puts(sb, " (");
 			esc(sb, at->reason);

@@ -12,7 +12,7 @@
 export GPUWISE_NVML_LIB="$GW_FAKE/libnvidia-ml.so" GPUWISE_CUDA_LIB="$GW_FAKE/libcuda.so"
 unset LANGUAGE LC_MESSAGES
 export LANG=zh_CN.UTF-8 LC_ALL=zh_CN.UTF-8
-ZH_PROSE_MAX=7
+ZH_PROSE_MAX=4
 O=$TMP/out; mkdir -p "$O"
 c() { n=$1; shift; "$GW" "$@" >"$O/$n.txt" 2>&1 </dev/null; }
 c plan-13b plan llama-2-13b --quant q4_k_m --ctx 2048 --gpu 4060-laptop --ram 16G --engine llama.cpp@b2824
@@ -57,6 +57,11 @@ for src, dst in zip(a[0::2], a[1::2]):
     t = html.unescape(re.sub(r"<[^>]+>", "\n", t))
     open(dst, "w", encoding="utf-8").write("\n".join(l.strip() for l in t.splitlines() if l.strip()) + "\n")
 PY
+# the report: the exit class and temperatures in the reader's language
+like "$(cat "$O/report-ok.txt")" '^0（成功）$' "report: the exit status and its class in Chinese"
+like "$(cat "$O/report-fail.txt")" '^1（失败）$' "report: a failed job's class in Chinese"
+like "$(cat "$O/report-ok.txt")" '[0-9] °C' "report: temperatures in °C"
+unlike "$(cat "$O/report-ok.txt" "$O/report-fail.txt")" '(^|[0-9] )C$|[0-9] C[^a-zA-Z]|\(success\)|\(failure\)' "report: no bare C, no English class"
 n=$(ls "$O"/*.txt | wc -l)
 ok "$([ "$n" -ge 30 ]; echo $?)" "outputs collected ($n files)"
 lines=$(cat "$O"/*.txt | wc -l)
