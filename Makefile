@@ -91,8 +91,9 @@ pot:
 	$(Q)python3 tools/tsv-pot.py --table arch torch_wheel,cuda_build,prebuilt,hardware data/lifecycle.tsv > $(POTDIR)/lifecycle.pot
 	$(Q)python3 tools/tsv-pot.py --table gpu power_connector data/install.tsv > $(POTDIR)/install.pot
 	$(Q)python3 tools/tsv-pot.py --table gpu note data/markets.tsv > $(POTDIR)/markets.pot
+	$(Q)python3 tools/tsv-pot.py --table id fix data/explain-fixes.tsv > $(POTDIR)/explain-fixes.pot
 	$(Q)msgcat --no-wrap --use-first -o $(POT) $(POTDIR)/c.pot $(POTDIR)/errors.pot $(POTDIR)/error-catalog.pot $(POTDIR)/xid.pot \
-		$(POTDIR)/lifecycle.pot $(POTDIR)/install.pot $(POTDIR)/markets.pot
+		$(POTDIR)/lifecycle.pot $(POTDIR)/install.pot $(POTDIR)/markets.pot $(POTDIR)/explain-fixes.pot
 	@echo "  POT    $(POT) ($$(grep -c '^msgid ' $(POT)) entries with the header)"
 po-update: pot
 	$(Q)for l in $(LINGUAS); do msgmerge --quiet --no-wrap --update --backup=none --no-fuzzy-matching po/$$l.po po/gpuwise.pot || exit 1; done

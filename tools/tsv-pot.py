@@ -13,7 +13,9 @@
       cell: data/error-catalog.tsv's meaning (explain's catalog lines),
       data/xid.tsv's meaning and action (explain, doctor --deep),
       data/lifecycle.tsv's torch_wheel, cuda_build, prebuilt and hardware and
-      data/install.tsv's power_connector (cards' caveats, plan's assumptions).
+      data/install.tsv's power_connector (cards' caveats, plan's assumptions),
+      data/markets.tsv's note and data/explain-fixes.tsv's fix (explain's fix
+      lines chosen by the message's facts; {name} placeholders are kept).
       The code translates them where it prints them.
 
 The strings are no C formats."""

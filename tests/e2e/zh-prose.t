@@ -7,12 +7,12 @@
 # names and identifiers (catalog rows of `list` are data with their sources).
 # tests/e2e/zh-prose.allow lists the few runs that are not prose, each with why.
 # Prints the count of lines checked and runs found; the runs still left are
-# listed as diagnostics and may not grow past the count reached (ZH_PROSE_MAX).
+# listed as diagnostics; none is left (ZH_PROSE_MAX=0: a new one fails the test).
 . "$(dirname "$0")/lib.sh"
 export GPUWISE_NVML_LIB="$GW_FAKE/libnvidia-ml.so" GPUWISE_CUDA_LIB="$GW_FAKE/libcuda.so"
 unset LANGUAGE LC_MESSAGES
 export LANG=zh_CN.UTF-8 LC_ALL=zh_CN.UTF-8
-ZH_PROSE_MAX=4
+ZH_PROSE_MAX=0
 O=$TMP/out; mkdir -p "$O"
 c() { n=$1; shift; "$GW" "$@" >"$O/$n.txt" 2>&1 </dev/null; }
 c plan-13b plan llama-2-13b --quant q4_k_m --ctx 2048 --gpu 4060-laptop --ram 16G --engine llama.cpp@b2824
@@ -73,7 +73,7 @@ printf '%s\n' "$res" | grep '^#'
 sum=$(printf '%s\n' "$res" | tail -1)
 diag "$sum"
 runs=${sum##*runs=}
-ok "$([ "$runs" -le "$ZH_PROSE_MAX" ]; echo $?)" "runs of English prose under zh_CN: $runs (at most $ZH_PROSE_MAX, the count reached)"
+is "$runs" "$ZH_PROSE_MAX" "runs of English prose under zh_CN: $runs (expected $ZH_PROSE_MAX)"
 # the checker itself finds prose and lets commands, quotes and identifiers through
 printf '%s\n' '结论：the model does not fit here' "运行 'gpuwise plan llama-2-7b' 查看" '修复：pip install --upgrade torch' \
 	'（通过 `nvidia-smi -q` 找到）' "见 https://example.org/a (a note quoted from the page)" >"$TMP/probe.txt"
