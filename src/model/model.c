@@ -121,7 +121,8 @@ double model_shape_params(const model_desc *m, double *active)
 			mlp = m->n_experts * 3 * h * ef + router + shared;
 			mlp_act = (m->n_experts_used ? m->n_experts_used : m->n_experts) * 3 * h * ef + router + shared;
 		} else {
-			mlp = mlp_act = 3 * h * m->ffn;
+			/* up, gate and down; an ungated FFN (StarCoder2, Arcee) has no gate */
+			mlp = mlp_act = (m->ffn_ungated ? 2 : 3) * h * m->ffn;
 		}
 		total += attn + norms + mlp;
 		act += attn + norms + mlp_act;

@@ -148,10 +148,11 @@ static void test_cloud_table(void **state)
 	assert_int_equal(cost_cloud_quote(kb_gpu_find("rtx-4090-d"), "CNY", &q, &err), 0);
 	assert_false(q.storage_known);
 	assert_int_equal(q.n_storage, 0);
-	/* in yuan: the Chinese platform's own CNY row, never the dollar rows converted */
+	/* in yuan: the Chinese platforms' own CNY rows (1.24, 1.85, 2.18, 2.55: median 2.015),
+	 * never the dollar rows converted */
 	assert_int_equal(cost_cloud_quote(kb_gpu_find("rtx-4090"), "CNY", &q, &err), 0);
 	assert_false(q.converted);
-	assert_true(fabs(q.per_h - 1.24) < 1e-9);
+	assert_true(fabs(q.per_h - 2.015) < 1e-9);
 	assert_string_equal(q.cur, "CNY");
 	assert_int_equal(cost_cloud_quote(kb_gpu_find("rtx-4090-d"), "CNY", &q, &err), 0);
 	assert_true(fabs(q.per_h - 1.14) < 1e-9);

@@ -110,11 +110,9 @@ static void test_translate_fmt(void **state)
 	const char *eff = "%s per GPU (%s%s; peak at the %s phase)%s";
 	check_fmt(eff, "5.43 GiB per GPU (-39.79 GiB; peak at the loss-backward phase), fits",
 		  "每块 GPU 5.43 GiB（-39.79 GiB；峰值在损失反向阶段），放得下");
-	const char *acc = "micro-batch 1 with --grad-accum %u (same effective batch) and gradient checkpointing "
-			  "(--micro-batch 1 --checkpointing full)";
-	check_fmt(acc, "micro-batch 1 with --grad-accum 16 (same effective batch) and gradient checkpointing "
-		       "(--micro-batch 1 --checkpointing full)",
-		  "微批大小 1 加 --grad-accum 16 梯度累积（有效批大小不变），并开启梯度检查点（--micro-batch 1 --checkpointing full）");
+	const char *acc = "micro-batch 1 with --grad-accum %u (same effective batch: --micro-batch 1 --grad-accum %u)";
+	check_fmt(acc, "micro-batch 1 with --grad-accum 16 (same effective batch: --micro-batch 1 --grad-accum 16)",
+		  "微批次 1，梯度累积 16 步（有效批次不变：--micro-batch 1 --grad-accum 16）");
 	/* a text without directives is its own format */
 	check_fmt("one image at a time (--batch 1)", "one image at a time (--batch 1)", "一次一张图（--batch 1）");
 	/* no format, a format without translation, or a text it did not make: the English */
