@@ -33,7 +33,9 @@ run() { # run LABEL TARGET_MS N ARGS...
 		'BEGIN { ms = ns / n / 1e6; printf "plan %-34s %7.2f ms per run (target < %d ms) %s\n", l, ms, t, (ms < t ? "ok" : "SLOWER") }'
 }
 
-run "catalog llama3.1:8b (rtx-4090)" 5 50 llama3.1:8b --gpu rtx-4090
-run "catalog llama-3-70b (offload)" 5 50 llama-3-70b --gpu rtx-4090 --ram 64G
+# The catalog's answer, offline: online, a registry or Hub name (llama3.1:8b) asks
+# the registry first for the exact file (a network round trip, not plan's time)
+GPUWISE_OFFLINE=1 run "catalog llama3.1:8b (rtx-4090)" 5 50 llama3.1:8b --gpu rtx-4090
+GPUWISE_OFFLINE=1 run "catalog llama-3-70b (offload)" 5 50 llama-3-70b --gpu rtx-4090 --ram 64G
 run "GGUF header of 40 GB (rtx-4090)" 20 50 "$gguf" --gpu rtx-4090 --ram 64G
 run "GGUF header of 40 GB, --json" 20 50 "$gguf" --gpu 2x3090 --json
