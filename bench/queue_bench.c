@@ -50,8 +50,14 @@ static int client(const char *sock, int id, int n, int window)
 			fprintf(stderr, "client %d: %s\n", id, err.msg);
 			return 1;
 		}
-		if (!json_is_true(json_object_get(rep, "ok")))
+		if (!json_is_true(json_object_get(rep, "ok"))) {
+			if (!bad) { /* say why once per client */
+				char *t = json_dumps(rep, JSON_COMPACT);
+				fprintf(stderr, "client %d: refused: %s\n", id, t ? t : "?");
+				free(t);
+			}
 			bad++;
+		}
 		json_decref(rep);
 		acked++;
 	}

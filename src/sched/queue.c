@@ -760,7 +760,22 @@ typedef struct lane {
 	double uv, ug;            /* the user's usage: VRAM-byte-s, GPU-s */
 	size_t running;           /* the user's jobs running in the project, and turns taken in this pass */
 	double part;              /* lane_part(), kept up to date (compared ~lanes x picks times) */
+	/* the head job's fields lane_before() compares, kept beside the lane so the
+	 * ~lanes x picks comparisons do not load every head job (set by lane_head()) */
+	const job *hj;
+	int hboost;
+	uint64_t hid;
 } lane;
+
+/* Cache the lane's head job (call whenever head or the job at it changes). */
+static void lane_head(lane *l, job **queued)
+{
+	if (l->head < l->end) {
+		l->hj = queued[l->head];
+		l->hboost = l->hj->spec.boost;
+		l->hid = l->hj->id;
+	}
+}
 
 /* A lane's part of its project's usage: the mean of its parts of VRAM and of GPU time. */
 static double lane_part(const lane *l, const double *tv, const double *tg)
@@ -773,18 +788,18 @@ static double lane_part(const lane *l, const double *tv, const double *tg)
 static bool lane_before(job **queued, const lane *a, const lane *b, const job *sticky, const double *tv,
 			const double *tg)
 {
-	const job *x = queued[a->head], *y = queued[b->head];
-	if (x->spec.boost != y->spec.boost)
-		return x->spec.boost > y->spec.boost;
-	if (x == sticky || y == sticky)
-		return x == sticky;
+	(void)queued;
+	if (a->hboost != b->hboost)
+		return a->hboost > b->hboost;
+	if (a->hj == sticky || b->hj == sticky)
+		return a->hj == sticky;
 	(void)tv;
 	(void)tg;
 	if (a->part != b->part)
 		return a->part < b->part;
 	if (a->running != b->running)
 		return a->running < b->running;
-	return x->id < y->id;
+	return a->hid < b->hid;
 }
 
 int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpus,
@@ -989,6 +1004,8 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			queued[h0] = sticky;
 			break;
 		}
+	for (size_t l = 0; l < n_lanes; l++)
+		lane_head(&lanes[l], queued);
 	double *saved_usage = xcalloc(2 * n_projects + 1, sizeof *saved_usage);
 	for (size_t i = 0; i < n_projects; i++) {
 		saved_usage[2 * i] = projects[i].usage_vram_byte_s;
@@ -1050,6 +1067,7 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			break;
 		lane *ln = &lanes[best_lane];
 		job *j = queued[ln->head++];
+		lane_head(ln, queued);
 		if (j == sticky)
 			sticky = NULL;
 		double dv, dg;
