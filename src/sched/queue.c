@@ -785,16 +785,12 @@ static double lane_part(const lane *l, const double *tv, const double *tg)
 }
 
 /* Is lane a's head before lane b's inside one project: level, the held job, user usage, submission. */
-static bool lane_before(job **queued, const lane *a, const lane *b, const job *sticky, const double *tv,
-			const double *tg)
+static bool lane_before(const lane *a, const lane *b, const job *sticky)
 {
-	(void)queued;
 	if (a->hboost != b->hboost)
 		return a->hboost > b->hboost;
 	if (a->hj == sticky || b->hj == sticky)
 		return a->hj == sticky;
-	(void)tv;
-	(void)tg;
 	if (a->part != b->part)
 		return a->part < b->part;
 	if (a->running != b->running)
@@ -1027,7 +1023,7 @@ int sched_pass(const sched_config *cfg, const sched_node_gpu *gpus, size_t n_gpu
 			size_t bl = SIZE_MAX;
 			for (size_t l = lane_lo[s]; l < lane_hi[s]; l++)
 				if (lanes[l].head < lanes[l].end &&
-				    (bl == SIZE_MAX || lane_before(queued, &lanes[l], &lanes[bl], sticky, tv, tg)))
+				    (bl == SIZE_MAX || lane_before(&lanes[l], &lanes[bl], sticky)))
 					bl = l;
 			if (bl == SIZE_MAX)
 				continue;
